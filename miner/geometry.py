@@ -1,0 +1,169 @@
+"""Convolution tile geometry: sizes per axis, the exact convolution tensor and its lower bound.
+
+Semantics are torch's cross-correlation without padding inside a tile::
+
+    y[o] = sum_k d[o * stride + k * dilation] * g[k]      (per axis)
+
+and d, g, y are flattened in row-major (C) order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import product
+
+import numpy as np
+
+from .errors import WinohdlError
+
+MAX_AXES = 3
+
+
+def _positive_ints(name: str, values, minimum: int = 1) -> tuple[int, ...]:
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise WinohdlError(f"{name} must be whole numbers, got {v!r}")
+        if v < minimum:
+            raise WinohdlError(f"{name} must be >= {minimum}, got {v}")
+        out.append(int(v))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """One output tile of an N-dimensional convolution (N = 1, 2 or 3).
+
+    Parameters
+    ----------
+    output, kernel, stride, dilation : tuple of int
+        Per-axis output tile size, kernel size, stride and dilation, all >= 1
+        and all of the same length (the number of axes).
+    """
+
+    output: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...]
+
+    def __post_init__(self):
+        fields = {"output": self.output, "kernel": self.kernel,
+                  "stride": self.stride, "dilation": self.dilation}
+        lengths = {k: len(v) for k, v in fields.items()}
+        if len(set(lengths.values())) != 1:
+            raise WinohdlError("output, kernel, stride and dilation must have the same number of axes, got "
+                               + ", ".join(f"{k}={n}" for k, n in lengths.items()))
+        if not 1 <= self.axes <= MAX_AXES:
+            raise WinohdlError(f"a geometry has 1 to {MAX_AXES} axes, got {self.axes}")
+        for k, v in fields.items():
+            object.__setattr__(self, k, _positive_ints(k, v))
+
+    @classmethod
+    def parse(cls, output: str, kernel: str, stride: str = "1", dilation: str = "1") -> "Geometry":
+        """Build from CLI strings like ``"2x2"``; a single number applies to every axis."""
+        parts = {}
+        for name, text in (("output", output), ("kernel", kernel), ("stride", stride), ("dilation", dilation)):
+            items = str(text).lower().split("x")
+            try:
+                parts[name] = [int(i) for i in items]
+            except ValueError:
+                raise WinohdlError(f"--{name} must be whole numbers separated by 'x' (e.g. 2x2), got {text!r}") from None
+        axes = max(len(parts["output"]), len(parts["kernel"]))
+        for name in ("stride", "dilation", "output", "kernel"):
+            if len(parts[name]) == 1 and axes > 1:
+                parts[name] = parts[name] * axes
+        return cls(tuple(parts["output"]), tuple(parts["kernel"]), tuple(parts["stride"]), tuple(parts["dilation"]))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Geometry":
+        try:
+            return cls(tuple(data["output"]), tuple(data["kernel"]), tuple(data["stride"]), tuple(data["dilation"]))
+        except (KeyError, TypeError) as exc:
+            raise WinohdlError(f"geometry needs lists output, kernel, stride, dilation ({exc})") from None
+
+    def to_dict(self) -> dict:
+        return {"output": list(self.output), "kernel": list(self.kernel),
+                "stride": list(self.stride), "dilation": list(self.dilation)}
+
+    @property
+    def axes(self) -> int:
+        return len(self.output)
+
+    @property
+    def input(self) -> tuple[int, ...]:
+        """Input tile per axis: ``(out - 1) * stride + (kernel - 1) * dilation + 1``."""
+        return tuple((o - 1) * s + (k - 1) * dl + 1
+                     for o, k, s, dl in zip(self.output, self.kernel, self.stride, self.dilation))
+
+    @property
+    def name(self) -> str:
+        """Stable short name for files, e.g. ``o2x2_k3x3_s2x2_d1x1``."""
+        j = lambda t: "x".join(map(str, t))  # noqa: E731
+        return f"o{j(self.output)}_k{j(self.kernel)}_s{j(self.stride)}_d{j(self.dilation)}"
+
+    def describe(self) -> str:
+        j = lambda t: "x".join(map(str, t))  # noqa: E731
+        return (f"{self.axes}D output {j(self.output)}, kernel {j(self.kernel)}, stride {j(self.stride)}, "
+                f"dilation {j(self.dilation)} (input {j(self.input)})")
+
+    @property
+    def n_d(self) -> int:
+        return math.prod(self.input)
+
+    @property
+    def n_g(self) -> int:
+        return math.prod(self.kernel)
+
+    @property
+    def n_y(self) -> int:
+        return math.prod(self.output)
+
+    @property
+    def direct_count(self) -> int:
+        """Multiplications of the direct convolution: |y| * |g|."""
+        return self.n_y * self.n_g
+
+    @cached_property
+    def _triples(self) -> np.ndarray:
+        """Every (y, d, g) flat index triple with T[y, d, g] = 1, shape (|y|*|g|, 3)."""
+        rows = []
+        for o in product(*(range(n) for n in self.output)):
+            yi = int(np.ravel_multi_index(o, self.output))
+            for k in product(*(range(n) for n in self.kernel)):
+                pos = tuple(oo * s + kk * dl for oo, kk, s, dl in zip(o, k, self.stride, self.dilation))
+                rows.append((yi, int(np.ravel_multi_index(pos, self.input)), int(np.ravel_multi_index(k, self.kernel))))
+        return np.array(rows, dtype=np.int64)
+
+    def tensor(self) -> np.ndarray:
+        """The exact 0/1 convolution tensor ``T[y, d, g]`` (int64), so that ``y = T . d . g``."""
+        t = np.zeros((self.n_y, self.n_d, self.n_g), dtype=np.int64)
+        tr = self._triples
+        t[tr[:, 0], tr[:, 1], tr[:, 2]] = 1
+        return t
+
+    def used_inputs(self) -> tuple[int, ...]:
+        """Flat indices of the input samples the tile reads, sorted."""
+        return tuple(sorted(set(self._triples[:, 1].tolist())))
+
+    def lower_bound(self) -> int:
+        """Proven minimum number of multiplications of any bilinear algorithm for this tile.
+
+        It is the rank of the d-mode flattening of T. Each used input sample owns
+        a disjoint set of (y, g) pairs, so that rank is exactly |d_used|; the
+        constructive algorithm reaches it, so it is also the optimum.
+        """
+        return len(self.used_inputs())
+
+    def no_saving(self) -> bool:
+        """True when the minimum equals the direct count: no fast algorithm exists."""
+        return self.lower_bound() == self.direct_count
+
+
+def parse_int_list(text: str, what: str) -> list[int]:
+    """Parse ``"2,4,6"`` into integers, with a one-line error otherwise."""
+    try:
+        return [int(t) for t in str(text).split(",") if t.strip()]
+    except ValueError:
+        raise WinohdlError(f"{what} must be whole numbers separated by commas, got {text!r}") from None

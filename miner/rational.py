@@ -1,0 +1,72 @@
+"""Exact rational helpers: strict parsing of card strings, exact rank, integer scaling."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from .errors import WinohdlError
+
+_RATIONAL = re.compile(r"^\s*[+-]?\d+(\s*/\s*\d+)?\s*$")
+
+
+def parse_rational(text, where: str = "value") -> Fraction:
+    """Parse ``"-1/2"`` (or an int) into a Fraction; anything else is a WinohdlError."""
+    if isinstance(text, bool):
+        raise WinohdlError(f"{where}: expected a rational string like \"-1/2\", got {text!r}")
+    if isinstance(text, int):
+        return Fraction(text)
+    if not isinstance(text, str) or not _RATIONAL.match(text):
+        raise WinohdlError(f"{where}: expected a rational string like \"-1/2\", got {text!r}")
+    num, _, den = text.replace(" ", "").partition("/")
+    if den and int(den) == 0:
+        raise WinohdlError(f"{where}: zero denominator in {text!r}")
+    return Fraction(int(num), int(den) if den else 1)
+
+
+def rational_str(x: Fraction) -> str:
+    return str(Fraction(x))
+
+
+def parse_matrix(rows, shape: tuple[int, int], name: str) -> tuple[tuple[Fraction, ...], ...]:
+    """Parse a list of lists of rational strings with the exact expected shape."""
+    if not isinstance(rows, list) or len(rows) != shape[0]:
+        got = len(rows) if isinstance(rows, list) else type(rows).__name__
+        raise WinohdlError(f"{name} must have {shape[0]} rows, got {got}")
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != shape[1]:
+            got = len(row) if isinstance(row, list) else type(row).__name__
+            raise WinohdlError(f"{name} row {i} must have {shape[1]} entries, got {got}")
+        out.append(tuple(parse_rational(v, f"{name}[{i}][{j}]") for j, v in enumerate(row)))
+    return tuple(out)
+
+
+def exact_rank(rows) -> int:
+    """Rank of a matrix of rationals by fraction-exact Gaussian elimination."""
+    m = [[Fraction(v) for v in row] for row in rows]
+    rank, cols = 0, len(m[0]) if m else 0
+    for c in range(cols):
+        pivot = next((r for r in range(rank, len(m)) if m[r][c] != 0), None)
+        if pivot is None:
+            continue
+        m[rank], m[pivot] = m[pivot], m[rank]
+        for r in range(len(m)):
+            if r != rank and m[r][c] != 0:
+                f = m[r][c] / m[rank][c]
+                m[r] = [a - f * b for a, b in zip(m[r], m[rank])]
+        rank += 1
+    return rank
+
+
+def lcm_of_denominators(values) -> int:
+    return math.lcm(1, *(Fraction(v).denominator for v in values))
+
+
+def gcd_of_numerators(values) -> int:
+    return math.gcd(*(Fraction(v).numerator for v in values))
+
+
+def is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
