@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .card import AlgorithmCard
+from .costs import cost_key
 from .constructive import constructive_card
 from .errors import WinohdlError
 from .geometry import Geometry
@@ -25,3 +28,18 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
     if steps is not None and steps < 0:
         raise WinohdlError(f"--steps must be >= 0, got {steps}")
     return constructive_card(geometry)
+
+
+LIBRARY = Path(__file__).resolve().parent.parent / "cards"
+
+
+def library_card(geometry: Geometry) -> AlgorithmCard | None:
+    """The proven card the project ships for this geometry, if any (re-proven on load)."""
+    path = LIBRARY / f"{geometry.name}.json"
+    return AlgorithmCard.load(path) if path.is_file() else None
+
+
+def best_known_card(geometry: Geometry) -> AlgorithmCard:
+    """The cheapest proven card known without mining: the shipped library card or the constructive one."""
+    cands = [c for c in (library_card(geometry), constructive_card(geometry)) if c is not None]
+    return min(cands, key=lambda c: cost_key(c.costs))

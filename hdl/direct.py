@@ -1,0 +1,87 @@
+"""Direct-convolution baseline with the same ports and widths as the Winograd tile.
+
+|y| x |g| multipliers and one adder tree per output; with ``stages`` pipelining it
+registers inputs, products and outputs (latency 3, like the Winograd tile).
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, signed
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from miner.geometry import Geometry
+
+from .components import ExactDivision, emit_graph, pipeline_register, valid_chain
+from .datapath import Division
+from .options import HardwareOptions
+from .shiftadd import build_graph
+from .widths import bilinear_range, linear_range, product_range, word_range
+
+
+class DirectConvolution(wiring.Component):
+    """Direct convolution of one tile: ``y[o] = sum_k d[pos(o, k)] * g[k]``.
+
+    Parameters
+    ----------
+    geometry : Geometry
+    options : HardwareOptions
+        Widths, pipelining and output rounding; the kernel always enters as g.
+
+    Attributes
+    ----------
+    d : In, ArrayLayout(signed(data_width), |d|)
+    g : In, ArrayLayout(signed(kernel_width), |g|)
+    y : Out, ArrayLayout(signed(y_width), |y|)
+    in_valid : In(1), out_valid : Out(1)
+        Pipelined designs only.
+    """
+
+    def __init__(self, geometry: Geometry, options: HardwareOptions):
+        self.geometry, self.options = geometry, options
+        dr, gr = word_range(options.data_width), word_range(options.kernel_width)
+        self._pairs = [(y, d, g) for y, d, g in geometry._triples.tolist()]
+        self._p_range = product_range(dr, gr)
+        self._graph = build_graph([[int(t[0] == o) for t in self._pairs] for o in range(geometry.n_y)], share=False)
+        self._node_ranges = [linear_range(f, [self._p_range] * len(self._pairs)) for f in self._graph.forms()]
+        T = geometry.tensor()
+        self._y_ranges = [bilinear_range(T[o], dr, gr)[0] for o in range(geometry.n_y)]
+        self.y_exact_width = max(r.width for r in self._y_ranges)
+        self.y_width = options.output_width or self.y_exact_width
+        members = {"d": In(data.ArrayLayout(signed(options.data_width), geometry.n_d)),
+                   "g": In(data.ArrayLayout(signed(options.kernel_width), geometry.n_g)),
+                   "y": Out(data.ArrayLayout(signed(self.y_width), geometry.n_y))}
+        if options.pipeline != "none":
+            members["in_valid"] = In(1)
+            members["out_valid"] = Out(1)
+        super().__init__(members)
+
+    @property
+    def multipliers(self) -> int:
+        return len(self._pairs)
+
+    def elaborate(self, platform):
+        m = Module()
+        pipelined = self.options.pipeline != "none"
+
+        def stage(value, name):
+            return pipeline_register(m, value, name, pipelined)
+
+        d, g = stage(self.d, "d_q"), stage(self.g, "g_q")
+        pw = self._p_range.width
+        prods = Signal(data.ArrayLayout(signed(pw), len(self._pairs)), name="products")
+        for i, (_, di, gi) in enumerate(self._pairs):
+            m.d.comb += prods[i].eq(d[di] * g[gi])
+        prods = stage(prods, "products_q")
+        rows = emit_graph(m, self._graph, [prods[i] for i in range(len(self._pairs))],
+                          [r.width for r in self._node_ranges], "sum")
+        sums = Signal(data.ArrayLayout(signed(self.y_exact_width), self.geometry.n_y), name="sums")
+        for o, v in enumerate(rows):
+            m.d.comb += sums[o].eq(v)
+        unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(self.geometry.n_y)]
+        m.submodules.output = out = ExactDivision(unit, self._y_ranges, self.y_width, self.options)
+        m.d.comb += out.x.eq(sums)
+        m.d.comb += self.y.eq(stage(out.y, "y_q"))
+        if pipelined:
+            valid_chain(m, self.in_valid, self.out_valid, self.options.latency)
+        return m

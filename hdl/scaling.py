@@ -1,0 +1,67 @@
+"""Integer scaling of a card: integer transforms plus one exact division per output.
+
+The bilinear identity is invariant under per-term scaling (row r of B^T and G,
+column r of A^T by factors whose product is 1). B^T rows and A^T columns become
+primitive integers and G row r becomes ``G_int[r] / den_r``. Output o then reads
+
+    y[o] = (sum_r AT_int[o, r] * m[r]) / D[o],   m[r] = (BT_int[r] . d) * (G_int[r] . g)
+
+with ``D[o] = lcm(den_r : AT[o, r] != 0)`` and ``AT_int[o, r] = AT[o, r] * D[o] / den_r``.
+The division is exact (the true y is an integer): an arithmetic shift for the
+power-of-two part and a multiplication by the modular inverse of the odd part.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from miner.card import AlgorithmCard
+from miner.constructive import normalise_terms
+
+
+@dataclass(frozen=True)
+class ScaledCard:
+    """Integer form of a card (see module docstring)."""
+
+    card: AlgorithmCard
+    BT: tuple[tuple[int, ...], ...]
+    G: tuple[tuple[int, ...], ...]
+    AT: tuple[tuple[int, ...], ...]
+    divisor: tuple[int, ...]  # D[o]
+
+    @property
+    def rank(self) -> int:
+        return len(self.BT)
+
+    def shift_and_odd(self, o: int) -> tuple[int, int]:
+        """D[o] = odd << shift."""
+        d = self.divisor[o]
+        shift = (d & -d).bit_length() - 1
+        return shift, d >> shift
+
+    def rational_terms(self):
+        """The scaled algorithm as rationals (B^T, G, A^T / D), for re-proving it."""
+        AT = [[Fraction(v, self.divisor[o]) for v in row] for o, row in enumerate(self.AT)]
+        return self.BT, self.G, AT
+
+    def compute(self, d: list[int], g: list[int]) -> list[int]:
+        """y for integer inputs, through the integer form (exact division asserted)."""
+        m = [sum(b * x for b, x in zip(rb, d)) * sum(c * k for c, k in zip(rg, g)) for rb, rg in zip(self.BT, self.G)]
+        out = []
+        for o, row in enumerate(self.AT):
+            num = sum(a * v for a, v in zip(row, m))
+            assert num % self.divisor[o] == 0
+            out.append(num // self.divisor[o])
+        return out
+
+
+def scale_card(card: AlgorithmCard) -> ScaledCard:
+    BT, G, AT = normalise_terms([list(r) for r in card.BT], [list(r) for r in card.G], [list(r) for r in card.AT])
+    den = [math.lcm(1, *(v.denominator for v in row)) for row in G]
+    G_int = tuple(tuple(int(v * den[r]) for v in row) for r, row in enumerate(G))
+    D = tuple(math.lcm(1, *(den[r] for r, v in enumerate(row) if v != 0)) for row in AT)
+    AT_int = tuple(tuple(int(v * D[o] / den[r]) for r, v in enumerate(row)) for o, row in enumerate(AT))
+    BT_int = tuple(tuple(int(v) for v in row) for row in BT)
+    return ScaledCard(card, BT_int, G_int, AT_int, D)

@@ -1,0 +1,191 @@
+"""Shift-add graphs: a constant integer matrix-vector product as two-input adders and free shifts.
+
+Every coefficient is written in canonical signed digits (CSD); subexpressions
+that several rows share are built once (greedy most-frequent-pair elimination,
+after Hartley); each row's remaining terms are summed by a depth-balanced tree.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+def csd(c: int) -> list[tuple[int, int]]:
+    """Canonical signed digits of ``c`` as (shift, sign) pairs, least significant first."""
+    digits, shift = [], 0
+    while c:
+        if c & 1:
+            d = 2 - (c & 3)  # +1 if c = 1 mod 4, -1 if c = 3 mod 4
+            digits.append((shift, d))
+            c -= d
+        c >>= 1
+        shift += 1
+    return digits
+
+
+@dataclass(frozen=True)
+class Term:
+    """``sign * (node << shift)``: a reference to a graph node, shifted and signed (both free)."""
+
+    node: int
+    shift: int
+    sign: int
+
+
+@dataclass(frozen=True)
+class Adder:
+    """One two-input adder/subtractor: value = a + b (each operand a signed, shifted Term)."""
+
+    a: Term
+    b: Term
+
+
+@dataclass
+class ShiftAddGraph:
+    """Adders computing ``M @ x`` for a constant integer matrix M.
+
+    Node ids ``0 .. n_inputs-1`` are the inputs; node ``n_inputs + i`` is
+    ``adders[i]``. ``outputs[j]`` is the Term giving row j (None: the row is zero).
+    """
+
+    n_inputs: int
+    adders: list[Adder] = field(default_factory=list)
+    outputs: list[Term | None] = field(default_factory=list)
+    matrix: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def n_nodes(self) -> int:
+        return self.n_inputs + len(self.adders)
+
+    @property
+    def negations(self) -> int:
+        """Outputs that need a negation (every term of the row negative): one subtractor each."""
+        return sum(1 for t in self.outputs if t is not None and t.sign < 0)
+
+    @property
+    def adder_count(self) -> int:
+        return len(self.adders) + self.negations
+
+    def depths(self) -> list[int]:
+        depth = [0] * self.n_inputs
+        for add in self.adders:
+            depth.append(max(depth[add.a.node], depth[add.b.node]) + 1)
+        return depth
+
+    @property
+    def depth(self) -> int:
+        d = self.depths()
+        return max((d[t.node] + (t.sign < 0) for t in self.outputs if t is not None), default=0)
+
+    def forms(self) -> list[list[int]]:
+        """Each node as integer coefficients over the inputs (its exact linear form)."""
+        forms = [[int(i == j) for j in range(self.n_inputs)] for i in range(self.n_inputs)]
+        for add in self.adders:
+            fa, fb = forms[add.a.node], forms[add.b.node]
+            forms.append([add.a.sign * (x << add.a.shift) + add.b.sign * (y << add.b.shift) for x, y in zip(fa, fb)])
+        return forms
+
+    def evaluate_nodes(self, xs: list[int]) -> list[int]:
+        vals = list(xs)
+        for add in self.adders:
+            vals.append(add.a.sign * (vals[add.a.node] << add.a.shift) + add.b.sign * (vals[add.b.node] << add.b.shift))
+        return vals
+
+    def evaluate(self, xs: list[int]) -> list[int]:
+        vals = self.evaluate_nodes(xs)
+        return [0 if t is None else t.sign * (vals[t.node] << t.shift) for t in self.outputs]
+
+
+def _normalise_row(row: list[Term]) -> list[Term]:
+    """Merge equal (node, shift) terms: x + x = x << 1, x - x = 0."""
+    acc: Counter = Counter()
+    for t in row:
+        acc[(t.node, t.shift)] += t.sign
+    out, changed = [], True
+    while changed:
+        changed = False
+        for (node, shift), s in list(acc.items()):
+            if s == 0:
+                del acc[(node, shift)]
+            elif abs(s) >= 2:
+                acc[(node, shift)] -= 2 * (1 if s > 0 else -1)
+                acc[(node, shift + 1)] += 1 if s > 0 else -1
+                changed = True
+    for (node, shift), s in sorted(acc.items()):
+        if s:
+            out.append(Term(node, shift, s))
+    return out
+
+
+def _pair_key(t1: Term, t2: Term):
+    if (t1.node, t1.shift) > (t2.node, t2.shift):
+        t1, t2 = t2, t1
+    m = min(t1.shift, t2.shift)
+    return (t1.node, t1.shift - m, t2.node, t2.shift - m, t1.sign * t2.sign), t1, m
+
+
+def build_graph(matrix, share: bool = True) -> ShiftAddGraph:
+    """Shift-add graph for ``matrix @ x`` (integer matrix, rows = outputs)."""
+    matrix = tuple(tuple(int(v) for v in row) for row in matrix)
+    n_in = len(matrix[0]) if matrix else 0
+    g = ShiftAddGraph(n_in, matrix=matrix)
+    rows = [_normalise_row([Term(j, s, sg * 1) for j, c in enumerate(row) for s, sg in csd(c)]) for row in matrix]
+    patterns: dict = {}
+    while share:
+        counts: Counter = Counter()
+        for row in rows:
+            seen = set()
+            for i in range(len(row)):
+                for j in range(i + 1, len(row)):
+                    key = _pair_key(row[i], row[j])[0]
+                    if key not in seen:  # count rows sharing a pattern, not repeats inside one row
+                        seen.add(key)
+                        counts[key] += 1
+        if not counts:
+            break
+        key, n = max(counts.items(), key=lambda kv: (kv[1], -kv[0][1] - kv[0][3]))
+        if n < 2:
+            break
+        a, sa, b, sb, rel = key
+        node = g.n_nodes
+        g.adders.append(Adder(Term(a, sa, 1), Term(b, sb, rel)))
+        patterns[key] = node
+        for r, row in enumerate(rows):
+            used, new = set(), []
+            for i in range(len(row)):
+                for j in range(i + 1, len(row)):
+                    if i in used or j in used:
+                        continue
+                    k, first, m = _pair_key(row[i], row[j])
+                    if k == key:
+                        used |= {i, j}
+                        new.append(Term(node, m, first.sign))
+            if used:
+                rows[r] = _normalise_row([t for i, t in enumerate(row) if i not in used] + new)
+    depth = g.depths()
+    for row in rows:
+        g.outputs.append(_sum_tree(g, row, depth))
+    return g
+
+
+def _sum_tree(g: ShiftAddGraph, row: list[Term], depth: list[int]) -> Term | None:
+    """Sum a row's terms, always adding the two shallowest first (minimum depth)."""
+    if not row:
+        return None
+    heap = [(depth[t.node], i, t) for i, t in enumerate(row)]
+    heapq.heapify(heap)
+    tick = len(row)
+    while len(heap) > 1:
+        d1, _, t1 = heapq.heappop(heap)
+        d2, _, t2 = heapq.heappop(heap)
+        if t1.sign < 0 < t2.sign:
+            t1, t2 = t2, t1
+        m = min(t1.shift, t2.shift)
+        node = g.n_nodes
+        g.adders.append(Adder(Term(t1.node, t1.shift - m, 1), Term(t2.node, t2.shift - m, t1.sign * t2.sign)))
+        depth.append(max(d1, d2) + 1)
+        heapq.heappush(heap, (depth[node], tick, Term(node, m, t1.sign)))
+        tick += 1
+    return heap[0][2]

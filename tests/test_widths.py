@@ -1,0 +1,85 @@
+"""The width analysis is safe (the model checks every node on every vector) and tight
+(for each node an input reaches its lower and its upper bound)."""
+
+import pytest
+
+from hdl.datapath import Datapath
+from hdl.model import DatapathModel, RangeViolation
+from hdl.options import HardwareOptions
+from hdl.widths import Range, bilinear_range, linear_witness, signed_width
+from miner.constructive import constructive_card
+from sim.stimulus import corner_vectors, random_vectors
+
+
+@pytest.mark.parametrize("lo, hi, w", [(0, 0, 1), (-1, 0, 1), (0, 1, 2), (-128, 127, 8), (-129, 127, 9),
+                                       (-128, 128, 9), (5, 9, 5)])
+def test_signed_width(lo, hi, w):
+    assert signed_width(lo, hi) == w
+
+
+def _dp(entry, w=(5, 4)):
+    return Datapath(constructive_card(entry.geometry), HardwareOptions.make(*w))
+
+
+def test_transform_ranges_are_reached(suite_entry):
+    dp = _dp(suite_entry)
+    model = DatapathModel(dp)
+    g = suite_entry.geometry
+    for form, rng in zip(dp.data_graph.forms(), dp.data_node_ranges):
+        for maximise, bound in ((True, rng.hi), (False, rng.lo)):
+            d = linear_witness(form, [dp.d_range] * g.n_d, maximise)
+            vals = dp.data_graph.evaluate_nodes(d)
+            assert bound in vals
+    for form, rng in zip(dp.kernel_graph.forms(), dp.kernel_node_ranges):
+        k = linear_witness(form, [dp.g_range] * g.n_g, True)
+        assert rng.hi in dp.kernel_graph.evaluate_nodes(k)
+    model.trace([0] * g.n_d, [0] * g.n_g)
+
+
+def test_output_transform_ranges_are_reached(suite_entry):
+    dp = _dp(suite_entry)
+    model = DatapathModel(dp)
+    checked = 0
+    for i, (rng, wit) in enumerate(zip(dp.output_node_ranges, dp.output_witnesses)):
+        if wit is None:
+            continue
+        (dmax, gmax), (dmin, gmin) = wit
+        assert model.trace(dmax, gmax).output_nodes[i] == rng.hi
+        assert model.trace(dmin, gmin).output_nodes[i] == rng.lo
+        checked += 1
+    tight = sum(r.tight for r in dp.output_node_ranges)
+    if suite_entry.name != "f2x2x2_3x3x3":
+        assert tight == len(dp.output_node_ranges)
+    assert checked + sum(1 for w in dp.output_witnesses if w is None) == len(dp.output_node_ranges)
+
+
+def test_output_width_is_exact_convolution_width(suite_entry):
+    dp = _dp(suite_entry, (8, 8))
+    n_g = suite_entry.geometry.n_g
+    assert dp.y_exact_width == signed_width(-128 * 127 * n_g, 128 * 128 * n_g)
+
+
+def test_model_checks_every_node(suite_entry):
+    dp = _dp(suite_entry)
+    model = DatapathModel(dp)
+    g = suite_entry.geometry
+    for d, k in random_vectors(g, 5, 4, 10, 0) + corner_vectors(g, 5, 4, 64, 0):
+        model.trace(d, k)  # raises RangeViolation if any node escapes its range
+
+
+def test_a_cut_range_is_caught(suite_entry):
+    dp = _dp(suite_entry)
+    dp.m_ranges = [Range(r.lo // 2, r.hi // 2) for r in dp.m_ranges]
+    g = suite_entry.geometry
+    with pytest.raises(RangeViolation):
+        for d, k in corner_vectors(g, 5, 4, 16, 0):
+            DatapathModel(dp).trace(d, k)
+
+
+def test_bilinear_enumeration_exact_small_case():
+    import numpy as np
+    C = np.array([[1, -1], [2, 3]])
+    r, _ = bilinear_range(C, Range(-2, 1), Range(-1, 3))
+    brute = [d0 * (C[0, 0] * g0 + C[0, 1] * g1) + d1 * (C[1, 0] * g0 + C[1, 1] * g1)
+             for d0 in range(-2, 2) for d1 in range(-2, 2) for g0 in range(-1, 4) for g1 in range(-1, 4)]
+    assert (r.lo, r.hi) == (min(brute), max(brute))
