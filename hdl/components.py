@@ -1,8 +1,7 @@
 """Amaranth components of a Winograd tile; signatures are computed from the datapath description.
 
-Word vectors use ``ArrayLayout`` (element i of a port at bits ``[i*w +: w]``, two's
-complement) when all words share a width, and ``StructLayout`` with fields
-``e0, e1, ...`` when each word has its own exact width.
+The tile's ports are packed vectors (``ArrayLayout``: element i at bits ``[i*w +: w]``,
+two's complement); between stages every word is its own signal at its exact width.
 """
 
 from __future__ import annotations
@@ -16,18 +15,19 @@ from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
 
-def words_layout(widths: list[int]) -> data.Layout:
-    """Packed little-endian words of the given signed widths."""
-    if len(set(widths)) == 1:
-        return data.ArrayLayout(signed(widths[0]), len(widths))
-    return data.StructLayout({f"e{i}": signed(w) for i, w in enumerate(widths)})
+def words(widths: list[int]) -> wiring.Signature:
+    """A bundle of separate signed words ``e0, e1, ...`` of the given exact widths.
+
+    Internal stages connect word by word (Verilog ports ``x__e0``, ...): one
+    packed bus written piecewise and read piecewise makes event-driven
+    simulators re-evaluate every reader on every piece.
+    """
+    return wiring.Signature({f"e{i}": Out(signed(w)) for i, w in enumerate(widths)})
 
 
-def word(view, i: int):
-    """Element i of a port built by :func:`words_layout`, as a signed value."""
-    if isinstance(view.shape(), data.ArrayLayout):
-        return view[i]
-    return view[f"e{i}"]
+def word(bundle, i: int):
+    """Word i of a :func:`words` bundle (or element i of an ``ArrayLayout`` view)."""
+    return bundle[i] if isinstance(bundle, data.View) else getattr(bundle, f"e{i}")
 
 
 def _term_value(t: Term, nodes):
@@ -91,7 +91,7 @@ class ConstantMatrixProduct(wiring.Component):
                  out_ranges: list[Range], name: str):
         self._graph, self._node_ranges, self._prefix = graph, node_ranges, name
         self._out_widths = [r.width for r in out_ranges]
-        super().__init__({"x": In(words_layout(in_widths)), "y": Out(words_layout(self._out_widths))})
+        super().__init__({"x": In(words(in_widths)), "y": Out(words(self._out_widths))})
 
     def elaborate(self, platform):
         m = Module()
@@ -119,8 +119,7 @@ class MultiplierArray(wiring.Component):
 
     def __init__(self, v_widths: list[int], u_widths: list[int], m_widths: list[int]):
         self._R = len(v_widths)
-        super().__init__({"v": In(words_layout(v_widths)), "u": In(words_layout(u_widths)),
-                          "m": Out(words_layout(m_widths))})
+        super().__init__({"v": In(words(v_widths)), "u": In(words(u_widths)), "m": Out(words(m_widths))})
 
     def elaborate(self, platform):
         m = Module()
@@ -154,8 +153,8 @@ class ExactDivision(wiring.Component):
 
     def __init__(self, divisions: list[Division], in_ranges: list[Range], out_width: int, options):
         self._divisions, self._options = divisions, options
-        super().__init__({"x": In(words_layout([r.width for r in in_ranges])),
-                          "y": Out(data.ArrayLayout(signed(out_width), len(divisions)))})
+        super().__init__({"x": In(words([r.width for r in in_ranges])),
+                          "y": Out(words([out_width] * len(divisions)))})
 
     def elaborate(self, platform):
         m = Module()
@@ -170,7 +169,7 @@ class ExactDivision(wiring.Component):
                 m.d.comb += src.eq(shifted)  # wraps modulo 2^width: exact for the modular inverse
                 (val,) = emit_graph(m, div.graph, [src], [div.width] * div.graph.n_nodes, f"div{i}")
                 m.d.comb += q.eq(val)
-            m.d.comb += self.y[i].eq(self._quantise(m, q, i) if o.output_width is not None else q)
+            m.d.comb += word(self.y, i).eq(self._quantise(m, q, i) if o.output_width is not None else q)
         return m
 
     def _quantise(self, m: Module, q, i: int):
@@ -240,29 +239,30 @@ class WinogradTile(wiring.Component):
         g = dp.geometry
         pipelined = dp.options.pipeline != "none"
 
-        def stage(value, name):
-            return pipeline_register(m, value, name, pipelined)
+        def link(dst, src, n: int, name: str = "", register: bool = False) -> None:
+            """dst[i] = src[i] for n words; through a register per word for a pipeline stage."""
+            for i in range(n):
+                m.d.comb += word(dst, i).eq(pipeline_register(m, word(src, i), f"{name}{i}", register and pipelined))
 
         m.submodules.data_transform = bt = ConstantMatrixProduct(
             dp.data_graph, [dp.options.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, "bt")
-        m.d.comb += bt.x.eq(self.d)
+        link(bt.x, self.d, g.n_d)
+        m.submodules.multipliers = mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths)
         if dp.options.kernel_transform == "hw":
             m.submodules.kernel_transform = gt = ConstantMatrixProduct(
                 dp.kernel_graph, [dp.options.kernel_width] * g.n_g, dp.kernel_node_ranges, dp.u_ranges, "g")
-            m.d.comb += gt.x.eq(self.g)
+            link(gt.x, self.g, g.n_g)
             u = gt.y
         else:
-            u = Signal(words_layout(dp.u_widths), name="u_exact")
-            for r in range(dp.rank):  # valid u words fit their exact width (host transform of a valid g)
-                m.d.comb += word(u, r).eq(self.u[r])
-        m.submodules.multipliers = mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths)
-        m.d.comb += [mul.v.eq(stage(bt.y, "v_q")), mul.u.eq(stage(u, "u_q"))]
+            u = self.u  # valid u words fit their exact widths (host transform of a valid g)
+        link(mul.v, bt.y, dp.rank, "v_q", register=True)
+        link(mul.u, u, dp.rank, "u_q", register=True)
         m.submodules.output_transform = at = ConstantMatrixProduct(
             dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at")
-        m.d.comb += at.x.eq(stage(mul.m, "m_q"))
+        link(at.x, mul.m, dp.rank, "m_q", register=True)
         m.submodules.division = div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, dp.options)
-        m.d.comb += div.x.eq(at.y)
-        m.d.comb += self.y.eq(stage(div.y, "y_q"))
+        link(div.x, at.y, g.n_y)
+        link(self.y, div.y, g.n_y, "y_q", register=True)
         if pipelined:
             valid_chain(m, self.in_valid, self.out_valid, dp.options.latency)
         return m

@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from miner.geometry import Geometry
 
-from .components import ExactDivision, emit_graph, pipeline_register, valid_chain
+from .components import ExactDivision, emit_graph, pipeline_register, valid_chain, word
 from .datapath import Division
 from .options import HardwareOptions
 from .shiftadd import build_graph
@@ -67,21 +67,19 @@ class DirectConvolution(wiring.Component):
         def stage(value, name):
             return pipeline_register(m, value, name, pipelined)
 
-        d, g = stage(self.d, "d_q"), stage(self.g, "g_q")
-        pw = self._p_range.width
-        prods = Signal(data.ArrayLayout(signed(pw), len(self._pairs)), name="products")
+        d = [stage(self.d[i], f"d_q{i}") for i in range(self.geometry.n_d)]
+        g = [stage(self.g[i], f"g_q{i}") for i in range(self.geometry.n_g)]
+        prods = []
         for i, (_, di, gi) in enumerate(self._pairs):
-            m.d.comb += prods[i].eq(d[di] * g[gi])
-        prods = stage(prods, "products_q")
-        rows = emit_graph(m, self._graph, [prods[i] for i in range(len(self._pairs))],
-                          [r.width for r in self._node_ranges], "sum")
-        sums = Signal(data.ArrayLayout(signed(self.y_exact_width), self.geometry.n_y), name="sums")
-        for o, v in enumerate(rows):
-            m.d.comb += sums[o].eq(v)
+            p = Signal(signed(self._p_range.width), name=f"p{i}")
+            m.d.comb += p.eq(d[di] * g[gi])
+            prods.append(stage(p, f"p_q{i}"))
+        rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum")
         unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(self.geometry.n_y)]
         m.submodules.output = out = ExactDivision(unit, self._y_ranges, self.y_width, self.options)
-        m.d.comb += out.x.eq(sums)
-        m.d.comb += self.y.eq(stage(out.y, "y_q"))
+        for o, v in enumerate(rows):
+            m.d.comb += word(out.x, o).eq(v)
+            m.d.comb += self.y[o].eq(stage(word(out.y, o), f"y_q{o}"))
         if pipelined:
             valid_chain(m, self.in_valid, self.out_valid, self.options.latency)
         return m

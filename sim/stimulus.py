@@ -36,3 +36,33 @@ def corner_vectors(geometry: Geometry, data_width: int, kernel_width: int, limit
         bits += rng.integers(0, 2, (limit - len(bits), n)).tolist()
     return [([dhi if b else dlo for b in row[:geometry.n_d]], [ghi if b else glo for b in row[geometry.n_d:]])
             for row in bits]
+
+
+def expected_outputs(geometry: Geometry, options, vectors) -> list[list[int]]:
+    """torch's convolution of integer vectors, bit-exact, then the design's output rounding.
+
+    float64 torch while every partial sum is provably below 2^53, else exact
+    integers through the convolution tensor.
+    """
+    import torch
+
+    from hdl.model import quantise
+    from miner.reference import exact_in_float64, reference_conv
+
+    if exact_in_float64(options.data_width, options.kernel_width, geometry):
+        y = reference_conv(geometry, torch.tensor([v[0] for v in vectors]), torch.tensor([v[1] for v in vectors]))
+        exact = y.to(torch.int64).tolist()
+    else:
+        T = geometry.tensor().astype(object)
+        exact = [np.einsum("ydg,d,g->y", T, np.array(d, dtype=object), np.array(k, dtype=object)).tolist()
+                 for d, k in vectors]
+    return [[quantise(int(v), options) for v in row] for row in exact]
+
+
+def test_set(geometry: Geometry, options, n_random: int, seed: int) -> dict:
+    """Corners first, then random vectors, each with torch's expected output."""
+    vectors = corner_vectors(geometry, options.data_width, options.kernel_width, min(256, max(n_random, 4)), seed)
+    n_corners = len(vectors)
+    vectors += random_vectors(geometry, options.data_width, options.kernel_width, n_random, seed)
+    return {"vectors": vectors, "expected": expected_outputs(geometry, options, vectors),
+            "corners": n_corners, "random": n_random, "seed": seed}

