@@ -42,9 +42,14 @@ def _ports(geometry, options, dp: Datapath | None, y_width: int, kernel_transfor
 
 
 def build_design(card: AlgorithmCard, options: HardwareOptions, name: str | None = None):
-    """Elaborate and convert: returns (summary dict, {file name: Verilog text})."""
-    t0 = time.perf_counter()
-    dp = Datapath(card, options)
+    """Elaborate and convert: returns (summary dict, {file name: Verilog text}, card with exact costs)."""
+    return design_from_datapath(Datapath(card, options), name)
+
+
+def design_from_datapath(dp: Datapath, name: str | None = None):
+    """:func:`build_design` for an already derived datapath."""
+    t0 = time.perf_counter() - dp.seconds
+    card, options = dp.card, dp.options
     g = card.geometry
     name = name or g.name
     top, direct_top = f"wino_{g.name}", f"direct_{g.name}"

@@ -68,6 +68,14 @@ def _read_results(results_xml: Path) -> tuple[list[str], float]:
     return fails, sum(float(c.get("time", 0)) for c in cases)
 
 
+def _datapath(folder: Path, summary: DesignSummary):
+    """The design's datapath rebuilt from its card (re-proven), for the extreme-input vectors."""
+    from hdl.datapath import Datapath
+    from miner.card import AlgorithmCard
+    card = folder / summary.data.get("card", "card.json")
+    return Datapath(AlgorithmCard.load(card), summary.options) if card.is_file() else None
+
+
 def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, waves: bool = False,
                    target: str = "wino") -> SimResult:
     """Build (cached by the runner) and run the testbench; never raises on a mismatch: read ``passed``."""
@@ -105,23 +113,25 @@ def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, wa
     t1 = time.perf_counter()
     result_file.unlink(missing_ok=True)
     stimulus = build_dir / "stimulus.json"
-    stimulus.write_text(json.dumps(test_set(summary.geometry, summary.options, vectors, seed)))
+    stimulus.write_text(json.dumps(test_set(summary.geometry, summary.options, vectors, seed, _datapath(folder, summary))))
     env = {"WINOHDL_DESIGN": str(folder), "WINOHDL_TARGET": target, "WINOHDL_STIMULUS": str(stimulus),
            "WINOHDL_SEED": str(seed), "WINOHDL_RESULT": str(result_file),
            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
     results_xml = build_dir / "results.xml"
     results_xml.unlink(missing_ok=True)
+    crash = None
     try:
         runner.test(test_module="cocotb_winograd", hdl_toplevel=top, build_dir=build_dir,
                     test_dir=Path(__file__).resolve().parent, extra_env=env, waves=waves,
                     results_xml=str(results_xml), log_file=build_dir / "sim.log")
-    except (SystemExit, Exception) as exc:
-        return SimResult(simulator, target, False, 0, 0.0, t1 - t0, time.perf_counter() - t1,
-                         message=f"simulation crashed: {exc} (see {build_dir / 'sim.log'})")
+    except (SystemExit, Exception) as exc:  # the runner exits non-zero when a test failed
+        crash = f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
     t2 = time.perf_counter()
     failures, test_seconds = _read_results(results_xml)
     data = json.loads(result_file.read_text()) if result_file.is_file() else {"checked": 0, "mismatches": []}
     wave = next((str(p) for p in sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))), None) if waves else None
+    if crash and not failures:
+        failures = [crash]
     message = failures[0].splitlines()[0] if failures else ""
     return SimResult(simulator, target, not failures and data["checked"] > 0, data["checked"], test_seconds,
                      t1 - t0, t2 - t1, data["mismatches"], message, wave)

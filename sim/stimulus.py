@@ -59,9 +59,31 @@ def expected_outputs(geometry: Geometry, options, vectors) -> list[list[int]]:
     return [[quantise(int(v), options) for v in row] for row in exact]
 
 
-def test_set(geometry: Geometry, options, n_random: int, seed: int) -> dict:
-    """Corners first, then random vectors, each with torch's expected output."""
+def witness_vectors(datapath) -> list:
+    """Inputs that drive each transform node to its exact minimum and maximum (from the
+    width analysis): a one-bit-too-narrow adder overflows on one of them."""
+    from hdl.widths import linear_witness
+
+    dp = datapath
+    g_max = [dp.g_range.hi] * dp.geometry.n_g
+    pairs = [(linear_witness(f, [dp.d_range] * dp.geometry.n_d, hi), g_max)
+             for f in dp.data_graph.forms() for hi in (True, False)]
+    pairs += [(d, g) for wit in dp.output_witnesses for d, g in (wit or ())]
+    out, seen = [], set()
+    for d, g in pairs:
+        key = (tuple(d), tuple(g))
+        if key not in seen:
+            seen.add(key)
+            out.append((list(d), list(g)))
+    return out
+
+
+def test_set(geometry: Geometry, options, n_random: int, seed: int, datapath=None) -> dict:
+    """Corners (and, given the datapath, every node's extreme inputs) first, then random
+    vectors, each with torch's expected output."""
     vectors = corner_vectors(geometry, options.data_width, options.kernel_width, min(256, max(n_random, 4)), seed)
+    if datapath is not None:
+        vectors += witness_vectors(datapath)
     n_corners = len(vectors)
     vectors += random_vectors(geometry, options.data_width, options.kernel_width, n_random, seed)
     return {"vectors": vectors, "expected": expected_outputs(geometry, options, vectors),

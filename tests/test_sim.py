@@ -1,0 +1,143 @@
+"""Real Icarus and Verilator runs of generated designs, bit-exact against torch.
+
+Every suite geometry on both simulators (8/8 bits, combinational, kernel transform in
+hardware), plus pipelined / offline / narrow / asymmetric / rounded settings on chosen
+geometries, the direct baseline, deliberately broken designs that must fail, and the
+one-line errors for a missing simulator or a bad design folder.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hdl.datapath import Datapath
+from hdl.generate import build_design, design_from_datapath, write_design
+from hdl.shiftadd import Adder, Term
+from hdl.widths import Range
+from hdl.options import HardwareOptions
+from miner.constructive import constructive_card
+from miner.errors import WinohdlError
+from miner.suite import BY_NAME, SUITE
+from sim.run import run_simulation
+
+SIMS = ["icarus", "verilator"]
+VECTORS = 60
+
+# (suite name, options) beyond the default 8/8 combinational hw design
+EXTRA = [
+    ("f2x2_3x3", HardwareOptions.make(8, 5, "stages", "offline")),
+    ("f4_3", HardwareOptions.make(4, 4, "stages", "hw")),
+    ("s2_5x5", HardwareOptions.make(8, 8, "stages", "hw")),
+    ("f6_3", HardwareOptions.make(6, 8, "none", "offline")),
+    ("f2_3", HardwareOptions.make(8, 8, "stages", "hw", output_width=12, rounding="round-half-even", output_shift=5)),
+]
+
+
+def make_design(tmp_path_factory, name, options):
+    folder = tmp_path_factory.mktemp(f"{name}_{options.tag}")
+    data, files, card = build_design(constructive_card(BY_NAME[name].geometry), options)
+    write_design(folder, data, files, card)
+    return folder
+
+
+def assert_pass(r):
+    assert r.passed, r.line() + f" first mismatches: {r.mismatches[:1]}"
+
+
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("name", [e.name for e in SUITE])
+def test_suite_design_passes(tmp_path_factory, name, sim):
+    folder = make_design(tmp_path_factory, name, HardwareOptions.make(8, 8))
+    r = run_simulation(folder, sim, VECTORS, seed=7)
+    assert_pass(r)
+    assert r.checked >= VECTORS + 4
+
+
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("name, options", EXTRA, ids=[f"{n}-{o.tag}" for n, o in EXTRA])
+def test_design_options_pass(tmp_path_factory, name, options, sim):
+    r = run_simulation(make_design(tmp_path_factory, name, options), sim, VECTORS, seed=3)
+    assert_pass(r)
+
+
+@pytest.mark.parametrize("pipeline", ["none", "stages"])
+def test_direct_baseline_passes(tmp_path_factory, pipeline):
+    folder = make_design(tmp_path_factory, "s21_3x3", HardwareOptions.make(8, 8, pipeline))
+    assert_pass(run_simulation(folder, "icarus", VECTORS, seed=1, target="direct"))
+
+
+def _edit_verilog(folder: Path, edit) -> None:
+    v = next(folder.glob("wino_*.v"))
+    text = v.read_text()
+    new = edit(text)
+    assert new != text
+    v.write_text(new)
+
+
+def _flip_first_output_adder(dp):
+    """The output transform's first adder becomes a subtractor."""
+    a = dp.output_graph.adders[0]
+    dp.output_graph.adders[0] = Adder(a.a, Term(a.b.node, a.b.shift, -a.b.sign))
+
+
+def _cut_widest_node(dp):
+    """The data transform's widest adder loses its top bit."""
+    n_in = dp.data_graph.n_inputs
+    i = max(range(n_in, dp.data_graph.n_nodes), key=lambda k: dp.data_node_ranges[k].width)
+    w = dp.data_node_ranges[i].width - 1
+    dp.data_node_ranges[i] = Range(-(1 << (w - 1)), (1 << (w - 1)) - 1)
+
+
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("mutation", [_flip_first_output_adder, _cut_widest_node], ids=["adder-to-subtractor", "width-cut"])
+def test_broken_design_is_caught(tmp_path, mutation, sim):
+    dp = Datapath(constructive_card(BY_NAME["f2x2_3x3"].geometry), HardwareOptions.make(8, 8))
+    mutation(dp)
+    write_design(tmp_path, *design_from_datapath(dp))
+    r = run_simulation(tmp_path, sim, VECTORS, seed=7)
+    assert not r.passed
+    assert r.mismatches and r.mismatches[0]["expected"] != r.mismatches[0]["got"]
+    assert "first mismatch" in r.message
+
+
+def test_waves_are_dumped(tmp_path_factory):
+    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(4, 4, "stages"))
+    r = run_simulation(folder, "icarus", 5, seed=1, waves=True)
+    assert_pass(r)
+    assert r.waves and Path(r.waves).stat().st_size > 0
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "winohdl", *args], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_missing_simulator_is_one_line(tmp_path_factory, tmp_path):
+    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+    env = dict(os.environ, PATH=str(tmp_path))  # a PATH without iverilog
+    p = _cli("sim", str(folder), "--sim", "icarus", env=env)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "Icarus Verilog is missing" in p.stderr and "apt-get install iverilog" in p.stderr
+
+
+def test_folder_without_summary(tmp_path):
+    p = _cli("sim", str(tmp_path))
+    assert p.returncode == 2 and "has no design.json" in p.stderr and "winohdl gen" in p.stderr
+
+
+def test_summary_that_does_not_match_verilog(tmp_path_factory):
+    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+    _edit_verilog(folder, lambda t: t.replace("input [31:0] d;", "input [39:0] d;"))
+    with pytest.raises(WinohdlError, match="summary and Verilog do not match"):
+        run_simulation(folder, "icarus", 5)
+    p = _cli("sim", str(folder), "--sim", "icarus")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+
+
+def test_unknown_simulator(tmp_path_factory):
+    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+    p = _cli("sim", str(folder), "--sim", "modelsim")
+    assert p.returncode == 2 and "unknown simulator" in p.stderr
