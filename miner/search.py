@@ -1,22 +1,59 @@
-"""Entry point of mining: pick a method, keep the cheapest proven card."""
+"""Entry point of mining: pick a method, keep the cheapest proven card.
+
+Methods: ``constructive`` (the certified optimum, milliseconds), ``als`` (random
+multi-start ALS on the exact tensor + rationalisation), ``sgd`` (the article's
+method), ``search`` (constructive plus ALS attempts for a time budget; the
+cheapest proven card by :func:`miner.costs.cost_key` wins).
+"""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import numpy as np
+
+from .als import fit, random_factors
 from .card import AlgorithmCard
-from .costs import cost_key
 from .constructive import constructive_card
+from .costs import cost_key
 from .errors import WinohdlError
 from .geometry import Geometry
+from .rationalise import rationalise
 
 METHODS = ("constructive", "als", "sgd", "search")
+LIBRARY = Path(__file__).resolve().parent.parent / "cards"
+
+
+class NoCardFound(WinohdlError):
+    """A mining method used its budget without a proven card."""
+
+
+def mine_als(geometry: Geometry, rank: int, seed: int, budget: float, q_max: int) -> AlgorithmCard | None:
+    """Random restarts of annealed ALS until one snaps to a proven rational card (or the budget ends)."""
+    T = geometry.tensor().astype(float)
+    rng = np.random.default_rng(seed)
+    t0, starts = time.perf_counter(), 0
+    deadline = t0 + budget
+    while time.perf_counter() < deadline:
+        starts += 1
+        f = random_factors(T.shape, rank, rng)
+        if fit(T, f, sweeps=1500) > 1e-6:
+            continue
+        prov = {"method": "als", "seed": seed, "steps": starts, "seconds": 0.0, "device": "cpu",
+                "config": {"rank": rank, "q_max": q_max, "sweeps": 1500, "restarts": starts}}
+        card = rationalise(geometry, f, q_max, prov, should_stop=lambda: time.perf_counter() > deadline)
+        if card is not None:
+            card.provenance["seconds"] = round(time.perf_counter() - t0, 2)
+            return card
+    return None
 
 
 def mine_card(geometry: Geometry, method: str = "search", rank: int | None = None, seed: int = 0,
               steps: int | None = None, budget: float | None = None, device: str = "auto", q_max: int = 4,
-              resume: bool = False, exact_loss: bool = False, progress: bool = True) -> AlgorithmCard:
-    """Return a proven card for ``geometry`` by ``method`` (see METHODS)."""
+              resume: bool = False, exact_loss: bool = False, progress: bool = True,
+              checkpoint: Path | None = None) -> AlgorithmCard:
+    """Return a proven card for ``geometry`` by ``method`` (see METHODS); raises NoCardFound."""
     if method not in METHODS:
         raise WinohdlError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     lb = geometry.lower_bound()
@@ -27,10 +64,34 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
         raise WinohdlError(f"--q-max must be >= 1, got {q_max}")
     if steps is not None and steps < 0:
         raise WinohdlError(f"--steps must be >= 0, got {steps}")
-    return constructive_card(geometry)
-
-
-LIBRARY = Path(__file__).resolve().parent.parent / "cards"
+    if budget is not None and budget <= 0:
+        raise WinohdlError(f"--seconds must be > 0, got {budget}")
+    rank = rank or lb
+    if method == "constructive":
+        if rank != lb:
+            raise WinohdlError("the constructive method builds R = lower bound only; use --method als or sgd")
+        return constructive_card(geometry)
+    if method == "sgd":
+        from .sgd import SGDConfig, mine_sgd, pick_device
+        pick_device(device)
+        cfg = SGDConfig(rank=rank, seed=seed, q_max=q_max, exact_loss=exact_loss, device=device)
+        if steps is not None:
+            cfg.steps = steps
+        ckpt = checkpoint or Path("build") / geometry.name / f"sgd_r{rank}_s{seed}.pt"
+        card = mine_sgd(geometry, cfg, checkpoint=ckpt, resume=resume, budget=budget, progress=progress)
+        if card is None:
+            raise NoCardFound(f"sgd found no proven card within its budget (checkpoint {ckpt}; "
+                              "continue with --resume)")
+        return card
+    card = mine_als(geometry, rank, seed, budget or (60.0 if method == "als" else 10.0), q_max)
+    if method == "als":
+        if card is None:
+            raise NoCardFound(f"als found no proven card for {geometry.name} at R={rank} within the budget")
+        return card
+    found = [c for c in (card, library_card(geometry), constructive_card(geometry) if rank == lb else None) if c]
+    if not found:
+        raise NoCardFound(f"no proven card for {geometry.name} at R={rank} within the budget")
+    return min(found, key=lambda c: cost_key(c.costs))
 
 
 def library_card(geometry: Geometry) -> AlgorithmCard | None:
