@@ -30,7 +30,8 @@ def test_gen_from_geometry_writes_a_complete_design(tmp_path, capsys):
     card = json.loads((out / "card.json").read_text())
     assert card["costs"]["adders_exact"] is True
     assert sorted(p.name for p in out.iterdir()) == ["card.json", "design.json", "design.txt",
-                                                     "direct_o2_k3_s1_d1.v", "wino_o2_k3_s1_d1.v"]
+                                                     "direct_o2_k3_s1_d1.v", "wino_o2_k3_s1_d1.core",
+                                                     "wino_o2_k3_s1_d1.v"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
