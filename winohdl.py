@@ -92,7 +92,7 @@ def cmd_synth(a) -> None:
 
 
 def cmd_flow(a) -> None:
-    from flow import run_flow
+    from sim.flow import run_flow
     ok = run_flow(_geometry(a), _hw_options(a), method=a.method, families=a.family, vectors=a.vectors,
                   out=a.o, seed=a.seed)
     if not ok:

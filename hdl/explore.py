@@ -1,0 +1,93 @@
+"""``winohdl explore``: over a range of output tiles, Winograd against direct on one FPGA family.
+
+Table and PNG plot of DSPs, LUTs, Fmax, output bits and multiplications per output:
+where Winograd stops paying off on that family.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from miner.card import write_json_atomic, write_text_atomic
+from miner.geometry import Geometry, parse_int_list
+from miner.search import best_known_card
+
+from .generate import build_design, write_design
+from .options import HardwareOptions
+from .synth_report import parse_families, synth_design
+
+
+def explore(kernel: str, outputs: str, stride: str, dilation: str, family: str, options: HardwareOptions,
+            out=None) -> tuple[list[dict], Path]:
+    (fam,) = parse_families(family)[:1]
+    base = Geometry.parse("1", kernel, stride, dilation)
+    folder = Path(out) if out else Path("build") / f"explore_k{'x'.join(map(str, base.kernel))}"
+    rows = []
+    for o in parse_int_list(outputs, "--outputs"):
+        g = Geometry.parse(str(o), kernel, stride, dilation) if base.axes == 1 else \
+            Geometry((o,) * base.axes, base.kernel, base.stride, base.dilation)
+        card = best_known_card(g)
+        data, files, costed = build_design(card, options)
+        design = folder / g.name
+        write_design(design, data, files, costed)
+        rep = synth_design(design, [fam])["families"][fam]
+        w, d = rep["winograd"], rep["direct"]
+        rows.append({"output": o, "geometry": g.name, "R": card.rank, "direct_mults": g.direct_count,
+                     "mults_per_output": card.rank / g.n_y, "direct_per_output": g.direct_count / g.n_y,
+                     "y_bits": data["ports"][-1 if options.pipeline == "none" else -2]["width"],
+                     "max_operand_bits": max(data["multiplier_widths"]["v"] + data["multiplier_widths"]["u"]),
+                     "winograd": {k: w[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")},
+                     "direct": {k: d[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")}})
+    text = format_table(rows, fam)
+    write_json_atomic(folder / "explore.json", {"family": fam, "kernel": kernel, "rows": rows})
+    write_text_atomic(folder / "explore.txt", text + "\n")
+    png = plot(rows, fam, folder / "explore.png")
+    return rows, png
+
+
+def format_table(rows: list[dict], family: str) -> str:
+    head = (f"{'tile':>5}{'R':>5}{'mult/out':>9}{'direct/out':>11}{'operand b':>10}"
+            f"{'DSP w/d':>10}{'LUT w/d':>13}{'Fmax w/d MHz':>16}")
+    lines = [f"explore on {family}", head]
+    for r in rows:
+        w, d = r["winograd"], r["direct"]
+        fm = lambda v: f"{v:.0f}" if v else "-"  # noqa: E731
+        lines.append(f"{r['output']:>5}{r['R']:>5}{r['mults_per_output']:>9.2f}{r['direct_per_output']:>11.2f}"
+                     f"{r['max_operand_bits']:>10}{w['dsps']:>5}/{d['dsps']:<4}{w['luts']:>7}/{d['luts']:<5}"
+                     f"{fm(w['fmax_mhz']):>9}/{fm(d['fmax_mhz']):<6}")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], family: str, path: Path) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    xs = [r["output"] for r in rows]
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    series = [("DSPs per output", lambda r, k: r[k]["dsps"] / (r["R"] / r["mults_per_output"])),
+              ("LUTs per output", lambda r, k: r[k]["luts"] / (r["R"] / r["mults_per_output"])),
+              ("Fmax (MHz)", lambda r, k: r[k]["fmax_mhz"] or 0)]
+    for ax, (title, fn) in zip(axes, series):
+        ax.plot(xs, [fn(r, "winograd") for r in rows], "o-", label="Winograd")
+        ax.plot(xs, [fn(r, "direct") for r in rows], "s--", label="direct")
+        ax.set_title(title)
+        ax.set_xlabel("output tile")
+    axes[-1].plot(xs, [r["max_operand_bits"] for r in rows], "o-", label="widest multiplier operand")
+    axes[-1].plot(xs, [r["mults_per_output"] for r in rows], "^-", label="multiplications per output")
+    axes[-1].set_title("bits / multiplications")
+    axes[-1].set_xlabel("output tile")
+    for ax in axes:
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Winograd vs direct on {family}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def explore_cli(a) -> None:
+    opts = HardwareOptions.make(a.data_width, a.kernel_width)
+    rows, png = explore(a.kernel, a.outputs, a.stride, a.dilation, a.family, opts, a.o)
+    print(format_table(rows, a.family.split(",")[0]))
+    print(f"plot       {png}")
