@@ -214,11 +214,151 @@ def snap_direct(geometry: Geometry, f: Factors, q_max: int, provenance: dict) ->
     return prove_card(geometry, snapped, q_max, provenance)
 
 
+def _nullspace(rows: list[list[Fraction]], n: int) -> list[list[Fraction]]:
+    """A basis of {x : rows @ x = 0} over the rationals."""
+    m = [list(r) for r in rows]
+    pivots, rank = [], 0
+    for c in range(n):
+        p = next((i for i in range(rank, len(m)) if m[i][c] != 0), None)
+        if p is None:
+            continue
+        m[rank], m[p] = m[p], m[rank]
+        pv = m[rank][c]
+        m[rank] = [v / pv for v in m[rank]]
+        for i in range(len(m)):
+            if i != rank and m[i][c] != 0:
+                fr = m[i][c]
+                m[i] = [a - fr * b for a, b in zip(m[i], m[rank])]
+        pivots.append(c)
+        rank += 1
+    basis = []
+    for free in (c for c in range(n) if c not in pivots):
+        x = [Fraction(0)] * n
+        x[free] = Fraction(1)
+        for i, pc in enumerate(pivots):
+            x[pc] = -m[i][free]
+        basis.append(x)
+    return basis
+
+
+def snap_term(geometry: Geometry, classes, a: np.ndarray, g: np.ndarray, q_max: int):
+    """Snap one term (A^T column a, G row g) to a rational rank-one class-constant pair.
+
+    a is scaled so its largest entry is 1 and snapped; g is then the rational solution
+    of the class constraints ``a[y] g[k] = a[y'] g[k']`` nearest the float g. Returns
+    (a, g, class values) or None.
+    """
+    if np.abs(a).max() < 1e-9:
+        return None
+    i = int(np.argmax(np.abs(a)))
+    a_n = a / a[i]
+    g_n = g * a[i]
+    for max_den in sorted({q_max, q_max ** 2, q_max ** 3}):
+        aq = [to_rational(v, max_den) for v in a_n]
+        if max(abs(float(x) - y) for x, y in zip(aq, a_n)) > 0.1:
+            continue
+        rows = []
+        for members in classes:
+            for (y0, k0), (y1, k1) in zip(members, members[1:]):
+                row = [Fraction(0)] * geometry.n_g
+                row[k0] += aq[y0]
+                row[k1] -= aq[y1]
+                if any(row):
+                    rows.append(row)
+        basis = _nullspace(rows, geometry.n_g)
+        if not basis:
+            continue
+        B = np.array([[float(v) for v in b] for b in basis])
+        coef, *_ = np.linalg.lstsq(B.T, g_n, rcond=None)
+        cq = [to_rational(c, q_max ** 2) for c in coef]
+        gq = [sum(c * b[k] for c, b in zip(cq, basis)) for k in range(geometry.n_g)]
+        if not any(gq):
+            continue
+        w = [aq[members[0][0]] * gq[members[0][1]] for members in classes]
+        return aq, gq, w
+    return None
+
+
+def snap_terms(geometry: Geometry, f: Factors, q_max: int, provenance: dict) -> AlgorithmCard | None:
+    """Snap every term (A^T column, G row) and complete B^T exactly: with W the terms' class
+    values over the used inputs, B^T = W^-1 makes the identity hold (R = |d_used| only)."""
+    from .constructive import normalise_terms
+    used = geometry.used_inputs()
+    if f.rank != len(used):
+        return None
+    T = geometry.tensor()
+    classes = [list(zip(*np.nonzero(T[:, d, :]))) for d in used]
+    terms = [snap_term(geometry, classes, f.AT[:, r], f.G[r], q_max) for r in range(f.rank)]
+    if any(t is None for t in terms):
+        return None
+    Winv = _invert([[terms[r][2][i] for r in range(f.rank)] for i in range(len(used))])
+    if Winv is None:
+        return None  # two terms snapped onto the same point
+    BT = [[Fraction(0)] * geometry.n_d for _ in range(f.rank)]
+    for r in range(f.rank):
+        for i, d in enumerate(used):
+            BT[r][d] = Winv[r][i]
+    G = [t[1] for t in terms]
+    AT = [[terms[r][0][y] for r in range(f.rank)] for y in range(geometry.n_y)]
+    try:
+        prove_identity(geometry, BT, G, AT)
+    except CardError:
+        return None
+    BTn, Gn, ATn = normalise_terms(BT, G, AT)
+    return AlgorithmCard.build(geometry, BTn, Gn, ATn, provenance)
+
+
+def pin_points(geometry: Geometry, f: Factors, q_max: int) -> Factors | None:
+    """Pin each term's evaluation point, then refit the rest exactly; None when the refit fails.
+
+    Per term, the largest entry of its A^T column becomes 1 and, along each axis, its larger
+    neighbour becomes the nearest small rational (one ratio per axis fixes the point of a
+    nested term); terms pinned alike are kept apart.
+    """
+    T = geometry.tensor().astype(float)
+    f = f.copy()
+    normalise_gauge(f)
+    values = sorted({v for tier in tiers(q_max) for v in tier if abs(v) <= 1}, key=float)
+    mask = f.mask("AT")
+    taken = set()  # (max index, neighbour, value): two terms pinned alike would be one point
+    shape = geometry.output
+    for r in range(f.rank):
+        col = f.AT[:, r]
+        i = int(np.argmax(np.abs(col)))
+        f.AT[:, r] /= col[i]
+        f.G[r] *= col[i]
+        mask[i, r] = True
+        pos = np.unravel_index(i, shape)
+        for ax in range(len(shape)):
+            neigh = []
+            for step in (-1, 1):
+                q = list(pos)
+                q[ax] += step
+                if 0 <= q[ax] < shape[ax]:
+                    neigh.append(int(np.ravel_multi_index(q, shape)))
+            if not neigh:
+                continue
+            j = max(neigh, key=lambda k: abs(f.AT[k, r]))
+            if abs(f.AT[j, r]) < 1e-3:
+                continue
+            free = [v for v in values if (i, j, v) not in taken] or values
+            v = _nearest(f.AT[j, r], free)[1]
+            taken.add((i, j, v))
+            f.AT[j, r] = float(v)
+            mask[j, r] = True
+    return f if fit(T, f, sweeps=1500, lam0=1e-6, lam_min=1e-14, tol=EXACT) < 1e-7 else None
+
+
 def rationalise(geometry: Geometry, f: Factors, q_max: int, provenance: dict,
                 should_stop=lambda: False) -> AlgorithmCard | None:
     """Snap a near-exact float algorithm and prove it; None when it does not snap."""
     if f.rank == geometry.lower_bound():
-        card = snap_direct(geometry, f, q_max, provenance)
+        card = snap_direct(geometry, f, q_max, provenance) or snap_terms(geometry, f, q_max, provenance)
+        if card is None:
+            pinned = pin_points(geometry, f, q_max)
+            if pinned is not None:
+                card = snap_direct(geometry, pinned, q_max, provenance) or snap_terms(geometry, pinned, q_max,
+                                                                                       provenance)
         if card is not None:
             return card
     T = geometry.tensor().astype(float)
