@@ -17,6 +17,7 @@ from itertools import count
 
 from .card import AlgorithmCard
 from .geometry import Geometry
+from .rational import invert
 
 Rows = list[list[Fraction]]
 
@@ -31,21 +32,6 @@ def toom_points(n_finite: int) -> list[Fraction]:
                 return pts[:n_finite]
             pts.append(p)
     return pts  # pragma: no cover
-
-
-def _invert(matrix: Rows) -> Rows:
-    n = len(matrix)
-    aug = [list(row) + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(matrix)]
-    for c in range(n):
-        p = next(r for r in range(c, n) if aug[r][c] != 0)
-        aug[c], aug[p] = aug[p], aug[c]
-        piv = aug[c][c]
-        aug[c] = [v / piv for v in aug[c]]
-        for r in range(n):
-            if r != c and aug[r][c] != 0:
-                f = aug[r][c]
-                aug[r] = [a - f * b for a, b in zip(aug[r], aug[c])]
-    return [row[n:] for row in aug]
 
 
 def _primitive_scale(vec) -> Fraction:
@@ -93,7 +79,7 @@ def unit_correlation(m: int, k: int) -> tuple[Rows, Rows, Rows]:
         return rows
 
     ex, eg = evaluation(m), evaluation(k)  # n x m, n x k
-    interp = _invert(evaluation(n))         # n x n: values at points -> product coefficients
+    interp = invert(evaluation(n))         # n x n: values at points -> product coefficients
     BT = [[interp[dd][r] for dd in range(n)] for r in range(n)]  # BT[r, d] = C[d, r]
     AT = [[ex[r][o] for r in range(n)] for o in range(m)]        # AT[o, r] = E_x[r, o]
     return normalise_terms(BT, eg, AT)

@@ -70,3 +70,21 @@ def gcd_of_numerators(values) -> int:
 
 def is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def invert(rows) -> list[list[Fraction]] | None:
+    """Exact inverse of a square rational matrix by Gauss-Jordan elimination; None if singular."""
+    n = len(rows)
+    aug = [[Fraction(v) for v in r] + [Fraction(int(i == j)) for j in range(n)] for i, r in enumerate(rows)]
+    for c in range(n):
+        p = next((r for r in range(c, n) if aug[r][c] != 0), None)
+        if p is None:
+            return None
+        aug[c], aug[p] = aug[p], aug[c]
+        pv = aug[c][c]
+        aug[c] = [v / pv for v in aug[c]]
+        for r in range(n):
+            if r != c and aug[r][c] != 0:
+                fr = aug[r][c]
+                aug[r] = [a - fr * b for a, b in zip(aug[r], aug[c])]
+    return [r[n:] for r in aug]

@@ -22,6 +22,7 @@ import numpy as np
 from .als import Factors, fit, residual
 from .card import AlgorithmCard, CardError, prove_identity
 from .geometry import Geometry
+from .rational import invert
 
 EXACT = 1e-8
 
@@ -116,23 +117,6 @@ def to_rational(x: float, max_den: int) -> Fraction:
     return Fraction(x).limit_denominator(max_den)
 
 
-def _invert(rows: list[list[Fraction]]) -> list[list[Fraction]] | None:
-    n = len(rows)
-    aug = [list(r) + [Fraction(int(i == j)) for j in range(n)] for i, r in enumerate(rows)]
-    for c in range(n):
-        p = next((r for r in range(c, n) if aug[r][c] != 0), None)
-        if p is None:
-            return None
-        aug[c], aug[p] = aug[p], aug[c]
-        pv = aug[c][c]
-        aug[c] = [v / pv for v in aug[c]]
-        for r in range(n):
-            if r != c and aug[r][c] != 0:
-                fr = aug[r][c]
-                aug[r] = [a - fr * b for a, b in zip(aug[r], aug[c])]
-    return [r[n:] for r in aug]
-
-
 def complete_from_data_transform(geometry: Geometry, BT) -> tuple[list, list] | None:
     """At R = |d_used| the data transform decides the rest exactly.
 
@@ -143,7 +127,7 @@ def complete_from_data_transform(geometry: Geometry, BT) -> tuple[list, list] | 
     used = geometry.used_inputs()
     if len(BT) != len(used):
         return None
-    W = _invert([[BT[r][d] for d in used] for r in range(len(BT))])  # W[i][r], i over used inputs
+    W = invert([[BT[r][d] for d in used] for r in range(len(BT))])  # W[i][r], i over used inputs
     if W is None:
         return None
     T = geometry.tensor()
@@ -291,7 +275,7 @@ def snap_terms(geometry: Geometry, f: Factors, q_max: int, provenance: dict) -> 
     terms = [snap_term(geometry, classes, f.AT[:, r], f.G[r], q_max) for r in range(f.rank)]
     if any(t is None for t in terms):
         return None
-    Winv = _invert([[terms[r][2][i] for r in range(f.rank)] for i in range(len(used))])
+    Winv = invert([[terms[r][2][i] for r in range(f.rank)] for i in range(len(used))])
     if Winv is None:
         return None  # two terms snapped onto the same point
     BT = [[Fraction(0)] * geometry.n_d for _ in range(f.rank)]

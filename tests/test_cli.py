@@ -4,37 +4,27 @@ import json
 
 import pytest
 
-import winohdl
 from miner.constructive import constructive_card
 from miner.suite import BY_NAME
 
 
-def run(capsys, *argv):
-    try:
-        code = winohdl.main(list(argv))
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_mine_writes_a_proven_card(tmp_path, capsys):
+def test_mine_writes_a_proven_card(tmp_path, cli):
     out = tmp_path / "c.json"
-    code, text, _ = run(capsys, "mine", "--output", "2", "--kernel", "3", "--method", "constructive", "-o", str(out))
+    code, text, _ = cli("mine", "--output", "2", "--kernel", "3", "--method", "constructive", "-o", str(out))
     assert code == 0 and "certified minimal" in text
     assert json.loads(out.read_text())["rank"] == 4
-    code, text, _ = run(capsys, "check", str(out))
+    code, text, _ = cli("check", str(out))
     assert code == 0 and "proven exact" in text
 
 
-def test_no_saving_is_said(tmp_path, capsys):
-    code, text, _ = run(capsys, "mine", "--output", "2x2", "--kernel", "3x3", "--dilation", "2",
+def test_no_saving_is_said(tmp_path, cli):
+    code, text, _ = cli("mine", "--output", "2x2", "--kernel", "3x3", "--dilation", "2",
                         "--method", "constructive", "-o", str(tmp_path / "c.json"))
     assert code == 0 and "no saving possible" in text
 
 
-def test_bounds_table(capsys):
-    code, text, _ = run(capsys, "bounds", "--output", "2x2", "--kernel", "3x3", "--stride", "2", "--tiles", "1,2")
+def test_bounds_table(cli):
+    code, text, _ = cli("bounds", "--output", "2x2", "--kernel", "3x3", "--stride", "2", "--tiles", "1,2")
     assert code == 0 and "lower bound  25" in text
 
 
@@ -52,18 +42,16 @@ def test_bounds_table(capsys):
     (["mine", "--output", "2", "--kernel", "3", "--steps", "-5"], "steps must be >= 0"),
     (["mine", "--kernel", "3"], "required"),
 ])
-def test_bad_input_one_line_exit_2(tmp_path, capsys, argv, words):
-    code, out, err = run(capsys, *argv, *(["-o", str(tmp_path / "c.json")] if argv[0] == "mine" else []))
+def test_bad_input_one_line_exit_2(tmp_path, cli, argv, words):
+    code, out, err = cli(*argv, *(["-o", str(tmp_path / "c.json")] if argv[0] == "mine" else []))
     assert code == 2
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
     assert not list(tmp_path.iterdir())
 
 
-def test_argparse_errors_exit_2(capsys):
-    with pytest.raises(SystemExit) as exc:
-        winohdl.main(["frobnicate"])
-    assert exc.value.code == 2
-    assert capsys.readouterr().err.count("\n") == 1
+def test_argparse_errors_exit_2(cli):
+    code, _, err = cli("frobnicate")
+    assert code == 2 and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("content, words", [
@@ -71,25 +59,25 @@ def test_argparse_errors_exit_2(capsys):
     ('{"format": "winohdl-card/1"}', "no geometry"),
     ("[1, 2]", "must be a JSON object"),
 ])
-def test_check_rejects_malformed(tmp_path, capsys, content, words):
+def test_check_rejects_malformed(tmp_path, cli, content, words):
     p = tmp_path / "bad.json"
     p.write_text(content)
-    code, _, err = run(capsys, "check", str(p))
+    code, _, err = cli("check", str(p))
     assert code == 2 and words in err and err.count("\n") == 1
 
 
-def test_check_rejects_tampered_card(tmp_path, capsys):
+def test_check_rejects_tampered_card(tmp_path, cli):
     data = constructive_card(BY_NAME["f2x2_3x3"].geometry).to_json()
     data["BT"][3][5] = "7"
     p = tmp_path / "t.json"
     p.write_text(json.dumps(data))
-    code, _, err = run(capsys, "check", str(p))
+    code, _, err = cli("check", str(p))
     assert code == 2 and "identity fails at" in err
 
 
-def test_unwritable_output(tmp_path, capsys):
+def test_unwritable_output(tmp_path, cli):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    code, _, err = run(capsys, "mine", "--output", "2", "--kernel", "3", "--method", "constructive",
+    code, _, err = cli("mine", "--output", "2", "--kernel", "3", "--method", "constructive",
                        "-o", str(blocker / "c.json"))
     assert code == 2 and "cannot write" in err and err.count("\n") == 1

@@ -4,24 +4,14 @@ import json
 
 import pytest
 
-import winohdl
 from hdl.summary import DesignSummary
 from miner.constructive import constructive_card
 from miner.suite import BY_NAME
 
 
-def run(capsys, *argv):
-    try:
-        code = winohdl.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_gen_from_geometry_writes_a_complete_design(tmp_path, capsys):
+def test_gen_from_geometry_writes_a_complete_design(tmp_path, cli):
     out = tmp_path / "design"
-    code, text, err = run(capsys, "gen", "--output", "2", "--kernel", "3", "--pipeline", "stages", "-o", str(out))
+    code, text, err = cli("gen", "--output", "2", "--kernel", "3", "--pipeline", "stages", "-o", str(out))
     assert code == 0, err
     assert "latency    3 cycles" in text
     s = DesignSummary.load(out)
@@ -35,9 +25,9 @@ def test_gen_from_geometry_writes_a_complete_design(tmp_path, capsys):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-def test_gen_offline_gives_host_transform(tmp_path, capsys):
+def test_gen_offline_gives_host_transform(tmp_path, cli):
     card = constructive_card(BY_NAME["f4_3"].geometry).save(tmp_path / "c.json")
-    code, _, err = run(capsys, "gen", str(card), "--kernel-transform", "offline", "-o", str(tmp_path / "d"))
+    code, _, err = cli("gen", str(card), "--kernel-transform", "offline", "-o", str(tmp_path / "d"))
     assert code == 0, err
     s = DesignSummary.load(tmp_path / "d")
     assert len(s.host_kernel_transform) == 6 and "u" in s.ports and "g" not in s.ports
@@ -50,22 +40,22 @@ def test_gen_offline_gives_host_transform(tmp_path, capsys):
     (["--kernel-transform", "cloud"], "unknown kernel transform"),
     (["--output-width", "8", "--rounding", "stochastic"], "unknown rounding"),
 ])
-def test_bad_options(tmp_path, capsys, extra, words):
-    code, _, err = run(capsys, "gen", "--output", "2", "--kernel", "3", "-o", str(tmp_path / "d"), *extra)
+def test_bad_options(tmp_path, cli, extra, words):
+    code, _, err = cli("gen", "--output", "2", "--kernel", "3", "-o", str(tmp_path / "d"), *extra)
     assert code == 2 and words in err and err.count("\n") == 1
     assert not list(tmp_path.iterdir())
 
 
-def test_failing_card_writes_nothing(tmp_path, capsys):
+def test_failing_card_writes_nothing(tmp_path, cli):
     data = constructive_card(BY_NAME["f2_3"].geometry).to_json()
     data["G"][1][0] = "1/3"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    code, _, err = run(capsys, "gen", str(bad), "-o", str(tmp_path / "d"))
+    code, _, err = cli("gen", str(bad), "-o", str(tmp_path / "d"))
     assert code == 2 and "identity fails" in err
     assert [p.name for p in tmp_path.iterdir()] == ["bad.json"]
 
 
-def test_gen_needs_card_or_geometry(tmp_path, capsys):
-    code, _, err = run(capsys, "gen", "-o", str(tmp_path / "d"))
+def test_gen_needs_card_or_geometry(tmp_path, cli):
+    code, _, err = cli("gen", "-o", str(tmp_path / "d"))
     assert code == 2 and "card JSON or a geometry" in err
