@@ -21,12 +21,15 @@ from .synth import ECP5_85K_DSPS, FAMILIES, ICE40_UP5K, PNR, SynthResult, place_
 from .summary import DesignSummary
 
 
-def _cores(summary: DesignSummary):
+def _core(summary: DesignSummary, kind: str):
+    """The tile to place and route, rebuilt from the design folder's card and options."""
+    if kind == "direct":
+        from .direct import DirectConvolution
+        return DirectConvolution(summary.geometry, summary.options)
     from .components import WinogradTile
     from .datapath import Datapath
-    from .direct import DirectConvolution
     card = AlgorithmCard.load(summary.folder / summary.data.get("card", "card.json"))
-    return WinogradTile(Datapath(card, summary.options)), DirectConvolution(summary.geometry, summary.options)
+    return WinogradTile(Datapath(card, summary.options))
 
 
 def parse_families(text: str) -> list[str]:
@@ -50,7 +53,6 @@ def synth_design(folder, families: list[str], log=_log) -> dict:
     s = summary.data
     designs = {"winograd": (summary.top, folder / s["verilog"], s["rank"]),
                "direct": (s["direct"]["top"], folder / s["direct"]["verilog"], s["direct"]["multipliers"])}
-    cores = _cores(summary) if any(f in PNR for f in families) else None
     report = {"design": s["name"], "geometry": s["geometry"], "options": s["options"], "latency": s["latency"],
               "outputs": summary.geometry.n_y, "families": {}}
     for fam in families:
@@ -59,7 +61,7 @@ def synth_design(folder, families: list[str], log=_log) -> dict:
             log(f"synth      {fam:<7}{kind:<9} yosys" + (" + nextpnr" if fam in PNR else "") + " ...")
             r = synthesise(vfile, top, fam, work)
             if fam in PNR:
-                r.fmax_mhz, r.note = _fmax(fam, kind, r, summary, work, cores)
+                r.fmax_mhz, r.note = _fmax(fam, kind, r, summary, work)
             fam_rep[kind] = {"multipliers": mults, "dsps": r.dsps, "dsp_types": r.dsp_types(), "luts": r.luts,
                              "carries": r.carries, "ffs": r.ffs, "fmax_mhz": r.fmax_mhz, "note": r.note,
                              "cells": r.cells, "seconds": round(r.seconds, 1)}
@@ -69,7 +71,7 @@ def synth_design(folder, families: list[str], log=_log) -> dict:
     return report
 
 
-def _fmax(fam: str, kind: str, r: SynthResult, summary: DesignSummary, work: Path, cores) -> tuple:
+def _fmax(fam: str, kind: str, r: SynthResult, summary: DesignSummary, work: Path) -> tuple:
     pipelined = summary.data["latency"] > 0
     if fam == "ice40":
         if r.luts > ICE40_UP5K["luts"] or r.dsps > ICE40_UP5K["dsps"]:
@@ -79,10 +81,9 @@ def _fmax(fam: str, kind: str, r: SynthResult, summary: DesignSummary, work: Pat
     if fam == "ecp5" and r.dsps > ECP5_85K_DSPS:
         return None, f"{r.dsps} DSPs do not fit an LFE5U-85F ({ECP5_85K_DSPS} MULT18X18D; no place and route)"
     from .harness import SerialHarness
-    core = cores[0] if kind == "winograd" else cores[1]
     name = f"harness_{kind}"
     hv = work / f"{name}.v"
-    hv.write_text(verilog.convert(SerialHarness(core), name=name, emit_src=False))
+    hv.write_text(verilog.convert(SerialHarness(_core(summary, kind)), name=name, emit_src=False))
     t0 = time.perf_counter()
     try:
         fmax = place_and_route(hv, fam, work, name)
