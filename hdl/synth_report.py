@@ -62,6 +62,8 @@ def synth_design(folder, families: list[str], log=_log) -> dict:
             r = synthesise(vfile, top, fam, work)
             if fam in PNR:
                 r.fmax_mhz, r.note = _fmax(fam, kind, r, summary, work)
+            else:
+                r.note = (r.note + "; " if r.note else "") + "no open place and route for this family: no Fmax"
             fam_rep[kind] = {"multipliers": mults, "dsps": r.dsps, "dsp_types": r.dsp_types(), "luts": r.luts,
                              "carries": r.carries, "ffs": r.ffs, "fmax_mhz": r.fmax_mhz, "note": r.note,
                              "cells": r.cells, "seconds": round(r.seconds, 1)}
