@@ -91,7 +91,11 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
     found = [c for c in (card, library_card(geometry), constructive_card(geometry) if rank == lb else None) if c]
     if not found:
         raise NoCardFound(f"no proven card for {geometry.name} at R={rank} within the budget")
-    return min(found, key=lambda c: cost_key(c.costs))
+    best = min(found, key=lambda c: cost_key(c.costs))
+    best.provenance["search"] = {c.provenance.get("method", "?"): [str(v) for v in cost_key(c.costs)] for c in found}
+    if card is None:
+        best.provenance["search"]["als"] = "no proven card within the budget"
+    return best
 
 
 def library_card(geometry: Geometry) -> AlgorithmCard | None:

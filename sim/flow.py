@@ -12,8 +12,6 @@ from hdl.generate import build_design, write_design
 from hdl.options import HardwareOptions
 from hdl.synth_report import format_report, parse_families, synth_design
 from miner.card import write_text_atomic
-from miner.constructive import constructive_card
-from miner.costs import cost_key
 from miner.geometry import Geometry
 from miner.search import mine_card
 
@@ -35,10 +33,10 @@ def run_flow(geometry: Geometry, options: HardwareOptions, method: str = "search
     t0 = time.perf_counter()
     _say(f"== mine     {geometry.describe()}")
     card = mine_card(geometry, method=method, seed=seed, budget=budget, progress=False)
-    base = constructive_card(geometry)
     _say(card.summary())
-    if card.provenance.get("method") != "constructive":
-        _say(f"cost       {cost_key(card.costs)[1:3]} (B^T+A^T, G adders) vs constructive {cost_key(base.costs)[1:3]}")
+    for m, cost in card.provenance.get("search", {}).items():
+        _say(f"search     {m}: " + (cost if isinstance(cost, str) else
+                                     f"adders B^T+A^T {cost[1]}, G {cost[2]}, max denominator {cost[3]}"))
     _say(f"== gen      {options.tag}")
     data, files, costed = build_design(card, options)
     summary = write_design(folder, data, files, costed)
