@@ -39,15 +39,17 @@ def test_s_curve_rescaling_keeps_the_function():
     assert s_curve(0, 100, 8.0) == 1.0 and s_curve(100, 100, 8.0) == 8.0
 
 
-def test_sgd_checkpoint_and_resume(tmp_path):
+def test_sgd_resume_after_interruption_gives_a_proven_card(tmp_path):
     g = BY_NAME["f2_3"].geometry
     ckpt = tmp_path / "ck.pt"
-    cfg = SGDConfig(rank=4, steps=300, batch=64, snap_every=10**9, checkpoint_every=100, seed=3)
+    # the interrupted run: 300 steps, no proof attempt yet
+    cfg = SGDConfig(rank=4, steps=300, batch=256, snap_every=10**9, checkpoint_every=100, seed=1)
     assert mine_sgd(g, cfg, checkpoint=ckpt, progress=False) is None
     assert torch.load(ckpt, weights_only=False)["step"] == 300
-    cfg.steps = 500
-    mine_sgd(g, cfg, checkpoint=ckpt, resume=True, progress=False)
-    assert torch.load(ckpt, weights_only=False)["step"] == 500
+    cfg.steps, cfg.snap_every = 5000, 500
+    card = mine_sgd(g, cfg, checkpoint=ckpt, resume=True, progress=False)
+    assert card is not None and card.provenance["steps"] > 300
+    assert AlgorithmCard.from_json(card.to_json()) == card
 
 
 @pytest.mark.parametrize("exact_loss", [False, True], ids=["sampled", "exact-loss"])
