@@ -34,7 +34,7 @@ def explore(kernel: str, outputs: str, stride: str, dilation: str, family: str, 
         w, d = rep["winograd"], rep["direct"]
         rows.append({"output": o, "geometry": g.name, "R": card.rank, "direct_mults": g.direct_count,
                      "mults_per_output": card.rank / g.n_y, "direct_per_output": g.direct_count / g.n_y,
-                     "y_bits": data["ports"][-1 if options.pipeline == "none" else -2]["width"],
+                     "y_bits": next(p["width"] for p in data["ports"] if p["name"] == "y"),
                      "max_operand_bits": max(data["multiplier_widths"]["v"] + data["multiplier_widths"]["u"]),
                      "winograd": {k: w[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")},
                      "direct": {k: d[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")}})

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from miner.errors import WinohdlError
@@ -46,7 +46,6 @@ class SynthResult:
     fmax_mhz: float | None = None
     note: str = ""
     seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
 
     def count(self, *prefixes: str, exclude: tuple = ()) -> int:
         return sum(n for cell, n in self.cells.items()
