@@ -164,7 +164,8 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
                 prov = {"method": "sgd", "seed": cfg.seed, "steps": step,
                         "seconds": round(time.perf_counter() - t0, 2), "device": str(device),
                         "dtype": "float32", "config": asdict(cfg)}
-                best = rationalise(geometry, net.factors(), cfg.q_max, prov)
+                out_of_time = lambda: budget is not None and time.perf_counter() - t0 > budget  # noqa: E731
+                best = rationalise(geometry, net.factors(), cfg.q_max, prov, should_stop=out_of_time)
                 if best is not None:
                     break
     finally:
