@@ -17,7 +17,7 @@ from miner.suite import BY_NAME
 @pytest.mark.parametrize("name", ["f2_3", "s2_k3_o2", "asym_2x3"])
 def test_als_proves_from_random_starts(name):
     g = BY_NAME[name].geometry
-    card = mine_card(g, method="als", seed=0, budget=120)
+    card = mine_card(g, method="als", seed=0, budget=240)  # seed 0 needs ~35 s here
     assert card.rank == g.lower_bound() and card.provenance["method"] == "als"
     assert AlgorithmCard.from_json(card.to_json()) == card  # re-proven on load
 
