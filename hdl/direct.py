@@ -40,7 +40,7 @@ class DirectConvolution(wiring.Component):
     def __init__(self, geometry: Geometry, options: HardwareOptions):
         self.geometry, self.options = geometry, options
         dr, gr = word_range(options.data_width), word_range(options.kernel_width)
-        self._pairs = [(y, d, g) for y, d, g in geometry._triples.tolist()]
+        self._pairs = [(y, d, g) for y, d, g in geometry.triples.tolist()]
         self._p_range = product_range(dr, gr)
         self._graph = build_graph([[int(t[0] == o) for t in self._pairs] for o in range(geometry.n_y)], share=False)
         self._node_ranges = [linear_range(f, [self._p_range] * len(self._pairs)) for f in self._graph.forms()]

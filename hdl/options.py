@@ -12,6 +12,15 @@ KERNEL_TRANSFORMS = ("hw", "offline")
 ROUNDINGS = ("truncate", "round-half-up", "round-half-even")
 
 
+def parse_choices(text: str, choices: tuple[str, ...], noun: str, every: str) -> list[str]:
+    """``"a,b"`` -> ["a", "b"], each one of ``choices``; the word ``every`` means all of them."""
+    names = list(choices) if text == every else [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in choices:
+            raise WinohdlError(f"unknown {noun} {n!r}: choose {', '.join(choices)} or {every}")
+    return names
+
+
 @dataclass(frozen=True)
 class HardwareOptions:
     """How a card becomes hardware.

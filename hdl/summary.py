@@ -68,6 +68,14 @@ class DesignSummary:
     def host_kernel_transform(self) -> list[list[int]] | None:
         return self.data.get("host_kernel_transform")
 
+    def datapath(self):
+        """The design's datapath rebuilt from its card (re-proven) and options; None without a card."""
+        from miner.card import AlgorithmCard
+
+        from .datapath import Datapath
+        card = self.folder / self.data.get("card", "card.json")
+        return Datapath(AlgorithmCard.load(card), self.options) if card.is_file() else None
+
     def save(self, folder: Path) -> None:
         from miner.card import write_json_atomic, write_text_atomic
         write_json_atomic(folder / SUMMARY_FILE, self.data)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
-from miner.card import AlgorithmCard, write_json_atomic, write_text_atomic
+from miner.card import write_json_atomic, write_text_atomic
 from miner.errors import WinohdlError
 
 from .synth import ECP5_85K_DSPS, FAMILIES, ICE40_UP5K, PNR, SynthResult, place_and_route, synthesise
+from .options import parse_choices
 from .summary import DesignSummary
 
 
@@ -27,17 +28,14 @@ def _core(summary: DesignSummary, kind: str):
         from .direct import DirectConvolution
         return DirectConvolution(summary.geometry, summary.options)
     from .components import WinogradTile
-    from .datapath import Datapath
-    card = AlgorithmCard.load(summary.folder / summary.data.get("card", "card.json"))
-    return WinogradTile(Datapath(card, summary.options))
+    dp = summary.datapath()
+    if dp is None:
+        raise WinohdlError(f"{summary.folder} has no card.json: regenerate it with 'winohdl gen'")
+    return WinogradTile(dp)
 
 
 def parse_families(text: str) -> list[str]:
-    names = list(FAMILIES) if text == "all" else [f.strip() for f in text.split(",") if f.strip()]
-    for f in names:
-        if f not in FAMILIES:
-            raise WinohdlError(f"unknown family {f!r}: choose {', '.join(FAMILIES)} or all")
-    return names
+    return parse_choices(text, FAMILIES, "family", "all")
 
 
 def _log(text: str) -> None:

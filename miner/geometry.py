@@ -126,7 +126,7 @@ class Geometry:
         return self.n_y * self.n_g
 
     @cached_property
-    def _triples(self) -> np.ndarray:
+    def triples(self) -> np.ndarray:
         """Every (y, d, g) flat index triple with T[y, d, g] = 1, shape (|y|*|g|, 3)."""
         rows = []
         for o in product(*(range(n) for n in self.output)):
@@ -139,13 +139,13 @@ class Geometry:
     def tensor(self) -> np.ndarray:
         """The exact 0/1 convolution tensor ``T[y, d, g]`` (int64), so that ``y = T . d . g``."""
         t = np.zeros((self.n_y, self.n_d, self.n_g), dtype=np.int64)
-        tr = self._triples
+        tr = self.triples
         t[tr[:, 0], tr[:, 1], tr[:, 2]] = 1
         return t
 
     def used_inputs(self) -> tuple[int, ...]:
         """Flat indices of the input samples the tile reads, sorted."""
-        return tuple(sorted(set(self._triples[:, 1].tolist())))
+        return tuple(sorted(set(self.triples[:, 1].tolist())))
 
     def lower_bound(self) -> int:
         """Proven minimum number of multiplications of any bilinear algorithm for this tile.

@@ -68,14 +68,6 @@ def _read_results(results_xml: Path) -> tuple[list[str], float]:
     return fails, sum(float(c.get("time", 0)) for c in cases)
 
 
-def _datapath(folder: Path, summary: DesignSummary):
-    """The design's datapath rebuilt from its card (re-proven), for the extreme-input vectors."""
-    from hdl.datapath import Datapath
-    from miner.card import AlgorithmCard
-    card = folder / summary.data.get("card", "card.json")
-    return Datapath(AlgorithmCard.load(card), summary.options) if card.is_file() else None
-
-
 def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, waves: bool = False,
                    target: str = "wino") -> SimResult:
     """Build (cached by the runner) and run the testbench; never raises on a mismatch: read ``passed``."""
@@ -113,7 +105,7 @@ def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, wa
     t1 = time.perf_counter()
     result_file.unlink(missing_ok=True)
     stimulus = build_dir / "stimulus.json"
-    stimulus.write_text(json.dumps(test_set(summary.geometry, summary.options, vectors, seed, _datapath(folder, summary))))
+    stimulus.write_text(json.dumps(test_set(summary.geometry, summary.options, vectors, seed, summary.datapath())))
     env = {"WINOHDL_DESIGN": str(folder), "WINOHDL_TARGET": target, "WINOHDL_STIMULUS": str(stimulus),
            "WINOHDL_SEED": str(seed), "WINOHDL_RESULT": str(result_file),
            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}

@@ -49,8 +49,5 @@ def require(simulator: str) -> None:
 
 
 def parse_simulators(text: str) -> list[str]:
-    names = list(SIMULATORS) if text == "both" else [s.strip() for s in text.split(",") if s.strip()]
-    for n in names:
-        if n not in SIMULATORS:
-            raise WinohdlError(f"unknown simulator {n!r}: choose icarus, verilator or both")
-    return names
+    from hdl.options import parse_choices
+    return parse_choices(text, SIMULATORS, "simulator", "both")
