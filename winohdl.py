@@ -51,7 +51,7 @@ def cmd_mine(a) -> None:
     g = _geometry(a)
     card = mine_card(g, method=a.method, rank=a.rank, seed=a.seed, steps=a.steps, budget=a.seconds,
                      device=a.device, q_max=a.q_max, resume=a.resume, exact_loss=a.exact_loss,
-                     progress=not a.quiet)
+                     progress=not a.quiet, polish_seconds=a.polish)
     out = Path(a.o) if a.o else Path("build") / g.name / "card.json"
     if out.suffix != ".json":
         out = out / "card.json"
@@ -122,6 +122,8 @@ def main(argv=None) -> int:
     m.add_argument("--seconds", type=float, default=None, help="time budget in seconds")
     m.add_argument("--device", default="auto", help="auto | cpu | cuda")
     m.add_argument("--q-max", type=int, default=4, help="largest denominator tried when snapping")
+    m.add_argument("--polish", type=float, default=10.0,
+                   help="seconds of cost-lowering term exchanges after a proof (0: off)")
     m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint in build/")
     m.add_argument("--quiet", action="store_true")

@@ -335,8 +335,22 @@ def pin_points(geometry: Geometry, f: Factors, q_max: int) -> Factors | None:
 
 def rationalise(geometry: Geometry, f: Factors, q_max: int, provenance: dict,
                 should_stop=lambda: False) -> AlgorithmCard | None:
-    """Snap a near-exact float algorithm and prove it; None when it does not snap."""
+    """Snap a near-exact float algorithm and prove it; None when it does not snap.
+
+    At R = lower bound the structural move onto small-rational catalogue terms
+    (:func:`miner.terms.snap_structural`) comes first, after an exact-tensor refit
+    when the float algorithm is not yet exact; entry-wise snapping follows.
+    """
     if f.rank == geometry.lower_bound():
+        from .terms import snap_structural
+        T = geometry.tensor().astype(float)
+        exact = f
+        if residual(T, f) > EXACT:
+            exact = f.copy()
+            fit(T, exact, sweeps=300, lam0=1e-8, tol=EXACT)
+        card = snap_structural(geometry, exact, q_max, provenance)
+        if card is not None:
+            return card
         card = snap_direct(geometry, f, q_max, provenance) or snap_terms(geometry, f, q_max, provenance)
         if card is None:
             pinned = pin_points(geometry, f, q_max)

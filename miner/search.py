@@ -20,6 +20,7 @@ from .costs import cost_key
 from .errors import WinohdlError
 from .geometry import Geometry
 from .rationalise import rationalise
+from .terms import polish
 
 METHODS = ("constructive", "als", "sgd", "search")
 LIBRARY = Path(__file__).resolve().parent.parent / "cards"
@@ -52,8 +53,12 @@ def mine_als(geometry: Geometry, rank: int, seed: int, budget: float, q_max: int
 def mine_card(geometry: Geometry, method: str = "search", rank: int | None = None, seed: int = 0,
               steps: int | None = None, budget: float | None = None, device: str = "auto", q_max: int = 4,
               resume: bool = False, exact_loss: bool = False, progress: bool = True,
-              checkpoint: Path | None = None) -> AlgorithmCard:
-    """Return a proven card for ``geometry`` by ``method`` (see METHODS); raises NoCardFound."""
+              checkpoint: Path | None = None, polish_seconds: float = 10.0) -> AlgorithmCard:
+    """Return a proven card for ``geometry`` by ``method`` (see METHODS); raises NoCardFound.
+
+    A mined card at R = lower bound is then polished for up to ``polish_seconds``
+    (:func:`miner.terms.polish`: term exchanges while the documented cost drops).
+    """
     if method not in METHODS:
         raise WinohdlError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     lb = geometry.lower_bound()
@@ -66,6 +71,10 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
         raise WinohdlError(f"--steps must be >= 0, got {steps}")
     if budget is not None and budget <= 0:
         raise WinohdlError(f"--seconds must be > 0, got {budget}")
+    if polish_seconds < 0:
+        raise WinohdlError(f"--polish must be >= 0 seconds, got {polish_seconds}")
+    tidy = lambda c: polish(c, budget=polish_seconds, q_max=min(q_max, 2), seed=seed) \
+        if c is not None and polish_seconds > 0 else c  # noqa: E731
     rank = rank or lb
     if method == "constructive":
         if rank != lb:
@@ -78,12 +87,12 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
         if steps is not None:
             cfg.steps = steps
         ckpt = checkpoint or Path("build") / geometry.name / f"sgd_r{rank}_s{seed}.pt"
-        card = mine_sgd(geometry, cfg, checkpoint=ckpt, resume=resume, budget=budget, progress=progress)
+        card = tidy(mine_sgd(geometry, cfg, checkpoint=ckpt, resume=resume, budget=budget, progress=progress))
         if card is None:
             raise NoCardFound(f"sgd found no proven card within its budget (checkpoint {ckpt}; "
                               "continue with --resume)")
         return card
-    card = mine_als(geometry, rank, seed, budget or (60.0 if method == "als" else 10.0), q_max)
+    card = tidy(mine_als(geometry, rank, seed, budget or (60.0 if method == "als" else 10.0), q_max))
     if method == "als":
         if card is None:
             raise NoCardFound(f"als found no proven card for {geometry.name} at R={rank} within the budget")

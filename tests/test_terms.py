@@ -1,0 +1,87 @@
+"""Class-constant terms: the catalogue holds the constructive algorithms' terms, a random-start
+float algorithm moves onto catalogue terms and proves on every suite geometry, polishing only
+ever lowers the documented cost."""
+
+import numpy as np
+import pytest
+
+from miner.als import fit, random_factors
+from miner.card import AlgorithmCard
+from miner.constructive import constructive_card
+from miner.costs import cost_key
+from miner.rationalise import rationalise
+from miner.suite import BY_NAME
+from miner.terms import TermCatalogue, card_terms, polish, snap_structural
+
+
+def _leading_one(v):
+    first = next(x for x in v if x)
+    return tuple(x / first for x in v)
+
+
+def test_catalogue_holds_the_constructive_terms(suite_entry):
+    g = suite_entry.geometry
+    cat = TermCatalogue(g, q_max=2)
+    catalogue = {_leading_one(a) for a in cat.a_vectors}
+    for a, k in card_terms(constructive_card(g)):
+        assert _leading_one(a) in catalogue
+        w = cat.class_values(a, k)  # a k^T is constant on every class
+        for members, value in zip(cat.classes, w):
+            assert {a[y] * k[j] for y, j in members} == {value}
+
+
+def _exact_float_algorithm(g, seed):
+    T = g.tensor().astype(float)
+    rng = np.random.default_rng(seed)
+    while True:
+        f = random_factors(T.shape, g.lower_bound(), rng)
+        if fit(T, f, sweeps=1500) < 1e-6:
+            return f
+
+
+def test_random_start_moves_onto_catalogue_terms_and_proves(suite_entry):
+    g = suite_entry.geometry
+    f = _exact_float_algorithm(g, seed=3)
+    card = snap_structural(g, f, 4, {"method": "als", "seed": 3})
+    assert card is not None and card.rank == g.lower_bound()
+    assert AlgorithmCard.from_json(card.to_json()) == card  # re-proven on load
+    simple = {_leading_one(a) for a in TermCatalogue(g, q_max=2).a_vectors}
+    assert all(_leading_one(a) in simple for a, _ in card_terms(card))  # points from 0, +-1, +-2, +-1/2, inf
+
+
+def test_an_inexact_float_algorithm_is_not_moved():
+    g = BY_NAME["f2x2_3x3"].geometry
+    f = _exact_float_algorithm(g, seed=0)
+    f.G[0] += 0.05
+    assert snap_structural(g, f, 4, {}) is None
+
+
+def test_rationalise_refits_an_approximate_algorithm_then_proves():
+    g = BY_NAME["s2_5x5"].geometry
+    f = _exact_float_algorithm(g, seed=1)
+    rng = np.random.default_rng(0)
+    f.BT += 1e-3 * rng.standard_normal(f.BT.shape)  # what a not quite converged SGD run hands over
+    card = rationalise(g, f, 4, {"method": "sgd"})
+    assert card is not None and card.rank == 25
+
+
+@pytest.mark.parametrize("name", ["s2_k3_o2", "f4_3", "s21_3x3"])
+def test_polish_lowers_the_cost_and_keeps_a_proof(name):
+    g = BY_NAME[name].geometry
+    start = snap_structural(g, _exact_float_algorithm(g, seed=0), 4, {"method": "als"})
+    better = polish(start, budget=5)
+    assert cost_key(better.costs) < cost_key(start.costs)
+    assert better.provenance["polish"]["descents"] >= 1
+    AlgorithmCard.from_json(better.to_json())
+
+
+def test_polish_keeps_a_card_it_cannot_improve():
+    card = constructive_card(BY_NAME["f2_3"].geometry)
+    assert polish(card, budget=5) is card
+
+
+def test_polish_finds_a_card_cheaper_than_the_constructive_one():
+    g = BY_NAME["s2_5x5"].geometry
+    base = constructive_card(g)
+    better = polish(base, budget=20)
+    assert cost_key(better.costs) < cost_key(base.costs)
