@@ -106,7 +106,8 @@ def cmd_explore(a) -> None:
 
 def cmd_bench(a) -> None:
     from miner.bench import bench_mine
-    bench_mine(names=a.geometries, seeds=a.seeds, methods=a.methods, budget=a.seconds, out=a.o)
+    bench_mine(names=a.geometries, seeds=a.seeds, methods=a.methods, budget=a.seconds,
+               polish_seconds=a.polish, out=a.o)
 
 
 def main(argv=None) -> int:
@@ -187,6 +188,7 @@ def main(argv=None) -> int:
     bm.add_argument("--seeds", type=int, default=5)
     bm.add_argument("--methods", default="als,sgd")
     bm.add_argument("--seconds", type=float, default=60.0, help="budget per run")
+    bm.add_argument("--polish", type=float, default=10.0, help="seconds of polishing after each proof")
     bm.add_argument("-o", default="build/bench/mine.json")
     bm.set_defaults(func=cmd_bench)
 
