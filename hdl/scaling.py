@@ -57,11 +57,16 @@ class ScaledCard:
         return out
 
 
-def scale_card(card: AlgorithmCard) -> ScaledCard:
-    BT, G, AT = normalise_terms([list(r) for r in card.BT], [list(r) for r in card.G], [list(r) for r in card.AT])
+def integer_form(BT, G, AT):
+    """(B^T_int, G_int, A^T_int, D) of rational transforms, per the module docstring."""
+    BT, G, AT = normalise_terms([list(r) for r in BT], [list(r) for r in G], [list(r) for r in AT])
     den = [math.lcm(1, *(v.denominator for v in row)) for row in G]
     G_int = tuple(tuple(int(v * den[r]) for v in row) for r, row in enumerate(G))
     D = tuple(math.lcm(1, *(den[r] for r, v in enumerate(row) if v != 0)) for row in AT)
     AT_int = tuple(tuple(int(v * D[o] / den[r]) for r, v in enumerate(row)) for o, row in enumerate(AT))
     BT_int = tuple(tuple(int(v) for v in row) for row in BT)
-    return ScaledCard(card, BT_int, G_int, AT_int, D)
+    return BT_int, G_int, AT_int, D
+
+
+def scale_card(card: AlgorithmCard) -> ScaledCard:
+    return ScaledCard(card, *integer_form(card.BT, card.G, card.AT))

@@ -14,6 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -128,7 +129,7 @@ class AlgorithmCard:
     def rank(self) -> int:
         return len(self.BT)
 
-    @property
+    @cached_property
     def costs(self) -> dict:
         base = card_costs(self.geometry, self.BT, self.G, self.AT)
         if self.costs_override:

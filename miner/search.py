@@ -2,8 +2,8 @@
 
 Methods: ``constructive`` (the certified optimum, milliseconds), ``als`` (random
 multi-start ALS on the exact tensor + rationalisation), ``sgd`` (the article's
-method), ``search`` (constructive plus ALS attempts for a time budget; the
-cheapest proven card by :func:`miner.costs.cost_key` wins).
+method), ``search`` (ALS attempts for a time budget and the constructive card,
+each polished; the cheapest proven card by :func:`miner.costs.cost_key` wins).
 """
 
 from __future__ import annotations
@@ -97,13 +97,22 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
         if card is None:
             raise NoCardFound(f"als found no proven card for {geometry.name} at R={rank} within the budget")
         return card
-    found = [c for c in (card, library_card(geometry), constructive_card(geometry) if rank == lb else None) if c]
+    base = constructive_card(geometry) if rank == lb else None
+    polished = tidy(base)
+    library = library_card(geometry)
+    found = [c for c in (card, library, polished) if c is not None]
     if not found:
         raise NoCardFound(f"no proven card for {geometry.name} at R={rank} within the budget")
     best = min(found, key=lambda c: cost_key(c.costs))
-    best.provenance["search"] = {c.provenance.get("method", "?"): [str(v) for v in cost_key(c.costs)] for c in found}
-    if card is None:
-        best.provenance["search"]["als"] = "no proven card within the budget"
+    key = lambda c: [str(v) for v in cost_key(c.costs)]  # noqa: E731
+    report = {"als": key(card) if card is not None else "no proven card within the budget"}
+    if library is not None:
+        report["library"] = key(library)
+    if base is not None:
+        report["constructive"] = key(base)
+        if polished is not base:
+            report["constructive+polish"] = key(polished)
+    best.provenance["search"] = report
     return best
 
 

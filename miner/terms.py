@@ -282,8 +282,8 @@ def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int 
     """Iterated local search over catalogue terms for a cheaper card at the same R.
 
     Single-term exchanges are screened in floating point (the adder estimate needs
-    only the non-zero pattern of ``B^T = W^-1``) down to a local optimum, which is
-    then evaluated exactly; ``kick`` random exchanges applied to the best set so far
+    only the non-zero pattern of ``B^T = W^-1``) down to a local optimum, whose
+    exact cost (the generator's shift-add graphs) decides whether it is kept; ``kick`` random exchanges applied to the best set so far
     restart the descent until ``budget`` seconds are spent. Works at R = |d_used|
     (other cards are returned unchanged). Returns ``card`` itself unless a proven
     card strictly cheaper by :func:`miner.costs.cost_key` was found.
@@ -301,11 +301,12 @@ def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int 
     rng = np.random.default_rng(seed)
     best_set, best = [pool.index(t) for t in start], cost_key(card.costs)
     current, current_key = list(best_set), screen.key(best_set)
-    found, descents = False, 0
+    found, descents, seen = False, 0, [best_set]
     while not out_of_time() and current_key is not None:
         current, current_key = _descend(screen, current, current_key, len(pool), rng, out_of_time)
         descents += 1
-        if current_key <= best[1:3] and current != best_set:
+        if current not in seen:  # the screen only steers; local optima are ranked exactly
+            seen.append(current)
             mats = cat.matrices([pool[i] for i in current])
             key = cost_key(card_costs(g, *mats)) if mats is not None else None
             if key is not None and key < best:

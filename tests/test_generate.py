@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from hdl.datapath import Datapath
+from hdl.options import HardwareOptions
 from hdl.summary import DesignSummary
 from miner.constructive import constructive_card
 from miner.suite import BY_NAME
@@ -59,3 +61,10 @@ def test_failing_card_writes_nothing(tmp_path, cli):
 def test_gen_needs_card_or_geometry(tmp_path, cli):
     code, _, err = cli("gen", "-o", str(tmp_path / "d"))
     assert code == 2 and "card JSON or a geometry" in err
+
+
+def test_card_costs_are_the_generators_adder_counts(suite_entry):
+    card = constructive_card(suite_entry.geometry)
+    built = Datapath(card, HardwareOptions.make(8, 8, "none", "hw", None, "truncate", 0)).adders
+    assert card.costs["adders_exact"] is True
+    assert card.costs["adders"] == {k: built[k] for k in ("BT", "G", "AT")}

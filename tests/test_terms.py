@@ -81,7 +81,7 @@ def test_polish_keeps_a_card_it_cannot_improve():
 
 
 def test_polish_finds_a_card_cheaper_than_the_constructive_one():
-    g = BY_NAME["s2_5x5"].geometry
+    g = BY_NAME["asym_2x3"].geometry
     base = constructive_card(g)
-    better = polish(base, budget=20)
-    assert cost_key(better.costs) < cost_key(base.costs)
+    better = polish(base, budget=10)
+    assert cost_key(better.costs) < cost_key(base.costs)  # same B^T + A^T, fewer G adders
