@@ -48,10 +48,12 @@ def _hw_options(a):
 
 def cmd_mine(a) -> None:
     from miner.search import mine_card
+    from miner.sgd import parse_settings
     g = _geometry(a)
+    settings = parse_settings(a.sgd)
     card = mine_card(g, method=a.method, rank=a.rank, seed=a.seed, steps=a.steps, budget=a.seconds,
                      device=a.device, q_max=a.q_max, resume=a.resume, exact_loss=a.exact_loss,
-                     progress=not a.quiet, polish_seconds=a.polish)
+                     progress=not a.quiet, polish_seconds=a.polish, sgd_settings=settings)
     out = Path(a.o) if a.o else Path("build") / g.name / "card.json"
     if out.suffix != ".json":
         out = out / "card.json"
@@ -125,6 +127,9 @@ def main(argv=None) -> int:
     m.add_argument("--q-max", type=int, default=4, help="largest denominator tried when snapping")
     m.add_argument("--polish", type=float, default=10.0,
                    help="seconds of cost-lowering term exchanges after a proof (0: off)")
+    m.add_argument("--sgd", action="append", metavar="KEY=VALUE",
+                   help="sgd setting, repeatable: batch, lr, l1, prune_threshold, hard_buffer, replay_every, "
+                        "scale_max, ramp_steps, snap_every, checkpoint_every (article defaults otherwise)")
     m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint in build/")
     m.add_argument("--quiet", action="store_true")

@@ -53,7 +53,8 @@ def mine_als(geometry: Geometry, rank: int, seed: int, budget: float, q_max: int
 def mine_card(geometry: Geometry, method: str = "search", rank: int | None = None, seed: int = 0,
               steps: int | None = None, budget: float | None = None, device: str = "auto", q_max: int = 4,
               resume: bool = False, exact_loss: bool = False, progress: bool = True,
-              checkpoint: Path | None = None, polish_seconds: float = 10.0) -> AlgorithmCard:
+              checkpoint: Path | None = None, polish_seconds: float = 10.0,
+              sgd_settings: dict | None = None) -> AlgorithmCard:
     """Return a proven card for ``geometry`` by ``method`` (see METHODS); raises NoCardFound.
 
     A mined card at R = lower bound is then polished for up to ``polish_seconds``
@@ -84,6 +85,8 @@ def mine_card(geometry: Geometry, method: str = "search", rank: int | None = Non
         from .sgd import SGDConfig, mine_sgd, pick_device
         pick_device(device)
         cfg = SGDConfig(rank=rank, seed=seed, q_max=q_max, exact_loss=exact_loss, device=device)
+        for key, value in (sgd_settings or {}).items():
+            setattr(cfg, key, value)
         if steps is not None:
             cfg.steps = steps
         ckpt = checkpoint or Path("build") / geometry.name / f"sgd_r{rank}_s{seed}.pt"

@@ -54,6 +54,37 @@ class SGDConfig:
     checkpoint_every: int = 1000
 
 
+POSITIVE = ("batch", "lr", "replay_every", "snap_every", "checkpoint_every", "scale_max", "q_max")
+
+
+def parse_settings(items) -> dict:
+    """``["lr=1e-3", "batch=512"]`` -> SGDConfig overrides, typed like the defaults; one-line errors."""
+    from dataclasses import fields
+    types = {f.name: type(f.default) for f in fields(SGDConfig) if f.name not in ("rank", "seed", "device")}
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in types:
+            raise WinohdlError(f"--sgd expects KEY=VALUE with KEY one of {', '.join(sorted(types))}, got {item!r}")
+        kind, text = types[key], value.strip()
+        if kind is bool:
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise WinohdlError(f"--sgd {key} must be true or false, got {value!r}")
+            out[key] = text.lower() in ("true", "1")
+            continue
+        try:
+            number = float(text)
+        except ValueError:
+            raise WinohdlError(f"--sgd {key} must be a number, got {value!r}") from None
+        if kind is int and not number.is_integer():
+            raise WinohdlError(f"--sgd {key} must be a whole number, got {value!r}")
+        if number < 0 or number == 0 and key in POSITIVE:
+            raise WinohdlError(f"--sgd {key} must be {'> 0' if key in POSITIVE else '>= 0'}, got {value!r}")
+        out[key] = kind(number)
+    return out
+
+
 def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
