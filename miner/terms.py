@@ -18,6 +18,7 @@ terms with small-rational points (:func:`snap_structural`), and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from fractions import Fraction
@@ -277,9 +278,31 @@ def _descend(screen: _Screen, chosen: list[int], key, pool_size: int, rng, out_o
     return chosen, key
 
 
-def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int = 0,
-           kick: int = 3) -> AlgorithmCard:
-    """Iterated local search over catalogue terms for a cheaper card at the same R.
+def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int = 0) -> AlgorithmCard:
+    """Iterated local search for a cheaper card at the same R, the simplest points first.
+
+    The budget is shared by tiers q = 1 (points 0, +-1, infinity), 2 (adding +-2,
+    +-1/2), ... up to ``q_max``; each tier starts from the best card so far (see
+    :func:`polish_tier`). Returns ``card`` itself unless a strictly cheaper proven
+    card was found.
+    """
+    tiers = range(1, max(q_max, 1) + 1)
+    best, log = card, []
+    for q in tiers:
+        out = polish_tier(best, budget / len(tiers), q_max=q, seed=seed)
+        if out is not best:
+            log.append(out.provenance["polish"])
+            best = out
+    if best is card:
+        return card
+    prov = dict(card.provenance)
+    prov["polish"] = {"tiers": log, "seconds": budget, "cost_before": [str(v) for v in cost_key(card.costs)]}
+    return dataclasses.replace(best, provenance=prov)
+
+
+def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int = 0,
+                kick: int = 3) -> AlgorithmCard:
+    """Iterated local search over catalogue terms of one tier for a cheaper card at the same R.
 
     Single-term exchanges are screened in floating point (the adder estimate needs
     only the non-zero pattern of ``B^T = W^-1``) down to a local optimum, whose

@@ -43,6 +43,18 @@ def make_design(tmp_path_factory, name, options):
     return folder
 
 
+@pytest.mark.parametrize("sim", SIMS)
+def test_mined_and_polished_card_passes(tmp_path, sim):
+    """A card from random-start ALS, structural snapping and polishing (mixed terms, denominators
+    up to 16) goes through the same generator and testbench."""
+    from miner.search import mine_card
+    card = mine_card(BY_NAME["f2x2_3x3"].geometry, method="als", seed=0, budget=60, polish_seconds=5)
+    assert card.provenance["method"] == "als"
+    data, files, costed = build_design(card, HardwareOptions.make(8, 8, "stages", "hw"))
+    write_design(tmp_path, data, files, costed)
+    assert_pass(run_simulation(tmp_path, sim, VECTORS, seed=3))
+
+
 def assert_pass(r):
     assert r.passed, r.line() + f" first mismatches: {r.mismatches[:1]}"
 
