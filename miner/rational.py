@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from itertools import product
 
 from .errors import WinohdlError
 
@@ -88,3 +89,46 @@ def invert(rows) -> list[list[Fraction]] | None:
                 fr = aug[r][c]
                 aug[r] = [a - fr * b for a, b in zip(aug[r], aug[c])]
     return [r[n:] for r in aug]
+
+
+def nullspace(rows: list[list[Fraction]], n: int) -> list[list[Fraction]]:
+    """A basis of {x : rows @ x = 0} over the rationals."""
+    m = [list(r) for r in rows]
+    pivots, rank = [], 0
+    for c in range(n):
+        p = next((i for i in range(rank, len(m)) if m[i][c] != 0), None)
+        if p is None:
+            continue
+        m[rank], m[p] = m[p], m[rank]
+        pv = m[rank][c]
+        m[rank] = [v / pv for v in m[rank]]
+        for i in range(len(m)):
+            if i != rank and m[i][c] != 0:
+                fr = m[i][c]
+                m[i] = [a - fr * b for a, b in zip(m[i], m[rank])]
+        pivots.append(c)
+        rank += 1
+    basis = []
+    for free in (c for c in range(n) if c not in pivots):
+        x = [Fraction(0)] * n
+        x[free] = Fraction(1)
+        for i, pc in enumerate(pivots):
+            x[pc] = -m[i][free]
+        basis.append(x)
+    return basis
+
+
+def tiers(q_max: int) -> list[list[Fraction]]:
+    """Snapping tiers: [0], [+-1], [+-2, +-1/2], [+-3, +-1/3, +-3/2, +-2/3], ... up to q_max."""
+    out, seen = [[Fraction(0)], [Fraction(1), Fraction(-1)]], {Fraction(0), Fraction(1), Fraction(-1)}
+    for k in range(2, max(q_max, 1) + 1):
+        tier = []
+        for p, q in product(range(1, k + 1), repeat=2):
+            if max(p, q) == k and q <= q_max:
+                for v in (Fraction(p, q), Fraction(-p, q)):
+                    if v not in seen:
+                        seen.add(v)
+                        tier.append(v)
+        if tier:
+            out.append(sorted(tier, key=lambda v: (abs(v.numerator) + v.denominator, v)))
+    return out

@@ -15,32 +15,16 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from itertools import product
 
 import numpy as np
 
 from .als import Factors, fit, residual
 from .card import AlgorithmCard, CardError, prove_identity
 from .geometry import Geometry
-from .rational import invert
+from .rational import invert, nullspace, tiers
+from .terms import snap_structural
 
 EXACT = 1e-8
-
-
-def tiers(q_max: int) -> list[list[Fraction]]:
-    """Snapping tiers: [0], [+-1], [+-2, +-1/2], [+-3, +-1/3, +-3/2, +-2/3], ... up to q_max."""
-    out, seen = [[Fraction(0)], [Fraction(1), Fraction(-1)]], {Fraction(0), Fraction(1), Fraction(-1)}
-    for k in range(2, max(q_max, 1) + 1):
-        tier = []
-        for p, q in product(range(1, k + 1), repeat=2):
-            if max(p, q) == k and q <= q_max:
-                for v in (Fraction(p, q), Fraction(-p, q)):
-                    if v not in seen:
-                        seen.add(v)
-                        tier.append(v)
-        if tier:
-            out.append(sorted(tier, key=lambda v: (abs(v.numerator) + v.denominator, v)))
-    return out
 
 
 def normalise_gauge(f: Factors) -> None:
@@ -198,33 +182,6 @@ def snap_direct(geometry: Geometry, f: Factors, q_max: int, provenance: dict) ->
     return prove_card(geometry, snapped, q_max, provenance)
 
 
-def _nullspace(rows: list[list[Fraction]], n: int) -> list[list[Fraction]]:
-    """A basis of {x : rows @ x = 0} over the rationals."""
-    m = [list(r) for r in rows]
-    pivots, rank = [], 0
-    for c in range(n):
-        p = next((i for i in range(rank, len(m)) if m[i][c] != 0), None)
-        if p is None:
-            continue
-        m[rank], m[p] = m[p], m[rank]
-        pv = m[rank][c]
-        m[rank] = [v / pv for v in m[rank]]
-        for i in range(len(m)):
-            if i != rank and m[i][c] != 0:
-                fr = m[i][c]
-                m[i] = [a - fr * b for a, b in zip(m[i], m[rank])]
-        pivots.append(c)
-        rank += 1
-    basis = []
-    for free in (c for c in range(n) if c not in pivots):
-        x = [Fraction(0)] * n
-        x[free] = Fraction(1)
-        for i, pc in enumerate(pivots):
-            x[pc] = -m[i][free]
-        basis.append(x)
-    return basis
-
-
 def snap_term(geometry: Geometry, classes, a: np.ndarray, g: np.ndarray, q_max: int):
     """Snap one term (A^T column a, G row g) to a rational rank-one class-constant pair.
 
@@ -249,7 +206,7 @@ def snap_term(geometry: Geometry, classes, a: np.ndarray, g: np.ndarray, q_max: 
                 row[k1] -= aq[y1]
                 if any(row):
                     rows.append(row)
-        basis = _nullspace(rows, geometry.n_g)
+        basis = nullspace(rows, geometry.n_g)
         if not basis:
             continue
         B = np.array([[float(v) for v in b] for b in basis])
@@ -342,7 +299,6 @@ def rationalise(geometry: Geometry, f: Factors, q_max: int, provenance: dict,
     when the float algorithm is not yet exact; entry-wise snapping follows.
     """
     if f.rank == geometry.lower_bound():
-        from .terms import snap_structural
         T = geometry.tensor().astype(float)
         exact = f
         if residual(T, f) > EXACT:

@@ -27,10 +27,12 @@ from itertools import product
 
 import numpy as np
 
+from .als import residual
 from .card import AlgorithmCard, CardError
+from .constructive import normalise_terms
 from .costs import card_costs, cost_key
 from .geometry import Geometry
-from .rational import invert
+from .rational import invert, nullspace, tiers
 
 Vector = tuple[Fraction, ...]
 INFINITY = None  # the point at infinity in a list of points
@@ -38,7 +40,6 @@ INFINITY = None  # the point at infinity in a list of points
 
 def points(q_max: int) -> list[Fraction | None]:
     """0, +-1, +-2, +-1/2, ... (numerator and denominator at most ``q_max``) and infinity."""
-    from .rationalise import tiers
     return [v for tier in tiers(q_max) for v in tier] + [INFINITY]
 
 
@@ -103,7 +104,6 @@ class TermCatalogue:
     def g_space(self, a: Vector) -> list[Vector]:
         """A basis of the G rows admissible with A^T column ``a`` (exact; empty if none)."""
         if a not in self._spaces:
-            from .rationalise import _nullspace
             rows = []
             for members in self.classes:
                 for (y0, k0), (y1, k1) in zip(members, members[1:]):
@@ -112,7 +112,7 @@ class TermCatalogue:
                     row[k1] -= a[y1]
                     if any(row):
                         rows.append(row)
-            basis = [tuple(b) for b in _nullspace(rows, self.geometry.n_g)]
+            basis = [tuple(b) for b in nullspace(rows, self.geometry.n_g)]
             self._spaces[a] = [b for b in basis if any(self.class_values(a, b))]
         return self._spaces[a]
 
@@ -130,11 +130,11 @@ class TermCatalogue:
 
     def matrices(self, terms) -> tuple[list, list, list] | None:
         """(B^T, G, A^T) of a set of terms, per-term normalised; None when the w are dependent."""
-        from .constructive import normalise_terms
         R = len(terms)
         if R != len(self.used):
             return None
-        W = [[self.class_values(a, g)[i] for a, g in terms] for i in range(R)]  # W[i][r]
+        cols = [self.class_values(a, g) for a, g in terms]
+        W = [[cols[r][i] for r in range(R)] for i in range(R)]  # W[i][r]: term r's value on input i
         Winv = invert(W)
         if Winv is None:
             return None
@@ -164,7 +164,6 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def _snap_coefficients(c: np.ndarray, q_max: int) -> list[Fraction]:
     """Coefficients up to scale: the largest becomes 1, the rest the nearest small rationals."""
-    from .rationalise import tiers
     values = [v for tier in tiers(q_max) for v in tier]
     c = c / c[int(np.argmax(np.abs(c)))]
     return [min(values, key=lambda v: abs(float(v) - x)) for x in c]
@@ -181,7 +180,6 @@ def snap_structural(geometry: Geometry, f, q_max: int, provenance: dict, tol: fl
     placed most confident first, and a term whose nearest catalogue term would make
     the class values dependent takes the next nearest. The card is proven.
     """
-    from .als import residual
     T = geometry.tensor().astype(float)
     if f.rank != geometry.lower_bound() or residual(T, f) > tol * np.linalg.norm(T):
         return None
