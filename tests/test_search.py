@@ -71,3 +71,12 @@ def test_bad_settings():
             pick_device("cuda")
     with pytest.raises(WinohdlError, match="seconds must be > 0"):
         mine_card(g, method="als", budget=-1)
+
+
+@pytest.mark.parametrize("name", ["f4_3", "s2_5x5"])
+def test_sgd_proves_with_the_article_batch(name):
+    g = BY_NAME[name].geometry
+    cfg = SGDConfig(rank=g.lower_bound(), steps=6000, seed=0)  # batch 2048, the article's
+    card = mine_sgd(g, cfg, progress=False)
+    assert card is not None and card.rank == g.lower_bound() and card.provenance["steps"] <= 6000
+    assert AlgorithmCard.from_json(card.to_json()) == card
