@@ -1,34 +1,33 @@
-"""The shipped card library: every card re-proves on load, belongs to the geometry its file names,
-is strictly cheaper than the constructive card and widens no multiplier operand."""
+"""The card library: a card placed there is re-proven on load and preferred by gen and the search
+when it is cheaper; a tampered one is refused with a one-line error."""
 
-from pathlib import Path
+import json
 
 import pytest
 
-from hdl.datapath import Datapath
-from hdl.options import HardwareOptions
-from miner.card import AlgorithmCard
+import miner.search as search
+from miner.card import CardError
 from miner.constructive import constructive_card
 from miner.costs import cost_key
-from miner.search import LIBRARY, best_known_card
-
-CARDS = sorted(Path(LIBRARY).glob("*.json"))
-
-
-def test_the_library_is_not_empty():
-    assert len(CARDS) >= 4
+from miner.suite import BY_NAME
+from miner.terms import polish
 
 
-@pytest.mark.parametrize("path", CARDS, ids=[p.stem for p in CARDS])
-def test_library_card(path):
-    card = AlgorithmCard.load(path)
-    assert card.geometry.name == path.stem
-    assert card.rank == card.geometry.lower_bound()
-    base = constructive_card(card.geometry)
-    assert cost_key(card.costs) < cost_key(base.costs)
-    options = HardwareOptions.make(8, 8)
-    mine, ref = Datapath(card, options), Datapath(base, options)
-    for widths in ("v_widths", "u_widths"):
-        assert max(getattr(mine, widths)) <= max(getattr(ref, widths))
-        assert sum(getattr(mine, widths)) <= sum(getattr(ref, widths))
-    assert best_known_card(card.geometry) == card  # gen and the search pick it up
+def test_a_cheaper_library_card_is_preferred(tmp_path, monkeypatch):
+    g = BY_NAME["asym_2x3"].geometry
+    cheaper = polish(constructive_card(g), budget=5)
+    assert cost_key(cheaper.costs) < cost_key(constructive_card(g).costs)
+    cheaper.save(tmp_path / f"{g.name}.json")
+    monkeypatch.setattr(search, "LIBRARY", tmp_path)
+    assert search.best_known_card(g) == cheaper
+    assert search.best_known_card(BY_NAME["f2_3"].geometry) == constructive_card(BY_NAME["f2_3"].geometry)
+
+
+def test_a_tampered_library_card_is_refused(tmp_path, monkeypatch):
+    g = BY_NAME["f2_3"].geometry
+    data = constructive_card(g).to_json()
+    data["AT"][0][0] = "2"
+    (tmp_path / f"{g.name}.json").write_text(json.dumps(data))
+    monkeypatch.setattr(search, "LIBRARY", tmp_path)
+    with pytest.raises(CardError):
+        search.best_known_card(g)
