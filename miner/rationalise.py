@@ -21,8 +21,8 @@ import numpy as np
 from .als import Factors, fit, residual
 from .card import AlgorithmCard, CardError, prove_identity
 from .geometry import Geometry
-from .rational import invert, nullspace, tiers
-from .terms import snap_structural
+from .rational import invert, tiers
+from .terms import TermCatalogue, snap_structural
 
 EXACT = 1e-8
 
@@ -182,12 +182,11 @@ def snap_direct(geometry: Geometry, f: Factors, q_max: int, provenance: dict) ->
     return prove_card(geometry, snapped, q_max, provenance)
 
 
-def snap_term(geometry: Geometry, classes, a: np.ndarray, g: np.ndarray, q_max: int):
-    """Snap one term (A^T column a, G row g) to a rational rank-one class-constant pair.
+def snap_term(cat: TermCatalogue, a: np.ndarray, g: np.ndarray, q_max: int):
+    """Snap one term (A^T column a, G row g) to a rational class-constant pair (a, g), or None.
 
-    a is scaled so its largest entry is 1 and snapped; g is then the rational solution
-    of the class constraints ``a[y] g[k] = a[y'] g[k']`` nearest the float g. Returns
-    (a, g, class values) or None.
+    a is scaled so its largest entry is 1 and its entries snapped; g is then the rational
+    member of a's admissible G space (:meth:`TermCatalogue.g_space`) nearest the float g.
     """
     if np.abs(a).max() < 1e-9:
         return None
@@ -195,58 +194,29 @@ def snap_term(geometry: Geometry, classes, a: np.ndarray, g: np.ndarray, q_max: 
     a_n = a / a[i]
     g_n = g * a[i]
     for max_den in sorted({q_max, q_max ** 2, q_max ** 3}):
-        aq = [to_rational(v, max_den) for v in a_n]
+        aq = tuple(to_rational(v, max_den) for v in a_n)
         if max(abs(float(x) - y) for x, y in zip(aq, a_n)) > 0.1:
             continue
-        rows = []
-        for members in classes:
-            for (y0, k0), (y1, k1) in zip(members, members[1:]):
-                row = [Fraction(0)] * geometry.n_g
-                row[k0] += aq[y0]
-                row[k1] -= aq[y1]
-                if any(row):
-                    rows.append(row)
-        basis = nullspace(rows, geometry.n_g)
+        basis = cat.g_space(aq)
         if not basis:
             continue
         B = np.array([[float(v) for v in b] for b in basis])
         coef, *_ = np.linalg.lstsq(B.T, g_n, rcond=None)
         cq = [to_rational(c, q_max ** 2) for c in coef]
-        gq = [sum(c * b[k] for c, b in zip(cq, basis)) for k in range(geometry.n_g)]
-        if not any(gq):
-            continue
-        w = [aq[members[0][0]] * gq[members[0][1]] for members in classes]
-        return aq, gq, w
+        gq = tuple(sum(c * b[k] for c, b in zip(cq, basis)) for k in range(len(g_n)))
+        if any(gq):
+            return aq, gq
     return None
 
 
 def snap_terms(geometry: Geometry, f: Factors, q_max: int, provenance: dict) -> AlgorithmCard | None:
-    """Snap every term (A^T column, G row) and complete B^T exactly: with W the terms' class
-    values over the used inputs, B^T = W^-1 makes the identity hold (R = |d_used| only)."""
-    from .constructive import normalise_terms
-    used = geometry.used_inputs()
-    if f.rank != len(used):
+    """Snap every term (A^T column, G row) entry-wise and complete B^T = W^-1 exactly
+    (R = |d_used| only); None when a term does not snap or two snap onto the same point."""
+    if f.rank != geometry.lower_bound():
         return None
-    T = geometry.tensor()
-    classes = [list(zip(*np.nonzero(T[:, d, :]))) for d in used]
-    terms = [snap_term(geometry, classes, f.AT[:, r], f.G[r], q_max) for r in range(f.rank)]
-    if any(t is None for t in terms):
-        return None
-    Winv = invert([[terms[r][2][i] for r in range(f.rank)] for i in range(len(used))])
-    if Winv is None:
-        return None  # two terms snapped onto the same point
-    BT = [[Fraction(0)] * geometry.n_d for _ in range(f.rank)]
-    for r in range(f.rank):
-        for i, d in enumerate(used):
-            BT[r][d] = Winv[r][i]
-    G = [t[1] for t in terms]
-    AT = [[terms[r][0][y] for r in range(f.rank)] for y in range(geometry.n_y)]
-    try:
-        prove_identity(geometry, BT, G, AT)
-    except CardError:
-        return None
-    BTn, Gn, ATn = normalise_terms(BT, G, AT)
-    return AlgorithmCard.build(geometry, BTn, Gn, ATn, provenance)
+    cat = TermCatalogue(geometry)
+    terms = [snap_term(cat, f.AT[:, r], f.G[r], q_max) for r in range(f.rank)]
+    return None if any(t is None for t in terms) else cat.card(terms, provenance)
 
 
 def pin_points(geometry: Geometry, f: Factors, q_max: int) -> Factors | None:
