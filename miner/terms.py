@@ -299,15 +299,17 @@ def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int 
 
 
 def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int = 0,
-                kick: int = 3) -> AlgorithmCard:
+                kick: int = 3, patience: int = 200) -> AlgorithmCard:
     """Iterated local search over catalogue terms of one tier for a cheaper card at the same R.
 
     Single-term exchanges are screened in floating point (the adder estimate needs
     only the non-zero pattern of ``B^T = W^-1``) down to a local optimum, whose
-    exact cost (the generator's shift-add graphs) decides whether it is kept; ``kick`` random exchanges applied to the best set so far
-    restart the descent until ``budget`` seconds are spent. Works at R = |d_used|
-    (other cards are returned unchanged). Returns ``card`` itself unless a proven
-    card strictly cheaper by :func:`miner.costs.cost_key` was found.
+    exact cost (the generator's shift-add graphs) decides whether it is kept;
+    ``kick`` random exchanges applied to the best set so far restart the descent
+    until ``budget`` seconds are spent or ``patience`` descents in a row end at
+    local optima seen before. Works at R = |d_used| (other cards are returned
+    unchanged). Returns ``card`` itself unless a proven card strictly cheaper by
+    :func:`miner.costs.cost_key` was found.
     """
     g = card.geometry
     if card.rank != g.lower_bound():
@@ -322,12 +324,14 @@ def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed:
     rng = np.random.default_rng(seed)
     best_set, best = [pool.index(t) for t in start], cost_key(card.costs)
     current, current_key = list(best_set), screen.key(best_set)
-    found, descents, seen = False, 0, [best_set]
-    while not out_of_time() and current_key is not None:
+    found, descents, stale, seen = False, 0, 0, {tuple(sorted(best_set))}
+    while not out_of_time() and current_key is not None and stale < patience:
         current, current_key = _descend(screen, current, current_key, len(pool), rng, out_of_time)
         descents += 1
-        if current not in seen:  # the screen only steers; local optima are ranked exactly
-            seen.append(current)
+        stale += 1
+        if tuple(sorted(current)) not in seen:  # the screen only steers; local optima are ranked exactly
+            seen.add(tuple(sorted(current)))
+            stale = 0
             mats = cat.matrices([pool[i] for i in current])
             key = cost_key(card_costs(g, *mats)) if mats is not None else None
             if key is not None and key < best:
