@@ -184,11 +184,11 @@ def snap_structural(geometry: Geometry, f, q_max: int, provenance: dict, tol: fl
     if f.rank != geometry.lower_bound() or residual(T, f) > tol * np.linalg.norm(T):
         return None
     for q in range(1, max(q_max, 1) + 1):
-        terms = _place_terms(TermCatalogue(geometry, q_max=q), f, q, candidates)
-        if terms is not None:
-            card = TermCatalogue(geometry, q_max=q).card(terms, provenance)
-            if card is not None:
-                return card
+        cat = TermCatalogue(geometry, q_max=q)
+        terms = _place_terms(cat, f, q, candidates)
+        card = cat.card(terms, provenance) if terms is not None else None
+        if card is not None:
+            return card
     return None
 
 
