@@ -61,6 +61,9 @@ def run_flow(geometry: Geometry, options: HardwareOptions, method: str = "search
     ]
     if card.note():
         glance.append(f"note       {card.note()}")
+    a = card.costs["adders"]
+    glance.append(f"adders     B^T+A^T {a['BT'] + a['AT']}, G {a['G']} (exact)" + "".join(
+        f"; {m} {c[1]}, {c[2]}" for m, c in card.provenance.get("search", {}).items() if not isinstance(c, str)))
     glance += [f"verilog    {folder / data['verilog']} (top {data['top']}, latency {data['latency']})",
                "simulation " + "; ".join(f"{r.simulator} {'PASS' if r.passed else 'FAIL'} {r.checked} vectors"
                                          for r in sims),

@@ -71,6 +71,7 @@ def test_flow_end_to_end(tmp_path, capsys):
     assert code == 0, text
     glance = (out / "flow.txt").read_text()
     assert "R = 4 multiplications instead of 6 (certified minimal" in glance
+    assert "adders     B^T+A^T 8, G 4 (exact)" in glance
     assert "icarus PASS" in glance and "verilator PASS" in glance
     assert "ecp5:" in glance and (out / "synth" / "report.json").is_file()
 
