@@ -48,9 +48,11 @@ def _hw_options(a):
 
 def cmd_mine(a) -> None:
     from miner.search import mine_card
-    from miner.sgd import parse_settings
     g = _geometry(a)
-    settings = parse_settings(a.sgd)
+    settings = None
+    if a.sgd:
+        from miner.sgd import parse_settings  # torch loads only when needed
+        settings = parse_settings(a.sgd)
     card = mine_card(g, method=a.method, rank=a.rank, seed=a.seed, steps=a.steps, budget=a.seconds,
                      device=a.device, q_max=a.q_max, resume=a.resume, exact_loss=a.exact_loss,
                      progress=not a.quiet, polish_seconds=a.polish, sgd_settings=settings)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import signal
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +59,6 @@ POSITIVE = ("batch", "lr", "replay_every", "snap_every", "checkpoint_every", "sc
 
 def parse_settings(items) -> dict:
     """``["lr=1e-3", "batch=512"]`` -> SGDConfig overrides, typed like the defaults; one-line errors."""
-    from dataclasses import fields
     types = {f.name: type(f.default) for f in fields(SGDConfig) if f.name not in ("rank", "seed", "device")}
     out = {}
     for item in items or ():
