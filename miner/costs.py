@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
+
 TRANSFORMS = ("BT", "G", "AT")
 
 
@@ -19,8 +21,12 @@ def nonzeros(matrix) -> int:
 
 
 def adder_estimate(matrix) -> int:
-    """Two-input adders to compute ``matrix @ x``: non-zeros minus non-empty rows."""
-    return sum(max(sum(1 for v in row if v != 0) - 1, 0) for row in matrix)
+    """Two-input adders to compute ``matrix @ x``: non-zeros minus non-empty rows.
+
+    ``matrix`` may be rationals or a boolean non-zero pattern (numpy or nested lists).
+    """
+    nonzero = np.asarray(matrix) != 0
+    return int(np.maximum(nonzero.sum(axis=1) - 1, 0).sum()) if nonzero.size else 0
 
 
 def max_denominator(matrices) -> int:

@@ -132,3 +132,9 @@ def tiers(q_max: int) -> list[list[Fraction]]:
         if tier:
             out.append(sorted(tier, key=lambda v: (abs(v.numerator) + v.denominator, v)))
     return out
+
+
+def nearest(x: float, values) -> tuple[float, Fraction]:
+    """(distance, value) of the rational in ``values`` nearest the float ``x``."""
+    best = min(values, key=lambda v: abs(x - float(v)))
+    return abs(x - float(best)), best

@@ -1,5 +1,9 @@
 """From a near-exact float algorithm to a proven rational card.
 
+At R = lower bound the structural move comes first: the float algorithm (refit
+on the exact tensor when needed) is moved term by term onto small-rational
+catalogue terms (:mod:`miner.terms`). Entry-wise snapping is the fallback:
+
 1. Gauge: each term is rescaled (identity-preserving) so its B^T row and A^T
    column have largest magnitude 1.
 2. Tiered snapping of B^T and G (fc_D, fc_F): entries closest to 0 are fixed
@@ -20,8 +24,9 @@ import numpy as np
 
 from .als import Factors, fit, residual
 from .card import AlgorithmCard, CardError, prove_identity
+from .constructive import normalise_terms
 from .geometry import Geometry
-from .rational import invert, tiers
+from .rational import invert, nearest, tiers
 from .terms import TermCatalogue, snap_structural
 
 EXACT = 1e-8
@@ -35,11 +40,6 @@ def normalise_gauge(f: Factors) -> None:
             f.BT[r] /= b
             f.AT[:, r] /= a
             f.G[r] *= a * b
-
-
-def _nearest(x: float, values: list[Fraction]) -> tuple[float, Fraction]:
-    best = min(values, key=lambda v: abs(x - float(v)))
-    return abs(x - float(best)), best
 
 
 def snap_tiered(T: np.ndarray, f: Factors, q_max: int, names=("BT", "G"), max_refits: int = 400,
@@ -57,7 +57,7 @@ def snap_tiered(T: np.ndarray, f: Factors, q_max: int, names=("BT", "G"), max_re
                 for idx in zip(*np.nonzero(~mask)):
                     if (name, idx) in refused:
                         continue
-                    dist, val = _nearest(m[idx], tier)
+                    dist, val = nearest(m[idx], tier)
                     if dist < 0.5:
                         cands.append((dist, name, idx, val))
             if not cands:
@@ -137,7 +137,6 @@ def complete_from_data_transform(geometry: Geometry, BT) -> tuple[list, list] | 
 
 def prove_card(geometry: Geometry, f: Factors, q_max: int, provenance: dict) -> AlgorithmCard | None:
     """Rational fc_D (and fc_F) from snapped ``f``; fc_C by least squares; then the exact proof."""
-    from .constructive import normalise_terms
     T = geometry.tensor().astype(float)
     BT = [[to_rational(v, q_max) for v in row] for row in f.BT]
     exact = complete_from_data_transform(geometry, BT)
@@ -253,7 +252,7 @@ def pin_points(geometry: Geometry, f: Factors, q_max: int) -> Factors | None:
             if abs(f.AT[j, r]) < 1e-3:
                 continue
             free = [v for v in values if (i, j, v) not in taken] or values
-            v = _nearest(f.AT[j, r], free)[1]
+            v = nearest(f.AT[j, r], free)[1]
             taken.add((i, j, v))
             f.AT[j, r] = float(v)
             mask[j, r] = True
@@ -268,8 +267,8 @@ def rationalise(geometry: Geometry, f: Factors, q_max: int, provenance: dict,
     (:func:`miner.terms.snap_structural`) comes first, after an exact-tensor refit
     when the float algorithm is not yet exact; entry-wise snapping follows.
     """
+    T = geometry.tensor().astype(float)
     if f.rank == geometry.lower_bound():
-        T = geometry.tensor().astype(float)
         exact = f
         if residual(T, f) > EXACT:
             exact = f.copy()  # a local exact-tensor refit (from an SGD point: ~0.2 s)
@@ -285,7 +284,6 @@ def rationalise(geometry: Geometry, f: Factors, q_max: int, provenance: dict,
                                                                                        provenance)
         if card is not None:
             return card
-    T = geometry.tensor().astype(float)
     if residual(T, f) > 1e-3:
         f = f.copy()
         if fit(T, f, sweeps=300, lam0=1e-8, tol=EXACT) > 1e-3:

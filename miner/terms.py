@@ -30,9 +30,9 @@ import numpy as np
 from .als import residual
 from .card import AlgorithmCard, CardError
 from .constructive import normalise_terms
-from .costs import card_costs, cost_key
+from .costs import adder_estimate, card_costs, cost_key
 from .geometry import Geometry
-from .rational import invert, nullspace, tiers
+from .rational import invert, nearest, nullspace, tiers
 
 Vector = tuple[Fraction, ...]
 INFINITY = None  # the point at infinity in a list of points
@@ -166,7 +166,7 @@ def _snap_coefficients(c: np.ndarray, q_max: int) -> list[Fraction]:
     """Coefficients up to scale: the largest becomes 1, the rest the nearest small rationals."""
     values = [v for tier in tiers(q_max) for v in tier]
     c = c / c[int(np.argmax(np.abs(c)))]
-    return [min(values, key=lambda v: abs(float(v) - x)) for x in c]
+    return [nearest(x, values)[1] for x in c]
 
 
 def snap_structural(geometry: Geometry, f, q_max: int, provenance: dict, tol: float = 1e-6,
@@ -230,11 +230,6 @@ def card_terms(card: AlgorithmCard) -> list[tuple[Vector, Vector]]:
     return [(tuple(row[r] for row in card.AT), tuple(card.G[r])) for r in range(card.rank)]
 
 
-def _row_adders(nonzero: np.ndarray) -> int:
-    """Adder estimate of a matrix from its non-zero pattern: non-zeros minus non-empty rows."""
-    return int(np.maximum(nonzero.sum(axis=1) - 1, 0).sum())
-
-
 class _Screen:
     """Float screening of term sets: the adder estimate needs only non-zero patterns."""
 
@@ -252,7 +247,7 @@ class _Screen:
         peak = np.abs(BT).max()
         if not np.isfinite(peak) or peak > 1e9:
             return None
-        bt = _row_adders(np.abs(BT) > 1e-9 * peak)
+        bt = adder_estimate(np.abs(BT) > 1e-9 * peak)
         at = int(np.maximum(self.a_nz[chosen].sum(axis=0) - 1, 0).sum())
         return bt + at, int(self.g_add[chosen].sum())
 
@@ -284,17 +279,18 @@ def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int 
     :func:`polish_tier`). Returns ``card`` itself unless a strictly cheaper proven
     card was found.
     """
-    tiers = range(1, max(q_max, 1) + 1)
+    t0 = time.perf_counter()
+    levels = range(1, max(q_max, 1) + 1)
     best, log = card, []
-    for q in tiers:
-        out = polish_tier(best, budget / len(tiers), q_max=q, seed=seed)
+    for q in levels:
+        out = polish_tier(best, budget / len(levels), q_max=q, seed=seed)
         if out is not best:
             log.append(out.provenance["polish"])
             best = out
     if best is card:
         return card
     prov = dict(card.provenance)
-    prov["polish"] = {"tiers": log, "seconds": budget, "cost_before": [str(v) for v in cost_key(card.costs)]}
+    prov["polish"] = {"tiers": log, "seconds": round(time.perf_counter() - t0, 2), "cost_before": [str(v) for v in cost_key(card.costs)]}
     return dataclasses.replace(best, provenance=prov)
 
 
