@@ -19,13 +19,14 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[test]'
 	@touch $@
 
 run: setup
 	$(ENVPATH) $(VENV)/bin/winohdl flow $(RUN_ARGS)
 
 test: setup
+	$(ENVPATH) $(VENV)/bin/lint-imports
 	$(ENVPATH) $(PY) -m pytest -q -n 2 tests
 
 bench: setup

@@ -6,11 +6,11 @@ Run: .venv/bin/python bench/foundation_and_generator.py
 
 import time
 
-from hdl.generate import build_design
+from hdl.design import generate_design
 from hdl.options import HardwareOptions
-from miner.card import AlgorithmCard
+from winohdl.core.card import AlgorithmCard
 from miner.constructive import constructive_card
-from miner.suite import BY_NAME, SUITE
+from winohdl.core.suite import BY_NAME, SUITE
 
 
 def best_of(fn, n=5):
@@ -30,12 +30,12 @@ def main():
     for e in SUITE:
         ms = best_of(lambda: constructive_card(e.geometry)) * 1000
         t0 = time.perf_counter()
-        d, _, _ = build_design(constructive_card(e.geometry), HardwareOptions.make(8, 8))
+        d = generate_design(constructive_card(e.geometry), HardwareOptions.make(8, 8)).design
         gen = time.perf_counter() - t0
         span = lambda w: f"{min(w)}..{max(w)}" if min(w) != max(w) else str(w[0])  # noqa: E731
-        a, mw = d["adders"], d["multiplier_widths"]
-        print(f"{e.name:<14}{ms:>10.1f}{d['rank']:>5}{a['BT']:>6}{a['G']:>6}{a['AT']:>6}{a['division']:>5}"
-              f"{span(mw['v']):>9}{span(mw['u']):>9}{span(mw['m']):>9}{d['ports'][-1]['width']:>4}{gen:>7.2f}")
+        a, mw = d.adders, d.multiplier_widths
+        print(f"{e.name:<14}{ms:>10.1f}{d.rank:>5}{a.BT:>6}{a.G:>6}{a.AT:>6}{a.division:>5}"
+              f"{span(mw.v):>9}{span(mw.u):>9}{span(mw.m):>9}{d.winograd.port('y').width:>4}{gen:>7.2f}")
 
 
 if __name__ == "__main__":

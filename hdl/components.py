@@ -11,6 +11,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .datapath import Datapath, Division
+from .options import KernelTransform, Pipeline, Rounding
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
@@ -35,15 +36,68 @@ def _term_value(t: Term, nodes):
     return -v if t.sign < 0 else v
 
 
-def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[int], prefix: str) -> list:
-    """Signals for every adder of ``graph`` (each at its exact width); returns the row values."""
+def _adder_value(add, nodes):
+    """``a + b`` or ``a - b``: a subtraction is one subtractor, never a negation and an adder."""
+    a = _term_value(Term(add.a.node, add.a.shift, 1), nodes)
+    b = _term_value(Term(add.b.node, add.b.shift, 1), nodes)
+    if add.a.sign > 0:
+        return a + b if add.b.sign > 0 else a - b
+    return b - a if add.b.sign > 0 else -(a + b)
+
+
+def node_stages(graph: ShiftAddGraph, per_stage: int | None) -> list[int]:
+    """Pipeline stage of every node: inputs 0; an adder at logic level L >= 1 in stage
+    ``(L - 1) // per_stage`` (a register cut after every ``per_stage`` levels); all 0 when
+    ``per_stage`` is None (combinational)."""
+    if per_stage is None:
+        return [0] * graph.n_nodes
+    return [0 if lvl == 0 else (lvl - 1) // per_stage for lvl in graph.depths()]
+
+
+def graph_latency(graph: ShiftAddGraph, per_stage: int | None) -> int:
+    """Registers between the inputs and the rows of ``graph`` cut every ``per_stage`` levels."""
+    stages = node_stages(graph, per_stage)
+    return max((stages[t.node] for t in graph.outputs if t is not None), default=0)
+
+
+def delay(m: Module, value, cycles: int, name: str):
+    """``value`` through ``cycles`` reset-less registers (so vendor blocks can absorb them)."""
+    for c in range(cycles):
+        reg = Signal(value.shape(), name=f"{name}_d{c}", reset_less=True)
+        m.d.sync += reg.eq(value)
+        value = reg
+    return value
+
+
+def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[int], prefix: str,
+               per_stage: int | None = None) -> list:
+    """Signals for every adder of ``graph`` (each at its exact width); returns the row values.
+
+    With ``per_stage``, a register cut follows every ``per_stage`` adder levels and every
+    operand is delayed to its adder's stage, so every path from an input to a row crosses
+    the same :func:`graph_latency` registers (balanced); rows come out at that stage.
+    """
     nodes = list(inputs)
+    stages = node_stages(graph, per_stage)
+    available: dict[tuple[int, int], object] = {}
+
+    def at(node: int, stage: int):
+        """Node ``node`` as seen in ``stage`` (delayed from the stage that computes it)."""
+        key = (node, stage)
+        if key not in available:
+            available[key] = nodes[node] if stage == stages[node] else \
+                delay(m, at(node, stage - 1), 1, f"{prefix}_n{node}_s{stage}")
+        return available[key]
+
     for i, add in enumerate(graph.adders):
         idx = graph.n_inputs + i
         s = Signal(signed(node_widths[idx]), name=f"{prefix}_n{idx}")
-        m.d.comb += s.eq(_term_value(add.a, nodes) + _term_value(add.b, nodes))
+        view = {n: at(n, stages[idx]) for n in (add.a.node, add.b.node)}
+        m.d.comb += s.eq(_adder_value(add, view))
         nodes.append(s)
-    return [Const(0, signed(1)) if t is None else _term_value(t, nodes) for t in graph.outputs]
+    last = graph_latency(graph, per_stage)
+    return [Const(0, signed(1)) if t is None else _term_value(t, {t.node: at(t.node, last)})
+            for t in graph.outputs]
 
 
 def pipeline_register(m: Module, value, name: str, enabled: bool):
@@ -80,6 +134,9 @@ class ConstantMatrixProduct(wiring.Component):
         Exact range of each output word.
     name : str
         Prefix of the internal signal names.
+    per_stage : int or None
+        None: combinational. Otherwise a register cut after every ``per_stage`` adder
+        levels (clock domain ``sync``); :attr:`latency` registers from x to y.
 
     Attributes
     ----------
@@ -88,15 +145,17 @@ class ConstantMatrixProduct(wiring.Component):
     """
 
     def __init__(self, graph: ShiftAddGraph, in_widths: list[int], node_ranges: list[Range],
-                 out_ranges: list[Range], name: str):
+                 out_ranges: list[Range], name: str, per_stage: int | None = None):
         self._graph, self._node_ranges, self._prefix = graph, node_ranges, name
+        self._per_stage = per_stage
+        self.latency = graph_latency(graph, per_stage)
         self._out_widths = [r.width for r in out_ranges]
         super().__init__({"x": In(words(in_widths)), "y": Out(words(self._out_widths))})
 
     def elaborate(self, platform):
         m = Module()
         xs = [word(self.x, i) for i in range(self._graph.n_inputs)]
-        rows = emit_graph(m, self._graph, xs, [r.width for r in self._node_ranges], self._prefix)
+        rows = emit_graph(m, self._graph, xs, [r.width for r in self._node_ranges], self._prefix, self._per_stage)
         for i, v in enumerate(rows):
             m.d.comb += word(self.y, i).eq(v)
         return m
@@ -109,6 +168,10 @@ class MultiplierArray(wiring.Component):
     ----------
     v_widths, u_widths, m_widths : list of int
         Exact operand and product widths of each of the R multipliers.
+    registers : int
+        Reset-less registers after each product (0: combinational; 2 in deep pipelines: the
+        pipeline and output registers a vendor DSP block absorbs, its input registers being
+        the caller's operand registers).
 
     Attributes
     ----------
@@ -117,14 +180,17 @@ class MultiplierArray(wiring.Component):
     m : Out, R words of ``m_widths`` (products)
     """
 
-    def __init__(self, v_widths: list[int], u_widths: list[int], m_widths: list[int]):
-        self._R = len(v_widths)
+    def __init__(self, v_widths: list[int], u_widths: list[int], m_widths: list[int], registers: int = 0):
+        self._R, self._m_widths = len(v_widths), m_widths
+        self.latency = registers
         super().__init__({"v": In(words(v_widths)), "u": In(words(u_widths)), "m": Out(words(m_widths))})
 
     def elaborate(self, platform):
         m = Module()
         for r in range(self._R):
-            m.d.comb += word(self.m, r).eq(word(self.v, r) * word(self.u, r))
+            p = Signal(signed(self._m_widths[r]), name=f"p{r}")
+            m.d.comb += p.eq(word(self.v, r) * word(self.u, r))
+            m.d.comb += word(self.m, r).eq(delay(m, p, self.latency, f"p{r}"))
         return m
 
 
@@ -144,6 +210,10 @@ class ExactDivision(wiring.Component):
     out_width : int
         Width of every output word.
     options : HardwareOptions
+    per_stage : int or None
+        None: combinational. Otherwise the inverse multiplications are cut every
+        ``per_stage`` adder levels (balanced over the outputs), with a register after them
+        and, with an output width, after the rounding: :attr:`latency` registers in all.
 
     Attributes
     ----------
@@ -151,8 +221,14 @@ class ExactDivision(wiring.Component):
     y : Out, ArrayLayout(signed(out_width), |y|)
     """
 
-    def __init__(self, divisions: list[Division], in_ranges: list[Range], out_width: int, options):
-        self._divisions, self._options = divisions, options
+    def __init__(self, divisions: list[Division], in_ranges: list[Range], out_width: int, options,
+                 per_stage: int | None = None):
+        self._divisions, self._options, self._per_stage = divisions, options, per_stage
+        nontrivial = [d for d in divisions if not d.trivial_odd]
+        self._inverse_latency = max((graph_latency(d.graph, per_stage) for d in nontrivial), default=0)
+        self._inverse_register = per_stage is not None and bool(nontrivial)
+        self._round_register = per_stage is not None and options.output_width is not None
+        self.latency = self._inverse_latency + self._inverse_register + self._round_register
         super().__init__({"x": In(words([r.width for r in in_ranges])),
                           "y": Out(words([out_width] * len(divisions)))})
 
@@ -167,25 +243,36 @@ class ExactDivision(wiring.Component):
             else:
                 src = Signal(signed(div.width), name=f"div{i}_in")
                 m.d.comb += src.eq(shifted)  # wraps modulo 2^width: exact for the modular inverse
-                (val,) = emit_graph(m, div.graph, [src], [div.width] * div.graph.n_nodes, f"div{i}")
-                m.d.comb += q.eq(val)
+                (val,) = emit_graph(m, div.graph, [src], [div.width] * div.graph.n_nodes, f"div{i}", self._per_stage)
+                m.d.comb += q.eq(delay(m, val, self._inverse_latency - graph_latency(div.graph, self._per_stage),
+                                       f"div{i}_bal"))
+            if div.trivial_odd:
+                q = delay(m, q, self._inverse_latency + self._inverse_register, f"quot{i}_bal")
+            else:
+                q = delay(m, q, self._inverse_register, f"quot{i}_q")
             m.d.comb += word(self.y, i).eq(self._quantise(m, q, i) if o.output_width is not None else q)
         return m
 
     def _quantise(self, m: Module, q, i: int):
         o = self._options
         s = o.output_shift
-        if s and o.rounding == "round-half-up":
-            r = (q + (1 << (s - 1))) >> s
-        elif s and o.rounding == "round-half-even":
-            floor, rem = q >> s, q[:s]
-            half = 1 << (s - 1)
-            up = (rem > half) | ((rem == half) & floor[0])
-            r = floor + up
-        else:
-            r = q >> s
+        match o.rounding:
+            case _ if not s:
+                r = q
+            case Rounding.TRUNCATE:
+                r = q >> s
+            case Rounding.ROUND_HALF_UP:
+                r = (q + (1 << (s - 1))) >> s
+            case Rounding.ROUND_HALF_EVEN:
+                floor, rem = q >> s, q[:s]
+                half = 1 << (s - 1)
+                up = (rem > half) | ((rem == half) & floor[0])
+                r = floor + up
+            case other:
+                raise AssertionError(f"no rounding {other!r}")
         rs = Signal(signed(len(q) + 1), name=f"round{i}")
         m.d.comb += rs.eq(r)
+        rs = delay(m, rs, self._round_register, f"round{i}")  # deep: rounding and saturation in two stages
         lo, hi = -(1 << (o.output_width - 1)), (1 << (o.output_width - 1)) - 1
         out = Signal(signed(o.output_width), name=f"sat{i}")
         with m.If(rs > hi):
@@ -216,53 +303,87 @@ class WinogradTile(wiring.Component):
     y : Out, ArrayLayout(signed(y_width), |y|)
         Output tile, row-major.
     in_valid : In(1), out_valid : Out(1)
-        Pipelined designs only: valid travels with the data (latency 3).
+        Pipelined designs only: valid travels with the data, :attr:`latency` cycles.
+
+    Pipelines: ``stages`` registers the multiplier operands, the products and y (latency 3).
+    ``deep`` registers the inputs, cuts B^T, G, A^T and the inverse multiplications every
+    ``adders_per_stage`` adder levels (balanced: every path crosses the same registers),
+    registers the multiplier operands, the product twice (the DSP's pipeline and output
+    registers), the A^T rows, the quotients, the rounded value and y. Datapath registers
+    are reset-less; only the valid chain resets.
     """
 
     def __init__(self, datapath: Datapath):
         self.dp = dp = datapath
         o = dp.options
         members = {"d": In(data.ArrayLayout(signed(o.data_width), dp.geometry.n_d))}
-        if o.kernel_transform == "hw":
+        if o.kernel_transform is KernelTransform.HW:
             members["g"] = In(data.ArrayLayout(signed(o.kernel_width), dp.geometry.n_g))
         else:
             members["u"] = In(data.ArrayLayout(signed(dp.u_port_width), dp.rank))
         members["y"] = Out(data.ArrayLayout(signed(dp.y_width), dp.geometry.n_y))
-        if o.pipeline != "none":
+        if o.pipelined:
             members["in_valid"] = In(1)
             members["out_valid"] = Out(1)
         super().__init__(members)
+        self._blocks()
+
+    def _blocks(self) -> None:
+        """The sub-components and the latency they add up to (computed, never a literal)."""
+        dp, o = self.dp, self.dp.options
+        g = dp.geometry
+        deep = o.pipeline is Pipeline.DEEP
+        n = o.adders_per_stage if deep else None
+        self._bt = ConstantMatrixProduct(dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges,
+                                         "bt", n)
+        self._gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
+                                         dp.u_ranges, "g", n) if o.kernel_transform is KernelTransform.HW else None
+        self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths, registers=2 if deep else 0)
+        self._at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
+        self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n)
+        for block in (self._bt, self._gt, self._mul, self._at, self._div):
+            if block is not None:  # built with the tile; a tile made for its signature only leaves them unused
+                block._MustUse__silence = True
+        self._transforms = max(self._bt.latency, self._gt.latency if self._gt else 0)
+        if deep:  # in, transforms, operands, product (2), A^T, A^T rows, division, y
+            self.latency = (1 + self._transforms + 1 + self._mul.latency + self._at.latency + 1
+                            + self._div.latency + 1)
+        else:
+            self.latency = 3 if o.pipeline is Pipeline.STAGES else 0
 
     def elaborate(self, platform):
         m = Module()
-        dp = self.dp
+        dp, o = self.dp, self.dp.options
         g = dp.geometry
-        pipelined = dp.options.pipeline != "none"
+        deep = o.pipeline is Pipeline.DEEP
+        stages = o.pipeline is Pipeline.STAGES
 
-        def link(dst, src, n: int, name: str = "", register: bool = False) -> None:
-            """dst[i] = src[i] for n words; through a register per word for a pipeline stage."""
+        def link(dst, src, n: int, name: str, cycles: int) -> None:
+            """dst[i] = src[i] for n words, through ``cycles`` reset-less registers."""
             for i in range(n):
-                m.d.comb += word(dst, i).eq(pipeline_register(m, word(src, i), f"{name}{i}", register and pipelined))
+                m.d.comb += word(dst, i).eq(delay(m, word(src, i), cycles, f"{name}{i}"))
 
-        m.submodules.data_transform = bt = ConstantMatrixProduct(
-            dp.data_graph, [dp.options.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, "bt")
-        link(bt.x, self.d, g.n_d)
-        m.submodules.multipliers = mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths)
-        if dp.options.kernel_transform == "hw":
-            m.submodules.kernel_transform = gt = ConstantMatrixProduct(
-                dp.kernel_graph, [dp.options.kernel_width] * g.n_g, dp.kernel_node_ranges, dp.u_ranges, "g")
-            link(gt.x, self.g, g.n_g)
-            u = gt.y
+        m.submodules.data_transform = bt = self._bt
+        link(bt.x, self.d, g.n_d, "d_q", int(deep))
+        m.submodules.multipliers = mul = self._mul
+        if self._gt is not None:
+            m.submodules.kernel_transform = gt = self._gt
+            link(gt.x, self.g, g.n_g, "g_q", int(deep))
+            u, u_latency = gt.y, gt.latency
         else:
-            u = self.u  # valid u words fit their exact widths (host transform of a valid g)
-        link(mul.v, bt.y, dp.rank, "v_q", register=True)
-        link(mul.u, u, dp.rank, "u_q", register=True)
-        m.submodules.output_transform = at = ConstantMatrixProduct(
-            dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at")
-        link(at.x, mul.m, dp.rank, "m_q", register=True)
-        m.submodules.division = div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, dp.options)
-        link(div.x, at.y, g.n_y)
-        link(self.y, div.y, g.n_y, "y_q", register=True)
-        if pipelined:
-            valid_chain(m, self.in_valid, self.out_valid, dp.options.latency)
+            u, u_latency = self.u, 0  # valid u words fit their exact widths (host transform of a valid g)
+            if deep:  # the input register of u, matching d's
+                u_reg = Signal(data.ArrayLayout(signed(dp.u_port_width), dp.rank), name="u_in", reset_less=True)
+                m.d.sync += u_reg.eq(self.u)
+                u = u_reg
+        # the operand registers (a DSP block's input registers); the shorter transform is delayed to balance
+        link(mul.v, bt.y, dp.rank, "v_q", int(deep or stages) + (self._transforms - bt.latency if deep else 0))
+        link(mul.u, u, dp.rank, "u_q", int(deep or stages) + (self._transforms - u_latency if deep else 0))
+        m.submodules.output_transform = at = self._at
+        link(at.x, mul.m, dp.rank, "m_q", int(stages))
+        m.submodules.division = div = self._div
+        link(div.x, at.y, g.n_y, "a_q", int(deep))
+        link(self.y, div.y, g.n_y, "y_q", int(deep or stages))
+        if o.pipelined:
+            valid_chain(m, self.in_valid, self.out_valid, self.latency)
         return m

@@ -13,8 +13,8 @@ from functools import cached_property
 
 import numpy as np
 
-from miner.card import AlgorithmCard, prove_identity
-from miner.errors import WinohdlError
+from winohdl.core.card import AlgorithmCard, prove_identity
+from winohdl.core.errors import WinohdlError
 
 from .options import HardwareOptions
 from .scaling import ScaledCard, scale_card
@@ -132,11 +132,6 @@ class Datapath:
     @cached_property
     def depths(self) -> dict:
         return {"BT": self.data_graph.depth, "G": self.kernel_graph.depth, "AT": self.output_graph.depth}
-
-    def exact_costs(self) -> dict:
-        """The card's costs block with the generator's exact adder counts."""
-        return {"adders": {k: self.adders[k] for k in ("BT", "G", "AT")}, "adders_exact": True,
-                "depth": self.depths}
 
     def host_kernel_transform(self, g: list[int]) -> list[int]:
         """The exact offline kernel transform ``u = G_int g`` (integers) for the ``u`` port."""

@@ -1,7 +1,10 @@
-"""Direct-convolution baseline with the same ports and widths as the Winograd tile.
+"""Direct-convolution baseline with the same ports, widths and pipeline options as the Winograd tile.
 
-|y| x |g| multipliers and one adder tree per output; with ``stages`` pipelining it
-registers inputs, products and outputs (latency 3, like the Winograd tile).
+|y| x |g| multipliers and one adder tree per output. ``stages`` registers the multiplier
+operands, the products and the outputs (latency 3, like the Winograd tile); ``deep``
+registers the operands, each product twice (a DSP's pipeline and output registers), cuts
+the adder trees every ``adders_per_stage`` levels, and registers the sums, the rounded
+value and y, like the Winograd tile's deep pipeline.
 """
 
 from __future__ import annotations
@@ -10,11 +13,11 @@ from amaranth.hdl import Module, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from miner.geometry import Geometry
+from winohdl.core.geometry import Geometry
 
-from .components import ExactDivision, emit_graph, pipeline_register, valid_chain, word
+from .components import ExactDivision, delay, emit_graph, graph_latency, valid_chain, word
 from .datapath import Division
-from .options import HardwareOptions
+from .options import HardwareOptions, Pipeline
 from .shiftadd import build_graph
 from .widths import bilinear_range, linear_range, product_range, word_range
 
@@ -51,10 +54,19 @@ class DirectConvolution(wiring.Component):
         members = {"d": In(data.ArrayLayout(signed(options.data_width), geometry.n_d)),
                    "g": In(data.ArrayLayout(signed(options.kernel_width), geometry.n_g)),
                    "y": Out(data.ArrayLayout(signed(self.y_width), geometry.n_y))}
-        if options.pipeline != "none":
+        if options.pipelined:
             members["in_valid"] = In(1)
             members["out_valid"] = Out(1)
         super().__init__(members)
+        deep = options.pipeline is Pipeline.DEEP
+        n = options.adders_per_stage if deep else None
+        unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(geometry.n_y)]
+        self._output = ExactDivision(unit, self._y_ranges, self.y_width, options, n)
+        self._output._MustUse__silence = True  # unused when the baseline is built for its signature only
+        if deep:  # operands, product (2), adder tree, sums, rounding, y
+            self.latency = 1 + 2 + graph_latency(self._graph, n) + 1 + self._output.latency + 1
+        else:
+            self.latency = 3 if options.pipeline is Pipeline.STAGES else 0
 
     @property
     def multipliers(self) -> int:
@@ -62,24 +74,21 @@ class DirectConvolution(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        pipelined = self.options.pipeline != "none"
-
-        def stage(value, name):
-            return pipeline_register(m, value, name, pipelined)
-
-        d = [stage(self.d[i], f"d_q{i}") for i in range(self.geometry.n_d)]
-        g = [stage(self.g[i], f"g_q{i}") for i in range(self.geometry.n_g)]
+        o = self.options
+        deep, stages = o.pipeline is Pipeline.DEEP, o.pipeline is Pipeline.STAGES
+        n = o.adders_per_stage if deep else None
+        d = [delay(m, self.d[i], int(deep or stages), f"d_q{i}") for i in range(self.geometry.n_d)]
+        g = [delay(m, self.g[i], int(deep or stages), f"g_q{i}") for i in range(self.geometry.n_g)]
         prods = []
         for i, (_, di, gi) in enumerate(self._pairs):
             p = Signal(signed(self._p_range.width), name=f"p{i}")
             m.d.comb += p.eq(d[di] * g[gi])
-            prods.append(stage(p, f"p_q{i}"))
-        rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum")
-        unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(self.geometry.n_y)]
-        m.submodules.output = out = ExactDivision(unit, self._y_ranges, self.y_width, self.options)
-        for o, v in enumerate(rows):
-            m.d.comb += word(out.x, o).eq(v)
-            m.d.comb += self.y[o].eq(stage(word(out.y, o), f"y_q{o}"))
-        if pipelined:
-            valid_chain(m, self.in_valid, self.out_valid, self.options.latency)
+            prods.append(delay(m, p, 2 if deep else int(stages), f"p_q{i}"))
+        rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum", n)
+        m.submodules.output = out = self._output
+        for o_, v in enumerate(rows):
+            m.d.comb += word(out.x, o_).eq(delay(m, v, int(deep), f"s_q{o_}"))
+            m.d.comb += self.y[o_].eq(delay(m, word(out.y, o_), int(deep or stages), f"y_q{o_}"))
+        if o.pipelined:
+            valid_chain(m, self.in_valid, self.out_valid, self.latency)
         return m

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from miner.errors import WinohdlError
+from winohdl.core.errors import WinohdlError
 
 from .datapath import Datapath
-from .options import HardwareOptions
+from .options import HardwareOptions, Rounding
 from .widths import Range
 
 
@@ -33,14 +33,17 @@ def quantise(y: int, options: HardwareOptions) -> int:
         return y
     s = options.output_shift
     if s:
-        if options.rounding == "truncate":
-            y = y >> s
-        elif options.rounding == "round-half-up":
-            y = (y + (1 << (s - 1))) >> s
-        else:  # round-half-even
-            q, r = y >> s, y & ((1 << s) - 1)
-            half = 1 << (s - 1)
-            y = q + (1 if r > half or (r == half and q & 1) else 0)
+        match options.rounding:
+            case Rounding.TRUNCATE:
+                y = y >> s
+            case Rounding.ROUND_HALF_UP:
+                y = (y + (1 << (s - 1))) >> s
+            case Rounding.ROUND_HALF_EVEN:
+                q, r = y >> s, y & ((1 << s) - 1)
+                half = 1 << (s - 1)
+                y = q + (1 if r > half or (r == half and q & 1) else 0)
+            case other:
+                raise AssertionError(f"no rounding {other!r}")
     lo, hi = -(1 << (options.output_width - 1)), (1 << (options.output_width - 1)) - 1
     return min(max(y, lo), hi)
 

@@ -1,87 +1,169 @@
-"""Validated hardware options shared by the generator, the model and the testbench."""
+"""Validated hardware options shared by the generator, the model and the testbench; modes are enums."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import enum
+from dataclasses import dataclass
 
-from miner.errors import WinohdlError
+from winohdl.core.errors import WinohdlError
 
 MIN_WIDTH, MAX_WIDTH = 2, 32
-PIPELINES = ("none", "stages")
-KERNEL_TRANSFORMS = ("hw", "offline")
-ROUNDINGS = ("truncate", "round-half-up", "round-half-even")
+MAX_OUTPUT_WIDTH = 64
+
+
+class Pipeline(enum.Enum):
+    """Register placement: ``none`` (combinational), ``stages`` (multiplier operands, products
+    and outputs: latency 3) or ``deep`` (a register cut every ``adders_per_stage`` adder levels
+    inside every transform, balanced; latency computed by the components)."""
+
+    NONE = "none"
+    STAGES = "stages"
+    DEEP = "deep"
+
+
+class KernelTransform(enum.Enum):
+    """``hw``: the tile takes g and transforms it. ``offline``: the tile takes u = G_int g."""
+
+    HW = "hw"
+    OFFLINE = "offline"
+
+
+class Rounding(enum.Enum):
+    """How ``output_shift`` low bits are dropped from y (see the README's definitions)."""
+
+    TRUNCATE = "truncate"
+    ROUND_HALF_UP = "round-half-up"
+    ROUND_HALF_EVEN = "round-half-even"
+
+
+def choice(enum_type: type[enum.Enum], value, noun: str) -> enum.Enum:
+    """``value`` (an enum member or its string) as a member of ``enum_type``; one-line error otherwise."""
+    if isinstance(value, enum_type):
+        return value
+    try:
+        return enum_type(value)
+    except ValueError:
+        raise WinohdlError(f"unknown {noun} {value!r}: choose one of "
+                           f"{', '.join(m.value for m in enum_type)}") from None
 
 
 def parse_choices(text: str, choices: tuple[str, ...], noun: str, every: str) -> list[str]:
-    """``"a,b"`` -> ["a", "b"], each one of ``choices``; the word ``every`` means all of them."""
-    names = list(choices) if text == every else [n.strip() for n in text.split(",") if n.strip()]
+    """``"a,b"`` -> ["a", "b"], each one of ``choices``; the word ``every`` means all of them.
+
+    An empty list is an error, as is a name given twice.
+    """
+    names = list(choices) if text == every else [n.strip() for n in str(text).split(",")]
+    if not names or any(not n for n in names):
+        raise WinohdlError(f"empty {noun} list {text!r}: choose from {', '.join(choices)} or {every}")
     for n in names:
         if n not in choices:
             raise WinohdlError(f"unknown {noun} {n!r}: choose {', '.join(choices)} or {every}")
+    if len(set(names)) != len(names):
+        raise WinohdlError(f"{noun} list {text!r} names one twice")
     return names
+
+
+def _width(name: str, w, lo: int, hi: int) -> None:
+    if isinstance(w, bool) or not isinstance(w, int) or not lo <= w <= hi:
+        raise WinohdlError(f"unsupported {name} {w!r}: choose {lo}..{hi} bits")
 
 
 @dataclass(frozen=True)
 class HardwareOptions:
-    """How a card becomes hardware.
+    """How a card becomes hardware; validated on construction.
 
     Parameters
     ----------
     data_width, kernel_width : int
         Signed two's complement widths of the d and g words (2..32).
-    pipeline : {"none", "stages"}
-        ``none``: combinational. ``stages``: registers after the transforms, after
-        the multipliers and after the output transform (latency 3), with a valid bit.
-    kernel_transform : {"hw", "offline"}
-        ``hw``: the tile takes g. ``offline``: the tile takes the R transformed
-        kernel words u, computed exactly on the host.
+    pipeline : Pipeline
+    kernel_transform : KernelTransform
     output_width : int or None
         None: y is exact (width from the analysis). Otherwise y is shifted right by
-        ``output_shift`` bits with ``rounding`` and saturated to this width.
+        ``output_shift`` bits with ``rounding`` and saturated to this width (2..64).
+    rounding : Rounding
+        Only with ``output_width``; ``output_shift`` > 0 for anything but truncate to matter.
+    output_shift : int
+        Only with ``output_width``; >= 0.
+    adders_per_stage : int or None
+        Only with ``deep`` (default 1 there): adder levels between register cuts (1..64).
     """
 
     data_width: int = 8
     kernel_width: int = 8
-    pipeline: str = "none"
-    kernel_transform: str = "hw"
+    pipeline: Pipeline = Pipeline.NONE
+    kernel_transform: KernelTransform = KernelTransform.HW
     output_width: int | None = None
-    rounding: str = "truncate"
+    rounding: Rounding = Rounding.TRUNCATE
     output_shift: int = 0
+    adders_per_stage: int | None = None
+
+    def __post_init__(self):
+        _width("data width", self.data_width, MIN_WIDTH, MAX_WIDTH)
+        _width("kernel width", self.kernel_width, MIN_WIDTH, MAX_WIDTH)
+        object.__setattr__(self, "pipeline", choice(Pipeline, self.pipeline, "pipeline"))
+        object.__setattr__(self, "kernel_transform", choice(KernelTransform, self.kernel_transform,
+                                                            "kernel transform"))
+        object.__setattr__(self, "rounding", choice(Rounding, self.rounding, "rounding"))
+        if self.pipeline is Pipeline.DEEP:
+            if self.adders_per_stage is None:
+                object.__setattr__(self, "adders_per_stage", 1)
+            if isinstance(self.adders_per_stage, bool) or not isinstance(self.adders_per_stage, int) or \
+                    not 1 <= self.adders_per_stage <= 64:
+                raise WinohdlError(f"--adders-per-stage must be 1..64, got {self.adders_per_stage!r}")
+        elif self.adders_per_stage is not None:
+            raise WinohdlError("--adders-per-stage applies only with --pipeline deep")
+        if self.output_width is None:
+            if self.rounding is not Rounding.TRUNCATE:
+                raise WinohdlError("--rounding applies only with --output-width")
+            if self.output_shift:
+                raise WinohdlError("--output-shift applies only with --output-width")
+        else:
+            _width("output width", self.output_width, MIN_WIDTH, MAX_OUTPUT_WIDTH)
+        if isinstance(self.output_shift, bool) or not isinstance(self.output_shift, int) or \
+                not 0 <= self.output_shift <= MAX_OUTPUT_WIDTH:
+            raise WinohdlError(f"--output-shift must be 0..{MAX_OUTPUT_WIDTH}, got {self.output_shift!r}")
 
     @classmethod
     def make(cls, data_width=8, kernel_width=8, pipeline="none", kernel_transform="hw",
-             output_width=None, rounding="truncate", output_shift=0) -> "HardwareOptions":
-        for name, w in (("data width", data_width), ("kernel width", kernel_width)):
-            if isinstance(w, bool) or not isinstance(w, int) or not MIN_WIDTH <= w <= MAX_WIDTH:
-                raise WinohdlError(f"unsupported {name} {w!r}: choose {MIN_WIDTH}..{MAX_WIDTH} bits")
-        if pipeline not in PIPELINES:
-            raise WinohdlError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")
-        if kernel_transform not in KERNEL_TRANSFORMS:
-            raise WinohdlError(f"unknown kernel transform {kernel_transform!r}: choose one of "
-                               f"{', '.join(KERNEL_TRANSFORMS)}")
-        if rounding not in ROUNDINGS:
-            raise WinohdlError(f"unknown rounding {rounding!r}: choose one of {', '.join(ROUNDINGS)}")
-        if output_width is not None and not MIN_WIDTH <= output_width <= 64:
-            raise WinohdlError(f"unsupported output width {output_width}: choose {MIN_WIDTH}..64 bits")
-        if output_shift < 0 or (output_shift and output_width is None):
-            raise WinohdlError("--output-shift needs --output-width and must be >= 0")
-        return cls(data_width, kernel_width, pipeline, kernel_transform, output_width, rounding, output_shift)
+             output_width=None, rounding="truncate", output_shift=0, adders_per_stage=None) -> "HardwareOptions":
+        """Options from plain values (strings for the modes); same validation."""
+        return cls(data_width, kernel_width, pipeline, kernel_transform, output_width, rounding, output_shift,
+                   adders_per_stage)
 
     @property
-    def latency(self) -> int:
-        return 3 if self.pipeline == "stages" else 0
+    def pipelined(self) -> bool:
+        return self.pipeline is not Pipeline.NONE
+
 
     @property
     def tag(self) -> str:
         """Short suffix naming the options, e.g. ``w8x8``, ``w8x8_stages_offline``."""
         parts = [f"w{self.data_width}x{self.kernel_width}"]
-        if self.pipeline != "none":
-            parts.append(self.pipeline)
-        if self.kernel_transform != "hw":
-            parts.append(self.kernel_transform)
+        if self.pipelined:
+            parts.append(self.pipeline.value + (f"{self.adders_per_stage}" if self.pipeline is Pipeline.DEEP else ""))
+        if self.kernel_transform is not KernelTransform.HW:
+            parts.append(self.kernel_transform.value)
         if self.output_width is not None:
-            parts.append(f"y{self.output_width}s{self.output_shift}{self.rounding.replace('round-half-', 'r')}")
+            parts.append(f"y{self.output_width}s{self.output_shift}"
+                         f"{self.rounding.value.replace('round-half-', 'r')}")
         return "_".join(parts)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def to_json(self) -> dict:
+        return {"data_width": self.data_width, "kernel_width": self.kernel_width, "pipeline": self.pipeline.value,
+                "kernel_transform": self.kernel_transform.value, "output_width": self.output_width,
+                "rounding": self.rounding.value, "output_shift": self.output_shift,
+                "adders_per_stage": self.adders_per_stage}
+
+    @classmethod
+    def from_json(cls, data) -> "HardwareOptions":
+        """Strict: a JSON object with exactly the fields of :meth:`to_json`."""
+        if not isinstance(data, dict):
+            raise WinohdlError(f"options must be a JSON object, got {type(data).__name__}")
+        expected = set(cls().to_json())
+        unknown, missing = sorted(set(data) - expected), sorted(expected - set(data))
+        if unknown:
+            raise WinohdlError(f"unknown option {unknown[0]!r}")
+        if missing:
+            raise WinohdlError(f"option {missing[0]!r} is missing")
+        return cls(**data)

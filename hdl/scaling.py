@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from miner.card import AlgorithmCard
-from miner.constructive import normalise_terms
+from winohdl.core.card import AlgorithmCard, normalise_terms
+from winohdl.core.limits import CONSTANT_BITS
 
 
 @dataclass(frozen=True)
@@ -57,15 +57,37 @@ class ScaledCard:
         return out
 
 
+def fold_signs(BT_int, G_int, AT_int):
+    """Move the sign of a negated transform output into the neighbouring transform (per-term
+    scaling by -1 keeps the identity): a B^T row whose shift-add graph ends negated is negated
+    with its G row; then a G row that ends negated is negated with its A^T column. So no
+    multiplier operand is a separate negation."""
+    from .shiftadd import build_graph
+    BT, G, AT = [list(r) for r in BT_int], [list(r) for r in G_int], [list(r) for r in AT_int]
+    for r, t in enumerate(build_graph(BT).outputs):
+        if t is not None and t.sign < 0:
+            BT[r] = [-v for v in BT[r]]
+            G[r] = [-v for v in G[r]]
+    for r, t in enumerate(build_graph(G).outputs):
+        if t is not None and t.sign < 0:
+            G[r] = [-v for v in G[r]]
+            for row in AT:
+                row[r] = -row[r]
+    return tuple(map(tuple, BT)), tuple(map(tuple, G)), tuple(map(tuple, AT))
+
+
 def integer_form(BT, G, AT):
-    """(B^T_int, G_int, A^T_int, D) of rational transforms, per the module docstring."""
+    """(B^T_int, G_int, A^T_int, D) of rational transforms, per the module docstring; signs
+    folded so that no multiplier operand needs a negation (:func:`fold_signs`)."""
     BT, G, AT = normalise_terms([list(r) for r in BT], [list(r) for r in G], [list(r) for r in AT])
     den = [math.lcm(1, *(v.denominator for v in row)) for row in G]
     G_int = tuple(tuple(int(v * den[r]) for v in row) for r, row in enumerate(G))
     D = tuple(math.lcm(1, *(den[r] for r, v in enumerate(row) if v != 0)) for row in AT)
     AT_int = tuple(tuple(int(v * D[o] / den[r]) for r, v in enumerate(row)) for o, row in enumerate(AT))
     BT_int = tuple(tuple(int(v) for v in row) for row in BT)
-    return BT_int, G_int, AT_int, D
+    widest = max((abs(v).bit_length() for m in (BT_int, G_int, AT_int, (D,)) for row in m for v in row), default=0)
+    CONSTANT_BITS.check(widest, "the widest integer constant of the hardware transforms")
+    return (*fold_signs(BT_int, G_int, AT_int), D)
 
 
 def scale_card(card: AlgorithmCard) -> ScaledCard:

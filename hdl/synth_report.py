@@ -14,65 +14,59 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
-from miner.card import write_json_atomic, write_text_atomic
-from miner.errors import WinohdlError
+from winohdl.core import progress
+from winohdl.core.errors import WinohdlError
+from winohdl.core.io import write_json_atomic, write_text_atomic
 
-from .synth import ECP5_85K_DSPS, FAMILIES, ICE40_UP5K, PNR, SynthResult, place_and_route, synthesise
+from .design import OpenedDesign
 from .options import parse_choices
-from .summary import DesignSummary
+from .synth import ECP5_85K_DSPS, FAMILIES, ICE40_UP5K, PNR, SynthResult, place_and_route, synthesise
 
 
-def _core(summary: DesignSummary, kind: str):
-    """The tile to place and route, rebuilt from the design folder's card and options."""
+def _core(opened: OpenedDesign, kind: str):
+    """The tile to place and route, rebuilt from the design's checked card and options."""
     if kind == "direct":
         from .direct import DirectConvolution
-        return DirectConvolution(summary.geometry, summary.options)
+        return DirectConvolution(opened.design.geometry, opened.design.options)
     from .components import WinogradTile
-    dp = summary.datapath()
-    if dp is None:
-        raise WinohdlError(f"{summary.folder} has no card.json: regenerate it with 'winohdl gen'")
-    return WinogradTile(dp)
+    return WinogradTile(opened.datapath)
 
 
 def parse_families(text: str) -> list[str]:
     return parse_choices(text, FAMILIES, "family", "all")
 
 
-def _log(text: str) -> None:
-    print(text, flush=True)
-
-
-def synth_design(folder, families: list[str], log=_log) -> dict:
-    """Synthesise the design and its direct baseline; returns the report (also written to synth/)."""
-    summary = DesignSummary.load(folder)
-    folder = Path(folder).resolve()
-    work = folder / "synth"
-    work.mkdir(exist_ok=True)
-    s = summary.data
-    designs = {"winograd": (summary.top, folder / s["verilog"], s["rank"]),
-               "direct": (s["direct"]["top"], folder / s["direct"]["verilog"], s["direct"]["multipliers"])}
-    report = {"design": s["name"], "geometry": s["geometry"], "options": s["options"], "latency": s["latency"],
-              "outputs": summary.geometry.n_y, "families": {}}
-    for fam in families:
-        fam_rep = {}
-        for kind, (top, vfile, mults) in designs.items():
-            log(f"synth      {fam:<7}{kind:<9} yosys" + (" + nextpnr" if fam in PNR else "") + " ...")
-            r = synthesise(vfile, top, fam, work)
-            if fam in PNR:
-                r.fmax_mhz, r.note = _fmax(fam, kind, r, summary, work)
-            else:
-                r.note = (r.note + "; " if r.note else "") + "no open place and route for this family: no Fmax"
-            fam_rep[kind] = {"multipliers": mults, "dsps": r.dsps, "dsp_types": r.dsp_types(), "luts": r.luts,
-                             "carries": r.carries, "ffs": r.ffs, "fmax_mhz": r.fmax_mhz, "note": r.note,
-                             "cells": r.cells, "seconds": round(r.seconds, 1)}
-        report["families"][fam] = fam_rep
+def synth_design(opened: OpenedDesign, families: list[str], work: Path) -> dict:
+    """Synthesise the design and its direct baseline in ``work``; returns the report (also written there)."""
+    d = opened.design
+    work = Path(work).resolve()
+    designs = {"winograd": (d.winograd.top, opened.path(d.winograd.verilog), d.winograd.multipliers),
+               "direct": (d.direct.top, opened.path(d.direct.verilog), d.direct.multipliers)}
+    report = {"design": d.name, "geometry": d.geometry.to_dict(), "options": d.options.to_json(),
+              "latency": d.latency, "outputs": d.geometry.n_y, "edited": list(opened.edited), "families": {}}
+    steps = len(families) * len(designs)
+    with progress.bar(steps, "synthesis", unit="run") as bar:
+        for fam in families:
+            fam_rep = {}
+            for kind, (top, vfile, mults) in designs.items():
+                bar.set_postfix_str(f"{fam} {kind}: yosys" + (" + nextpnr" if fam in PNR else ""))
+                r = synthesise(vfile, top, fam, work)
+                if fam in PNR:
+                    r.fmax_mhz, r.note = _fmax(fam, kind, r, opened, work)
+                else:
+                    r.note = (r.note + "; " if r.note else "") + "no open place and route for this family: no Fmax"
+                fam_rep[kind] = {"multipliers": mults, "dsps": r.dsps, "dsp_types": r.dsp_types(), "luts": r.luts,
+                                 "carries": r.carries, "ffs": r.ffs, "fmax_mhz": r.fmax_mhz, "note": r.note,
+                                 "cells": r.cells, "seconds": round(r.seconds, 1)}
+                bar.update(1)
+            report["families"][fam] = fam_rep
     write_json_atomic(work / "report.json", report)
     write_text_atomic(work / "report.txt", format_report(report) + "\n")
     return report
 
 
-def _fmax(fam: str, kind: str, r: SynthResult, summary: DesignSummary, work: Path) -> tuple:
-    pipelined = summary.data["latency"] > 0
+def _fmax(fam: str, kind: str, r: SynthResult, opened: OpenedDesign, work: Path) -> tuple:
+    pipelined = opened.design.latency > 0
     if fam == "ice40":
         if r.luts > ICE40_UP5K["luts"] or r.dsps > ICE40_UP5K["dsps"]:
             return None, "does not fit an iCE40 UP5K (no place and route)"
@@ -80,10 +74,12 @@ def _fmax(fam: str, kind: str, r: SynthResult, summary: DesignSummary, work: Pat
             return None, "no Fmax: iCE40 timing through a combinational SB_MAC16 is wrong; use --pipeline stages"
     if fam == "ecp5" and r.dsps > ECP5_85K_DSPS:
         return None, f"{r.dsps} DSPs do not fit an LFE5U-85F ({ECP5_85K_DSPS} MULT18X18D; no place and route)"
+    if opened.edited and kind == "winograd":
+        return None, "Fmax not measured: the tile's Verilog was edited (--allow-edits) and the harness is generated"
     from .harness import SerialHarness
     name = f"harness_{kind}"
     hv = work / f"{name}.v"
-    hv.write_text(verilog.convert(SerialHarness(_core(summary, kind)), name=name, emit_src=False))
+    hv.write_text(verilog.convert(SerialHarness(_core(opened, kind)), name=name, emit_src=False))
     t0 = time.perf_counter()
     try:
         fmax = place_and_route(hv, fam, work, name)
@@ -117,9 +113,3 @@ def format_report(rep: dict) -> str:
         for n in sorted(notes):
             lines.append(f"  note: {n}")
     return "\n".join(lines)
-
-
-def synth_cli(folder, families: str) -> None:
-    fams = parse_families(families)
-    DesignSummary.load(folder)
-    print(format_report(synth_design(folder, fams)))

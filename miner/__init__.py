@@ -1,8 +1,5 @@
-"""winohdl miner: geometry, exact tensor, algorithm cards, constructive optimum and mining methods."""
+"""winohdl miner: the constructive optimum and the mining methods (ALS, the article's SGD, search, polish).
 
-from .card import AlgorithmCard, CardError
-from .constructive import constructive_card
-from .errors import WinohdlError
-from .geometry import Geometry
-
-__all__ = ["AlgorithmCard", "CardError", "Geometry", "WinohdlError", "constructive_card"]
+It builds on :mod:`winohdl.core` (geometry, proven cards) and never imports hdl or sim:
+what "cheaper" means is a cost function passed in by the application.
+"""

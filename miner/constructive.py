@@ -15,9 +15,9 @@ import time
 from fractions import Fraction
 from itertools import count
 
-from .card import AlgorithmCard
-from .geometry import Geometry
-from .rational import invert
+from winohdl.core.card import AlgorithmCard, normalise_terms
+from winohdl.core.geometry import Geometry
+from winohdl.core.rational import invert
 
 Rows = list[list[Fraction]]
 
@@ -32,30 +32,6 @@ def toom_points(n_finite: int) -> list[Fraction]:
                 return pts[:n_finite]
             pts.append(p)
     return pts  # pragma: no cover
-
-
-def _primitive_scale(vec) -> Fraction:
-    """The factor that makes ``vec`` a primitive integer vector with a positive leading entry."""
-    nz = [v for v in vec if v != 0]
-    if not nz:
-        return Fraction(1)
-    den = math.lcm(*(v.denominator for v in nz))
-    num = math.gcd(*((v * den).numerator for v in nz))
-    return Fraction(den, num) * (1 if nz[0] > 0 else -1)
-
-
-def normalise_terms(BT: Rows, G: Rows, AT: Rows) -> tuple[Rows, Rows, Rows]:
-    """Per-term rescaling that keeps the identity: B^T rows and A^T columns become
-    primitive integer vectors, their scale moves into G (often computed offline)."""
-    BT, G, AT = [list(r) for r in BT], [list(r) for r in G], [list(r) for r in AT]
-    for r in range(len(BT)):
-        sb = _primitive_scale(BT[r])
-        sa = _primitive_scale([row[r] for row in AT])
-        BT[r] = [v * sb for v in BT[r]]
-        for row in AT:
-            row[r] *= sa
-        G[r] = [v / (sa * sb) for v in G[r]]
-    return BT, G, AT
 
 
 def unit_correlation(m: int, k: int) -> tuple[Rows, Rows, Rows]:

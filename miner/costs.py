@@ -1,19 +1,27 @@
-"""Hardware cost metrics of an algorithm card (what "cheaper" means).
+"""Cheap cost estimates for screening inside the miner, and the cost-function type.
 
-Adders are counted exactly as the generator builds them: each transform in the
-generator's integer form (:func:`hdl.scaling.integer_form`) becomes a shift-add
-graph with shared subexpressions (:func:`hdl.shiftadd.build_graph`); negations
-count, shifts are free. The estimate "non-zeros minus non-empty rows" is kept
-beside them (it is what the fast screening in :mod:`miner.terms` uses).
+The miner never computes hardware costs itself: what "cheaper" means is a
+function passed in by the application layer (the generator's exact cost, see
+:mod:`hdl.cost`), of type :data:`CostFunction`. Here are only the estimates the
+fast float screening of :mod:`miner.terms` uses ("non-zeros minus non-empty rows").
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Callable, Sequence
 
 import numpy as np
 
 TRANSFORMS = ("BT", "G", "AT")
+
+CostFunction = Callable[[Sequence, Sequence, Sequence], tuple]
+"""``cost(BT, G, AT) -> key``: a sortable key of rational transforms (lower is cheaper)."""
+
+
+def card_key(cost: CostFunction, card) -> tuple:
+    """The key of a card under ``cost``."""
+    return cost(card.BT, card.G, card.AT)
 
 
 def nonzeros(matrix) -> int:
@@ -35,38 +43,3 @@ def max_denominator(matrices) -> int:
 
 def max_abs_constant(matrices) -> Fraction:
     return max((abs(Fraction(v)) for m in matrices for row in m for v in row), default=Fraction(0))
-
-
-def exact_adders(BT, G, AT) -> dict:
-    """Adders of the generator's shift-add graphs for B^T, G and A^T (integer form, CSE)."""
-    from hdl.scaling import integer_form  # the hardware layer builds on the miner: import late
-    from hdl.shiftadd import build_graph
-    BT_int, G_int, AT_int, _ = integer_form(BT, G, AT)
-    return {"BT": build_graph(BT_int).adder_count, "G": build_graph(G_int).adder_count,
-            "AT": build_graph(AT_int).adder_count}
-
-
-def card_costs(geometry, BT, G, AT) -> dict:
-    """The costs block of a card: R, bounds, sparsity, constants, exact adders and the estimate."""
-    mats = {"BT": BT, "G": G, "AT": AT}
-    return {
-        "rank": len(BT),
-        "lower_bound": geometry.lower_bound(),
-        "direct": geometry.direct_count,
-        "nonzeros": {k: nonzeros(m) for k, m in mats.items()},
-        "max_denominator": max_denominator(mats.values()),
-        "max_abs_constant": str(max_abs_constant(mats.values())),
-        "adders": exact_adders(BT, G, AT),
-        "adders_exact": True,
-        "adders_estimate": {k: adder_estimate(m) for k, m in mats.items()},
-    }
-
-
-def cost_key(costs: dict) -> tuple:
-    """Lexicographic cost used to rank cards at one R (lower is better).
-
-    1. adders of B^T plus A^T (the per-tile hardware), 2. adders of G (kernel
-    transform, often offline), 3. max denominator, 4. max |constant| (bit growth).
-    """
-    a = costs["adders"]
-    return (costs["rank"], a["BT"] + a["AT"], a["G"], costs["max_denominator"], Fraction(costs["max_abs_constant"]))

@@ -23,10 +23,10 @@ from fractions import Fraction
 import numpy as np
 
 from .als import Factors, fit, residual
-from .card import AlgorithmCard, CardError, prove_identity
+from winohdl.core.card import AlgorithmCard, CardError, prove_identity
 from .constructive import normalise_terms
-from .geometry import Geometry
-from .rational import invert, nearest, tiers
+from winohdl.core.geometry import Geometry
+from winohdl.core.rational import invert, nearest, tiers
 from .terms import TermCatalogue, snap_structural
 
 EXACT = 1e-8

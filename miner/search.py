@@ -3,111 +3,207 @@
 Methods: ``constructive`` (the certified optimum, milliseconds), ``als`` (random
 multi-start ALS on the exact tensor + rationalisation), ``sgd`` (the article's
 method), ``search`` (ALS attempts for a time budget and the constructive card,
-each polished; the cheapest proven card by :func:`miner.costs.cost_key` wins).
+each polished; the cheapest proven card by the cost function wins).
+
+The miner does not know what hardware costs: every entry point takes a
+:data:`miner.costs.CostFunction` (the application passes the generator's exact
+cost). ``should_stop()`` (e.g. set by Ctrl-C) ends the work early: a card proven
+by then is returned with ``provenance["interrupted"] = True``; with none,
+:class:`~winohdl.core.errors.Interrupted` is raised.
 """
 
 from __future__ import annotations
 
+import enum
+import math
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from winohdl.core import progress
+from winohdl.core.card import AlgorithmCard
+from winohdl.core.errors import Interrupted, WinohdlError
+from winohdl.core.geometry import Geometry
+from winohdl.core.limits import RANK, SECONDS, STEPS
+
 from .als import fit, random_factors
-from .card import AlgorithmCard
 from .constructive import constructive_card
-from .costs import cost_key
-from .errors import WinohdlError
-from .geometry import Geometry
+from .costs import CostFunction, card_key
 from .rationalise import rationalise
 from .terms import polish
 
-METHODS = ("constructive", "als", "sgd", "search")
 LIBRARY = Path(__file__).resolve().parent.parent / "cards"
+DEFAULT_SECONDS = {"als": 60.0, "search": 10.0}
+
+
+class Method(enum.Enum):
+    """How a card is found."""
+
+    CONSTRUCTIVE = "constructive"
+    ALS = "als"
+    SGD = "sgd"
+    SEARCH = "search"
 
 
 class NoCardFound(WinohdlError):
     """A mining method used its budget without a proven card."""
 
 
-def mine_als(geometry: Geometry, rank: int, seed: int, budget: float, q_max: int) -> AlgorithmCard | None:
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class MineSettings:
+    """What to mine and with which budget; validated on construction (before any work).
+
+    Parameters
+    ----------
+    method : Method
+    rank : int or None
+        R; None means the geometry's lower bound.
+    seed : int
+        >= 0; every random choice derives from it.
+    steps : int or None
+        Step budget of SGD (None: its default).
+    seconds : float or None
+        Time budget, finite and > 0 (None: the method's default).
+    device : {"auto", "cpu", "cuda"}
+    q_max : int
+        Largest denominator tried when snapping (>= 1).
+    polish_seconds : float
+        Seconds of cost-lowering term exchanges after a proof (0: off).
+    exact_loss, resume : bool
+        SGD only: exact tensor loss; continue from the checkpoint.
+    sgd : dict
+        SGD settings overriding the article's defaults (see :func:`miner.sgd.parse_settings`).
+    checkpoint : Path or None
+        SGD checkpoint file (None: no checkpoint).
+    """
+
+    method: Method = Method.SEARCH
+    rank: int | None = None
+    seed: int = 0
+    steps: int | None = None
+    seconds: float | None = None
+    device: str = "auto"
+    q_max: int = 4
+    polish_seconds: float = 10.0
+    exact_loss: bool = False
+    resume: bool = False
+    sgd: dict = field(default_factory=dict)
+    checkpoint: Path | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.method, Method):
+            raise WinohdlError(f"unknown method {self.method!r}; choose one of {', '.join(m.value for m in Method)}")
+        if self.seed < 0:
+            raise WinohdlError(f"--seed must be >= 0, got {self.seed}")
+        if self.q_max < 1:
+            raise WinohdlError(f"--q-max must be >= 1, got {self.q_max}")
+        if self.steps is not None:
+            if self.steps < 0:
+                raise WinohdlError(f"--steps must be >= 0, got {self.steps}")
+            STEPS.check(self.steps, "--steps")
+        for name, v, positive in (("--seconds", self.seconds, True), ("--polish", self.polish_seconds, False)):
+            if v is None:
+                continue
+            if not math.isfinite(v) or v < 0 or (positive and v == 0):
+                raise WinohdlError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {v}")
+            SECONDS.check(math.ceil(v), name)
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise WinohdlError(f"unknown device {self.device!r}: choose auto, cpu or cuda")
+        sgd_only = {"--exact-loss": self.exact_loss, "--resume": self.resume, "--sgd": bool(self.sgd),
+                    "--steps": self.steps is not None, "--device": self.device != "auto"}
+        if self.method is not Method.SGD:
+            used = [k for k, v in sgd_only.items() if v]
+            if used:
+                raise WinohdlError(f"{used[0]} applies to --method sgd only")
+        if self.rank is not None:
+            RANK.check(self.rank, "--rank")
+            if self.method is Method.CONSTRUCTIVE:
+                raise WinohdlError("--rank: the constructive method builds R = lower bound only; "
+                                   "use --method als or sgd")
+
+    def check_geometry(self, geometry: Geometry) -> int:
+        """R for ``geometry`` (validated against its bounds)."""
+        lb = geometry.lower_bound()
+        if self.rank is not None and self.rank < lb:
+            raise WinohdlError(f"--rank {self.rank} is below the proven lower bound {lb} for {geometry.name}: "
+                               "no exact algorithm exists")
+        if self.rank is not None and self.rank > geometry.direct_count:
+            raise WinohdlError(f"--rank {self.rank} is above the direct count {geometry.direct_count} for "
+                               f"{geometry.name}: direct convolution needs no more")
+        return self.rank or lb
+
+
+def mine_als(geometry: Geometry, rank: int, seed: int, budget: float, q_max: int,
+             should_stop=_never) -> AlgorithmCard | None:
     """Random restarts of annealed ALS until one snaps to a proven rational card (or the budget ends)."""
     T = geometry.tensor().astype(float)
     rng = np.random.default_rng(seed)
     t0, starts = time.perf_counter(), 0
     deadline = t0 + budget
-    while time.perf_counter() < deadline:
-        starts += 1
-        f = random_factors(T.shape, rank, rng)
-        if fit(T, f, sweeps=1500) > 1e-6:
-            continue
-        prov = {"method": "als", "seed": seed, "steps": starts, "seconds": 0.0, "device": "cpu",
-                "config": {"rank": rank, "q_max": q_max, "sweeps": 1500, "restarts": starts}}
-        card = rationalise(geometry, f, q_max, prov, should_stop=lambda: time.perf_counter() > deadline)
-        if card is not None:
-            card.provenance["seconds"] = round(time.perf_counter() - t0, 2)
-            return card
+    out_of_time = lambda: time.perf_counter() > deadline or should_stop()  # noqa: E731
+    with progress.bar(None, f"als R={rank}", unit="start") as bar:
+        while not out_of_time():
+            starts += 1
+            bar.update(1)
+            f = random_factors(T.shape, rank, rng)
+            if fit(T, f, sweeps=1500) > 1e-6:
+                continue
+            prov = {"method": "als", "seed": seed, "steps": starts, "seconds": 0.0, "device": "cpu",
+                    "config": {"rank": rank, "q_max": q_max, "sweeps": 1500, "restarts": starts}}
+            card = rationalise(geometry, f, q_max, prov, should_stop=out_of_time)
+            if card is not None:
+                card.provenance["seconds"] = round(time.perf_counter() - t0, 2)
+                return card
     return None
 
 
-def mine_card(geometry: Geometry, method: str = "search", rank: int | None = None, seed: int = 0,
-              steps: int | None = None, budget: float | None = None, device: str = "auto", q_max: int = 4,
-              resume: bool = False, exact_loss: bool = False, progress: bool = True,
-              checkpoint: Path | None = None, polish_seconds: float = 10.0,
-              sgd_settings: dict | None = None) -> AlgorithmCard:
-    """Return a proven card for ``geometry`` by ``method`` (see METHODS); raises NoCardFound.
+def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
+              should_stop=_never) -> AlgorithmCard:
+    """Return a proven card for ``geometry`` (see :class:`MineSettings`); raises NoCardFound.
 
-    A mined card at R = lower bound is then polished for up to ``polish_seconds``
-    (:func:`miner.terms.polish`: term exchanges while the documented cost drops).
+    A mined card at R = lower bound is then polished for up to ``settings.polish_seconds``
+    (:func:`miner.terms.polish`: term exchanges while ``cost`` drops).
     """
-    if method not in METHODS:
-        raise WinohdlError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    s = settings
+    rank = s.check_geometry(geometry)
     lb = geometry.lower_bound()
-    if rank is not None and rank < lb:
-        raise WinohdlError(f"--rank {rank} is below the proven lower bound {lb} for {geometry.name}: "
-                           "no exact algorithm exists")
-    if q_max < 1:
-        raise WinohdlError(f"--q-max must be >= 1, got {q_max}")
-    if steps is not None and steps < 0:
-        raise WinohdlError(f"--steps must be >= 0, got {steps}")
-    if budget is not None and budget <= 0:
-        raise WinohdlError(f"--seconds must be > 0, got {budget}")
-    if polish_seconds < 0:
-        raise WinohdlError(f"--polish must be >= 0 seconds, got {polish_seconds}")
-    tidy = lambda c: polish(c, budget=polish_seconds, q_max=min(q_max, 2), seed=seed) \
-        if c is not None and polish_seconds > 0 else c  # noqa: E731
-    rank = rank or lb
-    if method == "constructive":
-        if rank != lb:
-            raise WinohdlError("the constructive method builds R = lower bound only; use --method als or sgd")
+
+    def tidy(c):
+        if c is None or s.polish_seconds <= 0 or should_stop():
+            return c
+        return polish(c, cost, budget=s.polish_seconds, q_max=min(s.q_max, 2), seed=s.seed, should_stop=should_stop)
+
+    def finish(c: AlgorithmCard | None, what: str) -> AlgorithmCard:
+        if c is None:
+            if should_stop():
+                raise Interrupted(f"{what}: interrupted before a card was proven")
+            raise NoCardFound(f"{what} found no proven card for {geometry.name} at R={rank} within its budget")
+        if should_stop():
+            c.provenance["interrupted"] = True
+        return c
+
+    if s.method is Method.CONSTRUCTIVE:
         return constructive_card(geometry)
-    if method == "sgd":
-        from .sgd import SGDConfig, mine_sgd, pick_device
-        pick_device(device)
-        cfg = SGDConfig(rank=rank, seed=seed, q_max=q_max, exact_loss=exact_loss, device=device)
-        for key, value in (sgd_settings or {}).items():
-            setattr(cfg, key, value)
-        if steps is not None:
-            cfg.steps = steps
-        ckpt = checkpoint or Path("build") / geometry.name / f"sgd_r{rank}_s{seed}.pt"
-        card = tidy(mine_sgd(geometry, cfg, checkpoint=ckpt, resume=resume, budget=budget, progress=progress))
-        if card is None:
-            raise NoCardFound(f"sgd found no proven card within its budget (checkpoint {ckpt}; "
-                              "continue with --resume)")
-        return card
-    card = tidy(mine_als(geometry, rank, seed, budget or (60.0 if method == "als" else 10.0), q_max))
-    if method == "als":
-        if card is None:
-            raise NoCardFound(f"als found no proven card for {geometry.name} at R={rank} within the budget")
-        return card
+    if s.method is Method.SGD:
+        from .sgd import mine_sgd_card  # torch's optimiser loads only when needed
+        return finish(tidy(mine_sgd_card(geometry, s, rank, should_stop)), "sgd")
+    budget = s.seconds or DEFAULT_SECONDS[s.method.value]
+    card = mine_als(geometry, rank, s.seed, budget, s.q_max, should_stop)
+    if s.method is Method.ALS:
+        return finish(tidy(card), "als")
+    card = tidy(card)
     base = constructive_card(geometry) if rank == lb else None
     polished = tidy(base)
     library = library_card(geometry)
     found = [c for c in (card, library, polished) if c is not None]
-    if not found:
-        raise NoCardFound(f"no proven card for {geometry.name} at R={rank} within the budget")
-    best = min(found, key=lambda c: cost_key(c.costs))
-    key = lambda c: [str(v) for v in cost_key(c.costs)]  # noqa: E731
+    best = finish(min(found, key=lambda c: card_key(cost, c)) if found else None, "search")
+    key = lambda c: [str(v) for v in card_key(cost, c)]  # noqa: E731
     report = {"als": key(card) if card is not None else "no proven card within the budget"}
     if library is not None:
         report["library"] = key(library)
@@ -125,7 +221,7 @@ def library_card(geometry: Geometry) -> AlgorithmCard | None:
     return AlgorithmCard.load(path) if path.is_file() else None
 
 
-def best_known_card(geometry: Geometry) -> AlgorithmCard:
+def best_known_card(geometry: Geometry, cost: CostFunction) -> AlgorithmCard:
     """The cheapest proven card known without mining: the shipped library card or the constructive one."""
     cands = [c for c in (library_card(geometry), constructive_card(geometry)) if c is not None]
-    return min(cands, key=lambda c: cost_key(c.costs))
+    return min(cands, key=lambda c: card_key(cost, c))

@@ -11,25 +11,41 @@ from 1 to ``scale_max`` and fc_C is rescaled at each change so the function (and
 the loss) does not jump. Every ``snap_every`` steps the weights are snapped to
 rationals, fc_C is solved by least squares and the identity proven exactly
 (:mod:`miner.rationalise`); training stops at the first proof.
+
+Interruption and resumption: the loop polls ``should_stop()`` (set by the first
+Ctrl-C) between steps. A run that ends without a proof (step or time budget,
+interrupt) saves a checkpoint; one is also saved every ``checkpoint_every`` steps.
+A checkpoint is a dict of tensors and plain Python values (loadable with
+``torch.load(..., weights_only=True)``): the format tag, the geometry, R, the seed,
+the settings, the step, the network, its scale, Adam's state, the sampling
+generator's state and the replay buffer, so a resumed run continues the same
+trajectory. It is written atomically (temporary sibling and rename). Resuming
+refuses, in one line naming the file, a missing, unreadable (truncated, corrupt)
+or mismatching checkpoint: another geometry, R, seed or training setting (only the
+budgets and proof settings in :data:`RESUMABLE` may change).
 """
 
 from __future__ import annotations
 
 import math
-import signal
+import os
+import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-import numpy as np
 import torch
 
+from winohdl.core import progress
+from winohdl.core.card import AlgorithmCard
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+from winohdl.core.limits import SGD_BATCH, STEPS
+from winohdl.core.reference import reference_conv
+
 from .als import Factors
-from .card import AlgorithmCard
-from .errors import WinohdlError
-from .geometry import Geometry
 from .rationalise import rationalise
-from .reference import reference_conv
 
 
 @dataclass
@@ -55,6 +71,12 @@ class SGDConfig:
 
 
 POSITIVE = ("batch", "lr", "replay_every", "snap_every", "checkpoint_every", "scale_max", "q_max")
+LIMITED = {"batch": SGD_BATCH, "hard_buffer": SGD_BATCH, "steps": STEPS}
+
+CHECKPOINT_FORMAT = "winohdl-sgd-checkpoint/1"
+# settings a resumed run may change: budgets, where it runs, and how/when proofs are attempted
+# (everything else shapes the training trajectory and must match the checkpoint)
+RESUMABLE = ("steps", "snap_every", "q_max", "device", "checkpoint_every")
 
 
 def parse_settings(items) -> dict:
@@ -73,15 +95,32 @@ def parse_settings(items) -> dict:
             out[key] = text.lower() in ("true", "1")
             continue
         try:
-            number = float(text)
+            number = float(text) if len(text) <= 40 else math.nan
         except ValueError:
             raise WinohdlError(f"--sgd {key} must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise WinohdlError(f"--sgd {key} must be a finite number, got {value!r}")
         if kind is int and not number.is_integer():
             raise WinohdlError(f"--sgd {key} must be a whole number, got {value!r}")
         if number < 0 or number == 0 and key in POSITIVE:
             raise WinohdlError(f"--sgd {key} must be {'> 0' if key in POSITIVE else '>= 0'}, got {value!r}")
+        if key in LIMITED:
+            LIMITED[key].check(int(number), f"--sgd {key}")
         out[key] = kind(number)
     return out
+
+
+def mine_sgd_card(geometry: Geometry, settings, rank: int, should_stop) -> AlgorithmCard | None:
+    """:func:`mine_sgd` configured from :class:`miner.search.MineSettings`."""
+    pick_device(settings.device)
+    cfg = SGDConfig(rank=rank, seed=settings.seed, q_max=settings.q_max, exact_loss=settings.exact_loss,
+                    device=settings.device)
+    for key, value in settings.sgd.items():
+        setattr(cfg, key, value)
+    if settings.steps is not None:
+        cfg.steps = settings.steps
+    return mine_sgd(geometry, cfg, checkpoint=settings.checkpoint, resume=settings.resume, budget=settings.seconds,
+                    progress=progress.enabled(), should_stop=should_stop)
 
 
 def pick_device(name: str) -> torch.device:
@@ -134,9 +173,18 @@ def min_zero_fraction(geometry: Geometry) -> dict:
 
 
 def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None, resume: bool = False,
-             budget: float | None = None, progress: bool = True) -> AlgorithmCard | None:
-    """Train until a proof (returns the card), the step budget or the time budget (returns None)."""
+             budget: float | None = None, progress: bool = True, should_stop=lambda: False) -> AlgorithmCard | None:
+    """Train until a proof (returns the card), the step budget, the time budget or ``should_stop()``
+    (returns None, after saving the checkpoint when ``checkpoint`` is given).
+
+    ``resume`` continues from ``checkpoint`` (see :func:`load_checkpoint`); ``budget`` is in
+    seconds, for this call; ``progress`` shows a bar on stderr.
+    """
+    checkpoint = Path(checkpoint) if checkpoint is not None else None
+    if resume and checkpoint is None:
+        raise WinohdlError("--resume needs a checkpoint file")
     device = pick_device(cfg.device)
+    state = load_checkpoint(checkpoint, geometry, cfg) if resume else None
     torch.manual_seed(cfg.seed)
     gen = torch.Generator(device="cpu").manual_seed(cfg.seed)
     net = BilinearNet(geometry, cfg.rank).to(device=device, dtype=torch.float32)
@@ -145,23 +193,32 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
     zero_cap = min_zero_fraction(geometry)
     hard_d = torch.empty(0, geometry.n_d, device=device)
     hard_g = torch.empty(0, geometry.n_g, device=device)
-    step, t0, best = 0, time.perf_counter(), None
-    if resume and checkpoint and checkpoint.is_file():
-        state = torch.load(checkpoint, map_location=device, weights_only=False)
-        net.load_state_dict(state["net"])
-        net.scale = state["scale"]
-        opt.load_state_dict(state["opt"])
-        step = state["step"]
-        gen.set_state(state["gen"])
-    elif resume:
-        raise WinohdlError(f"--resume: no checkpoint at {checkpoint}")
-    stop = {"now": False}
-    old = signal.signal(signal.SIGINT, lambda *_: stop.__setitem__("now", True))
-    bar = _Progress(cfg.steps, progress)
+    step, spent = 0, 0.0
+    if state is not None:
+        try:
+            net.load_state_dict(state["net"])
+            net.scale = float(state["scale"])
+            opt.load_state_dict(state["opt"])
+            gen.set_state(state["gen"])
+            hard_d = state["hard_d"].to(device=device, dtype=torch.float32)
+            hard_g = state["hard_g"].to(device=device, dtype=torch.float32)
+            if hard_d.shape[1:] != (geometry.n_d,) or hard_g.shape[1:] != (geometry.n_g,):
+                raise ValueError("replay buffer of the wrong shape")
+            step, spent = int(state["step"]), float(state["seconds"])
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
+            raise WinohdlError(f"checkpoint {checkpoint} is malformed ({_first_line(exc)}): delete it or run "
+                               "without --resume to start afresh") from None
+        if step >= cfg.steps:
+            raise WinohdlError(f"checkpoint {checkpoint} is already at step {step}, the step budget is "
+                               f"{cfg.steps}: raise --steps to continue")
+    t0 = time.perf_counter()
+    seconds = lambda: spent + time.perf_counter() - t0  # noqa: E731
+    out_of_time = lambda: budget is not None and time.perf_counter() - t0 > budget  # noqa: E731
+    best, consistent = None, True  # consistent: no step half done (what a checkpoint may hold)
+    bar = _Progress(cfg.steps, progress, step, f"sgd R={cfg.rank}")
     try:
-        while step < cfg.steps and not stop["now"]:
-            if budget is not None and time.perf_counter() - t0 > budget:
-                break
+        while step < cfg.steps and not should_stop() and not out_of_time():
+            consistent = False
             new_scale = s_curve(step, cfg.ramp_steps, cfg.scale_max)
             if new_scale != net.scale:
                 net.set_scale(new_scale)
@@ -179,31 +236,118 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
                 with torch.no_grad():  # keep the worst samples for replay
                     k = min(cfg.hard_buffer, len(err))
                     idx = torch.topk(err, k).indices
-                    hard_d, hard_g = d[idx].detach(), g[idx].detach()
+                    new_d, new_g = d[idx].detach(), g[idx].detach()
             l1 = sum(p.abs().sum() for p in net.parameters())
             opt.zero_grad()
             (loss + cfg.l1 * l1).backward()
             opt.step()
             _prune(net, cfg.prune_threshold, zero_cap)
+            if not cfg.exact_loss:
+                hard_d, hard_g = new_d, new_g
             step += 1
+            consistent = True
             if step % 100 == 0:
                 bar.update(step, loss.item(), net.scale, _sparsity(net))
             if checkpoint and step % cfg.checkpoint_every == 0:
-                _save(checkpoint, net, opt, step, gen)
+                save_checkpoint(checkpoint, _state(geometry, cfg, step, seconds(), net, opt, gen, hard_d, hard_g))
             if step % cfg.snap_every == 0 and loss.item() < 1e-2:
-                prov = {"method": "sgd", "seed": cfg.seed, "steps": step,
-                        "seconds": round(time.perf_counter() - t0, 2), "device": str(device),
-                        "dtype": "float32", "config": asdict(cfg)}
-                out_of_time = lambda: budget is not None and time.perf_counter() - t0 > budget  # noqa: E731
-                best = rationalise(geometry, net.factors(), cfg.q_max, prov, should_stop=out_of_time)
+                prov = {"method": "sgd", "seed": cfg.seed, "steps": step, "seconds": round(seconds(), 2),
+                        "device": str(device), "dtype": "float32", "config": asdict(cfg)}
+                best = rationalise(geometry, net.factors(), cfg.q_max, prov,
+                                   should_stop=lambda: out_of_time() or should_stop())
                 if best is not None:
+                    bar.note(f"sgd        proven exact at step {step} ({seconds():.1f} s)")
                     break
     finally:
-        signal.signal(signal.SIGINT, old)
         bar.close()
-        if checkpoint and best is None:
-            _save(checkpoint, net, opt, step, gen)
+        if checkpoint and best is None and consistent:  # also on a second Ctrl-C (between steps)
+            save_checkpoint(checkpoint, _state(geometry, cfg, step, seconds(), net, opt, gen, hard_d, hard_g))
     return best
+
+
+# ---- checkpoints --------------------------------------------------------------------------------------
+
+def _state(geometry: Geometry, cfg: SGDConfig, step: int, seconds: float, net: BilinearNet, opt, gen,
+           hard_d, hard_g) -> dict:
+    """The checkpoint: tensors and plain Python values only (``weights_only=True`` loads it)."""
+    cpu = lambda t: t.detach().to("cpu", copy=True)  # noqa: E731
+    return {"format": CHECKPOINT_FORMAT, "geometry": geometry.to_dict(), "rank": int(cfg.rank),
+            "seed": int(cfg.seed), "settings": asdict(cfg), "step": int(step), "seconds": float(seconds),
+            "net": {k: cpu(v) for k, v in net.state_dict().items()}, "scale": float(net.scale),
+            "opt": opt.state_dict(), "gen": gen.get_state(), "hard_d": cpu(hard_d), "hard_g": cpu(hard_g)}
+
+
+def save_checkpoint(path: Path, state: dict) -> None:
+    """Write ``state`` with torch.save through a temporary sibling and a rename (usual permissions)."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(state, fh)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise WinohdlError(f"cannot write checkpoint {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def load_checkpoint(path: Path, geometry: Geometry, cfg: SGDConfig) -> dict:
+    """The checkpoint at ``path`` for this run (``weights_only=True``, on the CPU), or a one-line
+    WinohdlError naming the file: missing, unreadable (truncated, corrupt, not a checkpoint), or
+    written for another geometry, R, seed or training setting (see :data:`RESUMABLE`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise WinohdlError(f"--resume: no checkpoint at {path}")
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise WinohdlError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated zip, bad pickle, forbidden globals: all the same to the user
+        raise WinohdlError(f"checkpoint {path} cannot be read: it is truncated, corrupt or not an SGD checkpoint "
+                           f"({type(exc).__name__}); delete it or run without --resume to start afresh") from None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        found = state.get("format") if isinstance(state, dict) else None
+        raise WinohdlError(f"checkpoint {path} is not a {CHECKPOINT_FORMAT} checkpoint"
+                           + (f" (format {found!r})" if isinstance(found, str) else "")
+                           + ": delete it or run without --resume to start afresh")
+    theirs = state.get("geometry")
+    if theirs != geometry.to_dict():
+        try:
+            other = Geometry.from_dict(theirs).name
+        except (WinohdlError, TypeError, ValueError):
+            other = "an unreadable geometry"
+        raise WinohdlError(f"checkpoint {path} is for {other}, not {geometry.name}: resume with that geometry "
+                           "or write elsewhere (-o)")
+    for what, mine in (("rank", cfg.rank), ("seed", cfg.seed)):
+        if state.get(what) != mine:
+            flag = "--rank" if what == "rank" else "--seed"
+            raise WinohdlError(f"checkpoint {path} was written with {what} {state.get(what)!r}, not {mine}: "
+                               f"resume with {flag} {state.get(what)!r}")
+    settings = state.get("settings")
+    if not isinstance(settings, dict):
+        raise WinohdlError(f"checkpoint {path} is malformed (no settings): delete it or run without --resume")
+    ours = asdict(cfg)
+    differ = [k for k in ours if k not in RESUMABLE and k not in ("rank", "seed") and settings.get(k) != ours[k]]
+    if differ:
+        said = ", ".join(f"{k} {settings.get(k)!r} there, {ours[k]!r} here" for k in differ)
+        raise WinohdlError(f"checkpoint {path} was trained with other settings ({said}): resume with the same "
+                           f"settings (only {', '.join(RESUMABLE)} may change) or run without --resume")
+    return state
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _prune(net: BilinearNet, threshold: float, zero_cap: dict) -> None:
@@ -227,31 +371,30 @@ def _sparsity(net: BilinearNet) -> float:
     return float(sum((w == 0).sum() for w in ws) / sum(w.numel() for w in ws))
 
 
-def _save(path: Path, net, opt, step, gen) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save({"net": net.state_dict(), "scale": net.scale, "opt": opt.state_dict(), "step": step,
-                "gen": gen.get_state()}, tmp)
-    tmp.replace(path)
-
-
 class _Progress:
-    """A one-line progress bar with loss, scale and sparsity (stderr)."""
+    """A one-line tqdm bar on stderr with loss, scale and sparsity (nothing when disabled)."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, initial: int = 0, desc: str = "sgd"):
         self.enabled = enabled
         self.bar = None
+        self.last = initial
         if enabled:
             from tqdm import tqdm
-            self.bar = tqdm(total=total, unit="step", leave=False)
-        self.last = 0
+            self.bar = tqdm(total=total, initial=initial, desc=desc, unit="step", leave=False, file=sys.stderr,
+                            dynamic_ncols=True)
 
     def update(self, step, loss, scale, sparsity):
-        if self.bar:
+        if self.bar is not None:
             self.bar.update(step - self.last)
             self.bar.set_postfix(loss=f"{loss:.2e}", scale=f"{scale:.2f}", sparsity=f"{sparsity:.2f}")
         self.last = step
 
+    def note(self, text: str) -> None:
+        """A status line above the bar (only when enabled)."""
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)
+
     def close(self):
-        if self.bar:
+        if self.bar is not None:
             self.bar.close()
+            self.bar = None

@@ -27,12 +27,13 @@ from itertools import product
 
 import numpy as np
 
+from winohdl.core import progress
+from winohdl.core.card import AlgorithmCard, CardError, normalise_terms
+from winohdl.core.geometry import Geometry
+from winohdl.core.rational import invert, nearest, nullspace, tiers
+
 from .als import residual
-from .card import AlgorithmCard, CardError
-from .constructive import normalise_terms
-from .costs import adder_estimate, card_costs, cost_key
-from .geometry import Geometry
-from .rational import invert, nearest, nullspace, tiers
+from .costs import CostFunction, adder_estimate, card_key
 
 Vector = tuple[Fraction, ...]
 INFINITY = None  # the point at infinity in a list of points
@@ -271,31 +272,37 @@ def _descend(screen: _Screen, chosen: list[int], key, pool_size: int, rng, out_o
     return chosen, key
 
 
-def polish(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int = 0) -> AlgorithmCard:
+def polish(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q_max: int = 2, seed: int = 0,
+           should_stop=lambda: False) -> AlgorithmCard:
     """Iterated local search for a cheaper card at the same R, the simplest points first.
 
     The budget is shared by tiers q = 1 (points 0, +-1, infinity), 2 (adding +-2,
     +-1/2), ... up to ``q_max``; each tier starts from the best card so far (see
     :func:`polish_tier`). Returns ``card`` itself unless a strictly cheaper proven
-    card was found.
+    card was found by ``cost`` (see :data:`miner.costs.CostFunction`). ``should_stop()``
+    ends the search early (e.g. on Ctrl-C), keeping the best card found so far.
     """
     t0 = time.perf_counter()
     levels = range(1, max(q_max, 1) + 1)
     best, log = card, []
-    for q in levels:
-        out = polish_tier(best, budget / len(levels), q_max=q, seed=seed)
-        if out is not best:
-            log.append(out.provenance["polish"])
-            best = out
+    with progress.bar(len(levels), f"polish (up to {budget:g} s; Ctrl-C keeps the card)", unit="tier") as bar:
+        for q in levels:
+            if should_stop():
+                break
+            out = polish_tier(best, cost, budget / len(levels), q_max=q, seed=seed, should_stop=should_stop)
+            if out is not best:
+                log.append(out.provenance["polish"])
+                best = out
+            bar.update(1)
     if best is card:
         return card
     prov = dict(card.provenance)
-    prov["polish"] = {"tiers": log, "seconds": round(time.perf_counter() - t0, 2), "cost_before": [str(v) for v in cost_key(card.costs)]}
+    prov["polish"] = {"tiers": log, "seconds": round(time.perf_counter() - t0, 2), "cost_before": [str(v) for v in card_key(cost, card)]}
     return dataclasses.replace(best, provenance=prov)
 
 
-def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed: int = 0,
-                kick: int = 3, patience: int = 200) -> AlgorithmCard:
+def polish_tier(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q_max: int = 2, seed: int = 0,
+                kick: int = 3, patience: int = 200, should_stop=lambda: False) -> AlgorithmCard:
     """Iterated local search over catalogue terms of one tier for a cheaper card at the same R.
 
     Single-term exchanges are screened in floating point (the adder estimate needs
@@ -305,20 +312,20 @@ def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed:
     until ``budget`` seconds are spent or ``patience`` descents in a row end at
     local optima seen before. Works at R = |d_used| (other cards are returned
     unchanged). Returns ``card`` itself unless a proven card strictly cheaper by
-    :func:`miner.costs.cost_key` was found.
+    ``cost`` was found.
     """
     g = card.geometry
     if card.rank != g.lower_bound():
         return card
     t0 = time.perf_counter()
-    out_of_time = lambda: time.perf_counter() - t0 > budget  # noqa: E731
+    out_of_time = lambda: time.perf_counter() - t0 > budget or should_stop()  # noqa: E731
     cat = TermCatalogue(g, q_max=q_max)
     start = card_terms(card)
     pool = cat.terms()
     pool += [t for t in start if t not in pool]
     screen = _Screen(cat, pool)
     rng = np.random.default_rng(seed)
-    best_set, best = [pool.index(t) for t in start], cost_key(card.costs)
+    best_set, best = [pool.index(t) for t in start], card_key(cost, card)
     current, current_key = list(best_set), screen.key(best_set)
     found, descents, stale, seen = False, 0, 0, {tuple(sorted(best_set))}
     while not out_of_time() and current_key is not None and stale < patience:
@@ -329,7 +336,7 @@ def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed:
             seen.add(tuple(sorted(current)))
             stale = 0
             mats = cat.matrices([pool[i] for i in current])
-            key = cost_key(card_costs(g, *mats)) if mats is not None else None
+            key = cost(*mats) if mats is not None else None
             if key is not None and key < best:
                 best_set, best, found = list(current), key, True
         current = list(best_set)
@@ -345,6 +352,6 @@ def polish_tier(card: AlgorithmCard, budget: float = 10.0, q_max: int = 2, seed:
         return card
     prov = dict(card.provenance)
     prov["polish"] = {"descents": descents, "q_max": q_max, "seconds": round(time.perf_counter() - t0, 2),
-                      "cost_before": [str(v) for v in cost_key(card.costs)]}
+                      "cost_before": [str(v) for v in card_key(cost, card)]}
     out = cat.card([pool[i] for i in best_set], prov)
-    return out if out is not None and cost_key(out.costs) < cost_key(card.costs) else card
+    return out if out is not None and card_key(cost, out) < card_key(cost, card) else card

@@ -1,15 +1,14 @@
 """The one generic cocotb testbench for every generated design (Winograd tile or direct baseline).
 
-It reads the design summary (ports, widths, latency, kernel-transform mode), drives
-the test set prepared by :mod:`sim.run` (seeded random vectors and extreme corners,
-each with torch's convolution of the same integers, computed outside the simulator
-so torch is not imported in every simulator process) and compares every output
-bit-exactly. With the kernel transform offline it applies the host-side transform
-from the summary. Pipelined designs get the
-vectors back to back with random gaps in ``in_valid``; latency and order are checked.
+It reads one file prepared by :mod:`sim.run` from the checked design: the ports
+(widths, element counts), the latency, the host-side kernel transform (kernel
+transform offline) and the test set (extreme corners, range witnesses and seeded
+random vectors, each with torch's convolution of the same integers, computed outside
+the simulator so torch is not imported in every simulator process), and compares
+every output bit-exactly. Pipelined designs get the vectors back to back with random
+gaps in ``in_valid``; latency and order are checked.
 
-Configured by environment (set by :mod:`sim.run`): WINOHDL_DESIGN (design folder),
-WINOHDL_TARGET (``wino`` or ``direct``), WINOHDL_STIMULUS (test set JSON), WINOHDL_SEED,
+Configured by environment (set by :mod:`sim.run`): WINOHDL_STIMULUS (that file) and
 WINOHDL_RESULT (where the counts and first mismatches are written).
 """
 
@@ -24,7 +23,6 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
-from hdl.summary import DesignSummary
 from sim.stimulus import random_vectors
 
 
@@ -42,19 +40,14 @@ def unpack(word: int, width: int, n: int) -> list[int]:
 
 
 class TB:
-    """Drives one design from its summary and checks it against torch."""
+    """Drives one design from its testbench input and checks it against torch."""
 
-    def __init__(self, dut, folder: Path, target: str):
+    def __init__(self, dut, tests: dict):
         self.dut = dut
-        self.summary = DesignSummary.load(folder)
-        s = self.summary.data
-        self.target = target
-        self.geometry = self.summary.geometry
-        self.options = self.summary.options
-        ports = s["ports"] if target == "wino" else s["direct"]["ports"]
-        self.ports = {p["name"]: p for p in ports}
-        self.latency = s["latency"]
-        self.host_G = self.summary.host_kernel_transform if target == "wino" else None
+        self.ports = {p["name"]: p for p in tests["ports"]}
+        self.latency = tests["latency"]
+        self.host_G = tests["host_kernel_transform"]
+        self.widths = tests["data_width"], tests["kernel_width"]
         self.checked = 0
         self.mismatches = []
 
@@ -92,7 +85,7 @@ class TB:
         dut.rst.value = 0
         pending = []  # (cycle issued, index)
         issued, cycle = 0, 0
-        garbage = random_vectors(self.geometry, self.options.data_width, self.options.kernel_width, 8, rng.randrange(1 << 30))
+        garbage = random_vectors(self.ports["d"]["elements"], len(vectors[0][1]), *self.widths, 8, rng.randrange(1 << 30))
         while issued < len(vectors) or pending:
             if int(dut.out_valid.value):
                 assert pending, f"out_valid high at cycle {cycle} with nothing in flight"
@@ -116,14 +109,11 @@ class TB:
 
 @cocotb.test()
 async def run_test(dut):
-    folder = Path(os.environ["WINOHDL_DESIGN"])
-    target = os.environ.get("WINOHDL_TARGET", "wino")
-    seed = int(os.environ.get("WINOHDL_SEED", "1"))
-    tb = TB(dut, folder, target)
     tests = json.loads(Path(os.environ["WINOHDL_STIMULUS"]).read_text())
+    tb = TB(dut, tests)
     vectors, expected = tests["vectors"], tests["expected"]
     if tb.latency:
-        await tb.run_pipelined(vectors, expected, random.Random(seed))
+        await tb.run_pipelined(vectors, expected, random.Random(tests["seed"]))
     else:
         await tb.run_combinational(vectors, expected)
     result = {"checked": tb.checked, "corners": tests["corners"], "random": tests["random"],

@@ -1,7 +1,7 @@
 """Runner helpers: build and run the generic testbench on Icarus or Verilator (cocotb_tools.runner).
 
-Each (design, target, simulator) gets its own build folder under the design
-folder: ``sim_build/<target>_<simulator>/``.
+Each run gets its own build folder (``<work>/<target>_<simulator>/``, the work folder
+made fresh per run by the caller), so two runs on one design never collide.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from miner.errors import WinohdlError
-from hdl.summary import DesignSummary
+from hdl.design import OpenedDesign
+from winohdl.core.errors import WinohdlError
+from winohdl.core.limits import VECTORS
 
 from .stimulus import test_set
-from .tools import parse_simulators, require
+from .tools import require
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH"]
@@ -68,19 +69,22 @@ def _read_results(results_xml: Path) -> tuple[list[str], float]:
     return fails, sum(float(c.get("time", 0)) for c in cases)
 
 
-def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, waves: bool = False,
-                   target: str = "wino") -> SimResult:
-    """Build (cached by the runner) and run the testbench; never raises on a mismatch: read ``passed``."""
+def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: int = 200, seed: int = 1,
+                   waves: bool = False, target: str = "wino") -> SimResult:
+    """Build and run the testbench in ``work`` (a folder of this run's own); never raises on a
+    mismatch: read ``passed``."""
     from cocotb_tools.runner import get_runner
 
     require(simulator)
-    folder = Path(folder).resolve()
-    summary = DesignSummary.load(folder)
+    VECTORS.check(vectors, "--vectors")
     if vectors < 1:
         raise WinohdlError(f"--vectors must be >= 1, got {vectors}")
-    top = summary.top if target == "wino" else summary.data["direct"]["top"]
-    source = folder / (summary.data["verilog"] if target == "wino" else summary.data["direct"]["verilog"])
-    build_dir = folder / "sim_build" / f"{target}_{simulator}"
+    if seed < 0:
+        raise WinohdlError(f"--seed must be >= 0, got {seed}")
+    design = opened.design
+    core = design.core(target)
+    source = opened.path(core.verilog)
+    build_dir = Path(work).resolve() / f"{target}_{simulator}"
     result_file = build_dir / "winohdl_result.json"
     runner = get_runner(simulator)
     t0 = time.perf_counter()
@@ -92,7 +96,7 @@ def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, wa
     if simulator == "verilator":
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include"]))
     try:
-        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, waves=waves, always=True,
+        runner.build(sources=[source], hdl_toplevel=core.top, build_dir=build_dir, waves=waves, always=True,
                      build_args=VERILATOR_ARGS if simulator == "verilator" else [], timescale=("1ns", "1ps"),
                      log_file=log)
     except (SystemExit, Exception) as exc:  # the runner exits on compiler errors
@@ -103,17 +107,14 @@ def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, wa
         else:
             os.environ["MAKEFLAGS"] = saved
     t1 = time.perf_counter()
-    result_file.unlink(missing_ok=True)
     stimulus = build_dir / "stimulus.json"
-    stimulus.write_text(json.dumps(test_set(summary.geometry, summary.options, vectors, seed, summary.datapath())))
-    env = {"WINOHDL_DESIGN": str(folder), "WINOHDL_TARGET": target, "WINOHDL_STIMULUS": str(stimulus),
-           "WINOHDL_SEED": str(seed), "WINOHDL_RESULT": str(result_file),
+    stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
+    env = {"WINOHDL_STIMULUS": str(stimulus), "WINOHDL_RESULT": str(result_file),
            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
     results_xml = build_dir / "results.xml"
-    results_xml.unlink(missing_ok=True)
     crash = None
     try:
-        runner.test(test_module="cocotb_winograd", hdl_toplevel=top, build_dir=build_dir,
+        runner.test(test_module="cocotb_winograd", hdl_toplevel=core.top, build_dir=build_dir,
                     test_dir=Path(__file__).resolve().parent, extra_env=env, waves=waves,
                     results_xml=str(results_xml), log_file=build_dir / "sim.log")
     except (SystemExit, Exception) as exc:  # the runner exits non-zero when a test failed
@@ -129,15 +130,13 @@ def run_simulation(folder, simulator: str, vectors: int = 200, seed: int = 1, wa
                      t1 - t0, t2 - t1, data["mismatches"], message, wave)
 
 
-def simulate_cli(folder, simulators: str, vectors: int, seed: int, waves: bool) -> bool:
-    """``winohdl sim``: one pass/fail line per simulator; False when any failed."""
-    names = parse_simulators(simulators)
-    for n in names:
-        require(n)
-    DesignSummary.load(folder)
-    ok = True
-    for n in names:
-        r = run_simulation(folder, n, vectors, seed, waves)
-        print(r.line(), flush=True)
-        ok &= r.passed
-    return ok
+def testbench_input(opened: OpenedDesign, target: str, vectors: int, seed: int) -> dict:
+    """Everything the testbench needs, in one JSON file: ports, latency, the host kernel transform,
+    the vectors (corners, range witnesses, random) and torch's expected outputs."""
+    design = opened.design
+    core = design.core(target)
+    tests = test_set(design.geometry, design.options, vectors, seed, opened.datapath)
+    host = design.host_kernel_transform if target == "wino" and core.port("u") is not None else None
+    return {"ports": [p.to_json() for p in core.ports], "latency": core.latency,
+            "data_width": design.options.data_width, "kernel_width": design.options.kernel_width,
+            "host_kernel_transform": None if host is None else [list(r) for r in host], **tests}

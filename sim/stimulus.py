@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from miner.geometry import Geometry
+from winohdl.core.geometry import Geometry
 
 
 def word_bounds(width: int) -> tuple[int, int]:
     return -(1 << (width - 1)), (1 << (width - 1)) - 1
 
 
-def random_vectors(geometry: Geometry, data_width: int, kernel_width: int, n: int, seed: int):
+def random_vectors(n_d: int, n_g: int, data_width: int, kernel_width: int, n: int, seed: int):
+    """``n`` seeded random (d, g) pairs of ``n_d`` and ``n_g`` words."""
     rng = np.random.default_rng(seed)
     dlo, dhi = word_bounds(data_width)
     glo, ghi = word_bounds(kernel_width)
-    return [(rng.integers(dlo, dhi + 1, geometry.n_d).tolist(), rng.integers(glo, ghi + 1, geometry.n_g).tolist())
+    return [(rng.integers(dlo, dhi + 1, n_d).tolist(), rng.integers(glo, ghi + 1, n_g).tolist())
             for _ in range(n)]
 
 
@@ -47,7 +48,7 @@ def expected_outputs(geometry: Geometry, options, vectors) -> list[list[int]]:
     import torch
 
     from hdl.model import quantise
-    from miner.reference import exact_in_float64, reference_conv
+    from winohdl.core.reference import exact_in_float64, reference_conv
 
     if exact_in_float64(options.data_width, options.kernel_width, geometry):
         y = reference_conv(geometry, torch.tensor([v[0] for v in vectors]), torch.tensor([v[1] for v in vectors]))
@@ -85,6 +86,6 @@ def test_set(geometry: Geometry, options, n_random: int, seed: int, datapath=Non
     if datapath is not None:
         vectors += witness_vectors(datapath)
     n_corners = len(vectors)
-    vectors += random_vectors(geometry, options.data_width, options.kernel_width, n_random, seed)
+    vectors += random_vectors(geometry.n_d, geometry.n_g, options.data_width, options.kernel_width, n_random, seed)
     return {"vectors": vectors, "expected": expected_outputs(geometry, options, vectors),
             "corners": n_corners, "random": n_random, "seed": seed}

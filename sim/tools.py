@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from miner.errors import WinohdlError
+from winohdl.core.errors import WinohdlError
 
 SIMULATORS = ("icarus", "verilator")
 

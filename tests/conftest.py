@@ -1,10 +1,15 @@
 import pytest
+import torch
 
-import winohdl
+from winohdl import cli as winohdl
 
-from miner.suite import SUITE
+from winohdl.core.suite import SUITE
 
 SUITE_IDS = [e.name for e in SUITE]
+
+# Two pytest workers on two cores: torch's own thread pool on top oversubscribes the machine
+# (small SGD nets ran ~30x slower), so each worker trains on one thread.
+torch.set_num_threads(1)
 
 
 @pytest.fixture(params=SUITE, ids=SUITE_IDS)

@@ -2,9 +2,9 @@ from fractions import Fraction
 
 import pytest
 
-from miner.card import AlgorithmCard
+from winohdl.core.card import AlgorithmCard
 from miner.constructive import constructive_card, toom_points, unit_correlation
-from miner.geometry import Geometry
+from winohdl.core.geometry import Geometry
 
 
 def test_constructive_card_is_proven_at_lower_bound(suite_entry):
@@ -24,7 +24,7 @@ def test_no_saving_note_only_where_due(suite_entry):
 def test_f23_matches_lavin_up_to_term_signs():
     card = constructive_card(Geometry.parse("2", "3"))
     assert [list(map(abs, r)) for r in card.BT] == [[1, 0, 1, 0], [0, 1, 1, 0], [0, 1, 1, 0], [0, 1, 0, 1]]
-    assert card.costs["max_denominator"] == 2
+    assert card.max_denominator() == 2
 
 
 def test_points_are_small_and_distinct():

@@ -1,8 +1,8 @@
 import pytest
 
-from miner.errors import WinohdlError
-from miner.geometry import Geometry
-from miner.rational import exact_rank
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+from winohdl.core.rational import exact_rank
 
 
 def test_lower_bound_matches_design_table(suite_entry):

@@ -6,21 +6,22 @@ import json
 import pytest
 
 import miner.search as search
-from miner.card import CardError
+from winohdl.core.card import CardError
 from miner.constructive import constructive_card
-from miner.costs import cost_key
-from miner.suite import BY_NAME
+from hdl.cost import cost_key
+from miner.costs import card_key
+from winohdl.core.suite import BY_NAME
 from miner.terms import polish
 
 
 def test_a_cheaper_library_card_is_preferred(tmp_path, monkeypatch):
-    g = BY_NAME["asym_2x3"].geometry
-    cheaper = polish(constructive_card(g), budget=5)
-    assert cost_key(cheaper.costs) < cost_key(constructive_card(g).costs)
+    g = BY_NAME["f2x2_3x3"].geometry
+    cheaper = polish(constructive_card(g), cost_key, budget=10)
+    assert card_key(cost_key, cheaper) < card_key(cost_key, constructive_card(g))
     cheaper.save(tmp_path / f"{g.name}.json")
     monkeypatch.setattr(search, "LIBRARY", tmp_path)
-    assert search.best_known_card(g) == cheaper
-    assert search.best_known_card(BY_NAME["f2_3"].geometry) == constructive_card(BY_NAME["f2_3"].geometry)
+    assert search.best_known_card(g, cost_key) == cheaper
+    assert search.best_known_card(BY_NAME["f2_3"].geometry, cost_key) == constructive_card(BY_NAME["f2_3"].geometry)
 
 
 def test_a_tampered_library_card_is_refused(tmp_path, monkeypatch):
@@ -30,4 +31,4 @@ def test_a_tampered_library_card_is_refused(tmp_path, monkeypatch):
     (tmp_path / f"{g.name}.json").write_text(json.dumps(data))
     monkeypatch.setattr(search, "LIBRARY", tmp_path)
     with pytest.raises(CardError):
-        search.best_known_card(g)
+        search.best_known_card(g, cost_key)

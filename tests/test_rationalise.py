@@ -5,10 +5,10 @@ from fractions import Fraction
 import numpy as np
 
 from miner.als import fit, random_factors
-from miner.card import AlgorithmCard
-from miner.rational import nullspace, tiers
+from winohdl.core.card import AlgorithmCard
+from winohdl.core.rational import nullspace, tiers
 from miner.rationalise import snap_terms
-from miner.suite import BY_NAME
+from winohdl.core.suite import BY_NAME
 
 
 def test_tiers_grow_by_numerator_and_denominator():

@@ -1,7 +1,7 @@
 import numpy as np
 import torch
 
-from miner.reference import exact_in_float64, reference_conv
+from winohdl.core.reference import exact_in_float64, reference_conv
 
 
 def test_tensor_contraction_equals_torch(suite_entry):

@@ -3,9 +3,9 @@ from fractions import Fraction
 import numpy as np
 
 from hdl.scaling import scale_card
-from miner.card import prove_identity
+from winohdl.core.card import prove_identity
 from miner.constructive import constructive_card
-from miner.reference import reference_conv
+from winohdl.core.reference import reference_conv
 
 
 def test_scaled_form_is_integer_and_proven(suite_entry):
@@ -29,6 +29,6 @@ def test_scaled_form_computes_the_card_integers(suite_entry):
 
 
 def test_power_of_two_denominators_become_shifts():
-    from miner.suite import BY_NAME
+    from winohdl.core.suite import BY_NAME
     s = scale_card(constructive_card(BY_NAME["f2_3"].geometry))
     assert set(s.divisor) == {2} and s.shift_and_odd(0) == (1, 1)

@@ -3,7 +3,7 @@ import pytest
 
 from hdl.shiftadd import build_graph, csd
 from miner.constructive import constructive_card
-from miner.suite import SUITE
+from winohdl.core.suite import SUITE
 
 
 @pytest.mark.parametrize("c", [0, 1, -1, 3, 7, -23, 45, 576, 2**31 - 1])

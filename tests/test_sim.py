@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from hdl.cost import cost_key
 from hdl.datapath import Datapath
-from hdl.generate import build_design, design_from_datapath, write_design
+from hdl.design import DesignError, generate_design, generate_from_datapath, open_design, write_design_folder
+from hdl.options import HardwareOptions
 from hdl.shiftadd import Adder, Term
 from hdl.widths import Range
-from hdl.options import HardwareOptions
 from miner.constructive import constructive_card
-from miner.errors import WinohdlError
-from miner.suite import BY_NAME, SUITE
 from sim.run import run_simulation
+from winohdl.core.suite import BY_NAME, SUITE
 
 SIMS = ["icarus", "verilator"]
 VECTORS = 60
@@ -37,22 +37,25 @@ EXTRA = [
 
 
 def make_design(tmp_path_factory, name, options):
-    folder = tmp_path_factory.mktemp(f"{name}_{options.tag}")
-    data, files, card = build_design(constructive_card(BY_NAME[name].geometry), options)
-    write_design(folder, data, files, card)
-    return folder
+    folder = tmp_path_factory.mktemp(f"{name}_{options.tag}") / "design"
+    return write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry), options))
+
+
+def simulate(folder, sim, vectors=VECTORS, seed=1, target="wino", waves=False, allow_edits=False):
+    opened = open_design(folder, allow_edits=allow_edits)
+    return run_simulation(opened, sim, folder.parent / f"run_{sim}_{target}_{seed}", vectors, seed, waves, target)
 
 
 @pytest.mark.parametrize("sim", SIMS)
 def test_mined_and_polished_card_passes(tmp_path, sim):
     """A card from random-start ALS, structural snapping and polishing (mixed terms, denominators
     up to 16) goes through the same generator and testbench."""
-    from miner.search import mine_card
-    card = mine_card(BY_NAME["f2x2_3x3"].geometry, method="als", seed=0, budget=60, polish_seconds=5)
+    from miner.search import Method, MineSettings, mine_card
+    card = mine_card(BY_NAME["f2x2_3x3"].geometry, MineSettings(Method.ALS, seed=0, seconds=60, polish_seconds=5),
+                     cost_key)
     assert card.provenance["method"] == "als"
-    data, files, costed = build_design(card, HardwareOptions.make(8, 8, "stages", "hw"))
-    write_design(tmp_path, data, files, costed)
-    assert_pass(run_simulation(tmp_path, sim, VECTORS, seed=3))
+    folder = write_design_folder(tmp_path / "d", generate_design(card, HardwareOptions.make(8, 8, "stages", "hw")))
+    assert_pass(simulate(folder, sim, seed=3))
 
 
 def assert_pass(r):
@@ -63,7 +66,7 @@ def assert_pass(r):
 @pytest.mark.parametrize("name", [e.name for e in SUITE])
 def test_suite_design_passes(tmp_path_factory, name, sim):
     folder = make_design(tmp_path_factory, name, HardwareOptions.make(8, 8))
-    r = run_simulation(folder, sim, VECTORS, seed=7)
+    r = simulate(folder, sim, seed=7)
     assert_pass(r)
     assert r.checked >= VECTORS + 4
 
@@ -71,14 +74,14 @@ def test_suite_design_passes(tmp_path_factory, name, sim):
 @pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize("name, options", EXTRA, ids=[f"{n}-{o.tag}" for n, o in EXTRA])
 def test_design_options_pass(tmp_path_factory, name, options, sim):
-    r = run_simulation(make_design(tmp_path_factory, name, options), sim, VECTORS, seed=3)
+    r = simulate(make_design(tmp_path_factory, name, options), sim, seed=3)
     assert_pass(r)
 
 
 @pytest.mark.parametrize("pipeline", ["none", "stages"])
 def test_direct_baseline_passes(tmp_path_factory, pipeline):
     folder = make_design(tmp_path_factory, "s21_3x3", HardwareOptions.make(8, 8, pipeline))
-    assert_pass(run_simulation(folder, "icarus", VECTORS, seed=1, target="direct"))
+    assert_pass(simulate(folder, "icarus", seed=1, target="direct"))
 
 
 def _edit_verilog(folder: Path, edit) -> None:
@@ -108,8 +111,8 @@ def _cut_widest_node(dp):
 def test_broken_design_is_caught(tmp_path, mutation, sim):
     dp = Datapath(constructive_card(BY_NAME["f2x2_3x3"].geometry), HardwareOptions.make(8, 8))
     mutation(dp)
-    write_design(tmp_path, *design_from_datapath(dp))
-    r = run_simulation(tmp_path, sim, VECTORS, seed=7)
+    folder = write_design_folder(tmp_path / "d", generate_from_datapath(dp))
+    r = simulate(folder, sim, seed=7)
     assert not r.passed
     assert r.mismatches and r.mismatches[0]["expected"] != r.mismatches[0]["got"]
     assert "first mismatch" in r.message
@@ -117,7 +120,7 @@ def test_broken_design_is_caught(tmp_path, mutation, sim):
 
 def test_waves_are_dumped(tmp_path_factory):
     folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(4, 4, "stages"))
-    r = run_simulation(folder, "icarus", 5, seed=1, waves=True)
+    r = simulate(folder, "icarus", 5, seed=1, waves=True)
     assert_pass(r)
     assert r.waves and Path(r.waves).stat().st_size > 0
 
@@ -140,16 +143,36 @@ def test_folder_without_summary(tmp_path):
     assert p.returncode == 2 and "has no design.json" in p.stderr and "winohdl gen" in p.stderr
 
 
-def test_summary_that_does_not_match_verilog(tmp_path_factory):
+def test_edited_verilog_is_refused_then_simulated_with_allow_edits(tmp_path_factory):
     folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
-    _edit_verilog(folder, lambda t: t.replace("input [31:0] d;", "input [39:0] d;"))
-    with pytest.raises(WinohdlError, match="summary and Verilog do not match"):
-        run_simulation(folder, "icarus", 5)
+    _edit_verilog(folder, lambda t: t.replace("endmodule", "endmodule // hand edit", 1))
+    with pytest.raises(DesignError, match="does not match the design's manifest"):
+        open_design(folder)
     p = _cli("sim", str(folder), "--sim", "icarus")
-    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--allow-edits" in p.stderr
+    p = _cli("sim", str(folder), "--sim", "icarus", "--vectors", "5", "--allow-edits")
+    assert p.returncode == 0 and "PASS" in p.stdout and "edited" in p.stderr
+
+
+def test_an_edit_that_breaks_the_design_fails_with_allow_edits(tmp_path_factory):
+    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+    _edit_verilog(folder, lambda t: t.replace(" + ", " - ", 1))
+    r = simulate(folder, "icarus", 20, allow_edits=True)
+    assert not r.passed and r.mismatches
+
+
+def test_two_runs_on_one_design_do_not_collide(tmp_path_factory):
+    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+    runs = [subprocess.Popen([sys.executable, "-m", "winohdl", "sim", str(folder), "--sim", "icarus",
+                              "--vectors", "20", "--seed", str(s)], cwd=Path(__file__).resolve().parent.parent,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for s in (1, 2)]
+    outs = [p.communicate() for p in runs]
+    assert [p.returncode for p in runs] == [0, 0], outs
+    assert all("PASS" in out for out, _ in outs)
+    assert len(list((folder / "sim_build").iterdir())) == 2
 
 
 def test_unknown_simulator(tmp_path_factory):
     folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
     p = _cli("sim", str(folder), "--sim", "modelsim")
-    assert p.returncode == 2 and "unknown simulator" in p.stderr
+    assert p.returncode == 2 and "invalid choice: 'modelsim'" in p.stderr

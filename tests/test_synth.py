@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-import winohdl
-from hdl.generate import build_design, write_design
+from winohdl import cli as winohdl
+from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
 from hdl.synth import FAMILIES, parse_fmax, parse_stat, synthesise
 from hdl.synth_report import synth_design
 from miner.constructive import constructive_card
-from miner.errors import WinohdlError
-from miner.suite import BY_NAME
+from winohdl.core.errors import WinohdlError
+from winohdl.core.suite import BY_NAME
 
 DATA = Path(__file__).parent / "data"
 
@@ -36,31 +36,31 @@ def test_malformed_stat_is_one_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def f23_design(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("f23")
-    data, files, card = build_design(constructive_card(BY_NAME["f2_3"].geometry), HardwareOptions.make(8, 8, "stages"))
-    write_design(folder, data, files, card)
-    return folder, data
+    folder = tmp_path_factory.mktemp("f23") / "design"
+    write_design_folder(folder, generate_design(constructive_card(BY_NAME["f2_3"].geometry),
+                                                HardwareOptions.make(8, 8, "stages")))
+    return folder, open_design(folder).design
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_dsps_equal_rank(f23_design, family):
-    folder, data = f23_design
-    w = synthesise(folder / data["verilog"], data["top"], family, folder / "synth")
-    d = synthesise(folder / data["direct"]["verilog"], data["direct"]["top"], family, folder / "synth")
-    assert w.dsps == data["rank"] == 4  # 9-10 bit operands: one multiplier per DSP block
+def test_dsps_equal_rank(f23_design, family, tmp_path):
+    folder, design = f23_design
+    w = synthesise(folder / design.winograd.verilog, design.winograd.top, family, tmp_path)
+    d = synthesise(folder / design.direct.verilog, design.direct.top, family, tmp_path)
+    assert w.dsps == design.rank == 4  # 9-10 bit operands: one multiplier per DSP block
     if family == "ice40":  # 8x8 products: an SB_MAC16 can hold two
         assert 3 <= d.dsps <= 6
     else:
-        assert d.dsps == data["direct"]["multipliers"] == 6
+        assert d.dsps == design.direct.multipliers == 6
 
 
-def test_place_and_route_reports_fmax(f23_design, capsys):
+def test_place_and_route_reports_fmax(f23_design, tmp_path):
     folder, _ = f23_design
-    rep = synth_design(folder, ["ecp5", "ice40"])
+    rep = synth_design(open_design(folder), ["ecp5", "ice40"], tmp_path)
     for fam in ("ecp5", "ice40"):
         for kind in ("winograd", "direct"):
             assert rep["families"][fam][kind]["fmax_mhz"] > 10, (fam, kind, rep["families"][fam][kind]["note"])
-    assert "multipliers" in (folder / "synth" / "report.txt").read_text()
+    assert "multipliers" in (tmp_path / "report.txt").read_text()
 
 
 def test_flow_end_to_end(tmp_path, capsys):
@@ -71,12 +71,14 @@ def test_flow_end_to_end(tmp_path, capsys):
     assert code == 0, text
     glance = (out / "flow.txt").read_text()
     assert "R = 4 multiplications instead of 6 (certified minimal" in glance
-    assert "adders     B^T+A^T 8, G 4 (exact)" in glance
+    assert "adders     B^T+A^T 8, G 3 (exact)" in glance
     assert "icarus PASS" in glance and "verilator PASS" in glance
-    assert "ecp5:" in glance and (out / "synth" / "report.json").is_file()
+    assert "ecp5:" in glance and len(list((out / "synth").glob("synth-*/report.json"))) == 1
 
 
 def test_unknown_family(f23_design, capsys):
     folder, _ = f23_design
     assert winohdl.main(["synth", str(folder), "--family", "altera"]) == 2
     assert "unknown family" in capsys.readouterr().err
+    assert winohdl.main(["synth", str(folder), "--family", ""]) == 2
+    assert "empty family list" in capsys.readouterr().err

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from miner.als import fit, random_factors
-from miner.card import AlgorithmCard
+from winohdl.core.card import AlgorithmCard
 from miner.constructive import constructive_card
-from miner.costs import cost_key
+from hdl.cost import cost_key
+from miner.costs import card_key
 from miner.rationalise import rationalise
-from miner.suite import BY_NAME
+from winohdl.core.suite import BY_NAME
 from miner.terms import TermCatalogue, card_terms, polish, snap_structural
 
 
@@ -33,16 +34,18 @@ def test_catalogue_holds_the_constructive_terms(suite_entry):
 def _exact_float_algorithm(g, seed):
     T = g.tensor().astype(float)
     rng = np.random.default_rng(seed)
-    while True:
+    for _ in range(100):  # a few starts suffice on the suite; bounded so a regression fails, not hangs
         f = random_factors(T.shape, g.lower_bound(), rng)
         if fit(T, f, sweeps=1500) < 1e-6:
             return f
+    raise AssertionError(f"no exact ALS start for {g.name} in 100 tries")
 
 
 def test_random_start_moves_onto_catalogue_terms_and_proves(suite_entry):
     g = suite_entry.geometry
-    f = _exact_float_algorithm(g, seed=3)
-    card = snap_structural(g, f, 4, {"method": "als", "seed": 3})
+    seed = 1 if g.name == "o4x4_k3x3_s1x1_d1x1" else 3  # seeds whose first few ALS starts are exact (fast)
+    f = _exact_float_algorithm(g, seed=seed)
+    card = snap_structural(g, f, 4, {"method": "als", "seed": seed})
     assert card is not None and card.rank == g.lower_bound()
     assert AlgorithmCard.from_json(card.to_json()) == card  # re-proven on load
     simple = {_leading_one(a) for a in TermCatalogue(g, q_max=2).a_vectors}
@@ -69,19 +72,19 @@ def test_rationalise_refits_an_approximate_algorithm_then_proves():
 def test_polish_lowers_the_cost_and_keeps_a_proof(name):
     g = BY_NAME[name].geometry
     start = snap_structural(g, _exact_float_algorithm(g, seed=0), 4, {"method": "als"})
-    better = polish(start, budget=5)
-    assert cost_key(better.costs) < cost_key(start.costs)
+    better = polish(start, cost_key, budget=5)
+    assert card_key(cost_key, better) < card_key(cost_key, start)
     assert better.provenance["polish"]["tiers"]
     AlgorithmCard.from_json(better.to_json())
 
 
 def test_polish_keeps_a_card_it_cannot_improve():
     card = constructive_card(BY_NAME["f2_3"].geometry)
-    assert polish(card, budget=5) is card
+    assert polish(card, cost_key, budget=5) is card
 
 
 def test_polish_finds_a_card_cheaper_than_the_constructive_one():
-    g = BY_NAME["asym_2x3"].geometry
+    g = BY_NAME["f2x2_3x3"].geometry
     base = constructive_card(g)
-    better = polish(base, budget=10)
-    assert cost_key(better.costs) < cost_key(base.costs)  # same B^T + A^T, fewer G adders
+    better = polish(base, cost_key, budget=10)
+    assert card_key(cost_key, better) < card_key(cost_key, base)  # same B^T + A^T, fewer G adders (21 vs 23)

@@ -8,41 +8,42 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from miner.card import write_json_atomic, write_text_atomic
-from miner.geometry import Geometry, parse_int_list
+from hdl.design import generate_design, open_design, write_design_folder
+from hdl.options import HardwareOptions
+from hdl.synth_report import synth_design
+from miner.costs import CostFunction
 from miner.search import best_known_card
+from winohdl.core import progress
+from winohdl.core.geometry import Geometry
+from winohdl.core.io import make_run_folder, write_json_atomic, write_text_atomic
 
-from .generate import build_design, write_design
-from .options import HardwareOptions
-from .synth_report import parse_families, synth_design
 
-
-def explore(kernel: str, outputs: str, stride: str, dilation: str, family: str, options: HardwareOptions,
-            out=None) -> tuple[list[dict], Path]:
-    (fam,) = parse_families(family)[:1]
-    base = Geometry.parse("1", kernel, stride, dilation)
-    folder = Path(out) if out else Path("build") / f"explore_k{'x'.join(map(str, base.kernel))}"
+def explore(geometries: list[Geometry], family: str, options: HardwareOptions, folder: Path,
+            cost: CostFunction) -> tuple[list[dict], Path, str]:
+    """Generate and synthesise the best known card of each geometry beside the direct baseline."""
     rows = []
-    for o in parse_int_list(outputs, "--outputs"):
-        g = Geometry.parse(str(o), kernel, stride, dilation) if base.axes == 1 else \
-            Geometry((o,) * base.axes, base.kernel, base.stride, base.dilation)
-        card = best_known_card(g)
-        data, files, costed = build_design(card, options)
-        design = folder / g.name
-        write_design(design, data, files, costed)
-        rep = synth_design(design, [fam])["families"][fam]
-        w, d = rep["winograd"], rep["direct"]
-        rows.append({"output": o, "geometry": g.name, "R": card.rank, "direct_mults": g.direct_count,
-                     "mults_per_output": card.rank / g.n_y, "direct_per_output": g.direct_count / g.n_y,
-                     "y_bits": next(p["width"] for p in data["ports"] if p["name"] == "y"),
-                     "max_operand_bits": max(data["multiplier_widths"]["v"] + data["multiplier_widths"]["u"]),
-                     "winograd": {k: w[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")},
-                     "direct": {k: d[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")}})
-    text = format_table(rows, fam)
-    write_json_atomic(folder / "explore.json", {"family": fam, "kernel": kernel, "rows": rows})
+    with progress.bar(len(geometries), "explore", unit="tile") as bar:
+        for g in geometries:
+            bar.set_postfix_str(g.name)
+            card = best_known_card(g, cost)
+            generated = generate_design(card, options)
+            design_folder = write_design_folder(folder / g.name, generated)
+            opened = open_design(design_folder)
+            d = opened.design
+            rep = synth_design(opened, [family], make_run_folder(design_folder / "synth", "synth"))["families"][family]
+            w, dr = rep["winograd"], rep["direct"]
+            rows.append({"output": g.output[0], "geometry": g.name, "R": card.rank, "direct_mults": g.direct_count,
+                         "mults_per_output": card.rank / g.n_y, "direct_per_output": g.direct_count / g.n_y,
+                         "y_bits": d.winograd.port("y").width,
+                         "max_operand_bits": max(d.multiplier_widths.v + d.multiplier_widths.u),
+                         "winograd": {k: w[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")},
+                         "direct": {k: dr[k] for k in ("dsps", "luts", "carries", "ffs", "fmax_mhz")}})
+            bar.update(1)
+    text = format_table(rows, family)
+    write_json_atomic(folder / "explore.json", {"family": family, "rows": rows})
     write_text_atomic(folder / "explore.txt", text + "\n")
-    png = plot(rows, fam, folder / "explore.png")
-    return rows, png
+    png = plot(rows, family, folder / "explore.png")
+    return rows, png, text
 
 
 def format_table(rows: list[dict], family: str) -> str:
@@ -84,10 +85,3 @@ def plot(rows: list[dict], family: str, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def explore_cli(a) -> None:
-    opts = HardwareOptions.make(a.data_width, a.kernel_width)
-    rows, png = explore(a.kernel, a.outputs, a.stride, a.dilation, a.family, opts, a.o)
-    print(format_table(rows, a.family.split(",")[0]))
-    print(f"plot       {png}")

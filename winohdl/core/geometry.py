@@ -10,15 +10,19 @@ and d, g, y are flattened in row-major (C) order.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import product
 
 import numpy as np
 
-from .errors import WinohdlError
+from .errors import LimitError, WinohdlError
+from .limits import AXIS_SIZE, TENSOR_ENTRIES, TILE_ENTRIES
 
 MAX_AXES = 3
+_DIGITS = re.compile(r"[+-]?[0-9]+")  # ASCII digits only (int() would also take "1_0" and "\u0663")
+_MAX_DIGITS = 18  # longer numbers are refused by the size limit before int() converts them
 
 
 def _positive_ints(name: str, values, minimum: int = 1) -> tuple[int, ...]:
@@ -59,17 +63,28 @@ class Geometry:
             raise WinohdlError(f"a geometry has 1 to {MAX_AXES} axes, got {self.axes}")
         for k, v in fields.items():
             object.__setattr__(self, k, _positive_ints(k, v))
+        for k in fields:
+            AXIS_SIZE.check(max(getattr(self, k)), f"--{k}")
+        for what, n in (("the input tile |d|", self.n_d), ("the kernel |g|", self.n_g), ("the output tile |y|", self.n_y)):
+            TILE_ENTRIES.check(n, what)
+        TENSOR_ENTRIES.check(self.n_y * self.n_d * self.n_g, "the convolution tensor |y| x |d| x |g|")
 
     @classmethod
     def parse(cls, output: str, kernel: str, stride: str = "1", dilation: str = "1") -> "Geometry":
         """Build from CLI strings like ``"2x2"``; a single number applies to every axis."""
         parts = {}
         for name, text in (("output", output), ("kernel", kernel), ("stride", stride), ("dilation", dilation)):
-            items = str(text).lower().split("x")
-            try:
-                parts[name] = [int(i) for i in items]
-            except ValueError:
-                raise WinohdlError(f"--{name} must be whole numbers separated by 'x' (e.g. 2x2), got {text!r}") from None
+            items = [i.strip() for i in str(text).lower().split("x")]
+            if not all(_DIGITS.fullmatch(i) for i in items):
+                raise WinohdlError(f"--{name} must be whole numbers separated by 'x' (e.g. 2x2), "
+                                   f"got {_clip(text)!r}")
+            if len(items) > MAX_AXES:
+                raise WinohdlError(f"--{name}: a geometry has 1 to {MAX_AXES} axes, got {len(items)}")
+            if any(i.startswith("-") and i.strip("-0") for i in items):
+                raise WinohdlError(f"--{name} must be >= 1, got {_clip(text)!r}")
+            if any(len(i.lstrip("+-0")) > _MAX_DIGITS for i in items):
+                _too_long(f"--{name}", text)
+            parts[name] = [int(i) for i in items]
         axes = max(len(parts["output"]), len(parts["kernel"]))
         for name in ("stride", "dilation", "output", "kernel"):
             if len(parts[name]) == 1 and axes > 1:
@@ -78,6 +93,13 @@ class Geometry:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Geometry":
+        if not isinstance(data, dict):
+            raise WinohdlError(f"geometry must be a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"output", "kernel", "stride", "dilation"})
+        if unknown:
+            raise WinohdlError(f"unknown geometry field {unknown[0]!r}")
+        if not all(isinstance(data.get(k), list) for k in ("output", "kernel", "stride", "dilation")):
+            raise WinohdlError("geometry needs lists output, kernel, stride, dilation")
         try:
             return cls(tuple(data["output"]), tuple(data["kernel"]), tuple(data["stride"]), tuple(data["dilation"]))
         except (KeyError, TypeError) as exc:
@@ -152,18 +174,44 @@ class Geometry:
 
         It is the rank of the d-mode flattening of T. Each used input sample owns
         a disjoint set of (y, g) pairs, so that rank is exactly |d_used|; the
-        constructive algorithm reaches it, so it is also the optimum.
+        constructive algorithm reaches it, so it is also the optimum. The used
+        samples are a Cartesian product of the per-axis used positions.
         """
-        return len(self.used_inputs())
+        return math.prod(len({o * s + k * dl for o in range(n) for k in range(kk)})
+                         for n, kk, s, dl in zip(self.output, self.kernel, self.stride, self.dilation))
 
     def no_saving(self) -> bool:
         """True when the minimum equals the direct count: no fast algorithm exists."""
         return self.lower_bound() == self.direct_count
 
 
+def _clip(text) -> str:
+    text = str(text)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _too_long(what: str, text) -> None:
+    raise LimitError(f"{what}: {_clip(text)!r} is above the limit of {AXIS_SIZE.value} per axis"
+                     + (f" (raise it with {AXIS_SIZE.env}=N)" if AXIS_SIZE.raisable else ""))
+
+
 def parse_int_list(text: str, what: str) -> list[int]:
-    """Parse ``"2,4,6"`` into integers, with a one-line error otherwise."""
-    try:
-        return [int(t) for t in str(text).split(",") if t.strip()]
-    except ValueError:
-        raise WinohdlError(f"{what} must be whole numbers separated by commas, got {text!r}") from None
+    """Parse ``"2,4,6"`` into positive integers, each at most the axis size limit, none twice,
+    with a one-line error otherwise (an empty list too)."""
+    items = [t.strip() for t in str(text).split(",")]
+    if not any(items):
+        raise WinohdlError(f"{what} is empty: give whole numbers separated by commas, e.g. 2,4,6")
+    if not all(_DIGITS.fullmatch(t) for t in items):
+        raise WinohdlError(f"{what} must be whole numbers separated by commas, got {_clip(text)!r}")
+    if any(t.startswith("-") and t.strip("-0") for t in items):
+        raise WinohdlError(f"{what} must be >= 1, got {_clip(text)!r}")
+    if any(len(t.lstrip("+-0")) > _MAX_DIGITS for t in items):
+        _too_long(what, text)
+    values = [int(t) for t in items]
+    if any(v < 1 for v in values):
+        raise WinohdlError(f"{what} must be >= 1, got {_clip(text)!r}")
+    for v in values:
+        AXIS_SIZE.check(v, what)
+    if len(set(values)) != len(values):
+        raise WinohdlError(f"{what} {_clip(text)!r} names one size twice")
+    return values

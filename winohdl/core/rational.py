@@ -1,4 +1,4 @@
-"""Exact rational helpers: strict parsing of card strings, exact rank, integer scaling."""
+"""Exact rational helpers: strict parsing of card strings, exact linear algebra (sympy), snapping tiers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ import re
 from fractions import Fraction
 from itertools import product
 
+from sympy import QQ
+from sympy.polys.matrices import DomainMatrix
+from sympy.polys.matrices.exceptions import DMNonInvertibleMatrixError
+
 from .errors import WinohdlError
+from .limits import CONSTANT_DIGITS
 
 _RATIONAL = re.compile(r"^\s*[+-]?\d+(\s*/\s*\d+)?\s*$")
 
@@ -17,10 +22,16 @@ def parse_rational(text, where: str = "value") -> Fraction:
     if isinstance(text, bool):
         raise WinohdlError(f"{where}: expected a rational string like \"-1/2\", got {text!r}")
     if isinstance(text, int):
+        if abs(text).bit_length() > CONSTANT_DIGITS.value * 10 // 3:
+            raise WinohdlError(f"{where}: integer above the limit of {CONSTANT_DIGITS.value} digits")
         return Fraction(text)
     if not isinstance(text, str) or not _RATIONAL.match(text):
         raise WinohdlError(f"{where}: expected a rational string like \"-1/2\", got {text!r}")
     num, _, den = text.replace(" ", "").partition("/")
+    longest = max(len(num.lstrip("+-")), len(den))
+    if longest > CONSTANT_DIGITS.value:
+        raise WinohdlError(f"{where}: {longest} digits, above the limit of {CONSTANT_DIGITS.value} digits "
+                           "per numerator or denominator")
     if den and int(den) == 0:
         raise WinohdlError(f"{where}: zero denominator in {text!r}")
     return Fraction(int(num), int(den) if den else 1)
@@ -44,21 +55,20 @@ def parse_matrix(rows, shape: tuple[int, int], name: str) -> tuple[tuple[Fractio
     return tuple(out)
 
 
+def to_domain_matrix(rows, cols: int | None = None) -> DomainMatrix:
+    """A sympy DomainMatrix over QQ from rows of rationals (ints, Fractions or rational strings)."""
+    rows = [[Fraction(v) for v in row] for row in rows]
+    ncols = len(rows[0]) if rows else (cols or 0)
+    return DomainMatrix([[QQ(v.numerator, v.denominator) for v in row] for row in rows], (len(rows), ncols), QQ)
+
+
+def from_domain_matrix(m: DomainMatrix) -> list[list[Fraction]]:
+    return [[Fraction(int(v.numerator), int(v.denominator)) for v in row] for row in m.to_list()]
+
+
 def exact_rank(rows) -> int:
-    """Rank of a matrix of rationals by fraction-exact Gaussian elimination."""
-    m = [[Fraction(v) for v in row] for row in rows]
-    rank, cols = 0, len(m[0]) if m else 0
-    for c in range(cols):
-        pivot = next((r for r in range(rank, len(m)) if m[r][c] != 0), None)
-        if pivot is None:
-            continue
-        m[rank], m[pivot] = m[pivot], m[rank]
-        for r in range(len(m)):
-            if r != rank and m[r][c] != 0:
-                f = m[r][c] / m[rank][c]
-                m[r] = [a - f * b for a, b in zip(m[r], m[rank])]
-        rank += 1
-    return rank
+    """Rank of a matrix of rationals, exactly (sympy DomainMatrix over QQ)."""
+    return to_domain_matrix(rows).rank() if rows and len(rows[0]) else 0
 
 
 def lcm_of_denominators(values) -> int:
@@ -74,40 +84,21 @@ def is_power_of_two(n: int) -> bool:
 
 
 def invert(rows) -> list[list[Fraction]] | None:
-    """Exact inverse of a square rational matrix by Gauss-Jordan elimination; None if singular."""
-    n = len(rows)
-    aug = [[Fraction(v) for v in r] + [Fraction(int(i == j)) for j in range(n)] for i, r in enumerate(rows)]
-    for c in range(n):
-        p = next((r for r in range(c, n) if aug[r][c] != 0), None)
-        if p is None:
-            return None
-        aug[c], aug[p] = aug[p], aug[c]
-        pv = aug[c][c]
-        aug[c] = [v / pv for v in aug[c]]
-        for r in range(n):
-            if r != c and aug[r][c] != 0:
-                fr = aug[r][c]
-                aug[r] = [a - fr * b for a, b in zip(aug[r], aug[c])]
-    return [r[n:] for r in aug]
+    """Exact inverse of a square rational matrix (sympy DomainMatrix over QQ); None if singular."""
+    m = to_domain_matrix(rows)
+    try:
+        return from_domain_matrix(m.inv())
+    except DMNonInvertibleMatrixError:
+        return None
 
 
 def nullspace(rows: list[list[Fraction]], n: int) -> list[list[Fraction]]:
-    """A basis of {x : rows @ x = 0} over the rationals."""
-    m = [list(r) for r in rows]
-    pivots, rank = [], 0
-    for c in range(n):
-        p = next((i for i in range(rank, len(m)) if m[i][c] != 0), None)
-        if p is None:
-            continue
-        m[rank], m[p] = m[p], m[rank]
-        pv = m[rank][c]
-        m[rank] = [v / pv for v in m[rank]]
-        for i in range(len(m)):
-            if i != rank and m[i][c] != 0:
-                fr = m[i][c]
-                m[i] = [a - fr * b for a, b in zip(m[i], m[rank])]
-        pivots.append(c)
-        rank += 1
+    """A basis of {x : rows @ x = 0} over the rationals, one vector per free column of the
+    reduced row echelon form (that column 1, the other free columns 0)."""
+    if not rows:
+        return [[Fraction(int(i == j)) for j in range(n)] for i in range(n)]
+    rref, pivots = to_domain_matrix(rows, n).rref()
+    m = from_domain_matrix(rref)
     basis = []
     for free in (c for c in range(n) if c not in pivots):
         x = [Fraction(0)] * n

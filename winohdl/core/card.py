@@ -8,38 +8,76 @@ arithmetic; loading a card from JSON re-proves it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
-from .costs import card_costs
-from .errors import WinohdlError
+from .errors import CardError, LimitError, WinohdlError
 from .geometry import Geometry
+from .io import read_json, write_json_atomic
+from .limits import PROOF_WORK, RANK
 from .rational import parse_matrix, rational_str
 
 FORMAT = "winohdl-card/1"
 Matrix = tuple[tuple[Fraction, ...], ...]
+Rows = list[list[Fraction]]
+CARD_KEYS = {"format", "geometry", "rank", "lower_bound", "BT", "G", "AT", "proof", "costs", "provenance", "note"}
+
+__all__ = ["AlgorithmCard", "CardError", "normalise_terms", "prove_identity"]
 
 
-class CardError(WinohdlError):
-    """A card that is malformed or whose identity does not hold."""
+def _primitive_scale(vec) -> Fraction:
+    """The factor that makes ``vec`` a primitive integer vector with a positive leading entry."""
+    nz = [v for v in vec if v != 0]
+    if not nz:
+        return Fraction(1)
+    den = math.lcm(*(v.denominator for v in nz))
+    num = math.gcd(*((v * den).numerator for v in nz))
+    return Fraction(den, num) * (1 if nz[0] > 0 else -1)
 
 
-def _integer_rows(matrix: Matrix) -> tuple[list[list[int]], list[int]]:
-    """Write each row as integers over a common row denominator: row = ints / den."""
+def normalise_terms(BT, G, AT) -> tuple[Rows, Rows, Rows]:
+    """Per-term rescaling that keeps the identity: B^T rows and A^T columns become
+    primitive integer vectors, their scale moves into G (often computed offline)."""
+    BT, G, AT = [list(r) for r in BT], [list(r) for r in G], [list(r) for r in AT]
+    for r in range(len(BT)):
+        sb = _primitive_scale(BT[r])
+        sa = _primitive_scale([row[r] for row in AT])
+        BT[r] = [v * sb for v in BT[r]]
+        for row in AT:
+            row[r] *= sa
+        G[r] = [v / (sa * sb) for v in G[r]]
+    return BT, G, AT
+
+
+def _integer_rows(matrix: Matrix, cap_bits: int, too_costly) -> tuple[list[list[int]], list[int]]:
+    """Write each row as integers over a common row denominator: row = ints / den.
+
+    A row denominator above ``cap_bits`` bits calls ``too_costly()`` (which raises) before any
+    arithmetic on it: the lcm is built one entry at a time and checked at each step.
+    """
     ints, dens = [], []
     for row in matrix:
-        den = math.lcm(1, *(v.denominator for v in row))
-        ints.append([int(v * den) for v in row])
+        den = 1
+        for v in row:
+            den = math.lcm(den, v.denominator)
+            if den.bit_length() > cap_bits:
+                too_costly()
+        ints.append([v.numerator * (den // v.denominator) for v in row])
         dens.append(den)
     return ints, dens
+
+
+def _short(x: Fraction) -> str:
+    """A rational for a message: written out when short, else its size (str() of a huge int fails)."""
+    if max(abs(x.numerator), x.denominator).bit_length() <= 200:
+        return str(x)
+    return f"a rational of about {max(abs(x.numerator), x.denominator).bit_length() * 3 // 10} digits"
 
 
 def prove_identity(geometry: Geometry, BT: Matrix, G: Matrix, AT: Matrix) -> int:
@@ -50,17 +88,37 @@ def prove_identity(geometry: Geometry, BT: Matrix, G: Matrix, AT: Matrix) -> int
     the check is ``sum_r (w_r A_r) B_r G_r == D T`` over the integers. It runs in
     int64 when a bound on every partial sum proves int64 cannot overflow, else in
     Python integers. Raises CardError naming the first wrong entry.
+
+    The Python-integer path costs about R x |T| x (64-bit words of the bound); above the
+    proof-work limit it raises LimitError before doing it (the denominators are checked as
+    they are combined, so a card cannot make the checks themselves expensive).
     """
     R = len(BT)
-    ib, bd = _integer_rows(BT)
-    ig, gd = _integer_rows(G)
-    ia_t, ad = _integer_rows([tuple(AT[y][r] for y in range(len(AT))) for r in range(R)])
-    D = math.lcm(1, *(ad[r] * bd[r] * gd[r] for r in range(R)))
+    T = geometry.n_y * geometry.n_d * geometry.n_g
+    limit = PROOF_WORK.value
+    cap_bits = max(62, 64 * (limit // max(1, R * T)))  # beyond this the big-integer path is over the limit
+
+    def too_costly(words: int | None = None):
+        need = f"about {R * T * words}" if words else f"more than {limit}"
+        raise LimitError(f"the card's exact proof needs {need} word operations of big-integer arithmetic "
+                         f"(R={R} terms x {T} tensor entries x 64-bit words of its constants' common "
+                         f"denominator), above the limit of {limit} (raise it with {PROOF_WORK.env}=N)")
+
+    ib, bd = _integer_rows(BT, cap_bits, too_costly)
+    ig, gd = _integer_rows(G, cap_bits, too_costly)
+    ia_t, ad = _integer_rows([tuple(AT[y][r] for y in range(len(AT))) for r in range(R)], cap_bits, too_costly)
+    D = 1
+    for r in range(R):
+        D = math.lcm(D, ad[r] * bd[r] * gd[r])
+        if D.bit_length() > cap_bits:
+            too_costly()
     w = [D // (ad[r] * bd[r] * gd[r]) for r in range(R)]
     iaw = [[a * w[r] for a in ia_t[r]] for r in range(R)]  # R x |y|
     bound = D + sum(max(map(abs, iaw[r]), default=0) * max(map(abs, ib[r]), default=0)
                     * max(map(abs, ig[r]), default=0) for r in range(R))
     dtype = np.int64 if bound < 2**62 else object
+    if dtype is object and R * T * -(-bound.bit_length() // 64) > limit:
+        too_costly(-(-bound.bit_length() // 64))
     A = np.array(iaw, dtype=dtype).reshape(R, geometry.n_y)
     B = np.array(ib, dtype=dtype).reshape(R, geometry.n_d)
     Gm = np.array(ig, dtype=dtype).reshape(R, geometry.n_g)
@@ -75,7 +133,7 @@ def prove_identity(geometry: Geometry, BT: Matrix, G: Matrix, AT: Matrix) -> int
     if len(wrong):
         y, d, g = (int(i) for i in wrong[0])
         value = Fraction(int(got[y, d, g]), D)
-        raise CardError(f"identity fails at y={y}, d={d}, g={g}: sum_r AT*BT*G = {value}, "
+        raise CardError(f"identity fails at y={y}, d={d}, g={g}: sum_r AT*BT*G = {_short(value)}, "
                         f"convolution needs {int(want[y, d, g]) // D} ({len(wrong)} wrong entries)")
     return int(got.size)
 
@@ -95,9 +153,13 @@ class AlgorithmCard:
     G : R x |g| rationals, the kernel transform (fc_F).
     AT : |y| x R rationals, the output transform (fc_C).
     provenance : dict
-        How the card was found: method, seed, steps, seconds, device, config.
+        How the card was found: method, seed, steps, seconds, device, config (a record
+        for people; nothing is computed from it).
     entries_checked : int
         Number of tensor entries the exact proof checked (set by :meth:`build`).
+
+    Costs are not part of a card: they depend on the hardware and are always
+    recomputed (by the hardware layer's cost function), never read from a file.
     """
 
     geometry: Geometry
@@ -106,16 +168,15 @@ class AlgorithmCard:
     AT: Matrix
     provenance: dict = field(default_factory=dict, compare=False)
     entries_checked: int = 0
-    costs_override: dict | None = field(default=None, compare=False)
 
     @classmethod
-    def build(cls, geometry: Geometry, BT, G, AT, provenance: dict | None = None,
-              costs: dict | None = None) -> "AlgorithmCard":
+    def build(cls, geometry: Geometry, BT, G, AT, provenance: dict | None = None) -> "AlgorithmCard":
         """Make a card from rational matrices, proving the identity first."""
         BT, G, AT = (tuple(tuple(Fraction(v) for v in row) for row in m) for m in (BT, G, AT))
         R = len(BT)
         if R == 0:
             raise CardError("a card needs at least one multiplication")
+        RANK.check(R, "the card's rank R")
         shapes = {"BT": (BT, (R, geometry.n_d)), "G": (G, (R, geometry.n_g)), "AT": (AT, (geometry.n_y, R))}
         for name, (m, (rows, cols)) in shapes.items():
             if len(m) != rows or any(len(row) != cols for row in m):
@@ -123,18 +184,24 @@ class AlgorithmCard:
         if R < geometry.lower_bound():
             raise CardError(f"R={R} is below the proven lower bound {geometry.lower_bound()}: no exact algorithm exists")
         checked = prove_identity(geometry, BT, G, AT)
-        return cls(geometry, BT, G, AT, dict(provenance or {}), checked, costs)
+        return cls(geometry, BT, G, AT, dict(provenance or {}), checked)
 
     @property
     def rank(self) -> int:
         return len(self.BT)
 
-    @cached_property
-    def costs(self) -> dict:
-        base = card_costs(self.geometry, self.BT, self.G, self.AT)
-        if self.costs_override:
-            base.update(self.costs_override)
-        return base
+    def content_hash(self) -> str:
+        """SHA-256 of the algorithm itself (geometry and the three matrices, canonical JSON):
+        equal for equal algorithms whatever their provenance."""
+        body = {"geometry": self.geometry.to_dict(), "BT": _matrix_json(self.BT), "G": _matrix_json(self.G),
+                "AT": _matrix_json(self.AT)}
+        return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+    def max_denominator(self) -> int:
+        return max((v.denominator for m in (self.BT, self.G, self.AT) for row in m for v in row), default=1)
+
+    def max_abs_constant(self) -> Fraction:
+        return max((abs(v) for m in (self.BT, self.G, self.AT) for row in m for v in row), default=Fraction(0))
 
     def note(self) -> str | None:
         g = self.geometry
@@ -143,7 +210,9 @@ class AlgorithmCard:
                     f"{g.direct_count} for this geometry")
         return None
 
-    def to_json(self) -> dict:
+    def to_json(self, costs: dict | None = None) -> dict:
+        """The card as JSON; ``costs`` (computed by the caller's cost function) is written for
+        people to read and ignored when the card is loaded."""
         out = {
             "format": FORMAT,
             "geometry": self.geometry.to_dict(),
@@ -153,7 +222,7 @@ class AlgorithmCard:
             "G": _matrix_json(self.G),
             "AT": _matrix_json(self.AT),
             "proof": {"exact": True, "entries_checked": self.entries_checked},
-            "costs": self.costs,
+            "costs": costs or {},
             "provenance": self.provenance,
         }
         if self.note():
@@ -174,6 +243,9 @@ class AlgorithmCard:
     def _from_json(cls, data) -> "AlgorithmCard":
         if not isinstance(data, dict):
             raise CardError("a card must be a JSON object")
+        unknown = sorted(set(data) - CARD_KEYS)
+        if unknown:
+            raise CardError(f"unknown card field {unknown[0]!r}")
         if data.get("format") != FORMAT:
             raise CardError(f"unknown card format {data.get('format')!r}, expected {FORMAT!r}")
         if "geometry" not in data:
@@ -182,6 +254,7 @@ class AlgorithmCard:
         rank = data.get("rank")
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
             raise CardError(f"card rank must be a positive integer, got {rank!r}")
+        RANK.check(rank, "the card's rank R")
         for key in ("BT", "G", "AT"):
             if key not in data:
                 raise CardError(f"card has no {key} matrix")
@@ -191,64 +264,44 @@ class AlgorithmCard:
         lb = data.get("lower_bound")
         if lb is not None and lb != geometry.lower_bound():
             raise CardError(f"card claims lower bound {lb}, the geometry's proven bound is {geometry.lower_bound()}")
+        if isinstance(lb, bool) or lb is not None and not isinstance(lb, int):
+            raise CardError(f"card lower_bound must be an integer, got {lb!r}")
         prov = data.get("provenance", {})
-        costs = data.get("costs", {})
-        override = None
-        if isinstance(costs, dict) and costs.get("adders_exact"):
-            override = {k: costs[k] for k in ("adders", "adders_exact", "depth") if k in costs}
-        return cls.build(geometry, BT, G, AT, prov if isinstance(prov, dict) else {}, override)
+        if not isinstance(prov, dict):
+            raise CardError(f"card provenance must be a JSON object, got {type(prov).__name__}")
+        # "costs", "proof" and "note" are recomputed, never read: a card claiming 0 adders changes nothing
+        return cls.build(geometry, BT, G, AT, prov)
 
-    def save(self, path) -> Path:
+    def save(self, path, costs: dict | None = None) -> Path:
         """Write the card as JSON atomically (temp file in the same folder, then rename)."""
-        return write_json_atomic(path, self.to_json())
+        return write_json_atomic(path, self.to_json(costs))
 
     @classmethod
     def load(cls, path) -> "AlgorithmCard":
+        """Read (size, encoding and depth limits), parse and re-prove a card file."""
         path = Path(path)
         try:
-            text = path.read_text()
-        except OSError as exc:
-            raise CardError(f"cannot read card {path}: {exc.strerror or exc}") from None
+            data = read_json(path, "card")
+        except CardError:
+            raise
+        except WinohdlError as exc:
+            raise CardError(str(exc)) from None
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CardError(f"card {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
-        return cls.from_json(data)
+            return cls.from_json(data)
+        except CardError as exc:
+            raise CardError(f"card {path}: {exc}") from None
 
     def summary(self) -> str:
-        g, c = self.geometry, self.costs
+        g = self.geometry
         lines = [
             f"geometry   {g.describe()}",
             f"R          {self.rank} multiplications (lower bound {g.lower_bound()}, direct {g.direct_count})"
             + ("  certified minimal" if self.rank == g.lower_bound() else ""),
             f"proof      exact, {self.entries_checked} tensor entries checked in rational arithmetic",
-            f"adders     B^T {c['adders']['BT']}, G {c['adders']['G']}, A^T {c['adders']['AT']}"
-            + ("" if c.get("adders_exact") else " (estimate: non-zeros minus rows)"),
-            f"constants  max denominator {c['max_denominator']}, max |constant| {c['max_abs_constant']}",
+            f"constants  max denominator {self.max_denominator()}, max |constant| {self.max_abs_constant()}",
             f"method     {self.provenance.get('method', '?')}",
         ]
         if self.note():
             lines.append(f"note       {self.note()}")
         return "\n".join(lines)
 
-
-def write_json_atomic(path, data) -> Path:
-    """Write JSON to ``path`` through a temp file and a rename, so no half-written file remains."""
-    return write_text_atomic(path, json.dumps(data, indent=1) + "\n")
-
-
-def write_text_atomic(path, text: str) -> Path:
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise WinohdlError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise WinohdlError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path

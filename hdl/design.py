@@ -1,0 +1,431 @@
+"""The design artefact: one typed, frozen description of a generated design folder.
+
+A :class:`Design` is derived from a proven card and the hardware options alone
+(:func:`derive_design`): ports come from the components' signatures, latency and
+widths from the datapath, costs from the generator's graphs. It serialises to
+``design.json`` with a manifest (the SHA-256 of every generated file) and the
+card's content hash. Loading (:func:`open_design`) trusts nothing that can be
+recomputed: the card is re-proven, the design is derived again and compared with
+the file field by field (an unknown, missing, mistyped or changed field is a
+one-line error naming it), and every file is checked against the manifest.
+
+The folder is written as a whole (:func:`write_design_folder`): a temporary sibling
+replaced atomically, so a reader sees the old folder or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from amaranth.hdl import Shape
+from amaranth.lib import data, wiring
+
+from winohdl.core.card import AlgorithmCard
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+from winohdl.core.io import read_bytes_bounded, read_json, write_folder_atomic, write_json_atomic, write_text_atomic
+
+from .cost import TransformAdders, cost_of
+from .datapath import Datapath
+from .options import HardwareOptions, KernelTransform
+
+FORMAT = "winohdl-design/2"
+DESIGN_FILE = "design.json"
+CARD_FILE = "card.json"
+TEXT_FILE = "design.txt"
+RECORD_ONLY = ("manifest", "generation_seconds")  # fields not derived from card and options
+
+
+class DesignError(WinohdlError):
+    """A design folder that is missing, malformed, inconsistent or edited."""
+
+
+class Direction(enum.Enum):
+    IN = "in"
+    OUT = "out"
+
+
+@dataclass(frozen=True)
+class Port:
+    """One top-level Verilog port: ``elements`` words of ``width`` bits, packed little-endian."""
+
+    name: str
+    direction: Direction
+    elements: int
+    width: int
+
+    @property
+    def bits(self) -> int:
+        return self.elements * self.width
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "direction": self.direction.value, "elements": self.elements, "width": self.width}
+
+
+def ports_of(component: wiring.Component, clocked: bool) -> tuple[Port, ...]:
+    """The Verilog ports of a component: ``clk`` and ``rst`` when clocked, then its signature's members."""
+    component._MustUse__silence = True  # built for its signature only: no "never used" warning
+    ports = [Port("clk", Direction.IN, 1, 1), Port("rst", Direction.IN, 1, 1)] if clocked else []
+    for name, member in component.signature.members.items():
+        shape = member.shape
+        if isinstance(shape, data.ArrayLayout):
+            elements, width = shape.length, Shape.cast(shape.elem_shape).width
+        else:
+            elements, width = 1, Shape.cast(shape).width
+        ports.append(Port(name, Direction.IN if member.flow is wiring.In else Direction.OUT, elements, width))
+    return tuple(ports)
+
+
+@dataclass(frozen=True)
+class Core:
+    """One generated module (the Winograd tile or the direct baseline)."""
+
+    top: str
+    verilog: str
+    ports: tuple[Port, ...]
+    latency: int
+    multipliers: int
+
+    def port(self, name: str) -> Port | None:
+        return next((p for p in self.ports if p.name == name), None)
+
+    def to_json(self) -> dict:
+        return {"top": self.top, "verilog": self.verilog, "ports": [p.to_json() for p in self.ports],
+                "latency": self.latency, "multipliers": self.multipliers}
+
+
+@dataclass(frozen=True)
+class Adders:
+    """Exact two-input adders of each part of the tile."""
+
+    BT: int
+    G: int
+    AT: int
+    division: int
+
+
+@dataclass(frozen=True)
+class MultiplierWidths:
+    """Operand widths ``v`` (data side), ``u`` (kernel side) and product widths ``m``, one per multiplier."""
+
+    v: tuple[int, ...]
+    u: tuple[int, ...]
+    m: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Design:
+    """Everything the testbench, synthesis and the flows know about a generated design.
+
+    Parameters
+    ----------
+    name : str
+    geometry : Geometry
+    options : HardwareOptions
+    card_hash : str
+        :meth:`AlgorithmCard.content_hash` of the card the design was generated from.
+    card_method : str or None
+        How the card was found (a record).
+    winograd, direct : Core
+        The tile and the direct baseline with the same options.
+    rank, lower_bound : int
+    adders : Adders
+    depth : TransformAdders
+        Adder levels of B^T, G and A^T.
+    multiplier_widths : MultiplierWidths
+    y_exact_width : int
+    divisors : tuple of int
+        The exact divisor of each output.
+    host_kernel_transform : tuple of tuple of int, or None
+        ``G_int`` for the host-side transform ``u = G_int @ g`` (kernel transform offline).
+    manifest : tuple of (str, str)
+        (file name, SHA-256) of every generated file of the folder.
+    generation_seconds : float
+    """
+
+    name: str
+    geometry: Geometry
+    options: HardwareOptions
+    card_hash: str
+    card_method: str | None
+    winograd: Core
+    direct: Core
+    rank: int
+    lower_bound: int
+    adders: Adders
+    depth: TransformAdders
+    multiplier_widths: MultiplierWidths
+    y_exact_width: int
+    divisors: tuple[int, ...]
+    host_kernel_transform: tuple[tuple[int, ...], ...] | None
+    manifest: tuple[tuple[str, str], ...] = ()
+    generation_seconds: float = 0.0
+
+    @property
+    def latency(self) -> int:
+        return self.winograd.latency
+
+    def core(self, target: str) -> Core:
+        """``"wino"`` or ``"direct"``."""
+        return self.winograd if target == "wino" else self.direct
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT, "name": self.name, "geometry": self.geometry.to_dict(),
+            "options": self.options.to_json(), "card": CARD_FILE, "card_hash": self.card_hash,
+            "card_method": self.card_method, "winograd": self.winograd.to_json(), "direct": self.direct.to_json(),
+            "rank": self.rank, "lower_bound": self.lower_bound, "adders": dataclasses.asdict(self.adders),
+            "depth": dataclasses.asdict(self.depth),
+            "multiplier_widths": {k: list(v) for k, v in dataclasses.asdict(self.multiplier_widths).items()},
+            "y_exact_width": self.y_exact_width, "divisors": list(self.divisors),
+            "host_kernel_transform": None if self.host_kernel_transform is None
+            else [list(r) for r in self.host_kernel_transform],
+            "manifest": {f: h for f, h in self.manifest}, "generation_seconds": self.generation_seconds,
+        }
+
+    def text(self) -> str:
+        """The readable summary (``design.txt``)."""
+        w, a, dp = self.winograd, self.adders, self.depth
+        offline = self.options.kernel_transform is KernelTransform.OFFLINE
+        mw = self.multiplier_widths
+        lines = [f"design     {self.name}  (top module {w.top}, {w.verilog})",
+                 f"geometry   {self.geometry.describe()}",
+                 f"R          {self.rank} multipliers (lower bound {self.lower_bound}, "
+                 f"direct {self.direct.multipliers})",
+                 f"adders     B^T {a.BT}, G {a.G}" + (" (offline)" if offline else "")
+                 + f", A^T {a.AT}, exact division {a.division}  "
+                 f"(depth B^T {dp.BT}, G {dp.G}, A^T {dp.AT})",
+                 f"operands   data-side {_span(mw.v)}, kernel-side {_span(mw.u)}, "
+                 f"products {_span(mw.m)} bits",
+                 f"latency    {w.latency} cycles" + (" (combinational)" if w.latency == 0 else ""),
+                 "ports"]
+        for p in w.ports:
+            lines.append(f"  {p.direction.value:<4}{p.name:<10} {p.elements} x {p.width} bits")
+        if offline:
+            lines.append("host       u = G_int @ g, exact integers (G_int in design.json 'host_kernel_transform')")
+        if any(v != 1 for v in self.divisors):
+            lines.append(f"division   outputs divided exactly by {sorted(set(self.divisors))}")
+        lines.append(f"generated  in {self.generation_seconds:.2f} s; direct baseline {self.direct.verilog}")
+        return "\n".join(lines)
+
+
+def _span(widths) -> str:
+    lo, hi = min(widths), max(widths)
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def derive_design(dp: Datapath, name: str | None = None) -> Design:
+    """The design of a datapath, from the card and options alone (no files)."""
+    from .components import WinogradTile
+    from .direct import DirectConvolution
+    card, options, g = dp.card, dp.options, dp.geometry
+    direct = DirectConvolution(g, options)
+    tile = WinogradTile(dp)
+    top, direct_top = f"wino_{g.name}", f"direct_{g.name}"
+    offline = options.kernel_transform is KernelTransform.OFFLINE
+    return Design(
+        name=name or g.name, geometry=g, options=options, card_hash=card.content_hash(),
+        card_method=card.provenance.get("method") if isinstance(card.provenance.get("method"), str) else None,
+        winograd=Core(top, f"{top}.v", ports_of(tile, options.pipelined), tile.latency, dp.rank),
+        direct=Core(direct_top, f"{direct_top}.v", ports_of(direct, options.pipelined), direct.latency,
+                    direct.multipliers),
+        rank=dp.rank, lower_bound=g.lower_bound(), adders=Adders(**dp.adders), depth=TransformAdders(**dp.depths),
+        multiplier_widths=MultiplierWidths(tuple(dp.v_widths), tuple(dp.u_widths), tuple(dp.m_widths)),
+        y_exact_width=dp.y_exact_width, divisors=tuple(dp.scaled.divisor),
+        host_kernel_transform=tuple(tuple(r) for r in dp.scaled.G) if offline else None)
+
+
+def verilog_files(dp: Datapath, design: Design) -> dict[str, str]:
+    """The Verilog of the tile and of the direct baseline (Amaranth's back end)."""
+    from amaranth.back import verilog
+
+    from .components import WinogradTile
+    from .direct import DirectConvolution
+    return {design.winograd.verilog: verilog.convert(WinogradTile(dp), name=design.winograd.top, emit_src=False),
+            design.direct.verilog: verilog.convert(DirectConvolution(dp.geometry, dp.options),
+                                                   name=design.direct.top, emit_src=False)}
+
+
+def fusesoc_core(design: Design) -> str:
+    """A FuseSoC (CAPI=2) core file so the tile drops into FPGA projects."""
+    w = design.winograd
+    return "\n".join([
+        "CAPI=2:",
+        f"name: winohdl:tiles:{w.top}:1.0.0",
+        f"description: Winograd tile {design.name}, R={design.rank}, generated by winohdl (bit-exact)",
+        "filesets:",
+        "  rtl:",
+        "    files:",
+        f"      - {w.verilog}",
+        "    file_type: verilogSource",
+        "targets:",
+        "  default:",
+        "    filesets: [rtl]",
+        f"    toplevel: {w.top}",
+        ""])
+
+
+def sha256(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+@dataclass(frozen=True)
+class GeneratedDesign:
+    """A design with the contents of its files, ready to be written."""
+
+    design: Design
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def generate_design(card: AlgorithmCard, options: HardwareOptions, name: str | None = None) -> GeneratedDesign:
+    """Derive the design and every file of its folder (Verilog, core file, card, summary)."""
+    return generate_from_datapath(Datapath(card, options), name)
+
+
+def generate_from_datapath(dp: Datapath, name: str | None = None) -> GeneratedDesign:
+    """:func:`generate_design` for an already derived datapath."""
+    t0 = time.perf_counter() - dp.seconds
+    card = dp.card
+    design = derive_design(dp, name)
+    files = verilog_files(dp, design)
+    files[f"{design.winograd.top}.core"] = fusesoc_core(design)
+    files[CARD_FILE] = json.dumps(card.to_json(cost_of(card).to_json()), indent=1) + "\n"
+    design = dataclasses.replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
+    files[TEXT_FILE] = design.text() + "\n"
+    design = dataclasses.replace(design, manifest=tuple(sorted((f, sha256(t)) for f, t in files.items())))
+    return GeneratedDesign(design, files)
+
+
+def write_design_folder(folder, generated: GeneratedDesign) -> Path:
+    """Write the whole folder atomically (see :func:`winohdl.core.io.write_folder_atomic`)."""
+    def populate(tmp: Path) -> None:
+        for fname, text in generated.files.items():
+            (tmp / fname).write_text(text, encoding="utf-8")
+        write_json_atomic(tmp / DESIGN_FILE, generated.design.to_json())
+    return write_folder_atomic(folder, populate)
+
+
+@dataclass(frozen=True)
+class OpenedDesign:
+    """A design folder checked against its card, its options and its manifest."""
+
+    folder: Path
+    design: Design
+    card: AlgorithmCard
+    datapath: Datapath
+    edited: tuple[str, ...] = ()  # files that differ from the manifest (only with allow_edits)
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+
+def _first_difference(want, got, where: str) -> str | None:
+    """The first place where JSON ``got`` differs from ``want`` (types included), as a message."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return f"{where or 'design'} must be an object, got {type(got).__name__}"
+        for k in got:
+            if k not in want:
+                return f"unknown field {where + '.' if where else ''}{k}"
+        for k, v in want.items():
+            if k not in got:
+                return f"field {where + '.' if where else ''}{k} is missing"
+            diff = _first_difference(v, got[k], f"{where + '.' if where else ''}{k}")
+            if diff:
+                return diff
+        return None
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return f"{where} must be a list, got {type(got).__name__}"
+        if len(got) != len(want):
+            return f"{where} has {len(got)} entries, the card and options give {len(want)}"
+        for i, (a, b) in enumerate(zip(want, got)):
+            diff = _first_difference(a, b, f"{where}[{i}]")
+            if diff:
+                return diff
+        return None
+    if type(want) is not type(got) or want != got:
+        return f"{where} is {got!r}, the card and options give {want!r}"
+    return None
+
+
+def _manifest(data: dict, where: Path) -> tuple[tuple[str, str], ...]:
+    m = data.get("manifest")
+    if not isinstance(m, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in m.items()):
+        raise DesignError(f"{where}: field manifest must map file names to SHA-256 strings")
+    for name in m:
+        if "/" in name or "\\" in name or name in ("", ".", ".."):
+            raise DesignError(f"{where}: manifest names a file outside the folder: {name!r}")
+        if not name.isprintable():
+            raise DesignError(f"{where}: manifest names a file with control characters: {name!r}")
+    return tuple(sorted(m.items()))
+
+
+def open_design(folder, allow_edits: bool = False) -> OpenedDesign:
+    """Load and check a design folder (see the module docstring); DesignError names what is wrong."""
+    folder = Path(folder)
+    path = folder / DESIGN_FILE
+    if not folder.is_dir():
+        raise DesignError(f"{folder} is not a design folder: run 'winohdl gen ... -o {folder}' first")
+    if not path.is_file():
+        raise DesignError(f"{folder} has no {DESIGN_FILE}: run 'winohdl gen ... -o {folder}' first")
+    data = read_json(path, "design summary")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DesignError(f"{path} is not a {FORMAT} design summary; regenerate it with 'winohdl gen'")
+    manifest = _manifest(data, path)
+    names = dict(manifest)
+    for required in (CARD_FILE,):
+        if required not in names:
+            raise DesignError(f"{path}: the manifest does not list {required}")
+    edited = []
+    for name, digest in manifest:
+        f = folder / name
+        try:
+            content = read_bytes_bounded(f, "design file")  # bounded: a link to /dev/zero or a FIFO is refused
+        except WinohdlError as exc:
+            raise DesignError(f"{exc}; regenerate with 'winohdl gen'") from None
+        if sha256(content) != digest:
+            if not allow_edits or name == CARD_FILE:
+                raise DesignError(f"{f} does not match the design's manifest (edited after generation?): "
+                                  "regenerate with 'winohdl gen'" + ("" if name == CARD_FILE else
+                                                                     ", or pass --allow-edits to use it as it is"))
+            edited.append(name)
+    try:
+        card = AlgorithmCard.load(folder / CARD_FILE)
+        options = HardwareOptions.from_json(data.get("options"))
+    except WinohdlError as exc:
+        raise DesignError(f"{path}: {exc}") from None
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise DesignError(f"{path}: field name must be a non-empty string")
+    if card.content_hash() != data.get("card_hash"):
+        raise DesignError(f"{path}: field card_hash does not match {folder / CARD_FILE}; regenerate with "
+                          "'winohdl gen'")
+    dp = Datapath(card, options)
+    design = derive_design(dp, name)
+    want = design.to_json()
+    got = dict(data)
+    got.update({k: want[k] for k in RECORD_ONLY if k in got})  # records, not derived
+    if not isinstance(data.get("generation_seconds"), (int, float)) or isinstance(data.get("generation_seconds"),
+                                                                                   bool):
+        raise DesignError(f"{path}: field generation_seconds must be a number")
+    diff = _first_difference(want, got, "")
+    if diff:
+        raise DesignError(f"{path}: {diff}; regenerate with 'winohdl gen'")
+    design = dataclasses.replace(design, manifest=manifest, generation_seconds=float(data["generation_seconds"]))
+    for core in (design.winograd, design.direct):
+        if core.verilog not in names:
+            raise DesignError(f"{path}: the manifest does not list {core.verilog}")
+    return OpenedDesign(folder.resolve(), design, card, dp, tuple(edited))
+
+
+def write_report(folder: Path, stem: str, data: dict, text: str) -> Path:
+    """A report as JSON beside a text table (both atomic); returns the text file."""
+    write_json_atomic(folder / f"{stem}.json", data)
+    return write_text_atomic(folder / f"{stem}.txt", text + "\n")

@@ -1,0 +1,5 @@
+"""``python -m winohdl``: the command line."""
+
+from winohdl.cli import entry
+
+entry()
