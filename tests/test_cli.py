@@ -85,3 +85,27 @@ def test_unwritable_output(tmp_path, cli):
     code, _, err = cli("mine", "--output", "2", "--kernel", "3", "--method", "constructive",
                        "-o", str(blocker / "c.json"))
     assert code == 2 and "cannot write" in err and err.count("\n") == 1
+
+
+def test_engine_command_generates_and_verifies_a_layer(tmp_path, cli):
+    out = tmp_path / "eng"
+    code, text, err = cli("engine", "--output", "2", "--kernel", "3", "--in-channels", "2", "--out-channels", "2",
+                          "--feature-map", "9", "--padding", "1", "--sim", "icarus", "--family", "none", "-o", out)
+    assert code == 0, err
+    assert text.count("PASS") == 2 and "bit-exact vs torch" in text  # winograd and direct engines
+    assert (out / "design.json").is_file()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--in-channels", "0"], "--in-channels: must be >= 1"),
+    (["--feature-map", "2"], "feature"),
+    (["--parallel-out", "3"], "divide"),
+    (["--sim", "modelsim"], "invalid choice"),
+])
+def test_engine_bad_input(tmp_path, cli, argv, words):
+    base = {"--output": "2", "--kernel": "3", "--in-channels": "2", "--out-channels": "2", "--feature-map": "9"}
+    args = dict(base)
+    args.update(dict(zip(argv[::2], argv[1::2])))
+    code, _, err = cli("engine", *[x for kv in args.items() for x in kv], "-o", tmp_path / "e")
+    assert code == 2 and words in err and err.count("\n") == 1
+    assert not list(tmp_path.iterdir())

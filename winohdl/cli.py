@@ -354,6 +354,48 @@ def cmd_explore(a) -> int:
     return EXIT_OK
 
 
+def cmd_engine(a) -> int:
+    """Generate a whole-layer engine (and the direct engine), simulate both, synthesise both."""
+    from hdl.engine.design import generate_engine, open_engine_design, write_engine_folder
+    from hdl.engine.options import EngineOptions
+    from hdl.synth_report import parse_families
+    from miner.search import best_known_card
+    from sim.engine_run import run_engine_simulation
+    from sim.tools import parse_simulators, require
+    from winohdl.core.io import make_run_folder
+    g = _geometry(a)
+    opts = EngineOptions.parse(g, a.in_channels, a.out_channels, a.feature_map, a.padding, a.parallel_out,
+                               a.parallel_in, a.data_width, a.kernel_width, a.kernel_transform, a.pipeline)
+    sims = [] if a.sim == "none" else parse_simulators(a.sim)
+    for n in sims:
+        require(n)
+    fams = [] if a.family == "none" else parse_families(a.family)
+    folder = _design_target(Path(a.o) if a.o else Path("build") / opts.name)
+    card = best_known_card(g, _cost())
+    write_engine_folder(folder, generate_engine(card, opts))
+    opened = open_engine_design(folder)
+    print(opened.design.text())
+    ok = True
+    if sims:
+        work = make_run_folder(folder / "sim_build", "sim")
+        for n in sims:
+            for kind in ("winograd", "direct"):
+                r = run_engine_simulation(opened, n, work, kind=kind, seed=a.seed)
+                print(r.line(), flush=True)
+                ok &= r.passed
+    if fams:
+        from hdl.synth import synthesise
+        work = make_run_folder(folder / "synth", "synth")
+        for fam in fams:
+            for kind in ("winograd", "direct"):
+                core = opened.design.core(kind)
+                r = synthesise(opened.path(core.verilog), core.top, fam, work)
+                print(f"synth      {fam:<7} {kind:<9} DSP {r.dsps}, LUT {r.luts}, carry {r.carries}, FF {r.ffs} "
+                      f"(Fmax: bench/engine.py --fmax)", flush=True)
+    print(f"folder     {folder}")
+    return EXIT_OK if ok else EXIT_FAILED
+
+
 def cmd_bench(a) -> int:
     from winohdl.bench import bench_mine, parse_bench
     entries, methods = parse_bench(a.geometries, a.methods)
@@ -448,6 +490,26 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--kernel-width", type=width, default=8)
     e.add_argument("-o", type=path, help="output folder (default build/explore_<kernel>/)")
     e.set_defaults(func=cmd_explore)
+
+    en = sub.add_parser("engine", parents=[common], help="a whole convolution layer: streaming engine beside a "
+                        "direct engine, simulated against torch and synthesised")
+    _geometry_args(en)
+    en.add_argument("--in-channels", type=positive_int, required=True, help="input channels C")
+    en.add_argument("--out-channels", type=positive_int, required=True, help="output channels K")
+    en.add_argument("--feature-map", required=True, help="input feature map per axis, e.g. 32x32")
+    en.add_argument("--padding", default="0", help="zero padding per axis (each side), e.g. 1")
+    en.add_argument("--parallel-out", type=positive_int, default=1, help="PK output channels per cycle")
+    en.add_argument("--parallel-in", type=positive_int, default=1, help="PC input channels per cycle")
+    en.add_argument("--data-width", type=width, default=8)
+    en.add_argument("--kernel-width", type=width, default=8)
+    en.add_argument("--kernel-transform", default="offline", choices=KERNEL_TRANSFORMS,
+                    help="offline (default): weights arrive as u = G_int g; hw: g, transformed while loading")
+    en.add_argument("--pipeline", default="stages", choices=("stages", "deep"))
+    en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
+    en.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin, all, or none")
+    en.add_argument("--seed", type=nonnegative_int, default=1)
+    en.add_argument("-o", type=path, help="output folder (default build/<engine name>/)")
+    en.set_defaults(func=cmd_engine)
 
     be = sub.add_parser("bench", help="benchmarks that print figures")
     be_sub = be.add_subparsers(dest="what", required=True, parser_class=_Parser)

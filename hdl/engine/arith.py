@@ -1,0 +1,95 @@
+"""Exact ranges and widths of an engine's arithmetic (interval analysis over C input channels).
+
+A Winograd-domain accumulator sums C independent products ``v[c, r] * u[c, r]``, so its
+exact range is C times the product's (every product range contains 0, so each partial
+sum lies inside it too); every node of the output transform is a bilinear form summed over
+C independent channels: C times the tile's exact node range. The exact division then
+works modulo ``2^w`` with w the width of C times the tile's output range.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..datapath import Datapath, Division
+from ..model import RangeViolation
+from ..shiftadd import build_graph
+from ..widths import Range, bilinear_range, linear_range, product_range, word_range
+from .options import EngineKind, EngineOptions
+
+
+def scale(r: Range, n: int) -> Range:
+    """The range of a sum of n independent values each in ``r``."""
+    return Range(r.lo * n, r.hi * n, r.tight)
+
+
+class EngineArithmetic:
+    """Every width of one engine, from the options and (Winograd) the card's datapath.
+
+    Attributes
+    ----------
+    lane_ranges : list of Range
+        Per accumulated word: the sum over the PC parallel input channels of one cycle.
+    acc_ranges : list of Range
+        Per accumulated word (R for Winograd, |y| for direct): the sum over all C channels.
+    at_node_ranges, pre_ranges : list of Range
+        Winograd: the output transform's nodes and rows (before the exact division).
+    y_ranges : list of Range
+        Per output word of a tile: the layer's exact output range; ``y_width`` its width.
+    divisions : list of Division
+        Winograd: the exact division of each output, modulo ``2^y_width``.
+    """
+
+    def __init__(self, opts: EngineOptions, dp: Datapath | None, kind: EngineKind):
+        self.opts, self.dp, self.kind = opts, dp, kind
+        g, C, PC = opts.geometry, opts.C, opts.PC
+        self.d_range, self.g_range = word_range(opts.data_width), word_range(opts.kernel_width)
+        if kind is EngineKind.WINOGRAD:
+            if dp is None:
+                raise ValueError("the Winograd engine needs the card's datapath")
+            self.product_ranges = list(dp.m_ranges)
+            self.lane_ranges = [scale(r, PC) for r in dp.m_ranges]
+            self.acc_ranges = [scale(r, C) for r in dp.m_ranges]
+            self.at_node_ranges = [scale(r, C) for r in dp.output_node_ranges]
+            self.pre_ranges = [scale(r, C) for r in dp.pre_ranges]
+            self.y_ranges = [scale(r, C) for r in dp.y_exact_ranges]
+            self.y_width = max(r.width for r in self.y_ranges)
+            s = dp.scaled
+            self.divisions = []
+            for o in range(g.n_y):
+                shift, odd = s.shift_and_odd(o)
+                inv = pow(odd, -1, 1 << self.y_width) if odd > 1 else 1
+                self.divisions.append(Division(shift, odd, inv, self.y_width, build_graph([[inv]])))
+        else:
+            p = product_range(self.d_range, self.g_range)
+            self.product_ranges = [p]
+            self.pairs = [tuple(t) for t in g.triples.tolist()]  # (y, d, g)
+            # one cycle: for each output, the sum over taps and the PC lanes
+            self.tree = build_graph([[int(t[0] == o) for t in self.pairs for _ in range(PC)]
+                                     for o in range(g.n_y)], share=False)
+            self.tree_node_ranges = [linear_range(f, [p] * (len(self.pairs) * PC)) for f in self.tree.forms()]
+            T = g.tensor()
+            one = [bilinear_range(T[o], self.d_range, self.g_range)[0] for o in range(g.n_y)]
+            self.lane_ranges = [scale(r, PC) for r in one]
+            self.acc_ranges = [scale(r, C) for r in one]
+            self.y_ranges = list(self.acc_ranges)
+            self.y_width = max(r.width for r in self.y_ranges)
+
+    @property
+    def acc_widths(self) -> list[int]:
+        return [r.width for r in self.acc_ranges]
+
+    @property
+    def acc_width_max(self) -> int:
+        return max(self.acc_widths)
+
+    @staticmethod
+    def check(values, ranges: list[Range], where: str) -> None:
+        """Raise RangeViolation when a value of the last axis leaves its range."""
+        arr = np.asarray(values, dtype=object)
+        flat = arr.reshape(-1, arr.shape[-1])
+        for i, r in enumerate(ranges):
+            col = flat[:, i]
+            if col.size and (min(col) < r.lo or max(col) > r.hi):
+                raise RangeViolation(f"{where} word {i} outside [{r.lo}, {r.hi}]: "
+                                     f"{min(col)}..{max(col)}")

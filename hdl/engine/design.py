@@ -1,0 +1,298 @@
+"""The engine design artefact: ``design.json`` of a generated layer-engine folder.
+
+:func:`generate_engine` derives everything from the card and the :class:`EngineOptions`: the
+Winograd engine and the direct engine (same interfaces, same schedule: equal throughput), their
+ports, widths, latency and multipliers, the host kernel transform (``G_int``, with the
+per-output divisors), the stream formats and the performance model. The folder is written
+atomically with a manifest; :func:`open_engine_design` re-proves the card, derives the design
+again, compares it field by field and checks every file against the manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from amaranth.hdl import Shape
+from amaranth.lib import wiring
+
+from winohdl.core.card import AlgorithmCard
+from winohdl.core.errors import WinohdlError
+from winohdl.core.io import read_bytes_bounded, read_json, write_folder_atomic, write_json_atomic
+
+from ..datapath import Datapath
+from ..design import Direction, Port
+from ..options import HardwareOptions
+from .engine import LayerEngine
+from .options import EngineKind, EngineOptions
+from .perf import Performance, performance
+
+FORMAT = "winohdl-engine/1"
+DESIGN_FILE = "design.json"
+CARD_FILE = "card.json"
+TEXT_FILE = "design.txt"
+RECORD_ONLY = ("manifest", "generation_seconds")
+
+
+class EngineDesignError(WinohdlError):
+    """An engine folder that is missing, malformed, inconsistent or edited."""
+
+
+def engine_ports(component: wiring.Component) -> tuple[Port, ...]:
+    """Verilog ports (``clk``, ``rst``, then each signature member, bundles flattened as
+    ``<bundle>__<member>``) with their widths."""
+    component._MustUse__silence = True
+    ports = [Port("clk", Direction.IN, 1, 1), Port("rst", Direction.IN, 1, 1)]
+
+    def walk(sig, prefix, flipped):
+        for name, member in sig.members.items():
+            full = f"{prefix}__{name}" if prefix else name
+            is_in = (member.flow is wiring.In) != flipped
+            if member.is_signature:
+                walk(member.signature, full, is_in)
+            else:
+                ports.append(Port(full, Direction.IN if is_in else Direction.OUT, 1, Shape.cast(member.shape).width))
+    walk(component.signature, "", False)
+    return tuple(ports)
+
+
+def engine_datapath(card: AlgorithmCard, opts: EngineOptions) -> Datapath:
+    """The card's datapath at the engine's widths (re-proves the card)."""
+    if card.geometry != opts.geometry:
+        raise WinohdlError(f"the card is for {card.geometry.describe()}, the engine options for "
+                           f"{opts.geometry.describe()}")
+    return Datapath(card, HardwareOptions(opts.data_width, opts.kernel_width))
+
+
+@dataclass(frozen=True)
+class EngineCore:
+    """One generated engine (Winograd or direct)."""
+
+    kind: str
+    top: str
+    verilog: str
+    ports: tuple[Port, ...]
+    latency: int
+    multipliers: int
+    weight_words: int        # words per weight beat
+    weight_width: int        # bits per weight word
+    y_width: int             # bits per output word
+    accumulator_widths: tuple[int, ...]
+    performance: Performance
+
+    def port(self, name: str) -> Port | None:
+        return next((p for p in self.ports if p.name == name), None)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "top": self.top, "verilog": self.verilog,
+                "ports": [p.to_json() for p in self.ports], "latency": self.latency,
+                "multipliers": self.multipliers, "weight_words": self.weight_words,
+                "weight_width": self.weight_width, "y_width": self.y_width,
+                "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json()}
+
+
+STREAMS = {
+    "s_axis_w": "one kernel per beat, k-major then c: u[k,c] = G_int g[k,c] (R words, kernel transform "
+                "offline) or g[k,c] (|g| words, row-major); word i at bits [i*w +: w]; K*C beats per load",
+    "s_axis_fm": "channels-last: pixels in raster order (last axis fastest), C/PC beats per pixel of PC "
+                 "consecutive channels (lane i at bits [i*w +: w]); frames back to back",
+    "m_axis_y": "per output tile (raster order of tiles) and output-channel group kg, one beat of PK*|y| "
+                "words: word pk*|y| + o = channel kg*PK + pk, tile position o (row-major); tkeep bit o = 0 "
+                "for positions outside the layer; tlast on each layer's last beat",
+}
+
+
+@dataclass(frozen=True)
+class EngineDesign:
+    name: str
+    options: EngineOptions
+    card_hash: str
+    winograd: EngineCore
+    direct: EngineCore
+    rank: int
+    output_size: tuple[int, ...]
+    tiles: tuple[int, ...]
+    host_kernel_transform: tuple[tuple[int, ...], ...]
+    divisors: tuple[int, ...]
+    bank_depth: int
+    banks: int
+    weight_depth: int
+    manifest: tuple[tuple[str, str], ...] = ()
+    generation_seconds: float = 0.0
+
+    def core(self, kind) -> EngineCore:
+        return self.winograd if EngineKind(kind) is EngineKind.WINOGRAD else self.direct
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "name": self.name, "options": self.options.to_json(), "card": CARD_FILE,
+                "card_hash": self.card_hash, "winograd": self.winograd.to_json(), "direct": self.direct.to_json(),
+                "rank": self.rank, "output_size": list(self.output_size), "tiles": list(self.tiles),
+                "host_kernel_transform": [list(r) for r in self.host_kernel_transform],
+                "divisors": list(self.divisors), "streams": dict(STREAMS),
+                "buffers": {"feature_map_banks": self.banks, "bank_depth": self.bank_depth,
+                            "weight_depth": self.weight_depth},
+                "manifest": {f: h for f, h in self.manifest}, "generation_seconds": self.generation_seconds}
+
+    def text(self) -> str:
+        o = self.options
+        j = lambda t: "x".join(map(str, t))  # noqa: E731
+        lines = [f"engine     {self.name}",
+                 f"layer      {o.geometry.describe()}; C={o.C} K={o.K} feature map {j(o.feature_map)} padding "
+                 f"{j(o.padding)} -> output {j(self.output_size)} ({j(self.tiles)} tiles)",
+                 f"parallel   PK={o.PK} output channels, PC={o.PC} input channels; {o.data_width}-bit data, "
+                 f"{o.kernel_width}-bit kernels, kernel transform {o.kernel_transform.value}",
+                 f"buffers    {self.banks} x {o.PC} feature-map banks of {self.bank_depth} words (two frames), "
+                 f"{o.PK * o.PC} weight memories of {self.weight_depth} kernels",
+                 f"{'':<10} {'multipliers':>11} {'latency':>8} {'cycles':>8} {'period':>8} {'ideal':>8} "
+                 f"{'util':>6} {'MAC/mult/cyc':>12}"]
+        for c in (self.winograd, self.direct):
+            p = c.performance
+            lines.append(f"{c.kind:<10} {c.multipliers:>11} {c.latency:>8} {p.cycles:>8} {p.period:>8} "
+                         f"{p.ideal:>8} {p.utilisation:>6.2f} {p.macs_per_multiplier_cycle:>12.2f}")
+        lines.append("cycles: one layer alone, first feature-map beat to last output beat; period: per layer, "
+                     "back to back")
+        lines += [f"stream     {k}: {v}" for k, v in STREAMS.items()]
+        lines.append(f"host       u = G_int @ g (G_int in design.json 'host_kernel_transform'); outputs divided "
+                     f"exactly by {sorted(set(self.divisors))} on chip")
+        return "\n".join(lines)
+
+
+def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
+    perf = performance(engine.opts, kind, engine.multipliers, engine.latency)
+    return EngineCore(kind.value, top, f"{top}.v", engine_ports(engine), engine.latency, engine.multipliers,
+                      engine.n_w, engine.w_width, engine.y_width, tuple(engine.arith.acc_widths), perf)
+
+
+def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) -> EngineDesign:
+    name = name or opts.name
+    wino = LayerEngine(opts, dp, EngineKind.WINOGRAD)
+    direct = LayerEngine(opts, dp, EngineKind.DIRECT)
+    return EngineDesign(
+        name=name, options=opts, card_hash=dp.card.content_hash(),
+        winograd=_core(wino, EngineKind.WINOGRAD, "wino_engine"),
+        direct=_core(direct, EngineKind.DIRECT, "direct_engine"), rank=dp.rank,
+        output_size=opts.output_size, tiles=opts.tiles,
+        host_kernel_transform=tuple(tuple(r) for r in dp.scaled.G), divisors=tuple(dp.scaled.divisor),
+        bank_depth=opts.bank_depth, banks=len(opts.banks), weight_depth=opts.weight_depth)
+
+
+def sha256(text) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+@dataclass(frozen=True)
+class GeneratedEngine:
+    design: EngineDesign
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def generate_engine(card: AlgorithmCard, opts: EngineOptions, name: str | None = None) -> GeneratedEngine:
+    """Derive the engine design and every file of its folder (both engines' Verilog, card, summary)."""
+    from amaranth.back import verilog
+    t0 = time.perf_counter()
+    dp = engine_datapath(card, opts)
+    design = derive_engine(dp, opts, name)
+    files = {}
+    for kind, core in ((EngineKind.WINOGRAD, design.winograd), (EngineKind.DIRECT, design.direct)):
+        files[core.verilog] = verilog.convert(LayerEngine(opts, dp, kind), name=core.top, emit_src=False)
+    files[CARD_FILE] = json.dumps(card.to_json(), indent=1) + "\n"
+    design = replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
+    files[TEXT_FILE] = design.text() + "\n"
+    design = replace(design, manifest=tuple(sorted((f, sha256(t)) for f, t in files.items())))
+    return GeneratedEngine(design, files)
+
+
+def write_engine_folder(folder, generated: GeneratedEngine) -> Path:
+    """Write the whole folder atomically."""
+    def populate(tmp: Path) -> None:
+        for fname, text in generated.files.items():
+            (tmp / fname).write_text(text, encoding="utf-8")
+        write_json_atomic(tmp / DESIGN_FILE, generated.design.to_json())
+    return write_folder_atomic(folder, populate)
+
+
+@dataclass(frozen=True)
+class OpenedEngine:
+    folder: Path
+    design: EngineDesign
+    card: AlgorithmCard
+    datapath: Datapath
+    edited: tuple[str, ...] = ()
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+
+def _difference(want, got, where: str = "") -> str | None:
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return f"{where or 'design'} must be an object"
+        for k in got:
+            if k not in want:
+                return f"unknown field {where + '.' if where else ''}{k}"
+        for k, v in want.items():
+            if k not in got:
+                return f"field {where + '.' if where else ''}{k} is missing"
+            d = _difference(v, got[k], f"{where + '.' if where else ''}{k}")
+            if d:
+                return d
+        return None
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return f"{where} does not match the card and options"
+        for i, (a, b) in enumerate(zip(want, got)):
+            d = _difference(a, b, f"{where}[{i}]")
+            if d:
+                return d
+        return None
+    if type(want) is not type(got) or want != got:
+        return f"{where} is {got!r}, the card and options give {want!r}"
+    return None
+
+
+def open_engine_design(folder, allow_edits: bool = False) -> OpenedEngine:
+    """Load and check an engine folder; EngineDesignError (one line) names what is wrong."""
+    folder = Path(folder)
+    path = folder / DESIGN_FILE
+    if not path.is_file():
+        raise EngineDesignError(f"{folder} is not an engine folder: run 'winohdl engine ... -o {folder}' first")
+    data = read_json(path, "engine design")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise EngineDesignError(f"{path} is not a {FORMAT} design; regenerate it with 'winohdl engine'")
+    manifest = data.get("manifest")
+    if not isinstance(manifest, dict) or CARD_FILE not in manifest or \
+            not all(isinstance(k, str) and isinstance(v, str) and "/" not in k and k not in ("", ".", "..")
+                    for k, v in manifest.items()):
+        raise EngineDesignError(f"{path}: field manifest must map the folder's file names to SHA-256 strings")
+    edited = []
+    for fname, digest in sorted(manifest.items()):
+        content = read_bytes_bounded(folder / fname, "engine file")
+        if sha256(content) != digest:
+            if not allow_edits or fname == CARD_FILE:
+                raise EngineDesignError(f"{folder / fname} does not match the design's manifest (edited after "
+                                        "generation?): regenerate with 'winohdl engine'")
+            edited.append(fname)
+    try:
+        card = AlgorithmCard.load(folder / CARD_FILE)
+        opts = EngineOptions.from_json(data.get("options"))
+    except WinohdlError as exc:
+        raise EngineDesignError(f"{path}: {exc}") from None
+    if card.content_hash() != data.get("card_hash"):
+        raise EngineDesignError(f"{path}: field card_hash does not match {CARD_FILE}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise EngineDesignError(f"{path}: field name must be a non-empty string")
+    dp = engine_datapath(card, opts)
+    design = derive_engine(dp, opts, name)
+    want = design.to_json()
+    got = dict(data)
+    got.update({k: want[k] for k in RECORD_ONLY})
+    diff = _difference(want, got)
+    if diff:
+        raise EngineDesignError(f"{path}: {diff}; regenerate with 'winohdl engine'")
+    design = replace(design, manifest=tuple(sorted(manifest.items())),
+                     generation_seconds=float(data.get("generation_seconds") or 0.0))
+    return OpenedEngine(folder.resolve(), design, card, dp, tuple(edited))

@@ -1,0 +1,308 @@
+"""Validated parameters of a convolution-layer engine: the layer, the parallelism, the widths.
+
+Everything the generator, the golden model, the performance model and the testbench
+derive (output sizes, tiles, bank geometry, memory depths) is computed here from one
+frozen :class:`EngineOptions`, so the three agree by construction.
+
+Conventions (documented for users, see ``hdl/engine/__init__.py``):
+
+* layer: ``C`` input channels, ``K`` output channels, feature map ``F`` (one size per axis),
+  zero padding ``P`` per axis (``0 <= P <= (k - 1) * dilation``), the card's stride and
+  dilation; output size ``O = (F + 2P - (k - 1) * dilation - 1) // stride + 1`` per axis,
+  exactly torch's ``conv1d/2d/3d``.
+* the engine walks output tiles of the card's output tile; a tile reaching past ``O`` is
+  computed whole and its outside outputs are dropped (``tkeep`` low).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import product
+
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import MAX_AXES, Geometry
+from winohdl.core.limits import Limit
+
+from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, choice
+
+# Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
+MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-map bank or the weight memory
+CHANNELS = Limit("engine_channels", 4096, "channels")              # C and K
+FEATURE_MAP = Limit("engine_feature_map", 4096, "per axis")        # feature map size per axis
+MULTIPLIERS = Limit("engine_multipliers", 4096, "multipliers")     # R x PK x PC (or |y||g| x PK x PC)
+
+
+class EngineKind(enum.Enum):
+    """``winograd``: transforms, Winograd-domain accumulation. ``direct``: the baseline."""
+
+    WINOGRAD = "winograd"
+    DIRECT = "direct"
+
+
+class EnginePipeline(enum.Enum):
+    """``stages``: registers after the buffer read, the data transform, the multipliers, the
+    accumulators, the output transform and the division (the default).
+    ``deep``: also a register between the lane sum and the accumulators and inside the
+    output transform path (before the exact division)."""
+
+    STAGES = "stages"
+    DEEP = "deep"
+
+
+def _ints(name: str, values, axes: int, minimum: int) -> tuple[int, ...]:
+    values = tuple(values)
+    if len(values) == 1 and axes > 1:
+        values = values * axes
+    if len(values) != axes:
+        raise WinohdlError(f"--{name} has {len(values)} axes, the card has {axes}")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise WinohdlError(f"--{name} must be whole numbers, got {v!r}")
+        if v < minimum:
+            raise WinohdlError(f"--{name} must be >= {minimum}, got {v}")
+    return values
+
+
+def parse_axes(text: str, name: str) -> tuple[int, ...]:
+    """``"32x32"`` -> (32, 32); one-line error otherwise."""
+    items = [i.strip() for i in str(text).lower().split("x")]
+    if not items or not all(i.isascii() and i.isdigit() and len(i) <= 9 for i in items) or len(items) > MAX_AXES:
+        raise WinohdlError(f"--{name} must be 1 to {MAX_AXES} whole numbers separated by 'x' (e.g. 32x32), "
+                           f"got {str(text)[:40]!r}")
+    return tuple(int(i) for i in items)
+
+
+def _check_width(name: str, w) -> None:
+    if isinstance(w, bool) or not isinstance(w, int) or not MIN_WIDTH <= w <= MAX_WIDTH:
+        raise WinohdlError(f"unsupported {name} {w!r}: choose {MIN_WIDTH}..{MAX_WIDTH} bits")
+
+
+def bits_for(n: int) -> int:
+    """Bits of an unsigned counter/field holding 0 .. n-1 (at least 1)."""
+    return max(1, (n - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """One convolution layer and how the engine computes it; validated on construction.
+
+    Parameters
+    ----------
+    geometry : Geometry
+        The card's tile geometry (output tile, kernel, stride, dilation).
+    in_channels, out_channels : int
+        C and K (>= 1).
+    feature_map : tuple of int
+        Input feature-map size per axis.
+    padding : tuple of int
+        Zero padding per axis (each side), ``0 <= P <= (k - 1) * dilation``.
+    parallel_out, parallel_in : int
+        PK output channels and PC input channels per cycle; PK divides K, PC divides C.
+    data_width, kernel_width : int
+        Signed widths of feature-map and kernel words.
+    kernel_transform : KernelTransform
+        ``offline`` (default): the weight port takes ``u = G_int g`` from the host.
+        ``hw``: the weight port takes g and the engine transforms it while loading.
+    pipeline : EnginePipeline
+    """
+
+    geometry: Geometry
+    in_channels: int
+    out_channels: int
+    feature_map: tuple[int, ...]
+    padding: tuple[int, ...] = (0,)
+    parallel_out: int = 1
+    parallel_in: int = 1
+    data_width: int = 8
+    kernel_width: int = 8
+    kernel_transform: KernelTransform = KernelTransform.OFFLINE
+    pipeline: EnginePipeline = EnginePipeline.STAGES
+
+    def __post_init__(self):
+        g = self.geometry
+        if not isinstance(g, Geometry):
+            raise WinohdlError("the engine needs a card geometry")
+        for name, v in (("in-channels", self.in_channels), ("out-channels", self.out_channels),
+                        ("parallel-out", self.parallel_out), ("parallel-in", self.parallel_in)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise WinohdlError(f"--{name} must be a whole number, got {v!r}")
+            if v < 1:
+                raise WinohdlError(f"--{name} must be >= 1, got {v}")
+        CHANNELS.check(self.in_channels, "--in-channels")
+        CHANNELS.check(self.out_channels, "--out-channels")
+        object.__setattr__(self, "feature_map", _ints("feature-map", self.feature_map, g.axes, 1))
+        object.__setattr__(self, "padding", _ints("padding", self.padding, g.axes, 0))
+        for f in self.feature_map:
+            FEATURE_MAP.check(f, "--feature-map")
+        _check_width("data width", self.data_width)
+        _check_width("kernel width", self.kernel_width)
+        object.__setattr__(self, "kernel_transform", choice(KernelTransform, self.kernel_transform,
+                                                            "kernel transform"))
+        object.__setattr__(self, "pipeline", choice(EnginePipeline, self.pipeline, "engine pipeline"))
+        if self.out_channels % self.parallel_out:
+            raise WinohdlError(f"--parallel-out {self.parallel_out} does not divide --out-channels "
+                               f"{self.out_channels}")
+        if self.in_channels % self.parallel_in:
+            raise WinohdlError(f"--parallel-in {self.parallel_in} does not divide --in-channels "
+                               f"{self.in_channels}")
+        j = lambda t: "x".join(map(str, t))  # noqa: E731
+        extent = tuple((k - 1) * d + 1 for k, d in zip(g.kernel, g.dilation))
+        for a, (p, e) in enumerate(zip(self.padding, extent)):
+            if p > e - 1:
+                raise WinohdlError(f"--padding {j(self.padding)}: axis {a} pads {p}, above the kernel extent "
+                                   f"minus one ({e - 1}); such outputs would read padding only")
+        for a, (f, p, i) in enumerate(zip(self.feature_map, self.padding, g.input)):
+            if f + 2 * p < i:
+                raise WinohdlError(f"--feature-map {j(self.feature_map)} with --padding {j(self.padding)} is "
+                                   f"smaller than the input tile {j(g.input)} on axis {a}: pad it or use a "
+                                   "smaller output tile")
+        for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
+            MEMORY_DEPTH.check(depth, f"the depth of {what}")
+
+    # ---- layer sizes --------------------------------------------------------------------------------
+    @property
+    def axes(self) -> int:
+        return self.geometry.axes
+
+    @property
+    def C(self) -> int:
+        return self.in_channels
+
+    @property
+    def K(self) -> int:
+        return self.out_channels
+
+    @property
+    def PK(self) -> int:
+        return self.parallel_out
+
+    @property
+    def PC(self) -> int:
+        return self.parallel_in
+
+    @property
+    def output_size(self) -> tuple[int, ...]:
+        """torch's output size per axis."""
+        g = self.geometry
+        return tuple((f + 2 * p - (k - 1) * d - 1) // s + 1
+                     for f, p, k, d, s in zip(self.feature_map, self.padding, g.kernel, g.dilation, g.stride))
+
+    @property
+    def tiles(self) -> tuple[int, ...]:
+        """Output tiles per axis (the last may be partial)."""
+        return tuple(-(-o // t) for o, t in zip(self.output_size, self.geometry.output))
+
+    @property
+    def n_tiles(self) -> int:
+        return math.prod(self.tiles)
+
+    @property
+    def step(self) -> tuple[int, ...]:
+        """Input positions between neighbouring tiles per axis: ``output tile * stride``."""
+        return tuple(o * s for o, s in zip(self.geometry.output, self.geometry.stride))
+
+    @property
+    def channel_groups(self) -> int:
+        """CG = C / PC: feature-map beats per pixel and cycles per (tile, output-channel group)."""
+        return self.C // self.PC
+
+    @property
+    def kernel_groups(self) -> int:
+        """KG = K / PK."""
+        return self.K // self.PK
+
+    # ---- feature-map buffer --------------------------------------------------------------------------
+    @property
+    def quotient_bits(self) -> tuple[int, ...]:
+        """Address bits per axis of a bank: position // step, ceil(F / step) values."""
+        return tuple(bits_for(-(-f // m)) for f, m in zip(self.feature_map, self.step))
+
+    @property
+    def bank_depth(self) -> int:
+        """Words per feature-map bank: two frames (ping-pong), power-of-two address fields
+        (channel group, then the position quotients, then the frame bit)."""
+        return 2 * (1 << bits_for(self.channel_groups)) * (1 << sum(self.quotient_bits))
+
+    @property
+    def weight_depth(self) -> int:
+        return (1 << bits_for(self.channel_groups)) * (1 << bits_for(self.kernel_groups))
+
+    @cached_property
+    def window(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
+        """Per input-tile word j (row-major): (position offset j per axis, bank residue per axis,
+        quotient offset per axis), for a tile with index t: position ``t*step - P + j``, bank
+        ``(j - P) mod step`` and bank address quotient ``t + (j - P) // step``."""
+        out = []
+        for jj in product(*(range(n) for n in self.geometry.input)):
+            res = tuple((j - p) % m for j, p, m in zip(jj, self.padding, self.step))
+            quo = tuple((j - p) // m for j, p, m in zip(jj, self.padding, self.step))
+            out.append((jj, res, quo))
+        return tuple(out)
+
+    @cached_property
+    def banks(self) -> tuple[tuple[int, ...], ...]:
+        """Residues (per axis) of the banks some window word reads, sorted."""
+        return tuple(sorted({w[1] for w in self.window}))
+
+    # ---- counts -------------------------------------------------------------------------------------
+    @property
+    def outputs(self) -> int:
+        return self.K * math.prod(self.output_size)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates of the layer (torch's convolution, padding included)."""
+        return self.outputs * self.C * self.geometry.n_g
+
+    @property
+    def fm_beats(self) -> int:
+        return math.prod(self.feature_map) * self.channel_groups
+
+    @property
+    def weight_beats(self) -> int:
+        return self.K * self.C
+
+    @property
+    def name(self) -> str:
+        j = lambda t: "x".join(map(str, t))  # noqa: E731
+        g = self.geometry
+        return (f"engine_{g.name}_c{self.C}k{self.K}_f{j(self.feature_map)}_p{j(self.padding)}"
+                f"_pk{self.PK}pc{self.PC}_w{self.data_width}x{self.kernel_width}")
+
+    def to_json(self) -> dict:
+        return {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
+                "feature_map": list(self.feature_map), "padding": list(self.padding),
+                "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
+                "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
+                "pipeline": self.pipeline.value}
+
+    @classmethod
+    def from_json(cls, data) -> "EngineOptions":
+        if not isinstance(data, dict):
+            raise WinohdlError(f"engine options must be a JSON object, got {type(data).__name__}")
+        want = {"geometry", "in_channels", "out_channels", "feature_map", "padding", "parallel_out",
+                "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline"}
+        unknown, missing = sorted(set(data) - want), sorted(want - set(data))
+        if unknown:
+            raise WinohdlError(f"unknown engine option {unknown[0]!r}")
+        if missing:
+            raise WinohdlError(f"engine option {missing[0]!r} is missing")
+        d = dict(data)
+        d["geometry"] = Geometry.from_dict(d["geometry"])
+        for k in ("feature_map", "padding"):
+            if not isinstance(d[k], list):
+                raise WinohdlError(f"engine option {k} must be a list")
+            d[k] = tuple(d[k])
+        return cls(**d)
+
+    @classmethod
+    def parse(cls, geometry: Geometry, in_channels, out_channels, feature_map: str, padding: str = "0",
+              parallel_out=1, parallel_in=1, data_width=8, kernel_width=8, kernel_transform="offline",
+              pipeline="stages") -> "EngineOptions":
+        """From command-line strings (``feature_map="32x32"``, ``padding="1"``); same validation."""
+        return cls(geometry, in_channels, out_channels, parse_axes(feature_map, "feature-map"),
+                   parse_axes(padding, "padding"), parallel_out, parallel_in, data_width, kernel_width,
+                   kernel_transform, pipeline)

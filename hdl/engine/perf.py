@@ -1,0 +1,114 @@
+"""Cycle-level performance model of the engines (the same schedule the hardware follows).
+
+Rules, with every stream offered without gaps and no back-pressure on the outputs:
+
+* one feature-map beat per cycle; a frame's first beat waits while two frames are in flight
+  (double buffer) and for a weight load that precedes it;
+* a weight load (K x C beats, one per cycle) starts once the walker has issued every tile of
+  every earlier frame, and the next frame's first beat follows its last beat;
+* the walker issues one (tile, output-channel group, input-channel group) per cycle, tiles in
+  raster order; a tile may start in the cycle after its last input pixel's last beat arrived;
+* a tile group's output beat leaves ``latency`` cycles after its last issue.
+
+``cycles`` counts a layer from its first feature-map beat to its last output beat, inclusive.
+The steady-state period is the distance between the last output beats of consecutive frames
+streamed back to back with the same kernels; the ideal is the layer's MACs over the engine's
+peak MACs per cycle (PK x PC x |y| x |g| for both engines: equal throughput).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import product
+
+from .model import ideal_cycles
+from .options import EngineKind, EngineOptions
+
+
+def tile_ready_offsets(opts: EngineOptions) -> list[int]:
+    """Per tile (raster order): beats of the frame that must have arrived before it can start."""
+    g = opts.geometry
+    strides = [math.prod(opts.feature_map[a + 1:]) for a in range(opts.axes)]
+    out = []
+    for t in product(*(range(n) for n in opts.tiles)):
+        last = [min(ti * m - p + i - 1, f - 1)
+                for ti, m, p, i, f in zip(t, opts.step, opts.padding, g.input, opts.feature_map)]
+        out.append((sum(lp * s for lp, s in zip(last, strides)) + 1) * opts.channel_groups)
+    return out
+
+
+def schedule(opts: EngineOptions, latency: int, frames: int = 1, reload: tuple[bool, ...] | None = None) -> list[dict]:
+    """Event times (cycles after the first weight beat) of ``frames`` layers streamed back to back.
+
+    ``reload[i]``: frame i is preceded by a weight load (frame 0 always is). Returns per frame:
+    ``weights`` (first weight beat or None), ``first`` (first feature-map beat), ``last_issue``
+    and ``last_out`` (the cycle of its last output beat)."""
+    reload = tuple(reload or ()) + (False,) * frames
+    ready = tile_ready_offsets(opts)
+    group = opts.kernel_groups * opts.channel_groups
+    beats, kc = opts.fm_beats, opts.weight_beats
+    out = []
+    issue = -1  # the walker's last issue so far
+    for f in range(frames):
+        wstart = None
+        if f == 0:
+            wstart, first = 0, kc
+        elif reload[f]:
+            wstart = max(out[-1]["last_issue"] + 1, out[-1]["first"] + beats)
+            first = wstart + kc
+        else:
+            first = out[-1]["first"] + beats
+            if f >= 2:
+                first = max(first, out[-2]["last_issue"] + 1)
+        for r in ready:
+            issue = max(issue + 1, first + r) + group - 1
+        out.append({"weights": wstart, "first": first, "last_issue": issue, "last_out": issue + latency})
+    return out
+
+
+@dataclass(frozen=True)
+class Performance:
+    """The model's figures for one layer on one engine.
+
+    ``cycles``: one layer alone (first feature-map beat to last output beat). ``period``:
+    cycles per layer streamed back to back. ``ideal``: MACs / peak MACs per cycle.
+    """
+
+    kind: str
+    macs: int
+    multipliers: int
+    cycles: int
+    period: int
+    ideal: int
+    weight_load: int
+    latency: int
+
+    @property
+    def utilisation(self) -> float:
+        return self.ideal / self.period
+
+    @property
+    def macs_per_multiplier_cycle(self) -> float:
+        """Effective multiply-accumulates per multiplier per cycle, back to back."""
+        return self.macs / (self.period * self.multipliers)
+
+    def macs_per_dsp_cycle(self, dsps: int) -> float:
+        return self.macs / (self.period * dsps)
+
+    def gops_per_dsp(self, dsps: int, fmax_mhz: float) -> float:
+        """2 x MACs per second (at ``fmax_mhz``, back to back) per DSP block, in GOPS."""
+        return 2 * self.macs / (self.period / (fmax_mhz * 1e6)) / dsps / 1e9
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "macs": self.macs, "multipliers": self.multipliers, "cycles": self.cycles,
+                "period": self.period, "ideal": self.ideal, "weight_load": self.weight_load,
+                "latency": self.latency, "utilisation": round(self.utilisation, 4),
+                "macs_per_multiplier_cycle": round(self.macs_per_multiplier_cycle, 4)}
+
+
+def performance(opts: EngineOptions, kind: EngineKind, multipliers: int, latency: int) -> Performance:
+    """The model for one layer: alone, and in steady state (four frames back to back)."""
+    s = schedule(opts, latency, 4)
+    return Performance(EngineKind(kind).value, opts.macs, multipliers, s[0]["last_out"] - s[0]["first"] + 1,
+                       s[3]["last_out"] - s[2]["last_out"], ideal_cycles(opts), opts.weight_beats, latency)

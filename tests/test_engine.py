@@ -1,0 +1,162 @@
+"""The convolution-layer engines: golden model against torch, streaming hardware (Amaranth's
+simulator, fast) bit-exact with gaps and back-pressure, the performance model against
+simulated cycles, the design folder, and one-line errors for bad engine parameters.
+
+Real Icarus/Verilator runs live in tests/test_engine_sim.py.
+"""
+
+import numpy as np
+import pytest
+
+from hdl.engine.design import (EngineDesignError, generate_engine, open_engine_design, write_engine_folder)
+from hdl.engine.engine import LayerEngine
+from hdl.engine.model import EngineModel, decode_output, ideal_cycles, torch_reference
+from hdl.engine.options import EngineOptions
+from hdl.engine.perf import performance, schedule
+from miner.constructive import constructive_card
+from winohdl.core.errors import LimitError, WinohdlError
+from winohdl.core.geometry import Geometry
+
+from engine_helpers import amaranth_run, datapath, random_layer
+
+# (why, geometry (output, kernel, stride, dilation), feature map, padding, C, K, PK, PC)
+LAYERS = [
+    ("classic 2D, padding, edge tiles", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 2, 2, 1, 1),
+    ("C=1, odd non-square map, PK=K", ("2x2", "3x3", "1", "1"), (7, 4), (0, 1), 1, 2, 2, 1),
+    ("F(4x4,3x3), partial last tiles", ("4x4", "3x3", "1", "1"), (9, 7), (1, 0), 3, 4, 2, 1),
+    ("1D stride 2, PC=2", ("2", "3", "2", "1"), (11,), (2,), 2, 3, 1, 2),
+    ("1D dilation 2", ("4", "3", "1", "2"), (13,), (1,), 1, 2, 2, 1),
+    ("2D stride 2x2, PK and PC", ("2x2", "3x3", "2", "1"), (9, 8), (1, 1), 4, 2, 2, 2),
+    ("different stride per axis", ("2x2", "3x3", "2x1", "1"), (9, 8), (0, 1), 2, 2, 1, 2),
+    ("asymmetric kernel", ("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 1, 1, 1, 1),
+    ("3D", ("2x2x2", "3x3x3", "1", "1"), (5, 4, 5), (1, 0, 1), 2, 2, 1, 1),
+]
+IDS = [c[0].replace(" ", "_").replace(",", "") for c in LAYERS]
+
+
+def options(case, **kw):
+    _, geo, F, P, C, K, PK, PC = case
+    return EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, **kw)
+
+
+@pytest.mark.parametrize("kind", ["winograd", "direct"])
+@pytest.mark.parametrize("case", LAYERS, ids=IDS)
+def test_golden_model_equals_torch(case, kind):
+    o = options(case)
+    dp = datapath(o.geometry, o)
+    model = EngineModel(o, dp, kind)
+    rng = np.random.default_rng(3)
+    for extreme in (None, None, "max", "min", "mixed"):
+        x, w = random_layer(o, rng, extreme)
+        want = torch_reference(o, x, w)
+        assert (model(x, w) == want).all()
+        # the stream format round-trips through the host decoder
+        assert (decode_output(o, [b["data"] for b in model.output_beats(x, w)]) == want).all()
+
+
+@pytest.mark.parametrize("kind", ["winograd", "direct"])
+@pytest.mark.parametrize("case", LAYERS, ids=IDS)
+def test_engine_streams_bit_exact(case, kind):
+    """Three layers (load, same kernels, reload) with random gaps and back-pressure."""
+    o = options(case)
+    dp = datapath(o.geometry, o)
+    eng = LayerEngine(o, dp, kind)
+    rng = np.random.default_rng(5)
+    layers = [random_layer(o, rng), (random_layer(o, rng)[0], None), random_layer(o, rng)]
+    got, _ = amaranth_run(eng, layers, seed=2, gaps=0.3, backpressure=0.3)
+    model = EngineModel(o, dp, kind)
+    w = None
+    for (x, wl), beats in zip(layers, got):
+        w = wl if wl is not None else w
+        assert beats == model.output_beats(x, w)
+        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+
+
+@pytest.mark.parametrize("kw", [{"kernel_transform": "hw"}, {"pipeline": "deep"}], ids=["hw_transform", "deep"])
+@pytest.mark.parametrize("case", [LAYERS[0], LAYERS[5]], ids=[IDS[0], IDS[5]])
+def test_engine_options_stream_bit_exact(case, kw):
+    o = options(case, **kw)
+    dp = datapath(o.geometry, o)
+    eng = LayerEngine(o, dp, "winograd")
+    rng = np.random.default_rng(7)
+    layers = [random_layer(o, rng), random_layer(o, rng, "min")]
+    got, cycles = amaranth_run(eng, layers, seed=4, gaps=0.2, backpressure=0.2)
+    model = EngineModel(o, dp, "winograd")
+    for (x, w), beats in zip(layers, got):
+        assert beats == model.output_beats(x, w)
+
+
+@pytest.mark.parametrize("kind", ["winograd", "direct"])
+@pytest.mark.parametrize("case", [LAYERS[0], LAYERS[2], LAYERS[3], LAYERS[5]], ids=[IDS[0], IDS[2], IDS[3], IDS[5]])
+def test_performance_model_matches_simulation(case, kind):
+    """Cycle for cycle: a load, two frames back to back, a reload, one more frame."""
+    o = options(case)
+    dp = datapath(o.geometry, o)
+    eng = LayerEngine(o, dp, kind)
+    rng = np.random.default_rng(1)
+    x, w = random_layer(o, rng)
+    layers = [(x, w), (x, None), (x, None), (x, w), (x, None)]
+    _, cycles = amaranth_run(eng, layers)
+    sched = schedule(o, eng.latency, 5, (True, False, False, True, False))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+
+
+def test_performance_model_on_the_target_layer():
+    """F(4x4,3x3), C=K=16, 32x32, padding 1, PK=PC=1: back to back the model reaches the ideal."""
+    o = EngineOptions(Geometry.parse("4x4", "3x3"), 16, 16, (32, 32), (1, 1))
+    p = performance(o, "winograd", 36, 6)
+    assert p.ideal == ideal_cycles(o) == 16384
+    assert p.period <= 1.1 * p.ideal
+    assert p.macs_per_multiplier_cycle >= 3.5
+    o2 = EngineOptions(Geometry.parse("2x2", "3x3"), 16, 16, (32, 32), (1, 1))
+    assert performance(o2, "winograd", 16, 6).macs_per_multiplier_cycle >= 2.0
+
+
+def test_design_folder_round_trip_and_tamper(tmp_path):
+    geo = Geometry.parse("2x2", "3x3")
+    o = EngineOptions(geo, 2, 2, (5, 5), (1, 1))
+    folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(geo), o))
+    opened = open_engine_design(folder)
+    assert opened.design.winograd.multipliers == 16 and opened.design.direct.multipliers == 36
+    assert opened.design.winograd.port("m_axis_y__tkeep").width == 4
+    v = folder / opened.design.winograd.verilog
+    v.write_text(v.read_text() + "\n// edited\n")
+    with pytest.raises(EngineDesignError, match="manifest"):
+        open_engine_design(folder)
+    assert open_engine_design(folder, allow_edits=True).edited == (opened.design.winograd.verilog,)
+
+
+G2 = Geometry.parse("2x2", "3x3")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(in_channels=0), "--in-channels must be >= 1, got 0"),
+    (dict(out_channels=0), "--out-channels must be >= 1, got 0"),
+    (dict(feature_map=(3, 3), padding=(0, 0)), "smaller than the input tile 4x4"),
+    (dict(parallel_out=3), "--parallel-out 3 does not divide --out-channels 4"),
+    (dict(parallel_in=3), "--parallel-in 3 does not divide --in-channels 2"),
+    (dict(padding=(3, 0)), "above the kernel extent"),
+    (dict(feature_map=(8, 8, 8)), "--feature-map has 3 axes, the card has 2"),
+    (dict(data_width=1), "unsupported data width 1"),
+    (dict(kernel_transform="soft"), "unknown kernel transform 'soft'"),
+], ids=["C0", "K0", "map_below_tile", "PK", "PC", "padding", "axes", "width", "transform"])
+def test_bad_engine_parameters(kwargs, message):
+    base = dict(geometry=G2, in_channels=2, out_channels=4, feature_map=(8, 8), padding=(1, 1))
+    base.update(kwargs)
+    with pytest.raises(WinohdlError, match=message) as info:
+        EngineOptions(**base)
+    assert "\n" not in str(info.value)
+
+
+def test_memory_depth_limit(monkeypatch):
+    with pytest.raises(LimitError, match="engine_memory_depth|WINOHDL_MAX_ENGINE_MEMORY_DEPTH"):
+        EngineOptions(G2, 64, 4, (256, 256), (1, 1))
+    monkeypatch.setenv("WINOHDL_MAX_ENGINE_MEMORY_DEPTH", str(1 << 24))
+    assert EngineOptions(G2, 64, 4, (256, 256), (1, 1)).bank_depth == 2 * 64 * 128 * 128
+
+
+def test_parse_from_command_line_strings():
+    o = EngineOptions.parse(G2, 16, 16, "32x32", "1", 2, 1)
+    assert o.feature_map == (32, 32) and o.padding == (1, 1) and o.output_size == (32, 32)
+    with pytest.raises(WinohdlError, match="--feature-map must be"):
+        EngineOptions.parse(G2, 16, 16, "32xx", "1")
