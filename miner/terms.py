@@ -328,6 +328,7 @@ def polish_tier(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q
     best_set, best = [pool.index(t) for t in start], card_key(cost, card)
     current, current_key = list(best_set), screen.key(best_set)
     found, descents, stale, seen = False, 0, 0, {tuple(sorted(best_set))}
+    screen_best = None
     while not out_of_time() and current_key is not None and stale < patience:
         current, current_key = _descend(screen, current, current_key, len(pool), rng, out_of_time)
         descents += 1
@@ -336,10 +337,14 @@ def polish_tier(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q
             seen.add(tuple(sorted(current)))
             stale = 0
             mats = cat.matrices([pool[i] for i in current])
-            key = cost(*mats) if mats is not None else None
+            key = cost(*mats, geometry=g) if mats is not None else None
             if key is not None and key < best:
                 best_set, best, found = list(current), key, True
-        current = list(best_set)
+            if current_key is not None and (screen_best is None or current_key < screen_best[0]):
+                screen_best = (current_key, list(current))
+        # restart from the best card so far, or (every other time) from the local optimum the
+        # screen likes best: the screen counts adders, the cost may rank widths first
+        current = list(best_set) if descents % 2 or screen_best is None else list(screen_best[1])
         for _ in range(kick):
             for _attempt in range(50):
                 r, j = int(rng.integers(len(current))), int(rng.integers(len(pool)))

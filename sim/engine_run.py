@@ -108,7 +108,7 @@ def engine_stimulus(opened: OpenedEngine, kind: EngineKind, seed: int = 1, rando
     x2, w2 = _layer(opts, rng)
     timing = [layer(x0, w0, True), layer(x1, w0, False), layer(x2, w2, True)]
     model_cycles = [s["last_out"] - s["first"] + 1
-                    for s in schedule(opts, core.latency, 3, (True, False, True))]
+                    for s in schedule(opts, core.timing, 3, (True, False, True))]
     if timing_only:
         random_layers = 0
     # phase 1: random gaps and back-pressure; extremes on the same engine; kernels reloaded
@@ -128,7 +128,7 @@ def engine_stimulus(opened: OpenedEngine, kind: EngineKind, seed: int = 1, rando
     return {"kind": kind.value, "ports": [p.to_json() for p in core.ports], "data_width": opts.data_width,
             "weight_width": core.weight_width, "y_width": core.y_width, "n_y": opts.geometry.n_y,
             "PK": opts.PK, "PC": opts.PC, "seed": seed, "model_cycles": model_cycles,
-            "model_last_out": [s["last_out"] for s in schedule(opts, core.latency, 3, (True, False, True))],
+            "model_last_out": [s["last_out"] for s in schedule(opts, core.timing, 3, (True, False, True))],
             "phases": phases}
 
 

@@ -12,7 +12,7 @@ from hdl.engine.design import (EngineDesignError, generate_engine, open_engine_d
 from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, decode_output, ideal_cycles, torch_reference
 from hdl.engine.options import EngineOptions
-from hdl.engine.perf import performance, schedule
+from hdl.engine.perf import Timing, performance, schedule
 from miner.constructive import constructive_card
 from winohdl.core.errors import LimitError, WinohdlError
 from winohdl.core.geometry import Geometry
@@ -97,19 +97,19 @@ def test_performance_model_matches_simulation(case, kind):
     x, w = random_layer(o, rng)
     layers = [(x, w), (x, None), (x, None), (x, w), (x, None)]
     _, cycles = amaranth_run(eng, layers)
-    sched = schedule(o, eng.latency, 5, (True, False, False, True, False))
+    sched = schedule(o, eng.timing, 5, (True, False, False, True, False))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
 
 
 def test_performance_model_on_the_target_layer():
     """F(4x4,3x3), C=K=16, 32x32, padding 1, PK=PC=1: back to back the model reaches the ideal."""
     o = EngineOptions(Geometry.parse("4x4", "3x3"), 16, 16, (32, 32), (1, 1))
-    p = performance(o, "winograd", 36, 6)
+    p = performance(o, "winograd", 36, Timing(20))
     assert p.ideal == ideal_cycles(o) == 16384
     assert p.period <= 1.1 * p.ideal
     assert p.macs_per_multiplier_cycle >= 3.5
     o2 = EngineOptions(Geometry.parse("2x2", "3x3"), 16, 16, (32, 32), (1, 1))
-    assert performance(o2, "winograd", 16, 6).macs_per_multiplier_cycle >= 2.0
+    assert performance(o2, "winograd", 16, Timing(20)).macs_per_multiplier_cycle >= 2.0
 
 
 def test_design_folder_round_trip_and_tamper(tmp_path):

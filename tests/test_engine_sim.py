@@ -4,6 +4,10 @@ Each run streams nine layers through the engine: a timing phase without gaps (th
 a load, a frame with the same kernels, a reload; measured cycles must equal the performance
 model's), then random layers and the all-min / all-max / mixed extremes with random gaps on
 both input streams and random back-pressure, kernels reloaded between layers.
+
+Every case runs on Icarus (seconds each). Verilator builds take tens of seconds, so it runs
+the smallest case, which still has everything a run checks (gaps, back-pressure, a result per
+cycle through the output FIFO, reloads), once per engine.
 """
 
 import pytest
@@ -15,33 +19,40 @@ from sim import engine_run
 from sim.engine_run import run_engine_simulation
 from winohdl.core.geometry import Geometry
 
-SIMS = ["icarus", "verilator"]
+KINDS = ("winograd", "direct")
 
 # (why, geometry, feature map, padding, C, K, PK, PC, extra options)
-CASES = [
-    ("2D padding and edge tiles", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 2, 2, 1, 1, {}),
-    ("1D stride 2, C=1, PK=2", ("2", "3", "2", "1"), (11,), (2,), 1, 4, 2, 1, {}),
-    ("F(4x4) odd map, PC=2, kernel transform on chip", ("4x4", "3x3", "1", "1"), (7, 5), (1, 1), 2, 2, 1, 2,
-     {"kernel_transform": "hw"}),
-    ("2D dilation 2 deep pipeline", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 2, 2, 2, {"pipeline": "deep"}),
-]
+CASES = {
+    "1d": ("1D stride 2, C=1 (a result every cycle), PK=2: the smallest", ("2", "3", "2", "1"), (11,), (2,),
+           1, 4, 2, 1, {}),
+    "2d": ("2D padding and edge tiles", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 2, 2, 1, 1, {}),
+    "f4": ("F(4x4) odd map, PC=2, kernel transform on chip", ("4x4", "3x3", "1", "1"), (7, 5), (1, 1), 2, 2, 1, 2,
+           {"kernel_transform": "hw"}),
+    "deep": ("2D dilation 2, PK=PC=2, deep pipeline", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 2, 2, 2,
+             {"pipeline": "deep"}),
+}
+RUNS = [(case, "icarus", kind) for case in CASES for kind in KINDS] + [("1d", "verilator", kind) for kind in KINDS]
 
 
-@pytest.fixture(scope="module", params=CASES, ids=[c[0].replace(" ", "_").replace(",", "") for c in CASES])
-def engine_folder(request, tmp_path_factory):
-    _, geo, F, P, C, K, PK, PC, kw = request.param
-    g = Geometry.parse(*geo)
-    o = EngineOptions(g, C, K, F, P, PK, PC, **kw)
-    return write_engine_folder(tmp_path_factory.mktemp("engine") / "e", generate_engine(constructive_card(g), o))
+@pytest.fixture(scope="session")
+def engine_folders(tmp_path_factory):
+    """Generated engine folders, one per case, made on first use."""
+    made = {}
+
+    def folder(case):
+        if case not in made:
+            _, geo, F, P, C, K, PK, PC, kw = CASES[case]
+            g = Geometry.parse(*geo)
+            o = EngineOptions(g, C, K, F, P, PK, PC, **kw)
+            made[case] = write_engine_folder(tmp_path_factory.mktemp(f"engine_{case}") / "e",
+                                             generate_engine(constructive_card(g), o))
+        return made[case]
+    return folder
 
 
-@pytest.mark.parametrize("kind", ["winograd", "direct"])
-@pytest.mark.parametrize("sim", SIMS)
-def test_engine_passes(engine_folder, sim, kind, tmp_path):
-    opened = open_engine_design(engine_folder)
-    o = opened.design.options
-    if kind == "direct" and sim == "verilator" and (o.axes != 2 or o.PC != 1):
-        pytest.skip("the direct engine runs on Verilator for the first case only (build time); Icarus runs all")
+@pytest.mark.parametrize("case, sim, kind", RUNS, ids=[f"{c}-{s}-{k}" for c, s, k in RUNS])
+def test_engine_passes(engine_folders, case, sim, kind, tmp_path):
+    opened = open_engine_design(engine_folders(case))
     r = run_engine_simulation(opened, sim, tmp_path, kind, seed=3)
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
     assert r.layers == 9 and r.beats > 0

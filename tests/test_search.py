@@ -65,3 +65,23 @@ def test_bad_settings():
         MineSettings(Method.ALS, seed=-1)
     with pytest.raises(WinohdlError, match="--resume applies to --method sgd only"):
         MineSettings(Method.ALS, resume=True)
+
+
+def test_zero_and_repeated_terms_are_reduced():
+    """A card above the bound with a zero term and a term repeated (parallel B^T and G rows)
+    is reduced to the bound, proven, and R is reported truthfully."""
+    from fractions import Fraction
+
+    from miner.search import reduce_terms
+    from winohdl.core.card import AlgorithmCard
+    g = BY_NAME["f2_3"].geometry
+    c = constructive_card(g)
+    half = Fraction(1, 2)
+    BT = [list(r) for r in c.BT] + [[0] * g.n_d, [2 * v for v in c.BT[1]]]
+    G = [list(r) for r in c.G] + [list(c.G[0]), list(c.G[1])]
+    AT = [list(row) + [1, row[1] * half * half] for row in c.AT]
+    AT = [row[:1] + [row[1] * half] + row[2:] for row in AT]  # term 1 split between two parallel terms
+    big = AlgorithmCard.build(g, BT, G, AT, {"method": "test"})
+    assert big.rank == 6
+    small = reduce_terms(big)
+    assert small.rank == 4 and small.provenance["reduced"] == {"from_rank": 6, "to_rank": 4}

@@ -109,10 +109,16 @@ def _cut_widest_node(dp):
 @pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize("mutation", [_flip_first_output_adder, _cut_widest_node], ids=["adder-to-subtractor", "width-cut"])
 def test_broken_design_is_caught(tmp_path, mutation, sim):
-    dp = Datapath(constructive_card(BY_NAME["f2x2_3x3"].geometry), HardwareOptions.make(8, 8))
+    """The mutant generator's Verilog replaces the right one in a correct folder (a hand edit: --allow-edits)."""
+    card, opts = constructive_card(BY_NAME["f2x2_3x3"].geometry), HardwareOptions.make(8, 8)
+    folder = write_design_folder(tmp_path / "d", generate_design(card, opts))
+    dp = Datapath(card, opts)
     mutation(dp)
-    folder = write_design_folder(tmp_path / "d", generate_from_datapath(dp))
-    r = simulate(folder, sim, seed=7)
+    mutant = write_design_folder(tmp_path / "m", generate_from_datapath(dp))
+    name = next(folder.glob("wino_*.v")).name
+    assert (mutant / name).read_text() != (folder / name).read_text()
+    (folder / name).write_text((mutant / name).read_text())
+    r = simulate(folder, sim, seed=7, allow_edits=True)
     assert not r.passed
     assert r.mismatches and r.mismatches[0]["expected"] != r.mismatches[0]["got"]
     assert "first mismatch" in r.message

@@ -1,26 +1,61 @@
-"""Synthesis: report parsers on stored tool output, a smoke test per family (DSPs = R where the
-operands fit a DSP), place and route for Fmax, and the end-to-end flow on one geometry."""
+"""Synthesis: the logic formula and cell kinds on stored Yosys output, the ECP5 DSP register pass on
+hand-made netlists, the Fmax statistics, a smoke test per family (DSPs = R where the operands fit a
+DSP), place and route over seeds, "not placed" shown as such, the ASIC estimate, the command line's
+checks, and the end-to-end flow on one geometry."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from winohdl import cli as winohdl
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.synth import FAMILIES, parse_fmax, parse_stat, synthesise
-from hdl.synth_report import synth_design
+from hdl.synth import (FAMILY_SPECS, FPGA_FAMILIES, FmaxResult, absorb_ecp5_dsp_registers, asic_estimate,
+                       cells_by_kind, logic_count, measure_fmax, parse_fmax, parse_stat, synthesise)
+from hdl.synth_report import format_report, synth_design
 from miner.constructive import constructive_card
+from winohdl import cli as winohdl
 from winohdl.core.errors import WinohdlError
 from winohdl.core.suite import BY_NAME
 
 DATA = Path(__file__).parent / "data"
 
 
+# ---- figures from stored tool output -------------------------------------------------------------
+
 def test_parse_stored_yosys_stat():
     cells = parse_stat(DATA / "yosys_stat_ecp5.json")
     assert cells["MULT18X18D"] == 6 and cells["LUT4"] == 257 and cells["CCU2C"] == 259
+    assert "$scopeinfo" not in cells  # an annotation, not a cell
+
+
+def test_ecp5_logic_formula_on_stored_stat():
+    """LUT4 + 2 x CCU2C: the stored netlist has 257 LUT4 and 259 CCU2C (each two LUT4s with carry)."""
+    cells = parse_stat(DATA / "yosys_stat_ecp5.json")
+    assert logic_count("ecp5", cells) == 257 + 2 * 259 == 775
+    assert FAMILY_SPECS["ecp5"].formula == "LUT4 + 2 x CCU2C"
+    kinds = cells_by_kind("ecp5", cells)
+    assert kinds == {"logic": {"LUT4": 257}, "carry": {"CCU2C": 259}, "mux": {"L6MUX21": 10, "PFUMX": 24},
+                     "dsp": {"MULT18X18D": 6}}
+
+
+@pytest.mark.parametrize("family, cells, logic, kinds", [
+    # xc7: INV and LUT1 are LUTs too; CARRY4 and MUXF7 listed, not counted
+    ("xilinx", {"LUT1": 3, "LUT6": 10, "INV": 2, "CARRY4": 5, "MUXF7": 1, "FDRE": 7, "DSP48E1": 4, "RAMB18E1": 1},
+     15, {"carry": 5, "mux": 1, "ff": 7, "dsp": 4, "bram": 1}),
+    # iCE40: SB_CARRY rides in the LUT's logic cell
+    ("ice40", {"SB_LUT4": 20, "SB_CARRY": 9, "SB_DFF": 3, "SB_DFFSR": 1, "SB_MAC16": 2, "SB_RAM40_4K": 1},
+     20, {"carry": 9, "ff": 4, "dsp": 2, "bram": 1}),
+    # Gowin: an ALU is a LUT4 in carry mode
+    ("gowin", {"LUT2": 1, "LUT4": 4, "ALU": 6, "MUX2_LUT5": 1, "DFF": 2, "DFFR": 1, "MULT18X18": 3, "VCC": 1},
+     11, {"carry": 6, "mux": 1, "ff": 3, "dsp": 3}),
+])
+def test_logic_formula_per_family(family, cells, logic, kinds):
+    assert logic_count(family, cells) == logic
+    got = cells_by_kind(family, cells)
+    for kind, n in kinds.items():
+        assert sum(got[kind].values()) == n, (kind, got)
+    assert "other" not in got
 
 
 def test_parse_stored_nextpnr_report():
@@ -34,15 +69,114 @@ def test_malformed_stat_is_one_line(tmp_path):
         parse_stat(p)
 
 
-@pytest.fixture(scope="module")
-def f23_design(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("f23") / "design"
-    write_design_folder(folder, generate_design(constructive_card(BY_NAME["f2_3"].geometry),
-                                                HardwareOptions.make(8, 8, "stages")))
+def test_fmax_statistics():
+    r = FmaxResult(seeds=[{"seed": s, "target_mhz": 350, "fmax_mhz": f, "seconds": 1.0}
+                          for s, f in ((1, 210.0), (2, 190.0), (3, 230.0))])
+    j = r.to_json()
+    assert j["placed"] and j["median_mhz"] == 210.0 and (j["min_mhz"], j["max_mhz"]) == (190.0, 230.0)
+    assert j["target_mhz"] == [350]
+    bad = FmaxResult(reason="ran past the limit")
+    assert not bad.placed and bad.median is None and bad.to_json()["median_mhz"] is None
+
+
+# ---- the ECP5 DSP register pass on hand-made netlists -----------------------------------------
+
+def _ff(d, q, clk=2, **params):
+    p = {"CEMUX": "1 ", "CLKMUX": "CLK", "GSR": "DISABLED", "LSRMUX": "LSR", "REGSET": "RESET"}
+    p.update(params)
+    return {"type": "TRELLIS_FF", "parameters": p, "port_directions": {"CLK": "input", "DI": "input",
+                                                                       "LSR": "input", "Q": "output"},
+            "connections": {"CLK": [clk], "DI": [d], "LSR": ["0"], "Q": [q]}}
+
+
+def _netlist(tmp_path, a_ff_params=None, extra_load=False, p_levels=2):
+    """x (bit 10) -> FF -> A0..A17 (sign-extended), y (bit 11) -> FF -> B0..B17; P0 -> p_levels FFs -> out."""
+    cells = {"fa": _ff(10, 20, **(a_ff_params or {})), "fb": _ff(11, 21)}
+    mult = {"type": "MULT18X18D", "parameters": {},
+            "port_directions": {**{f"A{i}": "input" for i in range(18)}, **{f"B{i}": "input" for i in range(18)},
+                                **{f"P{i}": "output" for i in range(36)}},
+            "connections": {**{f"A{i}": [20] for i in range(18)}, **{f"B{i}": [21] for i in range(18)},
+                            "P0": [30], **{f"P{i}": [100 + i] for i in range(1, 36)}}}
+    cells["m"] = mult
+    prev = 30
+    for lvl in range(p_levels):
+        cells[f"p{lvl}"] = _ff(prev, 40 + lvl)
+        prev = 40 + lvl
+    if extra_load:
+        cells["lut"] = {"type": "LUT4", "parameters": {}, "port_directions": {"A": "input", "Z": "output"},
+                        "connections": {"A": [20], "Z": [50]}}
+    ports = {"clk": {"direction": "input", "bits": [2]}, "x": {"direction": "input", "bits": [10]},
+             "y": {"direction": "input", "bits": [11]}, "out": {"direction": "output", "bits": [prev]}}
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps({"modules": {"top": {"ports": ports, "cells": cells}}}))
+    return path
+
+
+def _cells(path):
+    return json.loads(path.read_text())["modules"]["top"]["cells"]
+
+
+def test_dsp_registers_absorbed(tmp_path):
+    n = _netlist(tmp_path)
+    s = absorb_ecp5_dsp_registers(n, n)
+    assert s == {"dsps": 1, "inputs": 1, "pipeline": 1, "output": 1, "ffs_removed": 4}
+    cells = _cells(n)
+    assert set(cells) == {"m"}
+    m = cells["m"]
+    assert m["connections"]["A17"] == [10] and m["connections"]["B0"] == [11]  # the FFs' D nets
+    assert m["connections"]["P0"] == [41]  # drives the output port directly
+    assert m["connections"]["CLK0"] == [2] and m["connections"]["CE0"] == ["1"] and m["connections"]["RST0"] == ["0"]
+    for r in ("INPUTA", "INPUTB", "PIPELINE", "OUTPUT"):
+        assert m["parameters"][f"REG_{r}_CLK"] == "CLK0"
+
+
+def test_dsp_one_product_register_is_the_output_register(tmp_path):
+    n = _netlist(tmp_path, p_levels=1)
+    absorb_ecp5_dsp_registers(n, n)
+    p = _cells(n)["m"]["parameters"]
+    assert p["REG_OUTPUT_CLK"] == "CLK0" and "REG_PIPELINE_CLK" not in p
+
+
+@pytest.mark.parametrize("params", [{"CEMUX": "CE"}, {"GSR": "ENABLED"}, {"REGSET": "SET"}, {"CLKMUX": "INV"}])
+def test_dsp_inputs_not_absorbed_from_other_flip_flops(tmp_path, params):
+    """An enable, GSR, a set value or an inverted clock: not a plain register, so A stays outside (and B
+    with it: nextpnr times a block with one registered input as unregistered)."""
+    n = _netlist(tmp_path, a_ff_params=params)
+    s = absorb_ecp5_dsp_registers(n, n)
+    assert s["inputs"] == 0 and s["output"] == 1
+    cells = _cells(n)
+    assert "fa" in cells and "fb" in cells and "REG_INPUTA_CLK" not in cells["m"]["parameters"]
+
+
+def test_dsp_shared_operand_register_is_kept(tmp_path):
+    """A's flip-flop also drives a LUT: the block registers its own copy, the fabric FF stays for the LUT."""
+    n = _netlist(tmp_path, extra_load=True)
+    s = absorb_ecp5_dsp_registers(n, n)
+    cells = _cells(n)
+    assert s["inputs"] == 1 and "fa" in cells and "fb" not in cells
+    assert cells["m"]["connections"]["A0"] == [10]
+
+
+# ---- real tools -------------------------------------------------------------------------------
+
+def _design(tmp_path_factory, name, width, pipeline):
+    folder = tmp_path_factory.mktemp(name) / "design"
+    write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry),
+                                                HardwareOptions.make(width, width, pipeline)))
     return folder, open_design(folder).design
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.fixture(scope="module")
+def f23_design(tmp_path_factory):
+    return _design(tmp_path_factory, "f2_3", 8, "stages")
+
+
+@pytest.fixture(scope="module")
+def f23_small_deep(tmp_path_factory):
+    return _design(tmp_path_factory, "f2_3", 4, "deep")
+
+
+@pytest.mark.parametrize("family", FPGA_FAMILIES)
 def test_dsps_equal_rank(f23_design, family, tmp_path):
     folder, design = f23_design
     w = synthesise(folder / design.winograd.verilog, design.winograd.top, family, tmp_path)
@@ -54,13 +188,52 @@ def test_dsps_equal_rank(f23_design, family, tmp_path):
         assert d.dsps == design.direct.multipliers == 6
 
 
-def test_place_and_route_reports_fmax(f23_design, tmp_path):
-    folder, _ = f23_design
-    rep = synth_design(open_design(folder), ["ecp5", "ice40"], tmp_path)
-    for fam in ("ecp5", "ice40"):
-        for kind in ("winograd", "direct"):
-            assert rep["families"][fam][kind]["fmax_mhz"] > 10, (fam, kind, rep["families"][fam][kind]["note"])
-    assert "multipliers" in (tmp_path / "report.txt").read_text()
+def test_place_and_route_over_seeds(f23_small_deep, tmp_path):
+    """ECP5 median of 3 seeds with the spread, iCE40 and Gowin one seed; the text names the formula."""
+    folder, _ = f23_small_deep
+    rep = synth_design(open_design(folder), ["ecp5"], tmp_path / "a", seeds=3)
+    for kind in ("winograd", "direct"):
+        e = rep["families"]["ecp5"][kind]
+        f = e["fmax"]
+        assert f["placed"] and len(f["seeds"]) >= 3 and {s["seed"] for s in f["seeds"]} == {1, 2, 3}, e["not_placed"]
+        assert f["min_mhz"] <= f["median_mhz"] <= f["max_mhz"] and f["median_mhz"] > 100
+        assert all(t > f["median_mhz"] for t in f["target_mhz"][-1:])  # the target stayed above the result
+        assert e["logic"] == e["kinds"].get("logic", {}).get("LUT4", 0) + 2 * e["kinds"]["carry"]["CCU2C"]
+        assert e["absorbed"]["inputs"] == e["dsps"]  # deep pipeline: DSP registers in the block
+    text = (tmp_path / "a" / "report.txt").read_text()
+    assert "logic = LUT4 + 2 x CCU2C" in text and "spread min..max" in text
+    rep = synth_design(open_design(folder), ["ice40", "gowin", "xilinx"], tmp_path / "b", seeds=1)
+    for fam in ("ice40", "gowin"):
+        assert rep["families"][fam]["winograd"]["fmax_mhz"] > 10, rep["families"][fam]["winograd"]["not_placed"]
+    x = rep["families"]["xilinx"]["winograd"]
+    assert not x["placed"] and "no open place and route" in x["not_placed"]
+    assert "winograd not placed: no open place and route for xc7" in format_report(rep)
+
+
+def test_not_placed_past_the_time_limit(f23_small_deep, tmp_path):
+    folder, _ = f23_small_deep
+    rep = synth_design(open_design(folder), ["ecp5"], tmp_path, seeds=1, pnr_timeout=0.05)
+    e = rep["families"]["ecp5"]["winograd"]
+    assert not e["placed"] and e["fmax_mhz"] is None and "ran past the 0.05 s limit" in e["not_placed"]
+    assert "winograd not placed: place and route ran past" in format_report(rep)
+    assert "not placed" in format_report(rep).split("Fmax MHz, median")[1].splitlines()[0]
+
+
+def test_does_not_fit_is_not_placed(tmp_path):
+    """A harness that is not needed: the capacity check says why before place and route."""
+    res = measure_fmax(tmp_path / "missing.v", "xilinx", tmp_path, "h")
+    assert not res.placed and "nextpnr-xilinx" in res.reason
+
+
+def test_asic_estimate_side_by_side(f23_small_deep, tmp_path):
+    folder, design = f23_small_deep
+    a = asic_estimate(folder / design.winograd.verilog, design.winograd.top, tmp_path)
+    assert a.cell_count > 100 and a.transistors_exact and a.transistors > 4 * a.cell_count - 1 and a.depth > 5
+    assert set(a.cells) <= {"$_NAND_", "$_NOR_", "$_NOT_", "$_DFF_P_"} and a.ffs > 0
+    rep = synth_design(open_design(folder), ["asic"], tmp_path / "r")
+    text = format_report(rep)
+    assert "asic (technology-independent estimate)" in text and "transistors (stat -tech cmos)" in text
+    assert "logic depth, gates (longest path)" in text
 
 
 def test_flow_end_to_end(tmp_path, capsys):
@@ -73,7 +246,7 @@ def test_flow_end_to_end(tmp_path, capsys):
     assert "R = 4 multiplications instead of 6 (certified minimal" in glance
     assert "adders     B^T+A^T 8, G 3 (exact)" in glance
     assert "icarus PASS" in glance and "verilator PASS" in glance
-    assert "ecp5:" in glance and len(list((out / "synth").glob("synth-*/report.json"))) == 1
+    assert "ecp5 (" in glance and len(list((out / "synth").glob("synth-*/report.json"))) == 1
 
 
 def test_unknown_family(f23_design, capsys):
@@ -82,3 +255,19 @@ def test_unknown_family(f23_design, capsys):
     assert "unknown family" in capsys.readouterr().err
     assert winohdl.main(["synth", str(folder), "--family", ""]) == 2
     assert "empty family list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seeds", "0"], "must be >= 1"),
+    (["--seeds", "21"], "--seeds must be 1..20"),
+    (["--seeds", "x"], "expected a whole number"),
+    (["--pnr-timeout", "0"], "must be a finite number > 0"),
+    (["--pnr-timeout", "-5"], "must be a finite number > 0"),
+    (["--pnr-timeout", "nan"], "must be a finite number > 0"),
+    (["--verify", "yes"], "unrecognized arguments"),
+])
+def test_synth_options_checked_first(f23_design, cli, tmp_path, args, message):
+    folder, _ = f23_design
+    code, out, err = cli("synth", folder, "--work", tmp_path / "w", *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "w").exists()  # nothing written

@@ -190,6 +190,8 @@ def cmd_mine(a) -> int:
         if given:
             raise WinohdlError(f"{given[0]} applies to --method als, sgd or search (the constructive card is built "
                                "directly)")
+    if a.pareto:
+        return _mine_front(a, g)
     settings = _settings(a, rank=a.rank, steps=a.steps, seconds=a.seconds, device=a.device, q_max=a.q_max or 4,
                          polish_seconds=10.0 if a.polish is None else a.polish, exact_loss=a.exact_loss,
                          resume=a.resume, sgd=sgd)
@@ -204,7 +206,8 @@ def cmd_mine(a) -> int:
     # the handler stays until the card is written: a Ctrl-C after a proof keeps the card (exit 0)
     with stop_on_sigint(flag):
         try:
-            card = mine_card(g, settings, _cost(), should_stop=flag)
+            from hdl.cost import make_cost_key
+            card = mine_card(g, settings, make_cost_key(a.objective), should_stop=flag)
         except (Interrupted, NoCardFound) as exc:
             ckpt = settings.checkpoint
             if ckpt is None or not ckpt.is_file():
@@ -213,13 +216,37 @@ def cmd_mine(a) -> int:
             hint = f"checkpoint saved to {ckpt}: continue with the same command plus {again}"
             raise type(exc)(f"{exc}; {hint}") from None
         from hdl.cost import cost_of
-        cost = cost_of(card)
+        cost = cost_of(card, objective=a.objective)
         card.save(out, cost.to_json())
         print(card.summary())
         print(cost.line())
         print(f"card       {out}")
         if card.provenance.get("interrupted"):
             print("interrupted: kept the best proven card found so far", file=sys.stderr)
+    return EXIT_OK
+
+
+def _mine_front(a, g) -> int:
+    """``mine --pareto``: the proven non-dominated cards in (R, adder bits, depth), table and plot."""
+    from hdl.cost import front_figures, make_cost_key
+    from miner.pareto import front_table, mine_front, plot_front
+    flag = StopFlag()
+    with stop_on_sigint(flag):
+        front, cands = mine_front(g, front_figures, make_cost_key(a.objective),
+                                  polish_seconds=0.0 if a.polish is None else a.polish, max_rank=a.rank,
+                                  should_stop=flag)
+    folder = Path(a.o) if a.o else Path("build") / "cards" / f"{g.name}.front"
+    from winohdl.core.io import write_text_atomic
+    folder.mkdir(parents=True, exist_ok=True)
+    from hdl.cost import cost_of
+    for p in front:
+        p.card.save(folder / f"{g.name}_r{p.rank}_b{p.figures[1]}_d{p.figures[2]}.json",
+                    cost_of(p.card, objective=a.objective).to_json())
+    table = front_table(g, front, cands)
+    write_text_atomic(folder / "front.txt", table + "\n")
+    png = plot_front(g, front, cands, folder / "front.png")
+    print(table)
+    print(f"front      cards, front.txt and {png.name} in {folder}")
     return EXIT_OK
 
 
@@ -296,12 +323,24 @@ def cmd_sim(a) -> int:
 
 
 def cmd_synth(a) -> int:
-    from hdl.synth_report import format_report, parse_families, synth_design
+    from hdl.synth_report import check_synth_options, failed, format_report, parse_families, synth_design
     fams = parse_families(a.family)
+    check_synth_options(a.seeds, a.pnr_timeout)
+    verify = None
+    if a.verify:
+        from sim.postsynth import check_netlist
+        from sim.tools import require
+        require("icarus")  # before any work
+        verify = check_netlist
     opened = _open(a)
     work = _work(a, opened, "synth")
-    print(format_report(synth_design(opened, fams, work)))
+    report = synth_design(opened, fams, work, seeds=a.seeds, pnr_timeout=a.pnr_timeout, verify=verify)
+    print(format_report(report))
     print(f"report     {work / 'report.txt'}")
+    bad = failed(report)
+    if bad:
+        print(f"error: post-synthesis check FAILED: {', '.join(bad)}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -335,6 +374,10 @@ def cmd_explore(a) -> int:
     fams = parse_families(a.family)
     if len(fams) != 1:
         raise WinohdlError(f"--family: explore runs on one family, got {', '.join(fams)}")
+    if a.jobs is not None and a.ray is not None:
+        raise WinohdlError("--jobs applies to the local pool; with --ray the cluster schedules the points")
+    from winohdl.fanout import default_jobs
+    a.jobs = a.jobs or default_jobs()
     outputs = parse_int_list(a.outputs, "--outputs")
     base = Geometry.parse("1", a.kernel, a.stride, a.dilation)
     geometries = []
@@ -343,12 +386,22 @@ def cmd_explore(a) -> int:
             geometries.append(Geometry((o,) * base.axes, base.kernel, base.stride, base.dilation))
         except LimitError as exc:
             raise LimitError(f"--outputs {o}: {exc}") from None
-    opts = HardwareOptions.make(a.data_width, a.kernel_width)
+    from hdl.options import parse_choices
+    from hdl.synth_report import check_synth_options
+    pipelines = []
+    for name in parse_choices(a.pipelines, PIPELINES, "pipeline", "all"):
+        pipelines.append(HardwareOptions.make(a.data_width, a.kernel_width, name,
+                                              adders_per_stage=a.adders_per_stage if name == "deep" else None))
+    if a.adders_per_stage is not None and not any(o.pipeline.value == "deep" for o in pipelines):
+        raise WinohdlError("--adders-per-stage applies only with deep in --pipelines")
+    check_synth_options(a.seeds, a.pnr_timeout)
     folder = Path(a.o) if a.o else Path("build") / f"explore_k{'x'.join(map(str, base.kernel))}"
     check_output_path(folder, folder=True)
-    for g in geometries:  # explore replaces these subfolders as a whole
-        _design_target(folder / g.name, "-o")
-    rows, png, text = explore(geometries, fams[0], opts, folder, _cost())
+    for o in pipelines:
+        for g in geometries:  # explore replaces these subfolders as a whole
+            _design_target(folder / f"{g.name}_{o.tag}", "-o")
+    rows, png, text = explore(geometries, pipelines, fams[0], folder, a.seeds, a.pnr_timeout, jobs=a.jobs,
+                              ray_address=a.ray)
     print(text)
     print(f"plot       {png}")
     return EXIT_OK
@@ -432,7 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "scale_max, ramp_steps, snap_every, checkpoint_every (article defaults otherwise)")
     m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint beside the output")
-    m.add_argument("-o", type=path, help="output card file (default build/cards/<name>.json)")
+    m.add_argument("--objective", default="dsp", choices=("dsp", "bits", "adders", "depth", "rank"),
+                   help="what the search minimises (default dsp: multiplier blocks, then adder bits, then depth; "
+                        "bits: adder bits first; adders; depth; rank: R first)")
+    m.add_argument("--pareto", action="store_true",
+                   help="the proven R-versus-cost front (R from the bound upward; --rank caps R, --polish adds "
+                        "the polished constructive card): table, plot and one card per point")
+    m.add_argument("-o", type=path, help="output card file (default build/cards/<name>.json; with --pareto a "
+                                          "folder, default build/cards/<name>.front)")
     m.set_defaults(func=cmd_mine)
 
     c = sub.add_parser("check", parents=[common], help="re-prove a card")
@@ -465,7 +525,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     y = sub.add_parser("synth", parents=[common], help="synthesise a design and the direct baseline")
     y.add_argument("design", type=path)
-    y.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin or all (comma list allowed)")
+    y.add_argument("--family", default="ecp5",
+                   help="ice40, ecp5, xilinx, gowin, asic or all (comma list allowed); asic: a technology-"
+                        "independent CMOS estimate (cells, transistors, logic depth)")
+    y.add_argument("--seeds", type=positive_int, default=3,
+                   help="nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default 3)")
+    y.add_argument("--pnr-timeout", type=positive_seconds, default=900.0,
+                   help="seconds one nextpnr run may take before the design is reported as not placed "
+                        "(default 900)")
+    y.add_argument("--verify", action="store_true",
+                   help="simulate each mapped netlist with the toolchain's cell models (Icarus, the same "
+                        "testbench); a failing netlist is reported as FAIL and the command exits 1")
     y.add_argument("--allow-edits", action="store_true", help="synthesise files edited after generation as they are")
     y.add_argument("--work", type=path,
                    help="build folder (default <design>/synth/); a new run folder is made inside")
@@ -485,9 +555,17 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--outputs", default="2,4,6", help="output tile sizes (per axis), comma separated")
     e.add_argument("--stride", default="1")
     e.add_argument("--dilation", default="1")
-    e.add_argument("--family", default="ecp5", help="one of ice40, ecp5, xilinx, gowin")
+    e.add_argument("--family", default="ecp5", help="one of ice40, ecp5, xilinx, gowin, asic")
+    e.add_argument("--pipelines", default="none", help="comma list of none, stages, deep, or all (default none)")
+    e.add_argument("--adders-per-stage", type=positive_int, default=None, help="for deep (default 1)")
     e.add_argument("--data-width", type=width, default=8)
     e.add_argument("--kernel-width", type=width, default=8)
+    e.add_argument("--seeds", type=positive_int, default=3, help="nextpnr seeds per point (Fmax: their median)")
+    e.add_argument("--pnr-timeout", type=positive_seconds, default=240.0, help="seconds per place and route")
+    e.add_argument("--jobs", type=positive_int, default=None,
+                   help="design points in parallel on this machine (default: one per core)")
+    e.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="fan the points out over this Ray cluster ('local': a private local Ray instance)")
     e.add_argument("-o", type=path, help="output folder (default build/explore_<kernel>/)")
     e.set_defaults(func=cmd_explore)
 

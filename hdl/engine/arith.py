@@ -13,7 +13,7 @@ import numpy as np
 
 from ..datapath import Datapath, Division
 from ..model import RangeViolation
-from ..shiftadd import build_graph
+from ..shiftadd import build_graph, division_graph
 from ..widths import Range, bilinear_range, linear_range, product_range, word_range
 from .options import EngineKind, EngineOptions
 
@@ -59,7 +59,12 @@ class EngineArithmetic:
             for o in range(g.n_y):
                 shift, odd = s.shift_and_odd(o)
                 inv = pow(odd, -1, 1 << self.y_width) if odd > 1 else 1
-                self.divisions.append(Division(shift, odd, inv, self.y_width, build_graph([[inv]])))
+                graph = division_graph(odd, self.y_width) if odd > 1 else division_graph(1, 1)
+                self.divisions.append(Division(shift, odd, inv, self.y_width, graph))
+            # the sum over the PC lanes of one cycle, per Winograd-domain word (a balanced tree)
+            self.lane_graph = build_graph([[1] * PC], share=False)
+            self.lane_node_ranges = [[linear_range(f, [r] * PC) for f in self.lane_graph.forms()]
+                                     for r in dp.m_ranges]
         else:
             p = product_range(self.d_range, self.g_range)
             self.product_ranges = [p]

@@ -28,7 +28,7 @@ from ..design import Direction, Port
 from ..options import HardwareOptions
 from .engine import LayerEngine
 from .options import EngineKind, EngineOptions
-from .perf import Performance, performance
+from .perf import Performance, Timing, performance
 
 FORMAT = "winohdl-engine/1"
 DESIGN_FILE = "design.json"
@@ -75,7 +75,8 @@ class EngineCore:
     top: str
     verilog: str
     ports: tuple[Port, ...]
-    latency: int
+    timing: Timing
+    fifo_depth: int          # output FIFO entries (results in flight; back-pressure reaches the walker only)
     multipliers: int
     weight_words: int        # words per weight beat
     weight_width: int        # bits per weight word
@@ -83,12 +84,17 @@ class EngineCore:
     accumulator_widths: tuple[int, ...]
     performance: Performance
 
+    @property
+    def latency(self) -> int:
+        return self.timing.latency
+
     def port(self, name: str) -> Port | None:
         return next((p for p in self.ports if p.name == name), None)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "top": self.top, "verilog": self.verilog,
                 "ports": [p.to_json() for p in self.ports], "latency": self.latency,
+                "timing": self.timing.to_json(), "fifo_depth": self.fifo_depth,
                 "multipliers": self.multipliers, "weight_words": self.weight_words,
                 "weight_width": self.weight_width, "y_width": self.y_width,
                 "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json()}
@@ -161,8 +167,9 @@ class EngineDesign:
 
 
 def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
-    perf = performance(engine.opts, kind, engine.multipliers, engine.latency)
-    return EngineCore(kind.value, top, f"{top}.v", engine_ports(engine), engine.latency, engine.multipliers,
+    perf = performance(engine.opts, kind, engine.multipliers, engine.timing)
+    return EngineCore(kind.value, top, f"{top}.v", engine_ports(engine), engine.timing, engine.fifo_depth,
+                      engine.multipliers,
                       engine.n_w, engine.w_width, engine.y_width, tuple(engine.arith.acc_widths), perf)
 
 

@@ -12,9 +12,9 @@ Ports (AXI4-Stream conventions; Verilog names ``<bundle>__<member>``):
 ``m_axis_y``  (out) per output tile (raster order of tiles) and output-channel group, one beat of
                     PK x |y| words (lane pk*|y| + o: channel kg*PK + pk, tile position o row-major);
                     ``tkeep`` one bit per tile position (0: outside the layer, at the edges);
-                    ``tlast`` on the layer's last beat. Back-pressure stalls the whole pipeline.
-``busy``      (out) a frame is in flight or an output waits. ``weights_loaded`` (out) a full kernel
-                    set is stored.
+                    ``tlast`` on the layer's last beat.
+``busy``      (out) a frame or a result is in flight or an output waits. ``weights_loaded`` (out)
+                    a full kernel set is stored.
 
 Protocol: a weight load is K x C beats; it is accepted only when no frame is in flight (the
 walker has issued every tile of every accepted frame) and applies to the frames that start
@@ -31,10 +31,19 @@ channels through B^T, R x PK x PC multipliers, the Winograd-domain sums of the P
 R x PK accumulators (exact widths for C channels), and once per (tile, output channel) after
 C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
 channel groups (innermost).
+
+Timing: nothing after the walker ever stalls. Every block is registered and the adder graphs
+are cut every ``adders per stage`` levels (balanced), block-RAM outputs and multiplier operands
+and products are registered with no logic between, accumulators clear by synchronous reset
+(no multiplexer) and zero padding is the synchronous reset of the read register. Back-pressure
+reaches only the walker, through a registered credit: results go through a first-word-fall-
+through FIFO deep enough for every group the pipeline can hold, and the walker issues only while
+fewer groups than that are in flight, so with ``tready`` held high the credit never binds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import product
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
@@ -42,11 +51,12 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..components import ConstantMatrixProduct, ExactDivision, emit_graph, word
+from ..components import ConstantMatrixProduct, ExactDivision, emit_graph, graph_latency, word
 from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
 from .arith import EngineArithmetic
 from .options import EngineKind, EngineOptions, EnginePipeline, bits_for
+from .perf import Timing
 
 
 def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
@@ -55,6 +65,38 @@ def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
     if keep:
         members["tkeep"] = Out(keep)
     return wiring.Signature(members)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Cycle offsets of one engine's pipeline, relative to the walker's issue of a group's last
+    input-channel group (cycle 0).
+
+    Attributes
+    ----------
+    per_stage : int
+        Adder levels between registers inside the adder graphs.
+    weight_delay : int
+        Cycles from a weight beat's handshake to its write into the weight memory.
+    weight_read_delay : int
+        Registers added to the weight memory's read address (aligns u with B^T's output).
+    accumulate : int
+        The cycle the accumulators add the group's last sum.
+    write : int
+        The cycle the group's result is written into the output FIFO.
+    latency : int
+        The cycle its output beat is on ``m_axis_y`` (``write + 2``: the FIFO and the output register).
+    """
+
+    per_stage: int
+    weight_delay: int
+    weight_read_delay: int
+    accumulate: int
+    write: int
+
+    @property
+    def latency(self) -> int:
+        return self.write + 2
 
 
 class LayerEngine(wiring.Component):
@@ -90,6 +132,7 @@ class LayerEngine(wiring.Component):
         self.n_store = datapath.rank if wino else g.n_g
         self.store_width = datapath.u_port_width if wino else opts.kernel_width
         self.y_width = a.y_width
+        self.plan = self._plan()
         super().__init__({
             "s_axis_w": In(axis_stream(self.n_w * self.w_width)),
             "s_axis_fm": In(axis_stream(opts.PC * opts.data_width)),
@@ -105,7 +148,40 @@ class LayerEngine(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from a group's last issue to its output beat on ``m_axis_y``."""
-        return 6 + (2 if self.opts.pipeline is EnginePipeline.DEEP else 0)
+        return self.plan.latency
+
+    @property
+    def timing(self) -> Timing:
+        """What the performance model needs: the latency, the weight pipeline's delay and the
+        weight reads still in flight after the walker's last issue."""
+        return Timing(self.plan.latency, self.plan.weight_delay, self.plan.weight_read_delay)
+
+    @property
+    def fifo_depth(self) -> int:
+        """Output FIFO entries: every group in flight (issued, not yet taken) without back-pressure
+        fits, so the credit never binds then: one group per C / PC cycles over the latency, plus one."""
+        return -(-self.latency // self.opts.channel_groups) + 1
+
+    def _plan(self) -> Plan:
+        o, a = self.opts, self.arith
+        ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
+        if self.kind is EngineKind.WINOGRAD:
+            dp = self.dp
+            lbt = graph_latency(dp.data_graph, ps)
+            lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
+            acc = 5 + lbt + lane
+            write = acc + 1 + graph_latency(dp.output_graph, ps) + 1 + self._division(ps).latency
+            wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
+            return Plan(ps, wdelay, lbt + 1, acc, write)
+        acc = 4 + graph_latency(a.tree, ps) + 1
+        return Plan(ps, 0, 0, acc, acc + 1)
+
+    def _division(self, per_stage: int) -> ExactDivision:
+        a = self.arith
+        div = ExactDivision(a.divisions, a.pre_ranges, a.y_width,
+                            HardwareOptions(self.opts.data_width, self.opts.kernel_width), per_stage)
+        div._MustUse__silence = True
+        return div
 
     # ------------------------------------------------------------------------------------------------
     def elaborate(self, platform):
@@ -113,10 +189,20 @@ class LayerEngine(wiring.Component):
         o, a, g = self.opts, self.arith, self.opts.geometry
         N = g.axes
         wino = self.kind is EngineKind.WINOGRAD
-        deep = o.pipeline is EnginePipeline.DEEP
+        tm = self.plan
+        ps = tm.per_stage
         CG, KG = o.channel_groups, o.kernel_groups
         cg_bits, kg_bits = bits_for(CG), bits_for(KG)
         sw, sfm, my = self.s_axis_w, self.s_axis_fm, self.m_axis_y
+
+        def reg(value, name, cycles=1, reset_less=True):
+            """``value`` ``cycles`` registers later; datapath registers have no reset."""
+            value = Value.cast(value)
+            for c in range(cycles):
+                r = Signal(value.shape(), name=name if cycles == 1 else f"{name}_d{c}", reset_less=reset_less)
+                m.d.sync += r.eq(value)
+                value = r
+            return value
 
         # ---- control ------------------------------------------------------------------------------
         # Two frame buffers (ping-pong: the address's top bit): the writer fills frame n while the
@@ -129,12 +215,12 @@ class LayerEngine(wiring.Component):
         loaded = Signal(name="loaded")
         w_count = Signal(range(o.weight_beats + 1), name="w_count")
         mid_load = Signal(name="mid_load")
-        m.d.comb += mid_load.eq(w_count != 0)
-        stall = Signal(name="stall")
-        m.d.comb += stall.eq(my.tvalid & ~my.tready)
-        m.d.comb += [sw.tready.eq(inflight == 0),
+        count = Signal(range(self.fifo_depth + 1), name="credit_count")  # groups issued, not yet taken
+        # a weight load waits until the walker has issued every group and the last weight read is done
+        reading = Signal(name="w_reading")
+        m.d.comb += [sw.tready.eq((inflight == 0) & ~reading),
                      sfm.tready.eq(wbusy | ((inflight < 2) & loaded & ~mid_load & ~sw.tvalid)),
-                     self.busy.eq((inflight != 0) | my.tvalid), self.weights_loaded.eq(loaded)]
+                     self.busy.eq((inflight != 0) | (count != 0)), self.weights_loaded.eq(loaded)]
         w_hs = Signal(name="w_hs")
         fm_hs = Signal(name="fm_hs")
         m.d.comb += [w_hs.eq(sw.tvalid & sw.tready), fm_hs.eq(sfm.tvalid & sfm.tready)]
@@ -151,42 +237,38 @@ class LayerEngine(wiring.Component):
             m.d.sync += rgen.eq(~rgen)
 
         # ---- weight memory -----------------------------------------------------------------------
+        # With the kernel transform on chip, a beat is registered and transformed (pipelined)
+        # before it is written: the write and the load's bookkeeping follow ``weight_delay`` later.
+        w_words = [sw.tdata[i * self.w_width:(i + 1) * self.w_width].as_signed() for i in range(self.n_w)]
+        if self.hw_transform:
+            dp = self.dp
+            m.submodules.kernel_transform = gt = ConstantMatrixProduct(
+                dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges, dp.u_ranges, "g", ps)
+            for i, v in enumerate(w_words):
+                m.d.comb += word(gt.x, i).eq(reg(v, f"w_in{i}"))
+            store = [word(gt.y, r) for r in range(dp.rank)]
+            w_do = Signal(name="w_do")
+            pipe = [w_hs]
+            for c in range(tm.weight_delay):
+                nxt = Signal(name=f"w_hs_d{c}")
+                m.d.sync += nxt.eq(pipe[-1])
+                pipe.append(nxt)
+            m.d.comb += [w_do.eq(pipe[-1]), mid_load.eq((w_count != 0) | Cat(*pipe[:-1]).any())]
+        else:
+            store, w_do = w_words, w_hs
+            m.d.comb += mid_load.eq(w_count != 0)
         pc_w = Signal(range(max(o.PC, 2)), name="w_pc")
         cg_w = Signal(cg_bits, name="w_cg")
         pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
         kg_w = Signal(kg_bits, name="w_kg")
-        with m.If(w_hs):
+        with m.If(w_do):
             with m.If(w_count == o.weight_beats - 1):
                 m.d.sync += [w_count.eq(0), loaded.eq(1)]
             with m.Else():
                 m.d.sync += [w_count.eq(w_count + 1), loaded.eq(0)]
             self._count(m, [(pc_w, o.PC), (cg_w, CG), (pk_w, o.PK), (kg_w, KG)])
-        w_words = [sw.tdata[i * self.w_width:(i + 1) * self.w_width].as_signed() for i in range(self.n_w)]
-        if self.hw_transform:
-            dp = self.dp
-            m.submodules.kernel_transform = gt = ConstantMatrixProduct(
-                dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges, dp.u_ranges, "g")
-            for i, v in enumerate(w_words):
-                m.d.comb += word(gt.x, i).eq(v)
-            store = [word(gt.y, r) for r in range(dp.rank)]
-        else:
-            store = w_words
         sw_bits = self.store_width
         w_packed = Cat(*[_sext(v, sw_bits) for v in store])
-        # walker position (defined below) drives the read address
-        cg = Signal(cg_bits, name="cg")
-        kg = Signal(kg_bits, name="kg")
-        w_read = {}
-        for pk in range(o.PK):
-            for pc in range(o.PC):
-                mem = Memory(shape=unsigned(self.n_store * sw_bits), depth=o.weight_depth, init=[])
-                m.submodules[f"wmem_k{pk}_c{pc}"] = mem
-                wp = mem.write_port()
-                m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(w_packed),
-                             wp.en.eq(w_hs & (pk_w == pk) & (pc_w == pc))]
-                rp = mem.read_port(transparent_for=())
-                m.d.comb += [rp.addr.eq(Cat(cg, kg)), rp.en.eq(~stall)]
-                w_read[pk, pc] = rp.data
 
         # ---- feature-map banks: write side ---------------------------------------------------------
         wpos = [Signal(range(f + 1), name=f"wpos{ax}") for ax, f in enumerate(o.feature_map)]
@@ -219,6 +301,8 @@ class LayerEngine(wiring.Component):
 
         # ---- walker ----------------------------------------------------------------------------------
         T = o.tiles
+        cg = Signal(cg_bits, name="cg")
+        kg = Signal(kg_bits, name="kg")
         tidx = [Signal(range(max(t, 2)), name=f"tile{ax}") for ax, t in enumerate(T)]
         lastu = [Signal(signed(bits_for(o.feature_map[ax] + o.step[ax] + g.input[ax]) + 2), name=f"lastu{ax}",
                         init=g.input[ax] - 1 - o.padding[ax]) for ax in range(N)]
@@ -230,10 +314,11 @@ class LayerEngine(wiring.Component):
         gt_ = Const(0)
         for ax in reversed(range(N)):
             gt_ = (wpos[ax] > last[ax]) | ((wpos[ax] == last[ax]) & gt_)
+        credit = Signal(name="credit", init=1)   # fewer groups in flight than the FIFO holds (registered)
         ready = Signal(name="ready")
         m.d.comb += ready.eq((inflight != 0) & (~wbusy | (wgen != rgen) | gt_))
         issue = Signal(name="issue")
-        m.d.comb += issue.eq(ready & ~stall)
+        m.d.comb += issue.eq(ready & credit)
         last_cg = Signal(name="last_cg")
         last_kg = Signal(name="last_kg")
         last_tile = Signal(name="last_tile")
@@ -258,6 +343,12 @@ class LayerEngine(wiring.Component):
                     m.d.sync += kg.eq(kg + 1)
             with m.Else():
                 m.d.sync += cg.eq(cg + 1)
+        # credits: a group counts from its last issue until its beat is taken
+        taken = Signal(name="taken")
+        m.d.comb += taken.eq(my.tvalid & my.tready)
+        count_next = Signal.like(count, name="credit_next")
+        m.d.comb += count_next.eq(count + (issue & last_cg) - taken)
+        m.d.sync += [count.eq(count_next), credit.eq(count_next < self.fifo_depth)]
 
         # window validity (zero padding) per axis and word position, from the tile index
         axis_valid = []
@@ -287,8 +378,38 @@ class LayerEngine(wiring.Component):
             keep_bits.append(Cat(*conds).all() if conds else Const(1))
         keep0 = Cat(*keep_bits)
 
+        # ---- stage 1: the issue registered (addresses, window mask, group flags) ----------------------
+        valid1 = Signal(name="valid1")
+        m.d.sync += valid1.eq(issue)
+        last1 = reg(last_cg, "last1")
+        tlast1 = reg(last_cg & last_kg & last_tile, "tlast1")
+        keep1 = reg(keep0, "keep1")
+        mask1 = reg(mask0, "mask1")
+        w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)
+        pending = [valid1]
+        for c in range(tm.weight_read_delay - 1):
+            nxt = Signal(name=f"w_pending{c}")
+            m.d.sync += nxt.eq(pending[-1])
+            pending.append(nxt)
+        m.d.comb += reading.eq(Cat(*pending).any() if tm.weight_read_delay else 0)
+
+        # ---- weight memories ----------------------------------------------------------------------------
+        w_read = {}
+        for pk in range(o.PK):
+            for pc in range(o.PC):
+                mem = Memory(shape=unsigned(self.n_store * sw_bits), depth=o.weight_depth, init=[])
+                m.submodules[f"wmem_k{pk}_c{pc}"] = mem
+                wp = mem.write_port()
+                m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(w_packed),
+                             wp.en.eq(w_do & (pk_w == pk) & (pc_w == pc))]
+                rp = mem.read_port(transparent_for=())
+                m.d.comb += rp.addr.eq(w_raddr)
+                # the block RAM's output straight into a register (its clock-to-out is long)
+                w_read[pk, pc] = reg(rp.data, f"w_q{pk}_{pc}")
+
         # ---- feature-map banks: memories and read ports ---------------------------------------------
-        raw = {}  # (window word j, lane pc) -> read data (stage 1)
+        raw = {}  # (window word j, lane pc) -> read data, registered; zero outside the feature map
+        mask2 = reg(mask1, "mask2")
         for b in o.banks:
             for pc in range(o.PC):
                 mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[])
@@ -303,58 +424,62 @@ class LayerEngine(wiring.Component):
                         continue
                     rp = mem.read_port(transparent_for=())
                     fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(N)]
-                    m.d.comb += [rp.addr.eq(Cat(cg, *reversed(fields), rgen)), rp.en.eq(~stall)]
-                    raw[j, pc] = rp.data
+                    m.d.comb += rp.addr.eq(reg(Cat(cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
+                    # zero padding as the register's synchronous reset: no multiplexer
+                    q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
+                    with m.If(mask2[j]):
+                        m.d.sync += q.eq(rp.data.as_signed())
+                    with m.Else():
+                        m.d.sync += q.eq(0)
+                    raw[j, pc] = q
 
-        # ---- pipeline ---------------------------------------------------------------------------------
-        def reg(value, name, reset_less=True):
-            """``value`` one stage later (held while stalled); datapath registers have no reset."""
-            value = Value.cast(value)
-            r = Signal(value.shape(), name=name, reset_less=reset_less)
-            with m.If(~stall):
-                m.d.sync += r.eq(value)
-            return r
+        # group flags travel beside the data (valid resets; the rest need not)
+        def flags_at(cycle: int):
+            """(valid, last, tlast, keep) as seen in ``cycle`` (stage 1 is cycle 1)."""
+            v = valid1
+            for c in range(cycle - 1):
+                nxt = Signal(name=f"valid{c + 2}")
+                m.d.sync += nxt.eq(v)
+                v = nxt
+            n = cycle - 1
+            return (v, reg(last1, "last", n) if n else last1, reg(tlast1, "tlast", n) if n else tlast1,
+                    reg(keep1, "keep", n) if n else keep1)
 
-        def flag(value, name):
-            return reg(value, name, reset_less=False)
-
-        meta0 = {"valid": issue, "first": cg == 0, "last": last_cg, "tlast": last_cg & last_kg & last_tile,
-                 "keep": keep0}
-        meta1 = {k: flag(v, f"{k}1") for k, v in meta0.items()}
-        mask1 = reg(mask0, "mask1")
-        window = {(j, pc): Mux(mask1[j], raw[j, pc].as_signed(), 0) for j in range(g.n_d) for pc in range(o.PC)}
         wstore = {(pk, pc): [w_read[pk, pc][i * sw_bits:(i + 1) * sw_bits].as_signed() for i in range(self.n_store)]
                   for pk in range(o.PK) for pc in range(o.PC)}
-        meta2 = {k: flag(v, f"{k}2") for k, v in meta1.items()}
+        # ---- the datapath: cycle 3 holds the input tiles and the kernels -------------------------------
         if wino:
             dp = self.dp
             R = dp.rank
-            v2 = {}
+            v = {}
             for pc in range(o.PC):
                 m.submodules[f"bt{pc}"] = bt = ConstantMatrixProduct(
-                    dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, f"bt{pc}")
+                    dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, f"bt{pc}", ps)
                 for j in range(g.n_d):
-                    m.d.comb += word(bt.x, j).eq(window[j, pc])
+                    m.d.comb += word(bt.x, j).eq(raw[j, pc])
                 for r in range(R):
-                    v2[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}")
-            u2 = {(pk, pc, r): reg(_trunc(wstore[pk, pc][r], dp.u_widths[r]), f"u{pk}_{pc}_{r}")
-                  for pk in range(o.PK) for pc in range(o.PC) for r in range(R)}
+                    v[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}")          # the multiplier operand register
             prods = {}
-            for (pk, pc, r), u in u2.items():
-                p = Signal(signed(dp.m_widths[r]), name=f"p{pk}_{pc}_{r}")
-                m.d.comb += p.eq(v2[pc, r] * u)
-                prods[pk, pc, r] = reg(p, f"p{pk}_{pc}_{r}_q")
+            for pk in range(o.PK):
+                for pc in range(o.PC):
+                    for r in range(R):
+                        u = _trunc(wstore[pk, pc][r], dp.u_widths[r])
+                        p = Signal(signed(dp.m_widths[r]), name=f"p{pk}_{pc}_{r}")
+                        m.d.comb += p.eq(v[pc, r] * u)
+                        prods[pk, pc, r] = reg(p, f"p{pk}_{pc}_{r}_q")   # the product register
             n_acc = R
             sums = {}
             for pk in range(o.PK):
                 for r in range(R):
+                    if o.PC == 1:
+                        sums[pk, r] = prods[pk, 0, r]
+                        continue
+                    (row,) = emit_graph(m, a.lane_graph, [prods[pk, pc, r] for pc in range(o.PC)],
+                                        [x.width for x in a.lane_node_ranges[r]], f"lane{pk}_{r}", ps)
                     s = Signal(signed(a.lane_ranges[r].width), name=f"lane{pk}_{r}")
-                    m.d.comb += s.eq(sum(prods[pk, pc, r] for pc in range(o.PC)))
-                    sums[pk, r] = s
+                    m.d.comb += s.eq(row)
+                    sums[pk, r] = reg(s, f"lane{pk}_{r}_q")
         else:
-            d2 = {(j, pc): reg(window[j, pc], f"d{pc}_{j}") for j in range(g.n_d) for pc in range(o.PC)}
-            g2 = {(pk, pc, k): reg(wstore[pk, pc][k], f"g{pk}_{pc}_{k}")
-                  for pk in range(o.PK) for pc in range(o.PC) for k in range(g.n_g)}
             pw = a.product_ranges[0].width
             n_acc = g.n_y
             sums = {}
@@ -363,54 +488,83 @@ class LayerEngine(wiring.Component):
                 for i, (_, dj, gk) in enumerate(a.pairs):
                     for pc in range(o.PC):
                         p = Signal(signed(pw), name=f"p{pk}_{i}_{pc}")
-                        m.d.comb += p.eq(d2[dj, pc] * g2[pk, pc, gk])
+                        m.d.comb += p.eq(raw[dj, pc] * wstore[pk, pc][gk])
                         prods.append(reg(p, f"p{pk}_{i}_{pc}_q"))
-                rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}")
-                for oi, v in enumerate(rows):
+                rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
+                for oi, val in enumerate(rows):
                     s = Signal(signed(a.lane_ranges[oi].width), name=f"lane{pk}_{oi}")
-                    m.d.comb += s.eq(v)
-                    sums[pk, oi] = s
-        meta3 = {k: flag(v, f"{k}3") for k, v in meta2.items()}
-        if deep:
-            sums = {key: reg(s, f"{s.name}_q") for key, s in sums.items()}
-            meta3 = {k: flag(v, f"{k}3d") for k, v in meta3.items()}
-        # accumulators: Winograd domain (R per output channel) or outputs (direct)
-        acc = {}
+                    m.d.comb += s.eq(val)
+                    sums[pk, oi] = reg(s, f"lane{pk}_{oi}_q")
+        # ---- accumulators: Winograd domain (R per output channel) or outputs (direct) ----------------
+        # They clear by synchronous reset with the group's last sum, whose total goes to ``done``.
+        valid_a, last_a, tlast_a, keep_a = flags_at(tm.accumulate)
+        done = {}
         for pk in range(o.PK):
             for i in range(n_acc):
-                r = Signal(signed(a.acc_ranges[i].width), name=f"acc{pk}_{i}", reset_less=True)
-                with m.If(~stall & meta3["valid"]):
-                    m.d.sync += r.eq(Mux(meta3["first"], 0, r) + sums[pk, i])
-                acc[pk, i] = r
-        done4 = flag(meta3["valid"] & meta3["last"], "done4")
-        meta4 = {"valid": done4, "tlast": flag(meta3["tlast"], "tlast4"), "keep": flag(meta3["keep"], "keep4")}
+                w = a.acc_ranges[i].width
+                acc = Signal(signed(w), name=f"acc{pk}_{i}")
+                total = Signal(signed(w), name=f"total{pk}_{i}")
+                m.d.comb += total.eq(acc + sums[pk, i])
+                fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
+                with m.If(valid_a):
+                    with m.If(last_a):
+                        m.d.sync += [acc.eq(0), fin.eq(total)]
+                    with m.Else():
+                        m.d.sync += acc.eq(total)
+                done[pk, i] = fin
+        out_valid = Signal(name="out_valid")
+        m.d.sync += out_valid.eq(valid_a & last_a)
+        out_meta = (reg(tlast_a, "tlast_o"), reg(keep_a, "keep_o"))   # cycle accumulate + 1
         outs = {}
         if wino:
             hw = HardwareOptions(o.data_width, o.kernel_width)
             for pk in range(o.PK):
                 m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
-                    dp.output_graph, a.acc_widths, a.at_node_ranges, a.pre_ranges, f"at{pk}")
+                    dp.output_graph, a.acc_widths, a.at_node_ranges, a.pre_ranges, f"at{pk}", ps)
                 for r in range(R):
-                    m.d.comb += word(at.x, r).eq(acc[pk, r])
-                m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.pre_ranges, a.y_width, hw)
+                    m.d.comb += word(at.x, r).eq(done[pk, r])
+                m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.pre_ranges, a.y_width, hw, ps)
                 for oi in range(g.n_y):
                     m.d.comb += word(div.x, oi).eq(reg(word(at.y, oi), f"pre{pk}_{oi}"))
                 for oi in range(g.n_y):
                     outs[pk, oi] = word(div.y, oi)
+            extra = tm.write - tm.accumulate - 1
+            assert extra == at.latency + 1 + div.latency, "the timing plan does not match the output side"
         else:
-            for pk in range(o.PK):
-                for oi in range(g.n_y):
-                    outs[pk, oi] = reg(acc[pk, oi], f"pre{pk}_{oi}")
-        meta5 = {k: flag(v, f"{k}5") for k, v in meta4.items()}
-        if deep:
-            outs = {key: reg(v, f"y{key[0]}_{key[1]}_q") for key, v in outs.items()}
-            meta5 = {k: flag(v, f"{k}5d") for k, v in meta5.items()}
-        # output register (the stream's tdata)
+            outs = dict(done)
+            extra = 0
+        w_valid = out_valid
+        for c in range(extra):
+            nxt = Signal(name=f"out_valid_d{c}")
+            m.d.sync += nxt.eq(w_valid)
+            w_valid = nxt
+        w_tlast, w_keep = (reg(x, "meta_o", extra) if extra else x for x in out_meta)
+
+        # ---- output FIFO (first word falls through to the output register) ----------------------------
         yw = self.y_width
-        packed = Cat(*[_sext(outs[pk, oi], yw) for pk in range(o.PK) for oi in range(g.n_y)])
-        with m.If(~stall):
-            m.d.sync += [my.tvalid.eq(meta5["valid"]), my.tdata.eq(packed), my.tlast.eq(meta5["tlast"] & meta5["valid"]),
-                         my.tkeep.eq(meta5["keep"])]
+        packed = Cat(*[_sext(outs[pk, oi], yw) for pk in range(o.PK) for oi in range(g.n_y)], w_keep, w_tlast)
+        depth = self.fifo_depth
+        fifo = Memory(shape=unsigned(len(packed)), depth=depth, init=[])
+        m.submodules.out_fifo = fifo
+        fw = fifo.write_port()
+        fr = fifo.read_port(domain="comb")
+        wr = Signal(range(depth), name="fifo_wr")
+        rd = Signal(range(depth), name="fifo_rd")
+        level = Signal(range(depth + 1), name="fifo_level")
+        pop = Signal(name="fifo_pop")
+        m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(w_valid), fr.addr.eq(rd),
+                     pop.eq((~my.tvalid | my.tready) & (level != 0))]
+        m.d.sync += level.eq(level + w_valid - pop)
+        with m.If(w_valid):
+            m.d.sync += wr.eq(Mux(wr == depth - 1, 0, wr + 1))
+        with m.If(pop):
+            m.d.sync += rd.eq(Mux(rd == depth - 1, 0, rd + 1))
+        nbits = o.PK * g.n_y * yw
+        with m.If(~my.tvalid | my.tready):
+            m.d.sync += my.tvalid.eq(level != 0)
+        with m.If(pop):
+            m.d.sync += [my.tdata.eq(fr.data[:nbits]), my.tkeep.eq(fr.data[nbits:nbits + g.n_y]),
+                         my.tlast.eq(fr.data[nbits + g.n_y])]
         return m
 
     @staticmethod

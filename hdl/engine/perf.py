@@ -5,7 +5,9 @@ Rules, with every stream offered without gaps and no back-pressure on the output
 * one feature-map beat per cycle; a frame's first beat waits while two frames are in flight
   (double buffer) and for a weight load that precedes it;
 * a weight load (K x C beats, one per cycle) starts once the walker has issued every tile of
-  every earlier frame, and the next frame's first beat follows its last beat;
+  every earlier frame and the weight reads in flight (``weight_drain``), and the next frame's
+  first beat follows its last beat (and, with the kernel transform on chip, its pipeline:
+  ``weight_latency``);
 * the walker issues one (tile, output-channel group, input-channel group) per cycle, tiles in
   raster order; a tile may start in the cycle after its last input pixel's last beat arrived;
 * a tile group's output beat leaves ``latency`` cycles after its last issue.
@@ -38,7 +40,32 @@ def tile_ready_offsets(opts: EngineOptions) -> list[int]:
     return out
 
 
-def schedule(opts: EngineOptions, latency: int, frames: int = 1, reload: tuple[bool, ...] | None = None) -> list[dict]:
+@dataclass(frozen=True)
+class Timing:
+    """The cycle constants of one engine that the schedule needs.
+
+    Attributes
+    ----------
+    latency : int
+        From a group's last issue to its output beat on ``m_axis_y`` (no back-pressure).
+    weight_latency : int
+        From a weight load's last beat to the first cycle its frame may start streaming
+        beyond the next one (the on-chip kernel transform's pipeline; 0 offline).
+    weight_drain : int
+        From the walker's last issue of a frame to the first cycle a weight load may start,
+        beyond the next one (the weight reads still in flight).
+    """
+
+    latency: int
+    weight_latency: int = 0
+    weight_drain: int = 0
+
+    def to_json(self) -> dict:
+        return {"latency": self.latency, "weight_latency": self.weight_latency, "weight_drain": self.weight_drain}
+
+
+def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
+             reload: tuple[bool, ...] | None = None) -> list[dict]:
     """Event times (cycles after the first weight beat) of ``frames`` layers streamed back to back.
 
     ``reload[i]``: frame i is preceded by a weight load (frame 0 always is). Returns per frame:
@@ -53,17 +80,17 @@ def schedule(opts: EngineOptions, latency: int, frames: int = 1, reload: tuple[b
     for f in range(frames):
         wstart = None
         if f == 0:
-            wstart, first = 0, kc
+            wstart, first = 0, kc + timing.weight_latency
         elif reload[f]:
-            wstart = max(out[-1]["last_issue"] + 1, out[-1]["first"] + beats)
-            first = wstart + kc
+            wstart = max(out[-1]["last_issue"] + 1 + timing.weight_drain, out[-1]["first"] + beats)
+            first = wstart + kc + timing.weight_latency
         else:
             first = out[-1]["first"] + beats
             if f >= 2:
                 first = max(first, out[-2]["last_issue"] + 1)
         for r in ready:
             issue = max(issue + 1, first + r) + group - 1
-        out.append({"weights": wstart, "first": first, "last_issue": issue, "last_out": issue + latency})
+        out.append({"weights": wstart, "first": first, "last_issue": issue, "last_out": issue + timing.latency})
     return out
 
 
@@ -107,8 +134,8 @@ class Performance:
                 "macs_per_multiplier_cycle": round(self.macs_per_multiplier_cycle, 4)}
 
 
-def performance(opts: EngineOptions, kind: EngineKind, multipliers: int, latency: int) -> Performance:
+def performance(opts: EngineOptions, kind: EngineKind, multipliers: int, timing: Timing) -> Performance:
     """The model for one layer: alone, and in steady state (four frames back to back)."""
-    s = schedule(opts, latency, 4)
+    s = schedule(opts, timing, 4)
     return Performance(EngineKind(kind).value, opts.macs, multipliers, s[0]["last_out"] - s[0]["first"] + 1,
-                       s[3]["last_out"] - s[2]["last_out"], ideal_cycles(opts), opts.weight_beats, latency)
+                       s[3]["last_out"] - s[2]["last_out"], ideal_cycles(opts), opts.weight_beats, timing.latency)

