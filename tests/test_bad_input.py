@@ -334,6 +334,16 @@ CASES = [
     C("synth-work-under-a-file", "synth {d} --work {t}/file/w", "--work", design(), regular_file()),
     C("synth-read-only-folder", "synth {d}", "--work", design(), read_only(), unprivileged=True),
 
+    # ---- prove --------------------------------------------------------------------------------------------
+    C("prove-missing-folder", "prove {t}/none", "none"),
+    C("prove-unknown-target", "prove {d} --target both-and-more", "invalid choice", design()),
+    C("prove-verilog-edited", "prove {d}", "--allow-edits", design(), design_file(WINO_V, b"module x; endmodule\n")),
+    C("prove-ports-removed", "prove {d}", "winograd.ports is missing", design(_pop("winograd.ports"))),
+    C("prove-card-edited-allow-edits", "prove {d} --allow-edits", CARD_FILE, design(),
+      design_file(CARD_FILE, b"{}\n")),
+    C("prove-work-under-a-file", "prove {d} --work {t}/file/w", "--work", design(), regular_file()),
+    C("prove-read-only-folder", "prove {d}", "--work", design(), read_only(), unprivileged=True),
+
     # ---- flow ---------------------------------------------------------------------------------------------
     C("flow-vectors-zero", f"flow {G23} --vectors 0 -o {{t}}/f", "--vectors"),
     C("flow-vectors-huge", f"flow {G23} --vectors 100000000 -o {{t}}/f", "WINOHDL_MAX_VECTORS"),

@@ -109,3 +109,44 @@ def test_engine_bad_input(tmp_path, cli, argv, words):
     code, _, err = cli("engine", *[x for kv in args.items() for x in kv], "-o", tmp_path / "e")
     assert code == 2 and words in err and err.count("\n") == 1
     assert not list(tmp_path.iterdir())
+
+
+def _design_folder(tmp_path, cli, *extra):
+    folder = tmp_path / "d"
+    code, _, err = cli("gen", "--output", "2x2", "--kernel", "3x3", "--quiet", "-o", str(folder), *extra)
+    assert code == 0, err
+    return folder
+
+
+def test_prove_command_proves_both_cores(tmp_path, cli):
+    folder = _design_folder(tmp_path, cli, "--pipeline", "deep")
+    code, text, _ = cli("prove", str(folder), "--target", "both")
+    assert code == 0, text
+    assert "wino   PROVEN" in text and "direct PROVEN" in text
+    reports = sorted(p.name for p in (folder / "prove").glob("*/proof_*.json"))
+    assert reports == ["proof_direct.json", "proof_wino.json"]
+    assert json.loads(next((folder / "prove").glob("*/proof_wino.json")).read_text())["verdict"] == "PROVEN"
+
+
+def test_prove_command_disproves_an_edited_adder(tmp_path, cli):
+    """A hand edit (one '+' turned into '-') is refused without --allow-edits (exit 2) and disproven with it
+    (exit 1), naming a monomial and an input that Icarus confirms."""
+    folder = _design_folder(tmp_path, cli)
+    v = next(folder.glob("wino_*.v"))
+    text = v.read_text()
+    i = text.index(") + $signed(")
+    v.write_text(text[:i] + ") - $signed(" + text[i + len(") + $signed("):])
+    code, _, err = cli("prove", str(folder))
+    assert code == 2 and "--allow-edits" in err and err.count("\n") == 1
+    code, out, _ = cli("prove", str(folder), "--allow-edits")
+    assert code == 1 and "DISPROVEN" in out
+    assert "monomial" in out and "icarus" in out
+
+
+def test_prove_command_unreadable_verilog_is_bad_input(tmp_path, cli):
+    folder = _design_folder(tmp_path, cli)
+    next(folder.glob("wino_*.v")).write_text("this is not verilog\n")
+    code, _, err = cli("prove", str(folder), "--allow-edits")
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert code == 2 and len(errors) == 1 and errors[0].startswith("error: yosys cannot read"), err
+    assert "Traceback" not in err and "--allow-edits" in err.splitlines()[0]  # the note names the edited file

@@ -82,7 +82,7 @@ def test_design_is_proven(designs, name, options, target):
     assert r.latency == open_design(folder).design.core(target).latency
     assert (r.latency > 0) == (options.pipeline.value != "none")
     assert r.seconds < 30
-    assert r.exit_code == 0 and r.line().startswith(f"proof     {target:<6} PROVEN")
+    assert r.exit_code == 0 and r.line().startswith(f"proof      {target:<6} PROVEN")
     if options.output_width is not None:
         assert r.rounding_pieces > 0  # the rounding was proven by cases, not skipped
 

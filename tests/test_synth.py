@@ -247,6 +247,8 @@ def test_flow_end_to_end(tmp_path, capsys):
     assert "adders     B^T+A^T 8, G 3 (exact)" in glance
     assert "icarus PASS" in glance and "verilator PASS" in glance
     assert "ecp5 (" in glance and len(list((out / "synth").glob("synth-*/report.json"))) == 1
+    assert "proof      wino   PROVEN" in glance and "proof      direct PROVEN" in glance
+    assert "post-synthesis sim            PASS" in glance  # on by default in flow
 
 
 def test_unknown_family(f23_design, capsys):

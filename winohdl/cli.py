@@ -299,7 +299,7 @@ def _open(a):
 
 def _work(a, opened, kind: str) -> Path:
     from winohdl.core.io import make_run_folder
-    base = Path(a.work) if a.work else opened.folder / ("sim_build" if kind == "sim" else "synth")
+    base = Path(a.work) if a.work else opened.folder / {"sim": "sim_build"}.get(kind, kind)
     return make_run_folder(base, kind)
 
 
@@ -320,6 +320,21 @@ def cmd_sim(a) -> int:
         ok &= r.passed
     print(f"build      {work}")
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_prove(a) -> int:
+    from sim.prove import format_proof, prove_design, write_proof
+    opened = _open(a)
+    work = _work(a, opened, "prove")
+    targets = ("wino", "direct") if a.target == "both" else (a.target,)
+    code = EXIT_OK
+    for target in targets:
+        report = prove_design(opened, target, work / target, icarus=not a.no_replay)
+        text = write_proof(work, report)
+        print(format_proof(report) if len(targets) == 1 else report.line(), flush=True)
+        print(f"report     {text}", flush=True)
+        code = max(code, report.exit_code)
+    return code
 
 
 def cmd_synth(a) -> int:
@@ -345,7 +360,7 @@ def cmd_synth(a) -> int:
 
 
 def cmd_flow(a) -> int:
-    from hdl.synth_report import parse_families
+    from hdl.synth_report import check_synth_options, parse_families
     from sim.tools import SIMULATORS, require
     from winohdl.core.limits import VECTORS
     from winohdl.flow import run_flow
@@ -355,12 +370,14 @@ def cmd_flow(a) -> int:
     settings.check_geometry(g)
     fams = parse_families(a.family)
     VECTORS.check(a.vectors, "--vectors")
+    check_synth_options(a.seeds, a.pnr_timeout)
     for s in SIMULATORS:
         require(s)  # fail before any work when a simulator is missing
     folder = _design_target(Path(a.o) if a.o else Path("build") / g.name)
     flag = StopFlag()
     with stop_on_sigint(flag):
-        ok = run_flow(g, opts, settings, _cost(), fams, a.vectors, folder, should_stop=flag)
+        ok = run_flow(g, opts, settings, _cost(), fams, a.vectors, folder, should_stop=flag,
+                      verify=not a.no_verify, seeds=a.seeds, pnr_timeout=a.pnr_timeout)
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -523,6 +540,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build folder (default <design>/sim_build/); a new run folder is made inside")
     s.set_defaults(func=cmd_sim)
 
+    pr = sub.add_parser("prove", parents=[common],
+                       help="prove for every input that a design's Verilog computes the convolution it declares",
+                       description="Reads the Verilog on disk with Yosys, evaluates the netlist symbolically "
+                                   "(every wire a polynomial over the input words, with its exact range) and "
+                                   "compares each output with the convolution from the geometry alone, "
+                                   "quantised as declared, at the declared latency. Exit 0: proven; 1: disproven "
+                                   "(with a counterexample replayed on the netlist and in Icarus) or undecided; "
+                                   "2: bad input.")
+    pr.add_argument("design", type=path, help="design folder written by 'winohdl gen'")
+    pr.add_argument("--target", default="wino", choices=("wino", "direct", "both"),
+                   help="the Winograd tile (default), the direct baseline, or both")
+    pr.add_argument("--no-replay", action="store_true",
+                   help="do not replay counterexamples of a failed proof in Icarus (the netlist replay stays)")
+    pr.add_argument("--allow-edits", action="store_true", help="prove files edited after generation as they are")
+    pr.add_argument("--work", type=path,
+                   help="build folder (default <design>/prove/); a new run folder is made inside")
+    pr.set_defaults(func=cmd_prove)
+
     y = sub.add_parser("synth", parents=[common], help="synthesise a design and the direct baseline")
     y.add_argument("design", type=path)
     y.add_argument("--family", default="ecp5",
@@ -541,12 +576,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build folder (default <design>/synth/); a new run folder is made inside")
     y.set_defaults(func=cmd_synth)
 
-    f = sub.add_parser("flow", parents=[common], help="mine -> gen -> sim -> synth into build/<name>/")
+    f = sub.add_parser("flow", parents=[common],
+                       help="mine -> gen -> sim -> prove -> synth (+ post-synthesis check) into build/<name>/")
     _geometry_args(f)
     _hw_args(f)
     _mine_args(f)
-    f.add_argument("--family", default="ecp5,xilinx", help="ice40, ecp5, xilinx, gowin or all (comma list)")
+    f.add_argument("--family", default="ecp5,xilinx", help="ice40, ecp5, xilinx, gowin, asic or all (comma list)")
     f.add_argument("--vectors", type=positive_int, default=200)
+    f.add_argument("--seeds", type=positive_int, default=3,
+                   help="nextpnr seeds per design: Fmax is their median (1..20, default 3)")
+    f.add_argument("--pnr-timeout", type=positive_seconds, default=900.0,
+                   help="seconds one nextpnr run may take before the design is reported as not placed")
+    f.add_argument("--no-verify", action="store_true",
+                   help="skip the post-synthesis check (simulating each mapped netlist with the cell models)")
     f.add_argument("-o", type=path, help="output folder (default build/<name>/)")
     f.set_defaults(func=cmd_flow)
 

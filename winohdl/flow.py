@@ -1,4 +1,5 @@
-"""``winohdl flow``: mine (or take the cheapest known card) -> gen -> sim on both simulators -> synth.
+"""``winohdl flow``: mine (or take the cheapest known card) -> gen -> sim on both simulators -> proof -> synth
+(with the post-synthesis check of each mapped netlist unless ``verify`` is off).
 
 Everything lands in one design folder and ends with one summary (``flow.txt``).
 """
@@ -11,9 +12,10 @@ from pathlib import Path
 from hdl.cost import cost_of
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.synth_report import format_report, synth_design
+from hdl.synth_report import failed, format_report, synth_design
 from miner.costs import CostFunction
 from miner.search import MineSettings, mine_card
+from sim.prove import prove_design, write_proof
 from sim.run import run_simulation
 from sim.tools import SIMULATORS
 from winohdl.core.geometry import Geometry
@@ -25,8 +27,10 @@ def _say(text: str) -> None:
 
 
 def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSettings, cost: CostFunction,
-             families: list[str], vectors: int, folder: Path, should_stop=lambda: False) -> bool:
-    """Run the whole flow (arguments already validated); True when both simulators pass."""
+             families: list[str], vectors: int, folder: Path, should_stop=lambda: False, *, verify: bool = True,
+             seeds: int = 3, pnr_timeout: float = 900.0) -> bool:
+    """Run the whole flow (arguments already validated); True when both simulators pass, both proofs hold and
+    every mapped netlist passes its post-synthesis check."""
     t0 = time.perf_counter()
     _say(f"== mine     {geometry.describe()}")
     card = mine_card(geometry, settings, cost, should_stop=should_stop)
@@ -49,11 +53,25 @@ def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSetting
         r = run_simulation(opened, s, sim_work, vectors, seed=settings.seed + 1)
         sims.append(r)
         _say(r.line())
+    _say("== prove")
+    prove_work = make_run_folder(folder / "prove", "prove")
+    proofs = []
+    for target in ("wino", "direct"):
+        p = prove_design(opened, target, prove_work / target)
+        write_proof(prove_work, p)
+        proofs.append(p)
+        _say(p.line())
     _say(f"== synth    {', '.join(families)} (first yowasp call compiles a cache, ~45 s)")
-    report = synth_design(opened, families, make_run_folder(folder / "synth", "synth"))
+    check = None
+    if verify:
+        from sim.postsynth import check_netlist
+        check = check_netlist
+    report = synth_design(opened, families, make_run_folder(folder / "synth", "synth"), seeds=seeds,
+                          pnr_timeout=pnr_timeout, verify=check)
     table = format_report(report)
     _say(table)
-    ok = all(r.passed for r in sims)
+    bad_netlists = failed(report)
+    ok = all(r.passed for r in sims) and all(p.proven for p in proofs) and not bad_netlists
     g = geometry
     a = card_cost.adders
     glance = [
@@ -70,6 +88,8 @@ def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSetting
                f"latency {design.latency})",
                "simulation " + "; ".join(f"{r.simulator} {'PASS' if r.passed else 'FAIL'} {r.checked} vectors"
                                          for r in sims),
+               *(p.line() for p in proofs),
+               *([f"FAIL       post-synthesis check: {', '.join(bad_netlists)}"] if bad_netlists else []),
                table, f"total      {time.perf_counter() - t0:.0f} s; everything in {folder}/"]
     text = "\n".join(glance)
     write_text_atomic(folder / "flow.txt", text + "\n")

@@ -121,7 +121,7 @@ class ProofReport:
 
     def line(self) -> str:
         """One line for the flow summary."""
-        head = f"proof     {self.target:<6} {self.verdict.value}"
+        head = f"proof      {self.target:<6} {self.verdict.value}"
         if self.proven:
             return (f"{head}  {self.outputs} outputs, {self.cells} cells, {self.monomials} monomials, "
                     f"{self.range_checks} range checks in {self.seconds:.1f} s")
