@@ -10,7 +10,9 @@ than the constructive card on >= 1/3 of the suite and never more, and whether ea
 carry cells.
 
 Run:    .venv/bin/python bench/cost.py [--seconds 20] [--polish 10] [--only f2_3,f4x4_3x3] [--no-synth]
-Writes build/bench/cost.json. Figures live here, not in timed tests.
+Writes build/bench/cost.json, and each search card cheaper than the constructive one to
+build/bench/cost_cards/<geometry name>.json (candidates for cards/, with this table as evidence).
+Figures live here, not in timed tests.
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ def main() -> int:
                   f"{f['adders']:>8}{f['bits']:>7}{f['depth']:>6}{e.get('LUT4', '-'):>7}{e.get('CCU2C', '-'):>7}"
                   f"{e.get('logic', '-'):>7}{(f'{seconds:.0f}' if label == 'search' else ''):>6}", flush=True)
         rows.append(row)
+        if row["search"]["bits"] < row["constructive"]["bits"]:  # kept for the library's evidence (cards/README)
+            keep = Path(a.out).parent / "cost_cards" / f"{g.name}.json"
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            search.save(keep, cost_of(search).to_json())
     fewer = [r["name"] for r in rows if r["search"]["bits"] < r["constructive"]["bits"]]
     more = [r["name"] for r in rows if r["search"]["bits"] > r["constructive"]["bits"]]
     print(f"\nsearch card has fewer adder bits than the constructive card on {len(fewer)}/{len(rows)} geometries "

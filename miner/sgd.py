@@ -173,12 +173,14 @@ def min_zero_fraction(geometry: Geometry) -> dict:
 
 
 def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None, resume: bool = False,
-             budget: float | None = None, progress: bool = True, should_stop=lambda: False) -> AlgorithmCard | None:
+             budget: float | None = None, progress: bool = True, should_stop=lambda: False,
+             on_progress=None) -> AlgorithmCard | None:
     """Train until a proof (returns the card), the step budget, the time budget or ``should_stop()``
     (returns None, after saving the checkpoint when ``checkpoint`` is given).
 
     ``resume`` continues from ``checkpoint`` (see :func:`load_checkpoint`); ``budget`` is in
-    seconds, for this call; ``progress`` shows a bar on stderr.
+    seconds, for this call; ``progress`` shows a bar on stderr; ``on_progress(step, loss, scale,
+    sparsity, seconds)``, when given, is called every 100 steps (the loss curve of bench/sgd.py).
     """
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     if resume and checkpoint is None:
@@ -248,6 +250,8 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
             consistent = True
             if step % 100 == 0:
                 bar.update(step, loss.item(), net.scale, _sparsity(net))
+                if on_progress is not None:
+                    on_progress(step, loss.item(), net.scale, _sparsity(net), seconds())
             if checkpoint and step % cfg.checkpoint_every == 0:
                 save_checkpoint(checkpoint, _state(geometry, cfg, step, seconds(), net, opt, gen, hard_d, hard_g))
             if step % cfg.snap_every == 0 and loss.item() < 1e-2:

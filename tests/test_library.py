@@ -14,14 +14,31 @@ from winohdl.core.suite import BY_NAME
 from miner.terms import polish
 
 
+def test_the_shipped_card_is_cheaper_and_preferred():
+    """cards/o4_k3_s1_d1.json (F(4,3), bench/cost.py's evidence in cards/README.md) beats the constructive card."""
+    g = BY_NAME["f4_3"].geometry
+    shipped = search.library_card(g)
+    assert shipped is not None and shipped.rank == g.lower_bound()
+    assert card_key(cost_key, shipped) < card_key(cost_key, constructive_card(g))
+    assert search.best_known_card(g, cost_key) == shipped
+
+
 def test_a_cheaper_library_card_is_preferred(tmp_path, monkeypatch):
-    g = BY_NAME["f2x2_3x3"].geometry
-    cheaper = polish(constructive_card(g), cost_key, budget=10)
-    assert card_key(cost_key, cheaper) < card_key(cost_key, constructive_card(g))
+    g = BY_NAME["f4_3"].geometry
+    cheaper = search.library_card(g)
     cheaper.save(tmp_path / f"{g.name}.json")
     monkeypatch.setattr(search, "LIBRARY", tmp_path)
     assert search.best_known_card(g, cost_key) == cheaper
     assert search.best_known_card(BY_NAME["f2_3"].geometry, cost_key) == constructive_card(BY_NAME["f2_3"].geometry)
+    (tmp_path / f"{g.name}.json").unlink()  # without the card: the constructive one
+    assert search.best_known_card(g, cost_key) == constructive_card(g)
+
+
+def test_polish_keeps_only_a_strictly_cheaper_card():
+    g = BY_NAME["f2x2_3x3"].geometry
+    base = constructive_card(g)
+    polished = polish(base, cost_key, budget=2)
+    assert card_key(cost_key, polished) <= card_key(cost_key, base)
 
 
 def test_a_tampered_library_card_is_refused(tmp_path, monkeypatch):
