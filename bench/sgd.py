@@ -7,8 +7,8 @@ for a step and time budget, records the loss, scale and sparsity every 100 steps
 as CSV and PNG beside a JSON summary (proven card's cost, or the last loss when no proof came).
 
 Run:    .venv/bin/python bench/sgd.py [--geometry f4x4_3x3] [--steps 30000] [--seconds 1800] [--seed 0]
-                                       [--exact-loss] [--set key=value ...]
-Writes build/bench/sgd_<geometry>[_exact].{csv,png,json}. Runs on CUDA when present.
+                                       [--exact-loss] [--set key=value ...] [--tag T]
+Writes build/bench/sgd_<geometry>[_exact][_<tag>].{csv,png,json}. Runs on CUDA when present.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--exact-loss", action="store_true")
     ap.add_argument("--set", nargs="*", default=[], help="SGD settings as key=value (see winohdl mine --sgd)")
+    ap.add_argument("--tag", default="", help="suffix of the output files (several settings side by side)")
     a = ap.parse_args()
     g = BY_NAME[a.geometry].geometry
     cfg = SGDConfig(rank=g.lower_bound(), seed=a.seed, steps=a.steps, exact_loss=a.exact_loss)
@@ -44,7 +45,7 @@ def main() -> int:
     card = mine_sgd(g, cfg, budget=a.seconds, progress=sys.stderr.isatty(),
                     on_progress=lambda *row: curve.append(row))
     seconds = time.perf_counter() - t0
-    stem = ROOT / "build" / "bench" / f"sgd_{a.geometry}{'_exact' if a.exact_loss else ''}"
+    stem = ROOT / "build" / "bench" / f"sgd_{a.geometry}{'_exact' if a.exact_loss else ''}{'_' + a.tag if a.tag else ''}"
     stem.parent.mkdir(parents=True, exist_ok=True)
     with open(stem.with_suffix(".csv"), "w") as fh:
         fh.write("step,loss,scale,sparsity,seconds\n")

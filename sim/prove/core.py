@@ -112,6 +112,7 @@ class _Proof:
                                self.L, self.taps, self.host, g.n_g, o.output_shift,
                                o.rounding.value, o.output_width)
         self.evaluator = None
+        self.runs: dict = {}
 
     def claim(self) -> str:
         o, g = self.opts, self.geo
@@ -155,6 +156,11 @@ class _Proof:
             self.check_y(o, self.net.ports["y"].bits[o * y.width:(o + 1) * y.width])
         if "out_valid" in self.net.ports:
             self.check_valid()
+        for f in self.failures:
+            cx = f.counterexample
+            if cx is not None and cx.confirmed and cx.icarus is not None and cx.icarus != cx.netlist:
+                self.notes.append(f"{f.output}: Icarus gives {cx.icarus} where the Yosys netlist gives {cx.netlist}: "
+                                  "the two read the Verilog differently (the proof is about Yosys' reading)")
         if any(f.counterexample is not None and f.counterexample.confirmed or f.kind == "interface"
                for f in self.failures):
             verdict = Verdict.DISPROVEN
@@ -278,7 +284,8 @@ class _Proof:
                     self.undecided = True
                 return
             cx = None
-            for y, got, want in res.mismatches:
+            kind = "undefined" if res.undefined else "rounding"
+            for y, got, want in sorted(res.mismatches, key=lambda m: (abs(m[0]), m[0])):
                 found = realise(y, self.taps[o], self.dbox, self.gbox)
                 if found is None:
                     continue
@@ -287,17 +294,25 @@ class _Proof:
                 x.update({self.table.var("g", k, self.L, *self.gbox, self.geo.n_g): v for k, v in g.items()})
                 cx = self.confirm(name, x)
                 if cx is not None and cx.confirmed:
-                    kind = "undefined" if res.undefined else "rounding"
                     what = "undefined (x) bits" if got is None else str(got)
                     self.failures.append(Failure(
                         name, kind, f"for convolution value {y} the logic gives {what}, the declaration "
                                     f"{want} ({opts.rounding.value if opts.output_width else 'exact'})",
                         counterexample=cx))
                     return
+            y0 = min(res.mismatches, key=lambda m: (abs(m[0]), m[0]))[0]
+            found = self.search(name)  # no input realises those values: random and extreme inputs
+            if found is not None and found.confirmed:
+                mode = opts.rounding.value if opts.output_width else "exact"
+                self.failures.append(Failure(
+                    name, kind, f"the logic differs from the declaration ({mode}); the case analysis finds it "
+                                f"at convolution value {y0} among others, and this input shows it",
+                    counterexample=found))
+                return
             self.undecided = True
             self.failures.append(Failure(name, "undecided", f"the logic differs from the declaration at "
-                                         f"convolution value {res.mismatches[0][0]}, which no input found here "
-                                         "reaches", counterexample=cx))
+                                         f"convolution value {y0}, which no input found here reaches",
+                                         counterexample=cx))
             return
         why = res.reason if res is not None else reason
         delta = None if op.opaque else op.poly - self.y_poly(o, self.L)
@@ -345,11 +360,16 @@ class _Proof:
         x = {v: val for v, val in x.items()
              if self.table.vars[v].port.lstrip("~") in ("d", "g", "u", "rst", "in_valid")}
         cycles = self.setting.cycles_from(x, self.table)
-        try:
-            if self.evaluator is None:
-                self.evaluator = Evaluator(self.net)
-            outs, _ = run_netlist(self.evaluator, self.setting, cycles)
-        except Unsupported:
+        key = tuple(tuple((p, tuple(v)) for p, v in sorted(c.items())) for c in self.setting.words(cycles))
+        if key not in self.runs:  # one netlist run per input sequence, whichever output is being checked
+            try:
+                if self.evaluator is None:
+                    self.evaluator = Evaluator(self.net)
+                self.runs[key] = run_netlist(self.evaluator, self.setting, cycles)[0]
+            except Unsupported:
+                self.runs[key] = None
+        outs = self.runs[key]
+        if outs is None:
             return None
         want = self.setting.expected(cycles, name)
         got = outs.get(name)

@@ -98,6 +98,39 @@ def run_yosys(verilog: Path, top: str, work: Path) -> dict:
     return json.loads((work / out).read_text())
 
 
+@dataclass(frozen=True)
+class Field:
+    offset: int
+    source: tuple | None  # None for a constant bit
+    start: int = 0
+    length: int = 1
+    repeats: int = 0
+    constant: str = ""
+
+
+def segment(netlist: Netlist, bits) -> list[Field]:
+    """Split a bit list into fields (runs of one source, then copies of the run's last bit)."""
+    out, i, n = [], 0, len(bits)
+    while i < n:
+        b = bits[i]
+        if not isinstance(b, int):
+            out.append(Field(i, None, constant=b))
+            i += 1
+            continue
+        src, pos = netlist.driver[b]
+        j, last = i + 1, pos
+        while j < n and isinstance(bits[j], int) and bits[j] != bits[j - 1] and netlist.driver[bits[j]] == (src, last + 1):
+            last += 1
+            j += 1
+        reps = 0
+        while j < n and bits[j] == bits[j - 1]:
+            reps += 1
+            j += 1
+        out.append(Field(i, src, pos, last - pos + 1, reps))
+        i = j
+    return out
+
+
 class Netlist:
     """A flattened single-module netlist with one driver per bit.
 
@@ -162,6 +195,44 @@ class Netlist:
                 self.ports[name] = PortBits(name, p.direction,
                                             tuple("x" if isinstance(b, int) and b not in self.driver else b
                                                   for b in p.bits))
+        self.split_registers = self._split_registers()
+
+    def _split_registers(self) -> int:
+        """Split every register whose D is a concatenation of several words (one register holding a
+        whole packed input port, say) into one register per word: the same bits, clock and reset, so
+        the same circuit, but each word a source of its own that the proof can follow as a value.
+        Repeated until nothing splits (a split register can make the D of another one split).
+        Returns the number of registers added."""
+        added = 0
+        while True:
+            changed = False
+            for name, c in list(self.cells.items()):
+                if c.type not in REGISTERS:
+                    continue
+                d, q = c.ports["D"], c.ports["Q"]
+                cuts = [f.offset for f in segment(self, d)]
+                if len(cuts) < 2 or len(d) != len(q):
+                    continue
+                # constant bits that follow each other stay together
+                cuts = [x for k, x in enumerate(cuts) if k == 0 or isinstance(d[x], int) or isinstance(d[x - 1], int)]
+                if len(cuts) < 2:
+                    continue
+                del self.cells[name]
+                for k, lo in enumerate(cuts):
+                    hi = cuts[k + 1] if k + 1 < len(cuts) else len(d)
+                    params = dict(c.params, WIDTH=hi - lo)
+                    if "SRST_VALUE" in params:
+                        params["SRST_VALUE"] = (params["SRST_VALUE"] >> lo) & ((1 << (hi - lo)) - 1)
+                    ports = dict(c.ports, D=d[lo:hi], Q=q[lo:hi])
+                    part = Cell(f"{name}[{lo}:{hi}]", c.type, params, ports, c.outputs, c.src)
+                    self.cells[part.name] = part
+                    for i, b in enumerate(q[lo:hi]):
+                        if isinstance(b, int):
+                            self.driver[b] = (("cell", part.name, "Q"), i)
+                added += len(cuts) - 1
+                changed = True
+            if not changed:
+                return added
 
     def _drive(self, bit, source: tuple, pos: int) -> None:
         if not isinstance(bit, int):

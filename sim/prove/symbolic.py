@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .netlist import Cell, Netlist, Unsupported
+from .netlist import Cell, Field, Netlist, Unsupported, segment  # noqa: F401 (Field, segment: re-exported)
 from .polynomial import Poly, VarTable
 from .ranges import Fit, Ranges
 
@@ -64,39 +64,6 @@ class Loss:
     lo: int
     hi: int
     fit: Fit
-
-
-@dataclass(frozen=True)
-class Field:
-    offset: int
-    source: tuple | None  # None for a constant bit
-    start: int = 0
-    length: int = 1
-    repeats: int = 0
-    constant: str = ""
-
-
-def segment(netlist: Netlist, bits) -> list[Field]:
-    """Split a bit list into fields (runs of one source, then copies of the run's last bit)."""
-    out, i, n = [], 0, len(bits)
-    while i < n:
-        b = bits[i]
-        if not isinstance(b, int):
-            out.append(Field(i, None, constant=b))
-            i += 1
-            continue
-        src, pos = netlist.driver[b]
-        j, last = i + 1, pos
-        while j < n and isinstance(bits[j], int) and bits[j] != bits[j - 1] and netlist.driver[bits[j]] == (src, last + 1):
-            last += 1
-            j += 1
-        reps = 0
-        while j < n and bits[j] == bits[j - 1]:
-            reps += 1
-            j += 1
-        out.append(Field(i, src, pos, last - pos + 1, reps))
-        i = j
-    return out
 
 
 def _span(lo_hi, k: int):
