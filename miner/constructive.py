@@ -61,8 +61,12 @@ def unit_correlation(m: int, k: int) -> tuple[Rows, Rows, Rows]:
     return normalise_terms(BT, eg, AT)
 
 
-def axis_algorithm(m: int, k: int, s: int, dl: int) -> tuple[Rows, Rows, Rows]:
-    """Optimal 1D algorithm for one axis (full |d| = (m-1)s + (k-1)dl + 1 columns)."""
+def axis_algorithm(m: int, k: int, s: int, dl: int, tile: int | None = None) -> tuple[Rows, Rows, Rows]:
+    """Optimal 1D algorithm for one axis (full |d| = (m-1)s + (k-1)dl + 1 columns).
+
+    With ``tile``, every piece is cut into Toom-Cook tiles of at most ``tile`` outputs (more
+    multiplications, fewer and smaller constants: the R-versus-cost front of :mod:`miner.pareto`).
+    """
     n_in = (m - 1) * s + (k - 1) * dl + 1
     c = math.gcd(s, dl)
     sp, dlp = s // c, dl // c
@@ -73,24 +77,25 @@ def axis_algorithm(m: int, k: int, s: int, dl: int) -> tuple[Rows, Rows, Rows]:
             continue
         for t in range(dlp):
             outs = list(range(t, m, dlp))
-            if not outs:
-                continue
-            pb, pg, pa = unit_correlation(len(outs), len(taps))
-            # piece input i reads d[c * (ph*dl' + s' * (t + dl' * i))] (see module docstring)
-            pos = [c * (ph * dlp + sp * (t + dlp * i)) for i in range(len(outs) + len(taps) - 1)]
-            for r in range(len(pb)):
-                row = [Fraction(0)] * n_in
-                for i, p in enumerate(pos):
-                    row[p] = pb[r][i]
-                BT.append(row)
-                grow = [Fraction(0)] * k
-                for i, j in enumerate(taps):
-                    grow[j] = pg[r][i]
-                G.append(grow)
-                col = [Fraction(0)] * m
-                for i, o in enumerate(outs):
-                    col[o] = pa[i][r]
-                AT_cols.append(col)
+            step = tile or max(len(outs), 1)
+            for start in range(0, len(outs), step):
+                piece = outs[start:start + step]
+                pb, pg, pa = unit_correlation(len(piece), len(taps))
+                # piece input i reads d[c * (ph*dl' + s' * (t + dl' * (start + i)))] (see module docstring)
+                pos = [c * (ph * dlp + sp * (t + dlp * (start + i))) for i in range(len(piece) + len(taps) - 1)]
+                for r in range(len(pb)):
+                    row = [Fraction(0)] * n_in
+                    for i, p in enumerate(pos):
+                        row[p] = pb[r][i]
+                    BT.append(row)
+                    grow = [Fraction(0)] * k
+                    for i, j in enumerate(taps):
+                        grow[j] = pg[r][i]
+                    G.append(grow)
+                    col = [Fraction(0)] * m
+                    for i, o in enumerate(piece):
+                        col[o] = pa[i][r]
+                    AT_cols.append(col)
     AT = [[AT_cols[r][o] for r in range(len(AT_cols))] for o in range(m)]
     return BT, G, AT
 

@@ -17,54 +17,16 @@ the generator's exact figures), so the miner still knows nothing of hardware.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
-from fractions import Fraction
 from itertools import product
 from pathlib import Path
 
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.geometry import Geometry
 
-from .constructive import kron, unit_correlation
+from .constructive import axis_algorithm, kron
 from .costs import FiguresFunction
-
-
-def tiled_axis(m: int, k: int, s: int, dl: int, tile: int):
-    """A 1D algorithm for one axis whose every piece is cut into Toom-Cook tiles of at most
-    ``tile`` outputs (see :func:`miner.constructive.axis_algorithm`, the case tile >= m)."""
-    n_in = (m - 1) * s + (k - 1) * dl + 1
-    c = math.gcd(s, dl)
-    sp, dlp = s // c, dl // c
-    BT, G, AT_cols = [], [], []
-    for ph in range(sp):
-        taps = list(range(ph, k, sp))
-        if not taps:
-            continue
-        for t in range(dlp):
-            outs = list(range(t, m, dlp))
-            start = 0
-            while start < len(outs):
-                size = min(tile, len(outs) - start)
-                pb, pg, pa = unit_correlation(size, len(taps))
-                pos = [c * (ph * dlp + sp * (t + dlp * (start + i))) for i in range(size + len(taps) - 1)]
-                for r in range(len(pb)):
-                    row = [Fraction(0)] * n_in
-                    for i, p in enumerate(pos):
-                        row[p] = pb[r][i]
-                    BT.append(row)
-                    grow = [Fraction(0)] * k
-                    for i, j in enumerate(taps):
-                        grow[j] = pg[r][i]
-                    G.append(grow)
-                    col = [Fraction(0)] * m
-                    for i, o in enumerate(outs[start:start + size]):
-                        col[o] = pa[i][r]
-                    AT_cols.append(col)
-                start += size
-    AT = [[AT_cols[r][o] for r in range(len(AT_cols))] for o in range(m)]
-    return BT, G, AT
 
 
 def tiled_cards(geometry: Geometry) -> list[AlgorithmCard]:
@@ -74,7 +36,7 @@ def tiled_cards(geometry: Geometry) -> list[AlgorithmCard]:
     for m, k, s, dl in zip(g.output, g.kernel, g.stride, g.dilation):
         opts, seen = [], set()
         for tile in range(m, 0, -1):
-            alg = tiled_axis(m, k, s, dl, tile)
+            alg = axis_algorithm(m, k, s, dl, tile)
             key = tuple(tuple(r) for r in alg[0])
             if key not in seen:
                 seen.add(key)
