@@ -198,7 +198,6 @@ class Datapath:
             rng, wit = bilinear_range(C, self.d_range, self.g_range)
             self.output_node_ranges.append(rng)
             self.output_witnesses.append(wit)
-        T = g.tensor()
         self.y_exact_ranges = list(_y_ranges(g, self.options.data_width, self.options.kernel_width))
         self.pre_ranges = [Range(r.lo * D, r.hi * D, r.tight) for r, D in zip(self.y_exact_ranges, s.divisor)]
         self.y_exact_width = max(r.width for r in self.y_exact_ranges)

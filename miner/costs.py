@@ -9,7 +9,7 @@ fast float screening of :mod:`miner.terms` uses ("non-zeros minus non-empty rows
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 

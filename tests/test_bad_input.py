@@ -194,7 +194,7 @@ CASES = [
     C("mine-unknown-method", f"mine {G23} --method magic -o {{t}}/c.json", "invalid choice"),
     C("mine-output-20-digits", f"mine --output {'9' * 20} --kernel 3 -o {{t}}/c.json", "WINOHDL_MAX_AXIS_SIZE"),
     C("mine-output-empty", ["mine", "--output", "", "--kernel", "3", "-o", "{t}/c.json"], "--output"),
-    C("mine-output-trailing-x", f"mine --output 2x --kernel 3 -o {{t}}/c.json", "--output"),
+    C("mine-output-trailing-x", "mine --output 2x --kernel 3 -o {t}/c.json", "--output"),
     C("mine-four-axes", f"mine {G23} --stride 1x1x1x1 -o {{t}}/c.json", "axes"),
     C("mine-tile-too-large", "mine --output 64x64 --kernel 64x64 -o {t}/c.json", "WINOHDL_MAX_TILE_ENTRIES"),
     C("mine-rank-zero", f"mine {G23} --rank 0 -o {{t}}/c.json", "--rank"),

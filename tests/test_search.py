@@ -1,7 +1,6 @@
 """Mining: ALS from random starts proves small cards; the search never returns worse than the
 constructive optimum; settings are validated before any work; Ctrl-C keeps a proven card."""
 
-import numpy as np
 import pytest
 import torch
 
