@@ -56,6 +56,7 @@ class SGDConfig:
     steps: int = 100_000
     batch: int = 2048
     lr: float = 3e-3
+    lr_half_life: int = 0  # steps; 0: a constant learning rate (the article), else lr * 2^(-step / half life)
     l1: float = 1e-5
     prune_threshold: float = 1e-3
     hard_buffer: int = 512
@@ -221,6 +222,9 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
     try:
         while step < cfg.steps and not should_stop() and not out_of_time():
             consistent = False
+            if cfg.lr_half_life:
+                for group in opt.param_groups:
+                    group["lr"] = cfg.lr * 0.5 ** (step / cfg.lr_half_life)
             new_scale = s_curve(step, cfg.ramp_steps, cfg.scale_max)
             if new_scale != net.scale:
                 net.set_scale(new_scale)

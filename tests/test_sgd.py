@@ -385,3 +385,16 @@ def test_sgd_proves_with_the_article_batch(name):
     card = mine_sgd(g, cfg, progress=False)
     assert card is not None and card.rank == g.lower_bound() and card.provenance["steps"] <= 6000
     assert AlgorithmCard.from_json(card.to_json()) == card
+
+
+def test_learning_rate_half_life_is_applied(tmp_path):
+    """lr_half_life=H: the optimiser's rate at step t is lr * 2^(-t/H) (read back from the checkpoint)."""
+    g = BY_NAME["f2_3"].geometry
+    cfg = SGDConfig(rank=4, steps=300, lr=0.01, lr_half_life=100, exact_loss=True, device="cpu", seed=2)
+    ckpt = tmp_path / "c.pt"
+    assert mine_sgd(g, cfg, checkpoint=ckpt, progress=False) is None  # 300 steps: before the first snap
+    state = torch.load(ckpt, weights_only=True)
+    assert state["step"] == 300
+    assert state["opt"]["param_groups"][0]["lr"] == pytest.approx(0.01 * 0.5 ** (299 / 100))
+    with pytest.raises(WinohdlError, match="lr_half_life must be >= 0"):
+        parse_settings(["lr_half_life=-5"])

@@ -498,8 +498,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--polish", type=nonnegative_seconds, default=None,
                    help="seconds of cost-lowering term exchanges after a proof (default 10; 0: off)")
     m.add_argument("--sgd", action="append", metavar="KEY=VALUE",
-                   help="sgd setting, repeatable: batch, lr, l1, prune_threshold, hard_buffer, replay_every, "
-                        "scale_max, ramp_steps, snap_every, checkpoint_every (article defaults otherwise)")
+                   help="sgd setting, repeatable: batch, lr, lr_half_life (steps; 0: constant), l1, prune_threshold, "
+                        "hard_buffer, replay_every, scale_max, ramp_steps, snap_every, checkpoint_every (article "
+                        "defaults otherwise)")
     m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint beside the output")
     m.add_argument("--objective", default="dsp", choices=("dsp", "bits", "adders", "depth", "rank"),
