@@ -9,6 +9,8 @@ Ends with the issue's targets, met or not. Figures live here, not in timed tests
 Run:    .venv/bin/python bench/timing.py [--jobs 2] [--seeds 3] [--pnr-timeout 900]
         .venv/bin/python bench/timing.py --postsynth-suite   # the post-synthesis check on every suite
                                                               # geometry, ecp5 and xilinx, int8
+        .venv/bin/python bench/timing.py --from-json a.json b.json   # one table (and the targets)
+                                                              # from the rows of earlier runs
 Writes build/bench/timing.json (or --out).
 """
 
@@ -66,9 +68,14 @@ def point(name: str, pipeline: str, width: int, seeds: int, timeout: float, veri
     work = make_run_folder(opened.folder / "synth", "synth")
     verifier = (lambda o, t, f, n, w: check_netlist(o, t, f, n, w, vectors=30)) if verify else None
     rep = synth_design(opened, ["ecp5"], work, seeds=seeds, pnr_timeout=timeout, verify=verifier)
+    return row(name, pipeline, rep, round(time.perf_counter() - t0), work / "report.txt")
+
+
+def row(name: str, pipeline: str, rep: dict, seconds, report: Path) -> dict:
+    """The table's row of one point from its synthesis report (``synth_design``'s report.json)."""
     out = {"geometry": name, "pipeline": pipeline, "latency": {"winograd": rep["latency"],
                                                                "direct": rep["latency_direct"]},
-           "seconds": round(time.perf_counter() - t0), "report": str(work / "report.txt")}
+           "seconds": seconds, "report": str(report)}
     for kind, e in rep["families"]["ecp5"].items():
         k = e["kinds"]
         out[kind] = {"multipliers": e["multipliers"], "dsp": e["dsps"], "lut4": k.get("logic", {}).get("LUT4", 0),
@@ -97,8 +104,14 @@ def table(rows: list[dict], seeds: int) -> str:
                          f"{r['pipeline'] if kind == 'winograd' else '':<9}{kind:<9}{e['multipliers']:>6}"
                          f"{e['dsp']:>5}{e['lut4']:>6}{e['ccu2c']:>6}{e['logic']:>7}{e['ff']:>6}"
                          f"{r['latency'][kind]:>4}{fm:>11}{spread:>10}  {e['verify'] or '-':<9}")
+    def done(e):  # seeds that finished before the one that did not: shown, never taken as the median
+        runs = [f"seed {s['seed']} {s['fmax_mhz']:.1f} MHz ({s['seconds']:.0f} s)" for s in e["fmax"].get("seeds", [])
+                if s.get("fmax_mhz") is not None]
+        return f"; finished before it: {', '.join(runs)}" if runs else ""
+
     notes = sorted({f"{TITLES.get(r['geometry'], r['geometry'])} {r['pipeline']} {k}: not placed: "
-                    f"{r[k]['not_placed']}" for r in rows for k in ("winograd", "direct") if r[k]["not_placed"]})
+                    f"{r[k]['not_placed']}{done(r[k])}" for r in rows for k in ("winograd", "direct")
+                    if r[k]["not_placed"]})
     return "\n".join(lines + [""] + notes)
 
 
@@ -122,9 +135,10 @@ def targets(rows: list[dict]) -> str:
                    f"({'not placed: ' + str(r['winograd']['not_placed']) if f is None else f'{f:.1f} MHz'})")
     for r in rows:
         w, d = med(r, "winograd"), med(r, "direct")
-        ok = w is not None and (d is None or w >= d)
+        # a direct baseline without a median (did not fit, or ran out of time) decides nothing
+        verdict = "NOT MET" if w is None else "NO BASELINE FIGURE" if d is None else "MET" if w >= d else "NOT MET"
         out.append(f"  {TITLES.get(r['geometry'], r['geometry'])} {r['pipeline']}: winograd >= direct Fmax: "
-                   f"{'MET' if ok else 'NOT MET'} ({w if w is None else round(w, 1)} vs "
+                   f"{verdict} ({'not placed' if w is None else round(w, 1)} vs "
                    f"{'not placed' if d is None else round(d, 1)})")
     r = by.get(("f2x2_3x3", "none"))
     if r:
@@ -134,22 +148,25 @@ def targets(rows: list[dict]) -> str:
                    f"({w['logic']} = {w['lut4']} + 2 x {w['ccu2c']}, {w['dsp']} DSPs)")
     bad = [f"{r['geometry']} {r['pipeline']} {k}" for r in rows for k in ("winograd", "direct")
            if r[k]["verify"] not in ("PASS", None)]
-    out.append(f"  post-synthesis check: {'every netlist PASS' if not bad else 'FAIL or not checked: ' + ', '.join(bad)}")
+    skipped = [f"{r['geometry']} {r['pipeline']}" for r in rows
+               if r["winograd"]["verify"] is None or r["direct"]["verify"] is None]
+    out.append(f"  post-synthesis check: {'every checked netlist PASS' if not bad else 'FAIL: ' + ', '.join(bad)}"
+               + (f"; not run (--no-verify) on: {', '.join(skipped)}" if skipped else ""))
     return "\n".join(out)
 
 
 def postsynth_suite(width: int, base: Path, families=("ecp5", "xilinx"), pipelines=("none", "deep"),
-                    vectors: int = 30, jobs: int = 2) -> list[dict]:
+                    vectors: int = 30, jobs: int = 2, names=None) -> list[dict]:
     from winohdl.core.suite import SUITE
-    todo = [(e.name, p, f) for e in SUITE for p in pipelines for f in families]
+    todo = [(e.name, p, f) for e in SUITE if names is None or e.name in names for p in pipelines for f in families]
     rows = []
     with ProcessPoolExecutor(jobs) as pool:
         futs = {pool.submit(_postsynth_one, n, p, f, width, vectors, str(base)): (n, p, f) for n, p, f in todo}
         for fut in as_completed(futs):
             rows.append(fut.result())
             r = rows[-1]
-            print(f"{r['geometry']:<14}{r['pipeline']:<7}{r['family']:<8}winograd {r['wino']:<6} direct {r['direct']:<6}"
-                  f"({r['seconds']} s)", flush=True)
+            print(f"{r['geometry']:<14}{r['pipeline']:<7}{r['family']:<8}winograd {r['wino']:<6} "
+                  f"direct {r['direct']:<6}({r['seconds']} s)", flush=True)
     return rows
 
 
@@ -183,13 +200,39 @@ def main(argv=None) -> int:
     ap.add_argument("--no-verify", action="store_true", help="skip the post-synthesis check")
     ap.add_argument("--postsynth-suite", action="store_true",
                     help="instead: the post-synthesis check on every suite geometry, ecp5 and xilinx")
+    ap.add_argument("--suite-geometries", default=None,
+                    help="with --postsynth-suite: only these suite names (comma-separated; default all)")
+    ap.add_argument("--from-json", nargs="+", metavar="JSON",
+                    help="instead: print the table and the targets from the rows of earlier runs' JSON, or "
+                         "from a point's report.json (build/bench/timing/<geometry>_<pipeline>_w<width>/synth/"
+                         "*/report.json, e.g. of a run stopped before its end); a later file's (geometry, "
+                         "pipeline) replaces an earlier one's")
     ap.add_argument("--out", default=str(ROOT / "build" / "bench" / "timing.json"))
     a = ap.parse_args(argv)
+    if a.from_json:
+        merged = {}
+        for f in a.from_json:
+            data = json.loads(Path(f).read_text())
+            if "families" in data:  # one point's synthesis report: the point from its folder's name
+                g, p, _ = Path(f).resolve().parents[2].name.rsplit("_", 2)
+                data = {"rows": [row(g, p, data, None, Path(f).with_name("report.txt"))]}
+            for r in data["rows"]:
+                merged[(r["geometry"], r["pipeline"])] = r
+        gorder = {g: i for i, g in enumerate(GEOMETRIES)}
+        porder = {p: i for i, p in enumerate(("none", "stages", "deep"))}
+        rows = sorted(merged.values(), key=lambda r: (gorder.get(r["geometry"], 99), porder.get(r["pipeline"], 9)))
+        print(table(rows, a.seeds) + "\n" + targets(rows))
+        return 0
     base = ROOT / "build" / "bench" / "timing"
     base.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if a.postsynth_suite:
-        rows = postsynth_suite(a.width, base / "postsynth", pipelines=tuple(a.pipelines.split(",")), jobs=a.jobs)
+        names = set(a.suite_geometries.split(",")) if a.suite_geometries else None
+        from winohdl.core.suite import BY_NAME
+        if names and names - set(BY_NAME):
+            ap.error(f"not suite geometries: {', '.join(sorted(names - set(BY_NAME)))}")
+        rows = postsynth_suite(a.width, base / "postsynth", pipelines=tuple(a.pipelines.split(",")), jobs=a.jobs,
+                               names=names)
         bad = [r for r in rows if r["wino"] != "PASS" or r["direct"] != "PASS"]
         print(f"\n{len(rows)} (geometry, pipeline, family) points, {2 * len(rows)} netlists: "
               + ("every one PASS" if not bad else f"{len(bad)} with a FAIL: "
@@ -211,6 +254,8 @@ def main(argv=None) -> int:
                 print(f"{g} {p}: error: {exc}", flush=True)
                 continue
             print(f"done {g} {p} in {rows[-1]['seconds']} s", flush=True)
+            Path(a.out).parent.mkdir(parents=True, exist_ok=True)  # the points so far, should the run stop
+            Path(a.out).write_text(json.dumps({"rows": rows, "text": "(partial)"}, indent=1))
     order = {(g, p): i for i, (g, p) in enumerate(points)}
     rows.sort(key=lambda r: order[(r["geometry"], r["pipeline"])])
     text = table(rows, a.seeds) + "\n" + targets(rows) + f"\n\ntotal {time.perf_counter() - t0:.0f} s"

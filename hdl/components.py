@@ -45,6 +45,15 @@ def _adder_value(add, nodes):
     return b - a if add.b.sign > 0 else -(a + b)
 
 
+# Deep pipelines: registers on both sides of a multiplier's hard block. An ECP5 MULT18X18D's pins
+# are ~1.3 ns (in) and ~2.5 ns (out) of routing from the fabric, so an adder straight before or after
+# the block cannot close one adder level per 5 ns stage; a fabric register on the fabric side of each
+# route takes the adder out of that path (nextpnr critical paths, bench/timing.py).
+DEEP_OPERAND_REGISTERS = 2  # a fabric register, then the block's input register (REG_INPUTA/B, AREG/BREG)
+DEEP_PRODUCT_REGISTERS = 3  # the block's pipeline and output registers (REG_PIPELINE/OUTPUT, MREG/PREG), then
+#                             a fabric register
+
+
 def node_stages(graph: ShiftAddGraph, per_stage: int | None) -> list[int]:
     """Pipeline stage of every node: inputs 0; an adder at logic level L >= 1 in stage
     ``(L - 1) // per_stage`` (a register cut after every ``per_stage`` levels); all 0 when
@@ -169,9 +178,9 @@ class MultiplierArray(wiring.Component):
     v_widths, u_widths, m_widths : list of int
         Exact operand and product widths of each of the R multipliers.
     registers : int
-        Reset-less registers after each product (0: combinational; 2 in deep pipelines: the
-        pipeline and output registers a vendor DSP block absorbs, its input registers being
-        the caller's operand registers).
+        Reset-less registers after each product (0: combinational; :data:`DEEP_PRODUCT_REGISTERS`
+        in deep pipelines: the pipeline and output registers a vendor DSP block absorbs, then one
+        in the fabric; its input registers are the caller's operand registers).
 
     Attributes
     ----------
@@ -308,9 +317,10 @@ class WinogradTile(wiring.Component):
     Pipelines: ``stages`` registers the multiplier operands, the products and y (latency 3).
     ``deep`` registers the inputs, cuts B^T, G, A^T and the inverse multiplications every
     ``adders_per_stage`` adder levels (balanced: every path crosses the same registers),
-    registers the multiplier operands, the product twice (the DSP's pipeline and output
-    registers), the A^T rows, the quotients, the rounded value and y. Datapath registers
-    are reset-less; only the valid chain resets.
+    registers the multiplier operands twice (in the fabric, then the DSP's input registers), the
+    product three times (the DSP's pipeline and output registers, then in the fabric), the A^T
+    rows, the quotients, the rounded value and y. Datapath registers are reset-less; only the
+    valid chain resets.
     """
 
     def __init__(self, datapath: Datapath):
@@ -338,16 +348,17 @@ class WinogradTile(wiring.Component):
                                          "bt", n)
         self._gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
                                          dp.u_ranges, "g", n) if o.kernel_transform is KernelTransform.HW else None
-        self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths, registers=2 if deep else 0)
+        self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths,
+                                    registers=DEEP_PRODUCT_REGISTERS if deep else 0)
         self._at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
         self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n)
         for block in (self._bt, self._gt, self._mul, self._at, self._div):
             if block is not None:  # built with the tile; a tile made for its signature only leaves them unused
                 block._MustUse__silence = True
         self._transforms = max(self._bt.latency, self._gt.latency if self._gt else 0)
-        if deep:  # in, transforms, operands, product (2), A^T, A^T rows, division, y
-            self.latency = (1 + self._transforms + 1 + self._mul.latency + self._at.latency + 1
-                            + self._div.latency + 1)
+        if deep:  # in, transforms, operands, products, A^T, A^T rows, division, y
+            self.latency = (1 + self._transforms + DEEP_OPERAND_REGISTERS + self._mul.latency + self._at.latency
+                            + 1 + self._div.latency + 1)
         else:
             self.latency = 3 if o.pipeline is Pipeline.STAGES else 0
 
@@ -376,9 +387,11 @@ class WinogradTile(wiring.Component):
                 u_reg = Signal(data.ArrayLayout(signed(dp.u_port_width), dp.rank), name="u_in", reset_less=True)
                 m.d.sync += u_reg.eq(self.u)
                 u = u_reg
-        # the operand registers (a DSP block's input registers); the shorter transform is delayed to balance
-        link(mul.v, bt.y, dp.rank, "v_q", int(deep or stages) + (self._transforms - bt.latency if deep else 0))
-        link(mul.u, u, dp.rank, "u_q", int(deep or stages) + (self._transforms - u_latency if deep else 0))
+        # the operand registers (deep: in the fabric, then a DSP block's input registers); the shorter
+        # transform is delayed to balance
+        operand = DEEP_OPERAND_REGISTERS if deep else int(stages)
+        link(mul.v, bt.y, dp.rank, "v_q", operand + (self._transforms - bt.latency if deep else 0))
+        link(mul.u, u, dp.rank, "u_q", operand + (self._transforms - u_latency if deep else 0))
         m.submodules.output_transform = at = self._at
         link(at.x, mul.m, dp.rank, "m_q", int(stages))
         m.submodules.division = div = self._div

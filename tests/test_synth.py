@@ -188,6 +188,32 @@ def test_dsps_equal_rank(f23_design, family, tmp_path):
         assert d.dsps == design.direct.multipliers == 6
 
 
+def test_deep_dsps_have_fabric_registers_on_both_sides(f23_small_deep, tmp_path):
+    """Deep pipelines on ECP5: every MULT18X18D uses its input, pipeline and output registers, and
+    still has a fabric flip-flop before each operand pin and after each used product pin (the route
+    between block and fabric is too long to share a stage with an adder)."""
+    folder, design = f23_small_deep
+    for core in (design.winograd, design.direct):
+        r = synthesise(folder / core.verilog, core.top, "ecp5", tmp_path)
+        assert r.dsps == r.absorbed["inputs"] == r.absorbed["pipeline"] == r.absorbed["output"] > 0, r.absorbed
+        cells = json.loads((tmp_path / f"{core.top}_ecp5_mapped.json").read_text())["modules"][core.top]["cells"]
+        drivers, loads = {}, {}
+        for c in cells.values():
+            for port, bits in c["connections"].items():
+                for b in bits:
+                    if isinstance(b, int):
+                        if c["port_directions"].get(port) == "output":
+                            drivers[b] = (c["type"], port)
+                        else:
+                            loads.setdefault(b, []).append((c["type"], port))
+        for c in (c for c in cells.values() if c["type"] == "MULT18X18D"):
+            pins = c["connections"]
+            a_b = [b for p, (b,) in pins.items() if p[0] in "AB" and p[1:].isdigit() and isinstance(b, int)]
+            assert a_b and all(drivers.get(b) == ("TRELLIS_FF", "Q") for b in a_b), core.top
+            p_used = [b for p, (b,) in pins.items() if p[0] == "P" and p[1:].isdigit() and b in loads]
+            assert p_used and all(ld[0] == "TRELLIS_FF" for b in p_used for ld in loads[b]), core.top
+
+
 def test_place_and_route_over_seeds(f23_small_deep, tmp_path):
     """ECP5 median of 3 seeds with the spread, iCE40 and Gowin one seed; the text names the formula."""
     folder, _ = f23_small_deep
