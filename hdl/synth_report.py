@@ -164,9 +164,12 @@ def _ratio(a, b) -> str:
     return f"{'-':>8}"
 
 
-def _fmax_cells(e: dict) -> tuple[str, str]:
-    """(median, spread) as shown; "not placed" when there is no Fmax."""
+def _fmax_cells(e: dict, family: str) -> tuple[str, str]:
+    """(median, spread) as shown; "no P&R" for a family without open place and route, "not placed" when
+    place and route ran and gave no Fmax."""
     f = e.get("fmax") or {}
+    if FAMILY_SPECS[family].pnr is None:
+        return "no P&R", ""
     if not f.get("placed"):
         return "not placed", ""
     med, lo, hi = f["median_mhz"], f["min_mhz"], f["max_mhz"]
@@ -197,7 +200,7 @@ def format_report(rep: dict) -> str:
                 row(f"  {c}", w["kinds"].get(kind, {}).get(c, 0), d["kinds"].get(kind, {}).get(c, 0))
         row("FFs", w["ffs"], d["ffs"])
         row("BRAM", w["brams"], d["brams"])
-        (wm, ws), (dm, ds) = _fmax_cells(w), _fmax_cells(d)
+        (wm, ws), (dm, ds) = _fmax_cells(w, fam), _fmax_cells(d, fam)
         seeds = len((w.get("fmax") or {}).get("seeds") or []) or rep.get("seeds", "")
         lines.append(f"  {'Fmax MHz, median':<26}{wm:>{W}}{dm:>{W}}"
                      + (_ratio(w["fmax_mhz"], d["fmax_mhz"]) if w["fmax_mhz"] and d["fmax_mhz"] else ""))
@@ -222,7 +225,10 @@ def format_report(rep: dict) -> str:
                              f"above are not results: {v.get('message', '')}")
             elif v.get("status") == "not checked":
                 lines.append(f"  {kind} netlist not checked: {v.get('message', '')}")
-            if not e.get("placed") and e.get("not_placed"):
+            if FAMILY_SPECS[fam].pnr is None:
+                if kind == "winograd":
+                    lines.append(f"  Fmax: {FAMILY_SPECS[fam].no_pnr}")
+            elif not e.get("placed") and e.get("not_placed"):
                 lines.append(f"  {kind} not placed: {e['not_placed']}")
         wn, dn = ([n for n in (e.get("note") or "").split("; ") if n] for e in (w, d))
         for n in wn + [n for n in dn if n not in wn]:

@@ -233,7 +233,10 @@ def test_place_and_route_over_seeds(f23_small_deep, tmp_path):
         assert rep["families"][fam]["winograd"]["fmax_mhz"] > 10, rep["families"][fam]["winograd"]["not_placed"]
     x = rep["families"]["xilinx"]["winograd"]
     assert not x["placed"] and "no open place and route" in x["not_placed"]
-    assert "winograd not placed: no open place and route for xc7" in format_report(rep)
+    text = format_report(rep)
+    assert "Fmax: no open place and route for xc7" in text and "winograd not placed" not in text.split("xilinx (")[1]
+    xilinx_fmax = text.split("xilinx (")[1].split("Fmax MHz, median")[1].splitlines()[0]
+    assert xilinx_fmax.split() == ["no", "P&R", "no", "P&R"]
 
 
 def test_not_placed_past_the_time_limit(f23_small_deep, tmp_path):
