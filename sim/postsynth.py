@@ -16,7 +16,6 @@ with DSPs is "not checked", never passed.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 from hdl.design import OpenedDesign
 from winohdl.core.errors import WinohdlError
 
-from .run import PROJECT_ROOT, _read_results, testbench_input
+from .run import _read_results, run_cocotb, testbench_input
 from .tools import require
 
 MODELS = Path(__file__).resolve().parent / "models"
@@ -103,17 +102,8 @@ def check_netlist(opened: OpenedDesign, target: str, family: str, netlist: Path,
                 "message": f"Icarus could not build the netlist (see {log}): {(tail or [str(exc)])[0][:200]}"}
     stimulus, result_file = build_dir / "stimulus.json", build_dir / "winohdl_result.json"
     stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
-    env = {"WINOHDL_STIMULUS": str(stimulus), "WINOHDL_RESULT": str(result_file),
-           "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
-    results_xml = build_dir / "results.xml"
-    crash = None
-    try:
-        runner.test(test_module="cocotb_winograd", hdl_toplevel=core.top, build_dir=build_dir,
-                    test_dir=Path(__file__).resolve().parent, extra_env=env, results_xml=str(results_xml),
-                    log_file=build_dir / "sim.log")
-    except (SystemExit, Exception) as exc:
-        crash = f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
-    failures, _ = _read_results(results_xml)
+    crash = run_cocotb(runner, "cocotb_winograd", core.top, build_dir, stimulus, result_file)
+    failures, _ = _read_results(build_dir / "results.xml")
     data = json.loads(result_file.read_text()) if result_file.is_file() else {"checked": 0, "mismatches": []}
     if crash and not failures:
         failures = [crash]

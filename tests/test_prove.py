@@ -32,6 +32,7 @@ from winohdl.core.suite import BY_NAME
 
 prepare_path()
 HAVE_ICARUS = shutil.which("iverilog") is not None
+assert HAVE_ICARUS, "Icarus Verilog is a requirement (make setup installs it): counterexamples replay in it"
 
 W8 = HardwareOptions.make(8, 8, "none")
 STAGES = HardwareOptions.make(8, 8, "stages")
