@@ -23,20 +23,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
-from sim.stimulus import random_vectors
-
-
-def pack(values, width: int) -> int:
-    mask = (1 << width) - 1
-    return sum((int(v) & mask) << (i * width) for i, v in enumerate(values))
-
-
-def unpack(word: int, width: int, n: int) -> list[int]:
-    out = []
-    for i in range(n):
-        v = (word >> (i * width)) & ((1 << width) - 1)
-        out.append(v - (1 << width) if v >> (width - 1) else v)
-    return out
+from sim.stimulus import pack, random_vectors, unpack
 
 
 class TB:

@@ -21,19 +21,16 @@ from amaranth.lib import wiring
 
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import WinohdlError
-from winohdl.core.io import read_bytes_bounded, read_json, write_folder_atomic, write_json_atomic
+from winohdl.core.io import read_bytes_bounded, read_json
 
 from ..datapath import Datapath
-from ..design import Direction, Port
+from ..design import CARD_FILE, DESIGN_FILE, TEXT_FILE, Direction, Port, write_design_folder
 from ..options import HardwareOptions
 from .engine import LayerEngine
 from .options import EngineKind, EngineOptions
 from .perf import Performance, Timing, performance
 
 FORMAT = "winohdl-engine/1"
-DESIGN_FILE = "design.json"
-CARD_FILE = "card.json"
-TEXT_FILE = "design.txt"
 RECORD_ONLY = ("manifest", "generation_seconds")
 
 
@@ -213,12 +210,9 @@ def generate_engine(card: AlgorithmCard, opts: EngineOptions, name: str | None =
 
 
 def write_engine_folder(folder, generated: GeneratedEngine) -> Path:
-    """Write the whole folder atomically."""
-    def populate(tmp: Path) -> None:
-        for fname, text in generated.files.items():
-            (tmp / fname).write_text(text, encoding="utf-8")
-        write_json_atomic(tmp / DESIGN_FILE, generated.design.to_json())
-    return write_folder_atomic(folder, populate)
+    """Write the whole folder atomically (the tile's :func:`hdl.design.write_design_folder`: files, then
+    design.json)."""
+    return write_design_folder(folder, generated)
 
 
 @dataclass(frozen=True)
