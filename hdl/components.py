@@ -6,7 +6,9 @@ two's complement); between stages every word is its own signal at its exact widt
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Signal, signed
+from itertools import product
+
+from amaranth.hdl import Const, Module, Signal, Value, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -170,6 +172,67 @@ class ConstantMatrixProduct(wiring.Component):
         return m
 
 
+# The widest signed operand of the hard multipliers deep pipelines target (ECP5 MULT18X18D, Gowin
+# MULT18X18; an xc7 DSP48E1 would take 25 bits on one side). A wider operand is split here, into
+# 17-bit unsigned chunks and a signed top chunk of at most this width, so every partial product is
+# its own block with its own registers and the partial products are summed after them: left to
+# Yosys, the split's sum sits unregistered between the blocks and the product register.
+DSP_OPERAND_BITS = 18
+
+
+def operand_chunks(width: int, limit: int = DSP_OPERAND_BITS) -> list[tuple[int, int, bool]]:
+    """``(offset, bits, signed)`` chunks of a signed ``width``-bit operand, low first: 17-bit (limit
+    - 1) unsigned chunks while more than ``limit`` bits remain, then one signed top chunk."""
+    chunks, lo = [], 0
+    while width - lo > limit:
+        chunks.append((lo, limit - 1, False))
+        lo += limit - 1
+    chunks.append((lo, width - lo, True))
+    return chunks
+
+
+def _chunk(value, offset: int, bits: int, is_signed: bool):
+    part = value[offset:offset + bits]
+    return part.as_signed() if is_signed else part
+
+
+def split_levels(a_width: int, b_width: int) -> int:
+    """Adder levels (each registered) that sum the partial products of a split multiplication."""
+    return (len(operand_chunks(a_width)) * len(operand_chunks(b_width)) - 1).bit_length()
+
+
+def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name: str, split: bool = False):
+    """``a * b`` at ``width`` bits, ``registers + levels`` reset-less registers later.
+
+    Unsplit: the product, then that many registers (the first ones a DSP block absorbs). Split
+    (:func:`operand_chunks`, deep pipelines): every partial product is its own multiplier with
+    ``registers`` registers, then a tree of registered adders sums them (modulo 2^width, exact
+    since the true product fits), delayed to ``levels`` (>= :func:`split_levels`) to balance.
+    """
+    a, b = Value.cast(a), Value.cast(b)
+    if not split or max(len(a), len(b)) <= DSP_OPERAND_BITS:
+        p = Signal(signed(width), name=name)
+        m.d.comb += p.eq(a * b)
+        return delay(m, p, registers + levels, name)
+    level = []
+    for (oa, na, sa), (ob, nb, sb) in product(operand_chunks(len(a)), operand_chunks(len(b))):
+        p = Signal(signed(na + nb + 1), name=f"{name}_{oa}_{ob}")
+        m.d.comb += p.eq(_chunk(a, oa, na, sa) * _chunk(b, ob, nb, sb))
+        q = Signal(signed(width), name=f"{name}_{oa}_{ob}_shift")
+        m.d.comb += q.eq(delay(m, p, registers, f"{name}_{oa}_{ob}") << (oa + ob))
+        level.append(q)
+    depth = 0
+    while len(level) > 1:
+        pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
+        level = []
+        for i, pair in enumerate(pairs):
+            s = Signal(signed(width), name=f"{name}_sum{depth}_{i}", reset_less=True)
+            m.d.sync += s.eq(pair[0] + pair[1] if len(pair) == 2 else pair[0])
+            level.append(s)
+        depth += 1
+    return delay(m, level[0], levels - depth, f"{name}_bal")
+
+
 class MultiplierArray(wiring.Component):
     """R parallel signed multipliers, ``m[r] = v[r] * u[r]``.
 
@@ -181,6 +244,10 @@ class MultiplierArray(wiring.Component):
         Reset-less registers after each product (0: combinational; :data:`DEEP_PRODUCT_REGISTERS`
         in deep pipelines: the pipeline and output registers a vendor DSP block absorbs, then one
         in the fabric; its input registers are the caller's operand registers).
+    split : bool
+        Split operands wider than :data:`DSP_OPERAND_BITS` (:func:`emit_product`); every product
+        is delayed to the deepest sum of partial products (balanced), which :attr:`latency` counts.
+        Deep pipelines only (``registers`` > 0).
 
     Attributes
     ----------
@@ -189,17 +256,20 @@ class MultiplierArray(wiring.Component):
     m : Out, R words of ``m_widths`` (products)
     """
 
-    def __init__(self, v_widths: list[int], u_widths: list[int], m_widths: list[int], registers: int = 0):
-        self._R, self._m_widths = len(v_widths), m_widths
-        self.latency = registers
+    def __init__(self, v_widths: list[int], u_widths: list[int], m_widths: list[int], registers: int = 0,
+                 split: bool = False):
+        self._R, self._m_widths, self._registers = len(v_widths), m_widths, registers
+        self._split = split and registers > 0
+        self._levels = max((split_levels(a, b) for a, b in zip(v_widths, u_widths)), default=0) \
+            if self._split else 0
+        self.latency = registers + self._levels
         super().__init__({"v": In(words(v_widths)), "u": In(words(u_widths)), "m": Out(words(m_widths))})
 
     def elaborate(self, platform):
         m = Module()
         for r in range(self._R):
-            p = Signal(signed(self._m_widths[r]), name=f"p{r}")
-            m.d.comb += p.eq(word(self.v, r) * word(self.u, r))
-            m.d.comb += word(self.m, r).eq(delay(m, p, self.latency, f"p{r}"))
+            m.d.comb += word(self.m, r).eq(emit_product(m, word(self.v, r), word(self.u, r), self._m_widths[r],
+                                                        self._registers, self._levels, f"p{r}", self._split))
         return m
 
 
@@ -349,7 +419,7 @@ class WinogradTile(wiring.Component):
         self._gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
                                          dp.u_ranges, "g", n) if o.kernel_transform is KernelTransform.HW else None
         self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths,
-                                    registers=DEEP_PRODUCT_REGISTERS if deep else 0)
+                                    registers=DEEP_PRODUCT_REGISTERS if deep else 0, split=deep)
         self._at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
         self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n)
         for block in (self._bt, self._gt, self._mul, self._at, self._div):

@@ -10,14 +10,14 @@ value and y, like the Winograd tile's deep pipeline.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, signed
+from amaranth.hdl import Module, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from winohdl.core.geometry import Geometry
 
 from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, delay, emit_graph,
-                         graph_latency, valid_chain, word)
+                         emit_product, graph_latency, split_levels, valid_chain, word)
 from .datapath import Division
 from .options import HardwareOptions, Pipeline
 from .shiftadd import build_graph
@@ -65,8 +65,10 @@ class DirectConvolution(wiring.Component):
         unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(geometry.n_y)]
         self._output = ExactDivision(unit, self._y_ranges, self.y_width, options, n)
         self._output._MustUse__silence = True  # unused when the baseline is built for its signature only
-        if deep:  # operands, products, adder tree, sums, rounding, y
-            self.latency = (DEEP_OPERAND_REGISTERS + DEEP_PRODUCT_REGISTERS + graph_latency(self._graph, n) + 1
+        self._split_levels = split_levels(options.data_width, options.kernel_width) if deep else 0
+        if deep:  # operands, products (and the sums of split ones), adder tree, sums, rounding, y
+            self.latency = (DEEP_OPERAND_REGISTERS + DEEP_PRODUCT_REGISTERS + self._split_levels
+                            + graph_latency(self._graph, n) + 1
                             + self._output.latency + 1)
         else:
             self.latency = 3 if options.pipeline is Pipeline.STAGES else 0
@@ -85,9 +87,9 @@ class DirectConvolution(wiring.Component):
         g = [delay(m, self.g[i], operand, f"g_q{i}") for i in range(self.geometry.n_g)]
         prods = []
         for i, (_, di, gi) in enumerate(self._pairs):
-            p = Signal(signed(self._p_range.width), name=f"p{i}")
-            m.d.comb += p.eq(d[di] * g[gi])
-            prods.append(delay(m, p, DEEP_PRODUCT_REGISTERS if deep else int(stages), f"p_q{i}"))
+            prods.append(emit_product(m, d[di], g[gi], self._p_range.width,
+                                      DEEP_PRODUCT_REGISTERS if deep else int(stages), self._split_levels,
+                                      f"p{i}", split=deep))
         rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum", n)
         m.submodules.output = out = self._output
         for o_, v in enumerate(rows):

@@ -78,14 +78,16 @@ def _options(widths, pipeline, kt="hw", **kw):
 @pytest.mark.parametrize("entry", [e for e in SUITE if e.name not in BIG], ids=lambda e: e.name)
 @pytest.mark.parametrize("per_stage", [1, 2, 3])
 def test_deep_latency_is_computed_from_the_graph_depths(entry, per_stage):
-    from hdl.components import graph_latency
+    from hdl.components import graph_latency, split_levels
     dp = Datapath(constructive_card(entry.geometry), _options((8, 8), f"deep{per_stage}"))
     tile = WinogradTile(dp)
     ceil = lambda depth: max(0, (depth - 1) // per_stage)  # noqa: E731
     transforms = max(ceil(dp.data_graph.depth), ceil(dp.kernel_graph.depth))
     div = max((graph_latency(x.graph, per_stage) for x in dp.divisions if not x.trivial_odd), default=None)
-    # in, transforms, operands (fabric, DSP input), products (DSP pipeline and output, fabric), A^T, ...
-    assert tile.latency == 1 + transforms + 2 + 3 + ceil(dp.output_graph.depth) + 1 + (
+    split = max(split_levels(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
+    # in, transforms, operands (fabric, DSP input), products (DSP pipeline and output, fabric, sums of
+    # split products), A^T, ...
+    assert tile.latency == 1 + transforms + 2 + 3 + split + ceil(dp.output_graph.depth) + 1 + (
         0 if div is None else div + 1) + 1
 
 
@@ -120,6 +122,72 @@ def test_saturating_output_matches_model(rounding, pipeline):
     model = DatapathModel(dp)
     assert got == [model(d, g) for d, g in vectors]
     assert any(abs(y) == 512 or y == 511 for row in got for y in row)  # saturation was exercised
+
+
+# Operands wider than a DSP block's 18 bits: deep pipelines split them into partial products, each
+# its own registered multiplier, summed by registered adders (hdl.components.emit_product).
+WIDE = [(entry, widths, kt) for entry in (SUITE[2], SUITE[6]) for widths, kt in (((16, 16), "hw"), ((20, 12), "offline"))]
+
+
+@pytest.mark.parametrize("entry, widths, kt", WIDE, ids=[f"{e.name}-w{w[0]}x{w[1]}-{k}" for e, w, k in WIDE])
+def test_deep_tile_with_split_multipliers_is_bit_exact(entry, widths, kt):
+    from hdl.components import DSP_OPERAND_BITS
+    options = _options(widths, "deep1", kt)
+    dp = Datapath(constructive_card(entry.geometry), options)
+    assert max(dp.v_widths + dp.u_widths) > DSP_OPERAND_BITS   # the case is split
+    tile = WinogradTile(dp)
+    vectors = vectors_for(entry, options, seed=11)
+
+    def drive(ctx, v):
+        ctx.set(tile.d, v[0])
+        if kt == "hw":
+            ctx.set(tile.g, v[1])
+        else:
+            ctx.set(tile.u, dp.host_kernel_transform(v[1]))
+
+    got = simulate(tile, vectors, drive, tile.latency)
+    assert got == torch_y(entry.geometry, vectors)
+    assert got == [DatapathModel(dp)(d, g) for d, g in vectors]
+
+
+@pytest.mark.parametrize("widths", [(20, 8), (24, 24), (32, 19)])
+def test_deep_direct_baseline_with_split_multipliers_is_bit_exact(widths):
+    entry = SUITE[0]
+    options = _options(widths, "deep1")
+    dut = DirectConvolution(entry.geometry, options)
+    vectors = vectors_for(entry, options, seed=7)
+
+    def drive(ctx, v):
+        ctx.set(dut.d, v[0])
+        ctx.set(dut.g, v[1])
+
+    assert simulate(dut, vectors, drive, dut.latency) == torch_y(entry.geometry, vectors)
+
+
+MUL = re.compile(r"cell \$mul .*?\n((?:\s+parameter .*\n)+)")
+
+
+def multiplier_operand_bits(rtlil: str) -> list[int]:
+    """The signed operand widths of every ``$mul`` cell (an unsigned operand counts one bit more)."""
+    out = []
+    for params in MUL.findall(rtlil):
+        p = dict(re.findall(r"parameter \\(\w+) (\S+)", params))
+        for side in "AB":
+            out.append(int(p[f"{side}_WIDTH"]) + (p[f"{side}_SIGNED"] in ("0", "1'0", "0'")))
+    return out
+
+
+@pytest.mark.parametrize("pipeline, fits", [("deep1", True), ("none", False)])
+def test_deep_multipliers_fit_an_18_bit_dsp_operand(pipeline, fits):
+    """Every multiplication of a deep design fits an 18 x 18 signed block; combinational designs
+    leave wide products whole (the check can fail)."""
+    from amaranth.back import rtlil
+    from hdl.components import DSP_OPERAND_BITS
+    dp = Datapath(constructive_card(SUITE[2].geometry), _options((16, 16), pipeline))
+    bits = multiplier_operand_bits(rtlil.convert(WinogradTile(dp), name="t"))
+    assert bits and (max(bits) <= DSP_OPERAND_BITS) == fits, bits
+    direct = multiplier_operand_bits(rtlil.convert(DirectConvolution(SUITE[2].geometry, _options((24, 8), pipeline)), name="t"))
+    assert (max(direct) <= DSP_OPERAND_BITS) == fits, direct
 
 
 NEGATION = re.compile(r"=\s*-\s*(\$signed|\\|\w)")  # Verilog "x = - y": a negation node (write_verilog's $neg)

@@ -51,7 +51,8 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..components import ConstantMatrixProduct, ExactDivision, emit_graph, graph_latency, word
+from ..components import (ConstantMatrixProduct, ExactDivision, emit_graph, emit_product, graph_latency,
+                          split_levels, word)
 from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
 from .arith import EngineArithmetic
@@ -166,6 +167,15 @@ class LayerEngine(wiring.Component):
         fits, so the credit never binds then: one group per C / PC cycles over the latency, plus one."""
         return -(-self.latency // self.opts.channel_groups) + 1
 
+    @property
+    def split_levels(self) -> int:
+        """Registered adder levels that sum the partial products of multiplications with an operand
+        wider than a DSP block's (:func:`~hdl.components.emit_product`); 0 when every one fits."""
+        o = self.opts
+        if self.kind is EngineKind.WINOGRAD:
+            return max(split_levels(v, u) for v, u in zip(self.dp.v_widths, self.dp.u_widths))
+        return split_levels(o.data_width, o.kernel_width)
+
     def _plan(self) -> Plan:
         o, a = self.opts, self.arith
         ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
@@ -173,12 +183,12 @@ class LayerEngine(wiring.Component):
             dp = self.dp
             lbt = graph_latency(dp.data_graph, ps)
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
-            acc = 5 + lbt + lane
+            acc = 5 + lbt + lane + self.split_levels
             write = acc + 1 + graph_latency(dp.output_graph, ps) + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, lbt, acc, write)
-        acc = 4 + graph_latency(a.tree, ps) + 1
+        acc = 4 + self.split_levels + graph_latency(a.tree, ps) + 1
         return Plan(ps, 0, 0, acc, acc + 1)
 
     def _division(self, per_stage: int) -> ExactDivision:
@@ -506,9 +516,9 @@ class LayerEngine(wiring.Component):
                 for pc in range(o.PC):
                     for r in range(R):
                         u = _trunc(wstore[pk, pc][r], dp.u_widths[r])
-                        p = Signal(signed(a.hw_width(dp.m_widths[r])), name=f"p{pk}_{pc}_{r}")
-                        m.d.comb += p.eq(v[pc, r] * u)
-                        prods[pk, pc, r] = reg(p, f"p{pk}_{pc}_{r}_q")   # the product register
+                        # the product register (and the registered sums of a split product)
+                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.hw_width(dp.m_widths[r]), 1,
+                                                        self.split_levels, f"p{pk}_{pc}_{r}", split=True)
             n_acc = R
             sums = {}
             for pk in range(o.PK):
@@ -529,9 +539,8 @@ class LayerEngine(wiring.Component):
                 prods = []
                 for i, (_, dj, gk) in enumerate(a.pairs):
                     for pc in range(o.PC):
-                        p = Signal(signed(pw), name=f"p{pk}_{i}_{pc}")
-                        m.d.comb += p.eq(raw[dj, pc] * wstore[pk, pc][gk])
-                        prods.append(reg(p, f"p{pk}_{i}_{pc}_q"))
+                        prods.append(emit_product(m, raw[dj, pc], wstore[pk, pc][gk], pw, 1, self.split_levels,
+                                                  f"p{pk}_{i}_{pc}", split=True))
                 rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
                 for oi, val in enumerate(rows):
                     s = Signal(signed(a.lane_ranges[oi].width), name=f"lane{pk}_{oi}")
