@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from amaranth.hdl import Const, Module, Signal, Value, signed
+from amaranth.hdl import Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -173,27 +173,41 @@ class ConstantMatrixProduct(wiring.Component):
 
 
 # The widest signed operand of the hard multipliers deep pipelines target (ECP5 MULT18X18D, Gowin
-# MULT18X18; an xc7 DSP48E1 would take 25 bits on one side). A wider operand is split here, into
-# 17-bit unsigned chunks and a signed top chunk of at most this width, so every partial product is
-# its own block with its own registers and the partial products are summed after them: left to
+# MULT18X18; an xc7 DSP48E1 would take 25 bits on one side). A wider operand is split here, so every
+# partial product has its own registers and the partial products are summed after them: left to
 # Yosys, the split's sum sits unregistered between the blocks and the product register.
 DSP_OPERAND_BITS = 18
+# A low chunk of at most this many bits is multiplied in the fabric (masked, shifted copies of the
+# other operand): a hard block for it would be a waste (a 19-bit operand: one block, not two).
+FABRIC_CHUNK_BITS = 2
 
 
 def operand_chunks(width: int, limit: int = DSP_OPERAND_BITS) -> list[tuple[int, int, bool]]:
-    """``(offset, bits, signed)`` chunks of a signed ``width``-bit operand, low first: 17-bit (limit
-    - 1) unsigned chunks while more than ``limit`` bits remain, then one signed top chunk."""
-    chunks, lo = [], 0
-    while width - lo > limit:
-        chunks.append((lo, limit - 1, False))
-        lo += limit - 1
-    chunks.append((lo, width - lo, True))
-    return chunks
+    """``(offset, bits, signed)`` chunks of a signed ``width``-bit operand, low first: the top
+    ``limit`` bits as one signed chunk, the bits below it as unsigned chunks of at most
+    ``limit - 1`` bits (which fit the block as signed operands); one chunk when it fits."""
+    if width <= limit:
+        return [(0, width, True)]
+    low = width - limit
+    chunks = [(lo, min(limit - 1, low - lo), False) for lo in range(0, low, limit - 1)]
+    return chunks + [(low, limit, True)]
 
 
 def _chunk(value, offset: int, bits: int, is_signed: bool):
     part = value[offset:offset + bits]
     return part.as_signed() if is_signed else part
+
+
+def _chunk_product(a, b, ca, cb):
+    """One partial product: a hard multiplier, or masked shifted copies of the other operand when
+    one chunk is a small unsigned one (:data:`FABRIC_CHUNK_BITS`)."""
+    (oa, na, sa), (ob, nb, sb) = ca, cb
+    x, y = _chunk(a, oa, na, sa), _chunk(b, ob, nb, sb)
+    for small, other, n, is_signed in ((x, y, na, sa), (y, x, nb, sb)):
+        if not is_signed and n <= FABRIC_CHUNK_BITS:
+            terms = [Mux(small[i], other << i, 0) for i in range(n)]
+            return sum(terms[1:], terms[0])
+    return x * y
 
 
 def split_levels(a_width: int, b_width: int) -> int:
@@ -217,7 +231,7 @@ def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name:
     level = []
     for (oa, na, sa), (ob, nb, sb) in product(operand_chunks(len(a)), operand_chunks(len(b))):
         p = Signal(signed(na + nb + 1), name=f"{name}_{oa}_{ob}")
-        m.d.comb += p.eq(_chunk(a, oa, na, sa) * _chunk(b, ob, nb, sb))
+        m.d.comb += p.eq(_chunk_product(a, b, (oa, na, sa), (ob, nb, sb)))
         q = Signal(signed(width), name=f"{name}_{oa}_{ob}_shift")
         m.d.comb += q.eq(delay(m, p, registers, f"{name}_{oa}_{ob}") << (oa + ob))
         level.append(q)

@@ -381,6 +381,11 @@ CASES = [
       "{t}/file", regular_file()),
     C("bench-output-is-a-folder", "bench mine --geometries f2_3 --methods constructive -o {t}/out",
       "{t}/out", folder("out")),
+    # ---- engine ---------------------------------------------------------------------------------------
+    C("engine-serial-too-few-channels", "engine --output 4x4 --kernel 3x3 --in-channels 4 --out-channels 1 "
+      "--feature-map 8x8 --output-transform serial --sim none --family none -o {t}/e", "--output-transform serial"),
+    C("engine-unknown-output-transform", "engine --output 2x2 --kernel 3x3 --in-channels 8 --out-channels 1 "
+      "--feature-map 8x8 --output-transform sideways --sim none --family none -o {t}/e", "invalid choice"),
 ]
 
 

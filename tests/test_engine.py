@@ -86,6 +86,52 @@ def test_engine_options_stream_bit_exact(case, kw):
         assert beats == model.output_beats(x, w)
 
 
+# (geometry, feature map, padding, C, K, PK, PC, pipeline): C / PC cycles per output tile fit the passes
+SERIAL = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 8, 2, 1, 1, "stages"),
+          (("4x4", "3x3", "1", "1"), (9, 7), (1, 0), 10, 2, 2, 1, "deep"),
+          (("2x2", "3x3", "2", "1"), (9, 8), (1, 1), 16, 2, 2, 2, "deep"),
+          (("2x2", "3x3", "2x1", "1"), (9, 8), (0, 1), 8, 1, 1, 1, "stages"),
+          (("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 7, 1, 1, 1, "stages"),
+          (("2x2x2", "3x3x3", "1", "1"), (4, 4, 5), (1, 0, 1), 25, 1, 1, 1, "deep")]
+
+
+@pytest.mark.parametrize("case", SERIAL, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "3d"])
+def test_serial_output_transform_streams_bit_exact(case):
+    """The row-column A^T, one fibre per cycle: bit-exact with gaps, back-pressure and extremes, the
+    same beats as the parallel engine's model, and the performance model cycle for cycle."""
+    geo, F, P, C, K, PK, PC, pipeline = case
+    o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, output_transform="serial")
+    dp = datapath(o.geometry, o)
+    eng = LayerEngine(o, dp, "winograd")
+    assert eng.output_transform.value == "serial" and len(eng.passes) == o.geometry.axes
+    rng = np.random.default_rng(1)
+    layers = [random_layer(o, rng), random_layer(o, rng, "min"), random_layer(o, rng, "max")]
+    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
+    model = EngineModel(o, dp, "winograd")
+    for (x, w), beats in zip(layers, got):
+        assert beats == model.output_beats(x, w)
+        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+    _, cycles = amaranth_run(eng, layers[:2])
+    sched = schedule(o, eng.timing, 2, (True, True))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+
+
+def test_output_transform_choice():
+    """auto: serial where the passes fit C / PC, parallel otherwise; serial refused in one line
+    where it cannot work; the direct engine has no output transform to choose."""
+    g = Geometry.parse("4x4", "3x3")
+    fits = EngineOptions(g, 10, 1, (8, 8), (1, 1))
+    short = EngineOptions(g, 9, 1, (8, 8), (1, 1))
+    assert LayerEngine(fits, datapath(g, fits), "winograd").output_transform.value == "serial"
+    assert LayerEngine(short, datapath(g, short), "winograd").output_transform.value == "parallel"
+    forced = EngineOptions(g, 10, 1, (8, 8), (1, 1), output_transform="parallel")
+    assert LayerEngine(forced, datapath(g, forced), "winograd").passes is None
+    bad = EngineOptions(g, 9, 1, (8, 8), (1, 1), output_transform="serial")
+    with pytest.raises(WinohdlError, match="6\\+4 fibres, more than --in-channels / --parallel-in = 9"):
+        LayerEngine(bad, datapath(g, bad), "winograd")
+    assert LayerEngine(fits, None, "direct").output_transform.value == "parallel"
+
+
 @pytest.mark.parametrize("kind", ["winograd", "direct"])
 def test_wide_words_split_multipliers_stream_bit_exact(kind):
     """Operands wider than a DSP block's 18 bits: split products, their registered sums in the
@@ -158,7 +204,8 @@ G2 = Geometry.parse("2x2", "3x3")
     (dict(feature_map=(8, 8, 8)), "--feature-map has 3 axes, the card has 2"),
     (dict(data_width=1), "unsupported data width 1"),
     (dict(kernel_transform="soft"), "unknown kernel transform 'soft'"),
-], ids=["C0", "K0", "map_below_tile", "PK", "PC", "padding", "axes", "width", "transform"])
+    (dict(output_transform="sideways"), "unknown output transform 'sideways'"),
+], ids=["C0", "K0", "map_below_tile", "PK", "PC", "padding", "axes", "width", "transform", "output_transform"])
 def test_bad_engine_parameters(kwargs, message):
     base = dict(geometry=G2, in_channels=2, out_channels=4, feature_map=(8, 8), padding=(1, 1))
     base.update(kwargs)

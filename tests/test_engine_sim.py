@@ -30,8 +30,11 @@ CASES = {
            {"kernel_transform": "hw"}),
     "deep": ("2D dilation 2, PK=PC=2, deep pipeline", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 2, 2, 2,
              {"pipeline": "deep"}),
+    "serial": ("F(4x4) serial A^T (6 + 4 fibres in C = 10 cycles), deep, partial tiles", ("4x4", "3x3", "1", "1"),
+               (9, 6), (1, 1), 10, 2, 1, 1, {"pipeline": "deep", "output_transform": "serial"}),
 }
 RUNS = [(case, "icarus", kind) for case in CASES for kind in KINDS] + [("1d", "verilator", kind) for kind in KINDS]
+RUNS += [("serial", "verilator", "winograd")]
 
 
 @pytest.fixture(scope="session")

@@ -435,7 +435,8 @@ def cmd_engine(a) -> int:
     from winohdl.core.io import make_run_folder
     g = _geometry(a)
     opts = EngineOptions.parse(g, a.in_channels, a.out_channels, a.feature_map, a.padding, a.parallel_out,
-                               a.parallel_in, a.data_width, a.kernel_width, a.kernel_transform, a.pipeline)
+                               a.parallel_in, a.data_width, a.kernel_width, a.kernel_transform, a.pipeline,
+                               a.output_transform)
     sims = [] if a.sim == "none" else parse_simulators(a.sim)
     for n in sims:
         require(n)
@@ -626,6 +627,10 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--kernel-transform", default="offline", choices=KERNEL_TRANSFORMS,
                     help="offline (default): weights arrive as u = G_int g; hw: g, transformed while loading")
     en.add_argument("--pipeline", default="stages", choices=("stages", "deep"))
+    en.add_argument("--output-transform", default="auto", choices=("auto", "parallel", "serial"),
+                    help="Winograd A^T: parallel, serial (row-column, one fibre per cycle, reused over the "
+                         "C / PC cycles per output tile; needs a Kronecker A^T), auto (default: serial when "
+                         "possible)")
     en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
     en.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin, all, or none")
     en.add_argument("--seed", type=nonnegative_int, default=1)

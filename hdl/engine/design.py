@@ -80,6 +80,8 @@ class EngineCore:
     y_width: int             # bits per output word
     accumulator_widths: tuple[int, ...]
     performance: Performance
+    output_transform: str = "parallel"   # Winograd A^T as built: parallel or serial (hdl.engine.serial)
+    serial_fibres: tuple[int, ...] = ()  # serial: fibres per pass (cycles each pass reads)
 
     @property
     def latency(self) -> int:
@@ -94,7 +96,8 @@ class EngineCore:
                 "timing": self.timing.to_json(), "fifo_depth": self.fifo_depth,
                 "multipliers": self.multipliers, "weight_words": self.weight_words,
                 "weight_width": self.weight_width, "y_width": self.y_width,
-                "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json()}
+                "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json(),
+                "output_transform": self.output_transform, "serial_fibres": list(self.serial_fibres)}
 
 
 STREAMS = {
@@ -157,6 +160,11 @@ class EngineDesign:
                          f"{p.ideal:>8} {p.utilisation:>6.2f} {p.macs_per_multiplier_cycle:>12.2f}")
         lines.append("cycles: one layer alone, first feature-map beat to last output beat; period: per layer, "
                      "back to back")
+        w = self.winograd
+        lines.append(f"A^T        {w.output_transform}" + (
+            f": row-column, one 1D unit per axis reused, passes of {' + '.join(map(str, w.serial_fibres))} fibres "
+            f"(one per cycle) within the {o.C // o.PC} cycles per output tile" if w.serial_fibres else
+            ": one shift-add graph, every output at once"))
         lines += [f"stream     {k}: {v}" for k, v in STREAMS.items()]
         lines.append(f"host       u = G_int @ g (G_int in design.json 'host_kernel_transform'); outputs divided "
                      f"exactly by {sorted(set(self.divisors))} on chip")
@@ -167,7 +175,8 @@ def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
     perf = performance(engine.opts, kind, engine.multipliers, engine.timing)
     return EngineCore(kind.value, top, f"{top}.v", engine_ports(engine), engine.timing, engine.fifo_depth,
                       engine.multipliers,
-                      engine.n_w, engine.w_width, engine.y_width, tuple(engine.arith.acc_widths), perf)
+                      engine.n_w, engine.w_width, engine.y_width, tuple(engine.accumulator_widths), perf,
+                      engine.output_transform.value, tuple(p.fibres for p in engine.passes or ()))
 
 
 def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) -> EngineDesign:

@@ -51,12 +51,17 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..components import (ConstantMatrixProduct, ExactDivision, emit_graph, emit_product, graph_latency,
                           split_levels, word)
 from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
+from ..widths import Range
 from .arith import EngineArithmetic
-from .options import EngineKind, EngineOptions, EnginePipeline, bits_for
+from .options import EngineKind, EngineOptions, EnginePipeline, OutputTransform, bits_for
+from .serial import (Pass, SerialOutputTransform, plan_passes, serial_fits, serial_latency,
+                     signed_kronecker_factors)
 from .perf import Timing
 
 
@@ -137,6 +142,8 @@ class LayerEngine(wiring.Component):
         self.n_store = datapath.rank if wino else g.n_g
         self.store_width = datapath.u_port_width if wino else opts.kernel_width
         self.y_width = a.y_width
+        self.acc_signs = None  # serial A^T: -1 where an accumulator subtracts (a column sign of A^T)
+        self.passes = self._serial_passes() if wino else None
         self.plan = self._plan()
         super().__init__({
             "s_axis_w": In(axis_stream(self.n_w * self.w_width)),
@@ -167,6 +174,39 @@ class LayerEngine(wiring.Component):
         fits, so the credit never binds then: one group per C / PC cycles over the latency, plus one."""
         return -(-self.latency // self.opts.channel_groups) + 1
 
+    def _serial_passes(self) -> list[Pass] | None:
+        """The serial output transform's passes (:mod:`hdl.engine.serial`), or None for the parallel one."""
+        o = self.opts
+        if o.output_transform is OutputTransform.PARALLEL:
+            return None
+        found = signed_kronecker_factors(self.dp.scaled.AT, o.geometry.output)
+        passes = plan_passes(found[1]) if found is not None and len(found[1]) > 1 else None
+        if passes is not None and serial_fits(passes, o.channel_groups):
+            self.acc_signs = found[0]
+            return passes
+        if o.output_transform is OutputTransform.SERIAL:
+            why = ("the card's A^T is not a Kronecker product of per-axis matrices" if passes is None else
+                   f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres, more than "
+                   f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow")
+            raise WinohdlError(f"--output-transform serial: {why}; use parallel or auto")
+        return None
+
+    @property
+    def accumulator_ranges(self) -> list[Range]:
+        """Exact range of each accumulator's total (negated where it subtracts)."""
+        signs = self.acc_signs or [1] * len(self.arith.acc_ranges)
+        return [r if sg > 0 else Range(-r.hi, -r.lo, r.tight) for r, sg in zip(self.arith.acc_ranges, signs)]
+
+    @property
+    def accumulator_widths(self) -> list[int]:
+        """Accumulator widths as built (modulo ``2^W`` in the Winograd engine)."""
+        return [r.width for r in self.arith.hw(self.accumulator_ranges)]
+
+    @property
+    def output_transform(self) -> OutputTransform:
+        """The Winograd engine's A^T as built (parallel or serial; the direct engine: parallel)."""
+        return OutputTransform.SERIAL if self.passes else OutputTransform.PARALLEL
+
     @property
     def split_levels(self) -> int:
         """Registered adder levels that sum the partial products of multiplications with an operand
@@ -184,7 +224,8 @@ class LayerEngine(wiring.Component):
             lbt = graph_latency(dp.data_graph, ps)
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
             acc = 5 + lbt + lane + self.split_levels
-            write = acc + 1 + graph_latency(dp.output_graph, ps) + 1 + self._division(ps).latency
+            at = serial_latency(self.passes, ps) if self.passes else graph_latency(dp.output_graph, ps)
+            write = acc + 1 + at + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, lbt, acc, write)
@@ -552,10 +593,11 @@ class LayerEngine(wiring.Component):
         done = {}
         for pk in range(o.PK):
             for i in range(n_acc):
-                w = a.acc_widths[i]
+                w = self.accumulator_widths[i]
                 acc = Signal(signed(w), name=f"acc{pk}_{i}")
                 total = Signal(signed(w), name=f"total{pk}_{i}")
-                m.d.comb += total.eq(acc + sums[pk, i])
+                m.d.comb += total.eq(acc - sums[pk, i] if self.acc_signs and self.acc_signs[i] < 0
+                                     else acc + sums[pk, i])
                 fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
                 with m.If(valid_a):
                     with m.If(last_a):
@@ -570,8 +612,13 @@ class LayerEngine(wiring.Component):
         if wino:
             hw = HardwareOptions(o.data_width, o.kernel_width)
             for pk in range(o.PK):
-                m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
-                    dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
+                if self.passes:
+                    m.submodules[f"at{pk}"] = at = SerialOutputTransform(
+                        self.passes, self.accumulator_ranges, a.hw, [r.width for r in a.hw(a.pre_ranges)], ps)
+                    m.d.comb += at.start.eq(out_valid)
+                else:
+                    m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
+                        dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
                 for r in range(R):
                     m.d.comb += word(at.x, r).eq(done[pk, r])
                 m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width, hw, ps)

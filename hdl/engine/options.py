@@ -52,6 +52,20 @@ class EnginePipeline(enum.Enum):
     DEEP = "deep"
 
 
+class OutputTransform(enum.Enum):
+    """How the Winograd engine applies A^T, once per (tile, output channel) every C / PC cycles.
+
+    ``parallel``: one shift-add graph for the whole A^T, every output at once. ``serial``:
+    row-column, one fibre per cycle per axis (:mod:`hdl.engine.serial`): one 1D unit per axis,
+    reused; needs a card whose A^T is a Kronecker product and C / PC cycles long enough for the
+    passes. ``auto`` (default): serial when both hold, else parallel. The direct engine has none.
+    """
+
+    AUTO = "auto"
+    PARALLEL = "parallel"
+    SERIAL = "serial"
+
+
 def _ints(name: str, values, axes: int, minimum: int) -> tuple[int, ...]:
     values = tuple(values)
     if len(values) == 1 and axes > 1:
@@ -107,6 +121,7 @@ class EngineOptions:
         ``offline`` (default): the weight port takes ``u = G_int g`` from the host.
         ``hw``: the weight port takes g and the engine transforms it while loading.
     pipeline : EnginePipeline
+    output_transform : OutputTransform
     """
 
     geometry: Geometry
@@ -120,6 +135,7 @@ class EngineOptions:
     kernel_width: int = 8
     kernel_transform: KernelTransform = KernelTransform.OFFLINE
     pipeline: EnginePipeline = EnginePipeline.STAGES
+    output_transform: OutputTransform = OutputTransform.AUTO
 
     def __post_init__(self):
         g = self.geometry
@@ -142,6 +158,8 @@ class EngineOptions:
         object.__setattr__(self, "kernel_transform", choice(KernelTransform, self.kernel_transform,
                                                             "kernel transform"))
         object.__setattr__(self, "pipeline", choice(EnginePipeline, self.pipeline, "engine pipeline"))
+        object.__setattr__(self, "output_transform", choice(OutputTransform, self.output_transform,
+                                                            "output transform"))
         if self.out_channels % self.parallel_out:
             raise WinohdlError(f"--parallel-out {self.parallel_out} does not divide --out-channels "
                                f"{self.out_channels}")
@@ -277,14 +295,15 @@ class EngineOptions:
                 "feature_map": list(self.feature_map), "padding": list(self.padding),
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
                 "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
-                "pipeline": self.pipeline.value}
+                "pipeline": self.pipeline.value, "output_transform": self.output_transform.value}
 
     @classmethod
     def from_json(cls, data) -> "EngineOptions":
         if not isinstance(data, dict):
             raise WinohdlError(f"engine options must be a JSON object, got {type(data).__name__}")
         want = {"geometry", "in_channels", "out_channels", "feature_map", "padding", "parallel_out",
-                "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline"}
+                "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
+                "output_transform"}
         unknown, missing = sorted(set(data) - want), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
@@ -301,8 +320,8 @@ class EngineOptions:
     @classmethod
     def parse(cls, geometry: Geometry, in_channels, out_channels, feature_map: str, padding: str = "0",
               parallel_out=1, parallel_in=1, data_width=8, kernel_width=8, kernel_transform="offline",
-              pipeline="stages") -> "EngineOptions":
+              pipeline="stages", output_transform="auto") -> "EngineOptions":
         """From command-line strings (``feature_map="32x32"``, ``padding="1"``); same validation."""
         return cls(geometry, in_channels, out_channels, parse_axes(feature_map, "feature-map"),
                    parse_axes(padding, "padding"), parallel_out, parallel_in, data_width, kernel_width,
-                   kernel_transform, pipeline)
+                   kernel_transform, pipeline, output_transform)

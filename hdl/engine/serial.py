@@ -1,0 +1,257 @@
+"""A time-multiplexed (serial) row-column output transform for the Winograd engine.
+
+The engine applies A^T once per (tile, output channel), after C / PC accumulation cycles, so a
+fully parallel A^T idles most of the time. When the card's integer A^T is a Kronecker product
+``A_1 (x) ... (x) A_N`` of per-axis matrices (:func:`kronecker_factors`; the constructive cards
+are), ``y = A^T m`` is computed one fibre per cycle: pass 1 applies A_N to every fibre of the
+accumulators along the last axis, pass 2 applies A_{N-1} to every fibre of pass 1's results along
+the next axis, and so on; each pass is one shift-add unit for its 1D matrix, reading its fibre
+through a multiplexer and writing its results into registers with a write enable. The arithmetic
+is the parallel A^T's, ring operations modulo ``2^W`` (:class:`~hdl.engine.arith.EngineArithmetic`),
+so the outputs are the same bits.
+
+Schedule (cycle 0: the accumulators' totals are visible): pass p reads its F_p fibres in cycles
+``s_p .. s_p + F_p - 1``, the fibre registered, then its unit (``L_p`` register cuts), then the
+result registers; pass p + 1 starts when the last result is visible. A pass's source is read
+before the next group overwrites it as long as consecutive passes satisfy ``F_p + F_{p+1} <= P``
+and ``F_1 <= P``, P the cycles between two groups (C / PC): :func:`serial_fits`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from amaranth.hdl import Array, Module, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..components import ConstantMatrixProduct, graph_latency, word, words
+from ..shiftadd import ShiftAddGraph, build_graph
+from ..widths import Range, linear_range
+
+Matrix = list[list[int]]
+
+
+def _rank_one(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Integer ``(a, b)`` with ``x == outer(a, b)`` and a primitive (first non-zero positive), or None."""
+    nz = np.argwhere(x != 0)
+    if not len(nz):
+        return None
+    i0, j0 = nz[0]
+    a = x[:, j0].copy()
+    g = math.gcd(*(int(v) for v in a))
+    a = a // (g if a[i0] > 0 else -g)
+    if any(int(v) % int(a[i0]) for v in x[i0]):
+        return None
+    b = x[i0] // a[i0]
+    return (a, b) if (x == np.outer(a, b)).all() else None
+
+
+def kronecker_factors(matrix, out_dims: tuple[int, ...]) -> list[Matrix] | None:
+    """Integer matrices ``A_1, ..., A_N`` (``A_p`` is ``m_p x R_p``) with
+    ``matrix == A_1 (x) ... (x) A_N`` (rows and columns row-major over the axes), or None.
+
+    ``out_dims`` are the output extents m_p; each R_p is found among the divisors of the column
+    count (the first exact factorisation, every R_p >= 2). Checked exactly.
+    """
+    m = np.array([[int(v) for v in row] for row in matrix], dtype=object)
+    if len(out_dims) == 1:
+        return [m.tolist()]
+    m1, rest = out_dims[0], math.prod(out_dims[1:])
+    n_rows, n_cols = m.shape
+    if n_rows != m1 * rest:
+        return None
+    for r1 in range(2, n_cols // 2 + 1):
+        if n_cols % r1:
+            continue
+        r_rest = n_cols // r1
+        x = m.reshape(m1, rest, r1, r_rest).transpose(0, 2, 1, 3).reshape(m1 * r1, rest * r_rest)
+        split = _rank_one(x)
+        if split is None:
+            continue
+        a, b = split
+        inner = kronecker_factors(b.reshape(rest, r_rest), out_dims[1:])
+        if inner is not None:
+            return [a.reshape(m1, r1).tolist()] + inner
+    return None
+
+
+def signed_kronecker_factors(matrix, out_dims: tuple[int, ...]) -> tuple[list[int], list[Matrix]] | None:
+    """``(signs, factors)`` with ``matrix == (A_1 (x) ... (x) A_N) diag(signs)``, or None.
+
+    The generator folds signs out of the multiplier operands into A^T's columns, one column at a
+    time, which breaks the Kronecker structure; each column is first made to start with a
+    positive entry (its sign recorded: the engine's accumulator subtracts instead of adding).
+    """
+    rows = [[int(v) for v in row] for row in matrix]
+    signs = []
+    for r in range(len(rows[0]) if rows else 0):
+        first = next((row[r] for row in rows if row[r]), 1)
+        signs.append(1 if first > 0 else -1)
+    factors = kronecker_factors([[v * sg for v, sg in zip(row, signs)] for row in rows], out_dims)
+    return None if factors is None else (signs, factors)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One pass: the 1D matrix ``A`` applied along ``axis`` to every fibre of a tensor of ``shape``."""
+
+    axis: int
+    matrix: Matrix
+    shape: tuple[int, ...]       # the source tensor's shape
+
+    @property
+    def fibres(self) -> int:
+        return math.prod(self.shape) // self.shape[self.axis]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        s = list(self.shape)
+        s[self.axis] = len(self.matrix)
+        return tuple(s)
+
+    def fibre_index(self, f: int, j: int, shape: tuple[int, ...]) -> int:
+        """Flat (row-major) index in a tensor of ``shape`` of position ``j`` along the axis in fibre ``f``
+        (fibres numbered row-major over the other axes)."""
+        others = [a for a in range(len(shape)) if a != self.axis]
+        idx = [0] * len(shape)
+        for a in reversed(others):
+            idx[a] = f % shape[a]
+            f //= shape[a]
+        idx[self.axis] = j
+        return int(np.ravel_multi_index(idx, shape))
+
+
+def plan_passes(factors: list[Matrix]) -> list[Pass]:
+    """Passes over the last axis first (the accumulators' fastest index)."""
+    shape = tuple(len(f[0]) for f in factors)
+    passes = []
+    for axis in reversed(range(len(factors))):
+        p = Pass(axis, factors[axis], shape)
+        passes.append(p)
+        shape = p.out_shape
+    return passes
+
+
+def serial_fits(passes: list[Pass], period: int) -> bool:
+    """Every source is read before the next group overwrites it: the accumulators (read one cycle
+    after ``start``) when ``F_1 < period``, each pass's results when ``F_p + F_{p+1} <= period``."""
+    f = [p.fibres for p in passes]
+    return f[0] < period and all(a + b <= period for a, b in zip(f, f[1:]))
+
+
+def serial_latency(passes: list[Pass], per_stage: int) -> int:
+    """Cycles from ``start`` to the whole result visible: per pass, the counter's start, the fibre
+    register, the unit's cuts, the result registers, and F - 1 more fibres."""
+    return sum(p.fibres + 2 + graph_latency(build_graph(p.matrix), per_stage) for p in passes)
+
+
+class SerialOutputTransform(wiring.Component):
+    """``y = (A_1 (x) ... (x) A_N) x``, one fibre per cycle per pass (see the module docstring).
+
+    Parameters
+    ----------
+    passes : list of Pass
+    in_ranges : list of Range
+        Exact range of each input word (the accumulators).
+    cap : callable
+        Maps exact ranges to the ranges as built (the engine's modulo-``2^W`` cap).
+    out_widths : list of int
+        Width of each output word (the parallel A^T's rows, as built).
+    per_stage : int
+        Adder levels between register cuts in each pass's unit.
+
+    Attributes
+    ----------
+    x : In, R words (held from ``start`` for ``F_1`` cycles)
+    start : In(1), a one-cycle pulse: x holds a new group
+    y : Out, |y| words (row-major over the output axes), valid from :attr:`latency` cycles after
+        ``start`` until the next group's result replaces it
+    """
+
+    def __init__(self, passes: list[Pass], in_ranges: list[Range], cap, out_widths: list[int], per_stage: int):
+        self._passes, self._per_stage, self._out_widths = passes, per_stage, out_widths
+        self._graphs: list[ShiftAddGraph] = [build_graph(p.matrix) for p in passes]
+        # exact ranges per tensor position, pass by pass; each unit is built for the widest fibre
+        ranges = list(in_ranges)
+        self._units = []
+        for p, graph in zip(passes, self._graphs):
+            along = range(p.shape[p.axis])
+            box = [_hull(ranges[p.fibre_index(f, j, p.shape)] for f in range(p.fibres)) for j in along]
+            new = [None] * math.prod(p.out_shape)
+            for f in range(p.fibres):
+                fibre = [ranges[p.fibre_index(f, j, p.shape)] for j in along]
+                for i, row in enumerate(p.matrix):
+                    new[p.fibre_index(f, i, p.out_shape)] = linear_range(row, fibre)
+            rows = [_hull(new[p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)) for i in range(len(p.matrix))]
+            self._units.append((cap(box), cap([linear_range(form, box) for form in graph.forms()]), cap(rows)))
+            ranges = new
+        self.latency = serial_latency(passes, per_stage)
+        super().__init__({"x": In(words([r.width for r in cap(in_ranges)])), "start": In(1),
+                          "y": Out(words(out_widths))})
+
+    def elaborate(self, platform):
+        m = Module()
+        src = [word(self.x, i) for i in range(math.prod(self._passes[0].shape))]
+        go = self.start
+        for n, (p, graph, (box, node_ranges, row_ranges)) in enumerate(zip(self._passes, self._graphs, self._units)):
+            last = n == len(self._passes) - 1
+            m.submodules[f"pass{n}"] = unit = ConstantMatrixProduct(
+                graph, [r.width for r in box], node_ranges, row_ranges, f"pass{n}", self._per_stage)
+            F = p.fibres
+            # the fibre counter runs F cycles from ``go``
+            f = Signal(range(max(F, 2)), name=f"pass{n}_fibre")
+            active = Signal(name=f"pass{n}_active")
+            with m.If(go):
+                m.d.sync += [f.eq(0), active.eq(1)]
+            with m.Elif(active):
+                m.d.sync += f.eq(f + 1)
+                with m.If(f == F - 1):
+                    m.d.sync += active.eq(0)
+            # read: the fibre through a multiplexer, registered
+            for j in range(p.shape[p.axis]):
+                x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
+                m.d.sync += x.eq(Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])[f])
+                m.d.comb += word(unit.x, j).eq(x)
+            # write: the fibre index and its valid travel beside the unit into the result registers
+            wf, wv = f, active
+            for c in range(1 + unit.latency):
+                nf = Signal.like(f, name=f"pass{n}_wf{c}", reset_less=True)
+                nv = Signal(name=f"pass{n}_wv{c}")
+                m.d.sync += [nf.eq(wf), nv.eq(wv)]
+                wf, wv = nf, nv
+            dest = []
+            for idx in range(math.prod(p.out_shape)):
+                ff, i = _fibre_of(p, idx)
+                # the last pass's words at the parallel A^T's widths: the true value fits them and
+                # the arithmetic is modulo a power of two, so dropping high bits keeps it exact
+                width = self._out_widths[idx] if last else row_ranges[i].width
+                r = Signal(signed(width), name=f"pass{n}_t{idx}", reset_less=True)
+                with m.If(wv & (wf == ff)):
+                    m.d.sync += r.eq(word(unit.y, i))
+                dest.append(r)
+            done = Signal(name=f"pass{n}_done")
+            m.d.sync += done.eq(wv & (wf == F - 1))
+            src, go = dest, done
+        for i, v in enumerate(src):
+            m.d.comb += word(self.y, i).eq(v)
+        return m
+
+
+def _fibre_of(p: Pass, idx: int) -> tuple[int, int]:
+    """(fibre, position along the axis) of flat index ``idx`` in the pass's output tensor."""
+    shape = p.out_shape
+    multi = np.unravel_index(idx, shape)
+    f = 0
+    for a in range(len(shape)):
+        if a != p.axis:
+            f = f * shape[a] + int(multi[a])
+    return f, int(multi[p.axis])
+
+
+def _hull(ranges) -> Range:
+    ranges = list(ranges)
+    return Range(min(r.lo for r in ranges), max(r.hi for r in ranges), False)
+
