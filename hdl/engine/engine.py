@@ -60,7 +60,7 @@ from ..options import HardwareOptions, KernelTransform
 from ..widths import Range
 from .arith import EngineArithmetic
 from .options import EngineKind, EngineOptions, EnginePipeline, OutputTransform, bits_for
-from .serial import (Pass, SerialOutputTransform, plan_passes, serial_fits, serial_latency,
+from .serial import (Pass, SerialOutputTransform, lane_divisions, plan_passes, serial_fits, serial_latency,
                      signed_kronecker_factors)
 from .perf import Timing
 
@@ -144,6 +144,8 @@ class LayerEngine(wiring.Component):
         self.y_width = a.y_width
         self.acc_signs = None  # serial A^T: -1 where an accumulator subtracts (a column sign of A^T)
         self.passes = self._serial_passes() if wino else None
+        # the serial transform's last pass divides, one division per lane, when the divisors allow
+        self.lane_divisions = lane_divisions(self.passes, self.arith.divisions) if self.passes else None
         self.plan = self._plan()
         super().__init__({
             "s_axis_w": In(axis_stream(self.n_w * self.w_width)),
@@ -224,17 +226,23 @@ class LayerEngine(wiring.Component):
             lbt = graph_latency(dp.data_graph, ps)
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
             acc = 5 + lbt + lane + self.split_levels
-            at = serial_latency(self.passes, ps) if self.passes else graph_latency(dp.output_graph, ps)
-            write = acc + 1 + at + 1 + self._division(ps).latency
+            if self.lane_divisions:   # the division inside the serial transform's last pass
+                write = acc + 1 + serial_latency(self.passes, ps, self._division(ps, self.lane_divisions).latency)
+            else:
+                at = serial_latency(self.passes, ps) if self.passes else graph_latency(dp.output_graph, ps)
+                write = acc + 1 + at + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, lbt, acc, write)
         acc = 4 + self.split_levels + graph_latency(a.tree, ps) + 1
         return Plan(ps, 0, 0, acc, acc + 1)
 
-    def _division(self, per_stage: int) -> ExactDivision:
+    def _division(self, per_stage: int, divisions=None, in_ranges=None) -> ExactDivision:
+        """The exact division of every output (or of ``divisions``: the serial transform's lanes)."""
         a = self.arith
-        div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width,
+        divisions = divisions or a.divisions
+        in_ranges = in_ranges or a.hw(a.pre_ranges)[:len(divisions)]
+        div = ExactDivision(divisions, in_ranges, a.y_width,
                             HardwareOptions(self.opts.data_width, self.opts.kernel_width), per_stage)
         div._MustUse__silence = True
         return div
@@ -612,6 +620,16 @@ class LayerEngine(wiring.Component):
         if wino:
             hw = HardwareOptions(o.data_width, o.kernel_width)
             for pk in range(o.PK):
+                if self.lane_divisions:
+                    m.submodules[f"at{pk}"] = at = SerialOutputTransform(
+                        self.passes, self.accumulator_ranges, a.hw, [a.y_width] * g.n_y, ps,
+                        lambda rows: self._division(ps, self.lane_divisions, rows))
+                    m.d.comb += at.start.eq(out_valid)
+                    for r in range(R):
+                        m.d.comb += word(at.x, r).eq(done[pk, r])
+                    for oi in range(g.n_y):
+                        outs[pk, oi] = word(at.y, oi)
+                    continue
                 if self.passes:
                     m.submodules[f"at{pk}"] = at = SerialOutputTransform(
                         self.passes, self.accumulator_ranges, a.hw, [r.width for r in a.hw(a.pre_ranges)], ps)
@@ -627,7 +645,8 @@ class LayerEngine(wiring.Component):
                 for oi in range(g.n_y):
                     outs[pk, oi] = word(div.y, oi)
             extra = tm.write - tm.accumulate - 1
-            assert extra == at.latency + 1 + div.latency, "the timing plan does not match the output side"
+            assert extra == at.latency + (0 if self.lane_divisions else 1 + div.latency), \
+                "the timing plan does not match the output side"
         else:
             outs = dict(done)
             extra = 0

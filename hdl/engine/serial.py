@@ -142,10 +142,25 @@ def serial_fits(passes: list[Pass], period: int) -> bool:
     return f[0] < period and all(a + b <= period for a, b in zip(f, f[1:]))
 
 
-def serial_latency(passes: list[Pass], per_stage: int) -> int:
+def serial_latency(passes: list[Pass], per_stage: int, division_latency: int | None = None) -> int:
     """Cycles from ``start`` to the whole result visible: per pass, the counter's start, the fibre
-    register, the unit's cuts, the result registers, and F - 1 more fibres."""
-    return sum(p.fibres + 2 + graph_latency(build_graph(p.matrix), per_stage) for p in passes)
+    register, the unit's cuts, the result registers, and F - 1 more fibres; with a division in the
+    last pass, a register before it and its latency."""
+    extra = 0 if division_latency is None else 1 + division_latency
+    return extra + sum(p.fibres + 2 + graph_latency(build_graph(p.matrix), per_stage) for p in passes)
+
+
+def lane_divisions(passes: list[Pass], divisions: list):
+    """The divisions of the last pass's lanes when every output's divisor depends only on its
+    position along that pass's axis (then one division per lane, reused for every fibre), else None."""
+    last = passes[-1]
+    lanes: dict[int, object] = {}
+    for idx, d in enumerate(divisions):
+        _, i = _fibre_of(last, idx)
+        seen = lanes.setdefault(i, d)
+        if (seen.shift, seen.odd) != (d.shift, d.odd):
+            return None
+    return [lanes[i] for i in range(len(last.matrix))]
 
 
 class SerialOutputTransform(wiring.Component):
@@ -162,6 +177,10 @@ class SerialOutputTransform(wiring.Component):
         Width of each output word (the parallel A^T's rows, as built).
     per_stage : int
         Adder levels between register cuts in each pass's unit.
+    make_division : callable or None
+        Given the last pass's row ranges (as built), the exact division of its lanes
+        (:func:`lane_divisions`), applied to each fibre's results after a register: y are then the
+        quotients, at the division's output width.
 
     Attributes
     ----------
@@ -171,7 +190,8 @@ class SerialOutputTransform(wiring.Component):
         ``start`` until the next group's result replaces it
     """
 
-    def __init__(self, passes: list[Pass], in_ranges: list[Range], cap, out_widths: list[int], per_stage: int):
+    def __init__(self, passes: list[Pass], in_ranges: list[Range], cap, out_widths: list[int], per_stage: int,
+                 make_division=None):
         self._passes, self._per_stage, self._out_widths = passes, per_stage, out_widths
         self._graphs: list[ShiftAddGraph] = [build_graph(p.matrix) for p in passes]
         # exact ranges per tensor position, pass by pass; each unit is built for the widest fibre
@@ -188,7 +208,8 @@ class SerialOutputTransform(wiring.Component):
             rows = [_hull(new[p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)) for i in range(len(p.matrix))]
             self._units.append((cap(box), cap([linear_range(form, box) for form in graph.forms()]), cap(rows)))
             ranges = new
-        self.latency = serial_latency(passes, per_stage)
+        self._division = make_division(self._units[-1][2]) if make_division else None
+        self.latency = serial_latency(passes, per_stage, self._division.latency if self._division else None)
         super().__init__({"x": In(words([r.width for r in cap(in_ranges)])), "start": In(1),
                           "y": Out(words(out_widths))})
 
@@ -215,9 +236,19 @@ class SerialOutputTransform(wiring.Component):
                 x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
                 m.d.sync += x.eq(Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])[f])
                 m.d.comb += word(unit.x, j).eq(x)
+            results = [word(unit.y, i) for i in range(len(p.matrix))]
+            delay_cycles = 1 + unit.latency
+            if last and self._division is not None:
+                m.submodules.division = div = self._division
+                for i, v in enumerate(results):
+                    q = Signal(v.shape(), name=f"pass{n}_q{i}", reset_less=True)
+                    m.d.sync += q.eq(v)
+                    m.d.comb += word(div.x, i).eq(q)
+                results = [word(div.y, i) for i in range(len(p.matrix))]
+                delay_cycles += 1 + div.latency
             # write: the fibre index and its valid travel beside the unit into the result registers
             wf, wv = f, active
-            for c in range(1 + unit.latency):
+            for c in range(delay_cycles):
                 nf = Signal.like(f, name=f"pass{n}_wf{c}", reset_less=True)
                 nv = Signal(name=f"pass{n}_wv{c}")
                 m.d.sync += [nf.eq(wf), nv.eq(wv)]
@@ -230,7 +261,7 @@ class SerialOutputTransform(wiring.Component):
                 width = self._out_widths[idx] if last else row_ranges[i].width
                 r = Signal(signed(width), name=f"pass{n}_t{idx}", reset_less=True)
                 with m.If(wv & (wf == ff)):
-                    m.d.sync += r.eq(word(unit.y, i))
+                    m.d.sync += r.eq(results[i])
                 dest.append(r)
             done = Signal(name=f"pass{n}_done")
             m.d.sync += done.eq(wv & (wf == F - 1))
