@@ -52,18 +52,22 @@ def torch_y(geometry, vectors):
 def test_tile_is_bit_exact(entry, widths, pipeline, kt):
     options = _options(widths, pipeline, kt)
     dp = Datapath(constructive_card(entry.geometry), options)
-    model = DatapathModel(dp)
+    check_tile(dp, entry, vectors_for(entry, options, seed=zlib.crc32(entry.name.encode()) % 1000))
+
+
+def check_tile(dp, entry, vectors):
+    """Simulate the tile of ``dp`` on ``vectors``: equal to the bit-exact model and to torch."""
     tile = WinogradTile(dp)
-    vectors = vectors_for(entry, options, seed=zlib.crc32(entry.name.encode()) % 1000)
 
     def drive(ctx, v):
         ctx.set(tile.d, v[0])
-        if kt == "hw":
+        if dp.options.kernel_transform.value == "hw":
             ctx.set(tile.g, v[1])
         else:
             ctx.set(tile.u, dp.host_kernel_transform(v[1]))
 
     got = simulate(tile, vectors, drive, tile.latency)
+    model = DatapathModel(dp)
     assert got == [model(d, g) for d, g in vectors]
     assert got == torch_y(entry.geometry, vectors)
 
@@ -135,19 +139,7 @@ def test_deep_tile_with_split_multipliers_is_bit_exact(entry, widths, kt):
     options = _options(widths, "deep1", kt)
     dp = Datapath(constructive_card(entry.geometry), options)
     assert max(dp.v_widths + dp.u_widths) > DSP_OPERAND_BITS   # the case is split
-    tile = WinogradTile(dp)
-    vectors = vectors_for(entry, options, seed=11)
-
-    def drive(ctx, v):
-        ctx.set(tile.d, v[0])
-        if kt == "hw":
-            ctx.set(tile.g, v[1])
-        else:
-            ctx.set(tile.u, dp.host_kernel_transform(v[1]))
-
-    got = simulate(tile, vectors, drive, tile.latency)
-    assert got == torch_y(entry.geometry, vectors)
-    assert got == [DatapathModel(dp)(d, g) for d, g in vectors]
+    check_tile(dp, entry, vectors_for(entry, options, seed=11))
 
 
 @pytest.mark.parametrize("widths", [(20, 8), (24, 24), (32, 19)])
@@ -216,3 +208,16 @@ def test_the_negation_check_can_fail():
     a, b, x = Signal(signed(8)), Signal(signed(8)), Signal(signed(10))
     m.d.comb += x.eq(a + (-b))
     assert NEGATION.search(verilog.convert(m, ports=[a, b, x], emit_src=False))
+
+
+@pytest.mark.parametrize("width", range(2, 41))
+def test_operand_chunks_cover_the_word_and_fit_a_block(width):
+    """Chunks tile bits 0..width-1 in order; the top one is signed and at most 18 bits, the others
+    unsigned and at most 17 (they fit a signed 18-bit block operand); no more chunks than needed."""
+    from hdl.components import DSP_OPERAND_BITS, operand_chunks
+    chunks = operand_chunks(width)
+    assert [c[0] for c in chunks] == [sum(c[1] for c in chunks[:i]) for i in range(len(chunks))]
+    assert sum(c[1] for c in chunks) == width
+    assert chunks[-1][2] and chunks[-1][1] <= DSP_OPERAND_BITS
+    assert all(not s and 1 <= n <= DSP_OPERAND_BITS - 1 for _, n, s in chunks[:-1])
+    assert len(chunks) == (1 if width <= 18 else 1 + -(-(width - 18) // 17))
