@@ -2,8 +2,8 @@
 
 For every suite geometry (8/8 bits, combinational, kernel transform in hardware): the constructive
 card and the card ``winohdl mine --method search`` returns (random-start ALS, the shipped library
-card, the polished constructive card; best under the default objective ``dsp``: multiplier blocks,
-then adder bits, then depth). Per card: R, 18x18 multiplier blocks, exact adders and adder bits of
+card, the constructive card with its points chosen by the cost (miner.choices), polished; best
+under the default objective ``dsp``: multiplier blocks, then adder bits, then depth). Per card: R, 18x18 multiplier blocks, exact adders and adder bits of
 the generator's graphs (B^T + G + A^T + division), logic depth, and what Yosys maps the Winograd tile
 to on ECP5 (LUT4, CCU2C, logic = LUT4 + 2 x CCU2C). Ends with the issue's target: fewer adder bits
 than the constructive card on >= 1/3 of the suite and never more, and whether each saving shows in

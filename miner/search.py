@@ -2,7 +2,8 @@
 
 Methods: ``constructive`` (the certified optimum, milliseconds), ``als`` (random
 multi-start ALS on the exact tensor + rationalisation), ``sgd`` (the article's
-method), ``search`` (ALS attempts for a time budget and the constructive card,
+method), ``search`` (ALS attempts for a time budget, the shipped library card and the
+constructive card with its interpolation points chosen by the cost (:mod:`miner.choices`),
 each polished; the cheapest proven card by the cost function wins).
 
 The miner does not know what hardware costs: every entry point takes a
@@ -29,6 +30,7 @@ from winohdl.core.geometry import Geometry
 from winohdl.core.limits import RANK, SECONDS, STEPS
 
 from .als import fit, random_factors
+from .choices import chosen_card
 from .constructive import constructive_card
 from .costs import CostFunction, card_key
 from .rationalise import rationalise
@@ -207,7 +209,9 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
     """Return a proven card for ``geometry`` (see :class:`MineSettings`); raises NoCardFound.
 
     A mined card at R = lower bound is then polished for up to ``settings.polish_seconds``
-    (:func:`miner.terms.polish`: term exchanges while ``cost`` drops).
+    (:func:`miner.terms.polish`: term exchanges while ``cost`` drops). The search's constructive
+    card first gets its points chosen by ``cost`` for up to ``settings.polish_seconds``
+    (:func:`miner.choices.chosen_card`).
     """
     s = settings
     rank = s.check_geometry(geometry)
@@ -219,6 +223,13 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
         if c is None or s.polish_seconds <= 0 or should_stop():
             return c
         return polish(c, cost, budget=s.polish_seconds, q_max=min(s.q_max, 2), seed=s.seed, should_stop=should_stop)
+
+    def choose(c):
+        """The constructive card with its points chosen by ``cost`` (:mod:`miner.choices`)."""
+        if c is None or s.polish_seconds <= 0 or should_stop():
+            return c
+        out = chosen_card(geometry, cost, budget=s.polish_seconds, should_stop=should_stop)
+        return out if card_key(cost, out) < card_key(cost, c) else c
 
     def finish(c: AlgorithmCard | None, what: str) -> AlgorithmCard:
         if c is None:
@@ -240,7 +251,8 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
         return finish(tidy(card), "als")
     card = tidy(card)
     base = constructive_card(geometry) if rank == lb else None
-    polished = tidy(base)
+    chosen = choose(base)
+    polished = tidy(chosen)
     library = library_card(geometry)
     found = [c for c in (card, library, polished) if c is not None]
     best = finish(min(found, key=lambda c: card_key(cost, c)) if found else None, "search")
@@ -251,7 +263,9 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
         report["library"] = key(library)
     if base is not None:
         report["constructive"] = key(base)
-        if polished is not base:
+        if chosen is not base:
+            report["constructive+choices"] = key(chosen)
+        if polished is not chosen:
             report["constructive+polish"] = key(polished)
     best.provenance["search"] = report
     return best
