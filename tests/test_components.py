@@ -98,9 +98,13 @@ def test_deep_latency_is_computed_from_the_graph_depths(entry, per_stage):
 @pytest.mark.parametrize("entry", [e for e in SUITE if e.name not in BIG], ids=lambda e: e.name)
 @pytest.mark.parametrize("pipeline", ["none", "stages", "deep1", "deep2"])
 def test_direct_baseline_is_bit_exact(entry, pipeline):
-    options = _options((6, 5), pipeline)
+    check_direct(entry, _options((6, 5), pipeline), seed=3)
+
+
+def check_direct(entry, options, seed):
+    """Simulate the direct baseline on seeded vectors: equal to torch."""
     dut = DirectConvolution(entry.geometry, options)
-    vectors = vectors_for(entry, options, seed=3)
+    vectors = vectors_for(entry, options, seed=seed)
 
     def drive(ctx, v):
         ctx.set(dut.d, v[0])
@@ -144,16 +148,7 @@ def test_deep_tile_with_split_multipliers_is_bit_exact(entry, widths, kt):
 
 @pytest.mark.parametrize("widths", [(20, 8), (24, 24), (32, 19)])
 def test_deep_direct_baseline_with_split_multipliers_is_bit_exact(widths):
-    entry = SUITE[0]
-    options = _options(widths, "deep1")
-    dut = DirectConvolution(entry.geometry, options)
-    vectors = vectors_for(entry, options, seed=7)
-
-    def drive(ctx, v):
-        ctx.set(dut.d, v[0])
-        ctx.set(dut.g, v[1])
-
-    assert simulate(dut, vectors, drive, dut.latency) == torch_y(entry.geometry, vectors)
+    check_direct(SUITE[0], _options(widths, "deep1"), seed=7)
 
 
 MUL = re.compile(r"cell \$mul .*?\n((?:\s+parameter .*\n)+)")
