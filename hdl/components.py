@@ -13,7 +13,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .datapath import Datapath, Division
-from .options import KernelTransform, Pipeline, Rounding
+from .options import STAGES_LATENCY, KernelTransform, Pipeline, Rounding
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
@@ -398,7 +398,8 @@ class WinogradTile(wiring.Component):
     in_valid : In(1), out_valid : Out(1)
         Pipelined designs only: valid travels with the data, :attr:`latency` cycles.
 
-    Pipelines: ``stages`` registers the multiplier operands, the products and y (latency 3).
+    Pipelines: ``stages`` registers the multiplier operands, the products, the output transform's
+    rows (before the exact division) and y (latency 4).
     ``deep`` registers the inputs, cuts B^T, G, A^T and the inverse multiplications every
     ``adders_per_stage`` adder levels (balanced: every path crosses the same registers),
     registers the multiplier operands twice (in the fabric, then the DSP's input registers), the
@@ -444,7 +445,7 @@ class WinogradTile(wiring.Component):
             self.latency = (1 + self._transforms + DEEP_OPERAND_REGISTERS + self._mul.latency + self._at.latency
                             + 1 + self._div.latency + 1)
         else:
-            self.latency = 3 if o.pipeline is Pipeline.STAGES else 0
+            self.latency = STAGES_LATENCY if o.pipeline is Pipeline.STAGES else 0
 
     def elaborate(self, platform):
         m = Module()
@@ -479,7 +480,7 @@ class WinogradTile(wiring.Component):
         m.submodules.output_transform = at = self._at
         link(at.x, mul.m, dp.rank, "m_q", int(stages))
         m.submodules.division = div = self._div
-        link(div.x, at.y, g.n_y, "a_q", int(deep))
+        link(div.x, at.y, g.n_y, "a_q", int(deep or stages))
         link(self.y, div.y, g.n_y, "y_q", int(deep or stages))
         if o.pipelined:
             valid_chain(m, self.in_valid, self.out_valid, self.latency)

@@ -1,7 +1,8 @@
 """Direct-convolution baseline with the same ports, widths and pipeline options as the Winograd tile.
 
 |y| x |g| multipliers and one adder tree per output. ``stages`` registers the multiplier
-operands, the products and the outputs (latency 3, like the Winograd tile); ``deep``
+operands, the products, the sums (before the output stage's rounding) and the outputs (latency 4,
+like the Winograd tile); ``deep``
 registers the operands twice (in the fabric, then a DSP's input registers), each product three
 times (a DSP's pipeline and output registers, then in the fabric), cuts
 the adder trees every ``adders_per_stage`` levels, and registers the sums, the rounded
@@ -19,7 +20,7 @@ from winohdl.core.geometry import Geometry
 from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, delay, emit_graph,
                          emit_product, graph_latency, split_levels, valid_chain, word)
 from .datapath import Division
-from .options import HardwareOptions, Pipeline
+from .options import STAGES_LATENCY, HardwareOptions, Pipeline
 from .shiftadd import build_graph
 from .widths import bilinear_range, linear_range, product_range, word_range
 
@@ -71,7 +72,7 @@ class DirectConvolution(wiring.Component):
                             + graph_latency(self._graph, n) + 1
                             + self._output.latency + 1)
         else:
-            self.latency = 3 if options.pipeline is Pipeline.STAGES else 0
+            self.latency = STAGES_LATENCY if options.pipeline is Pipeline.STAGES else 0
 
     @property
     def multipliers(self) -> int:
@@ -93,7 +94,7 @@ class DirectConvolution(wiring.Component):
         rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum", n)
         m.submodules.output = out = self._output
         for o_, v in enumerate(rows):
-            m.d.comb += word(out.x, o_).eq(delay(m, v, int(deep), f"s_q{o_}"))
+            m.d.comb += word(out.x, o_).eq(delay(m, v, int(deep or stages), f"s_q{o_}"))
             m.d.comb += self.y[o_].eq(delay(m, word(out.y, o_), int(deep or stages), f"y_q{o_}"))
         if o.pipelined:
             valid_chain(m, self.in_valid, self.out_valid, self.latency)

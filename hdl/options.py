@@ -12,13 +12,17 @@ MAX_OUTPUT_WIDTH = 64
 
 
 class Pipeline(enum.Enum):
-    """Register placement: ``none`` (combinational), ``stages`` (multiplier operands, products
-    and outputs: latency 3) or ``deep`` (a register cut every ``adders_per_stage`` adder levels
+    """Register placement: ``none`` (combinational), ``stages`` (a register after every operator:
+    the multiplier operands, the products, the output transform before the exact division, and the
+    outputs: latency :data:`STAGES_LATENCY`) or ``deep`` (a register cut every ``adders_per_stage`` adder levels
     inside every transform, balanced; latency computed by the components)."""
 
     NONE = "none"
     STAGES = "stages"
     DEEP = "deep"
+
+
+STAGES_LATENCY = 4
 
 
 class KernelTransform(enum.Enum):

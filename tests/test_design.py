@@ -29,9 +29,9 @@ def test_gen_from_geometry_writes_a_complete_design(tmp_path, cli):
     out = tmp_path / "design"
     code, text, err = cli("gen", "--output", "2", "--kernel", "3", "--pipeline", "stages", "-o", str(out))
     assert code == 0, err
-    assert "latency    3 cycles" in text
+    assert "latency    4 cycles" in text
     d = open_design(out).design
-    assert d.winograd.top == "wino_o2_k3_s1_d1" and d.latency == 3
+    assert d.winograd.top == "wino_o2_k3_s1_d1" and d.latency == 4
     assert d.options.pipeline is Pipeline.STAGES
     assert (d.winograd.port("y").elements, d.winograd.port("y").width) == (2, 17)
     assert [p.name for p in d.winograd.ports] == ["clk", "rst", "d", "g", "y", "in_valid", "out_valid"]
