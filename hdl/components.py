@@ -6,6 +6,7 @@ two's complement); between stages every word is its own signal at its exact widt
 
 from __future__ import annotations
 
+import enum
 from itertools import product
 
 from amaranth.hdl import Const, Module, Mux, Signal, Value, signed
@@ -13,7 +14,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .datapath import Datapath, Division
-from .options import STAGES_LATENCY, KernelTransform, Pipeline, Rounding
+from .options import KernelTransform, Pipeline, Rounding
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
@@ -56,16 +57,27 @@ DEEP_PRODUCT_REGISTERS = 3  # the block's pipeline and output registers (REG_PIP
 #                             a fabric register
 
 
-def node_stages(graph: ShiftAddGraph, per_stage: int | None) -> list[int]:
+class Cut(enum.Enum):
+    """Register cuts inside a graph other than every N adder levels."""
+
+    PASSES = "passes"
+    """Between the 1D passes of a row-column graph (``stages``: each pass is an operator); none
+    in a flat graph."""
+
+
+def node_stages(graph: ShiftAddGraph, per_stage: int | Cut | None) -> list[int]:
     """Pipeline stage of every node: inputs 0; an adder at logic level L >= 1 in stage
-    ``(L - 1) // per_stage`` (a register cut after every ``per_stage`` levels); all 0 when
-    ``per_stage`` is None (combinational)."""
+    ``(L - 1) // per_stage`` (a register cut after every ``per_stage`` levels); with
+    :attr:`Cut.PASSES`, the 1D pass that built it (:meth:`ShiftAddGraph.pass_stages`); all 0
+    when ``per_stage`` is None (combinational)."""
     if per_stage is None:
         return [0] * graph.n_nodes
+    if per_stage is Cut.PASSES:
+        return graph.pass_stages()
     return [0 if lvl == 0 else (lvl - 1) // per_stage for lvl in graph.depths()]
 
 
-def graph_latency(graph: ShiftAddGraph, per_stage: int | None) -> int:
+def graph_latency(graph: ShiftAddGraph, per_stage: int | Cut | None) -> int:
     """Registers between the inputs and the rows of ``graph`` cut every ``per_stage`` levels."""
     stages = node_stages(graph, per_stage)
     return max((stages[t.node] for t in graph.outputs if t is not None), default=0)
@@ -81,10 +93,11 @@ def delay(m: Module, value, cycles: int, name: str):
 
 
 def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[int], prefix: str,
-               per_stage: int | None = None) -> list:
+               per_stage: int | Cut | None = None) -> list:
     """Signals for every adder of ``graph`` (each at its exact width); returns the row values.
 
-    With ``per_stage``, a register cut follows every ``per_stage`` adder levels and every
+    With ``per_stage``, a register cut follows every ``per_stage`` adder levels (or every 1D
+    pass, :attr:`Cut.PASSES`) and every
     operand is delayed to its adder's stage, so every path from an input to a row crosses
     the same :func:`graph_latency` registers (balanced); rows come out at that stage.
     """
@@ -145,9 +158,10 @@ class ConstantMatrixProduct(wiring.Component):
         Exact range of each output word.
     name : str
         Prefix of the internal signal names.
-    per_stage : int or None
+    per_stage : int, Cut or None
         None: combinational. Otherwise a register cut after every ``per_stage`` adder
-        levels (clock domain ``sync``); :attr:`latency` registers from x to y.
+        levels, or between the 1D passes of a row-column graph (:attr:`Cut.PASSES`), in clock
+        domain ``sync``; :attr:`latency` registers from x to y.
 
     Attributes
     ----------
@@ -156,7 +170,7 @@ class ConstantMatrixProduct(wiring.Component):
     """
 
     def __init__(self, graph: ShiftAddGraph, in_widths: list[int], node_ranges: list[Range],
-                 out_ranges: list[Range], name: str, per_stage: int | None = None):
+                 out_ranges: list[Range], name: str, per_stage: int | Cut | None = None):
         self._graph, self._node_ranges, self._prefix = graph, node_ranges, name
         self._per_stage = per_stage
         self.latency = graph_latency(graph, per_stage)
@@ -398,8 +412,10 @@ class WinogradTile(wiring.Component):
     in_valid : In(1), out_valid : Out(1)
         Pipelined designs only: valid travels with the data, :attr:`latency` cycles.
 
-    Pipelines: ``stages`` registers the multiplier operands, the products, the output transform's
-    rows (before the exact division) and y (latency 4).
+    Pipelines: ``stages`` registers after every operator: between the 1D passes of a row-column
+    B^T, G or A^T (each pass is an operator; a flat transform is one), the multiplier operands,
+    the products, the output transform's rows (before the exact division) and y (latency 4 plus
+    the passes' registers, computed).
     ``deep`` registers the inputs, cuts B^T, G, A^T and the inverse multiplications every
     ``adders_per_stage`` adder levels (balanced: every path crosses the same registers),
     registers the multiplier operands twice (in the fabric, then the DSP's input registers), the
@@ -428,7 +444,8 @@ class WinogradTile(wiring.Component):
         dp, o = self.dp, self.dp.options
         g = dp.geometry
         deep = o.pipeline is Pipeline.DEEP
-        n = o.adders_per_stage if deep else None
+        stages = o.pipeline is Pipeline.STAGES
+        n = o.adders_per_stage if deep else (Cut.PASSES if stages else None)
         self._bt = ConstantMatrixProduct(dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges,
                                          "bt", n)
         self._gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
@@ -436,7 +453,7 @@ class WinogradTile(wiring.Component):
         self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths,
                                     registers=DEEP_PRODUCT_REGISTERS if deep else 0, split=deep)
         self._at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
-        self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n)
+        self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n if deep else None)
         for block in (self._bt, self._gt, self._mul, self._at, self._div):
             if block is not None:  # built with the tile; a tile made for its signature only leaves them unused
                 block._MustUse__silence = True
@@ -444,8 +461,10 @@ class WinogradTile(wiring.Component):
         if deep:  # in, transforms, operands, products, A^T, A^T rows, division, y
             self.latency = (1 + self._transforms + DEEP_OPERAND_REGISTERS + self._mul.latency + self._at.latency
                             + 1 + self._div.latency + 1)
+        elif stages:  # transforms' passes, operands, products, A^T's passes, A^T rows, y
+            self.latency = self._transforms + 1 + 1 + self._at.latency + 1 + 1
         else:
-            self.latency = STAGES_LATENCY if o.pipeline is Pipeline.STAGES else 0
+            self.latency = 0
 
     def elaborate(self, platform):
         m = Module()
@@ -475,8 +494,8 @@ class WinogradTile(wiring.Component):
         # the operand registers (deep: in the fabric, then a DSP block's input registers); the shorter
         # transform is delayed to balance
         operand = DEEP_OPERAND_REGISTERS if deep else int(stages)
-        link(mul.v, bt.y, dp.rank, "v_q", operand + (self._transforms - bt.latency if deep else 0))
-        link(mul.u, u, dp.rank, "u_q", operand + (self._transforms - u_latency if deep else 0))
+        link(mul.v, bt.y, dp.rank, "v_q", operand + self._transforms - bt.latency)
+        link(mul.u, u, dp.rank, "u_q", operand + self._transforms - u_latency)
         m.submodules.output_transform = at = self._at
         link(at.x, mul.m, dp.rank, "m_q", int(stages))
         m.submodules.division = div = self._div

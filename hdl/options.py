@@ -13,9 +13,11 @@ MAX_OUTPUT_WIDTH = 64
 
 class Pipeline(enum.Enum):
     """Register placement: ``none`` (combinational), ``stages`` (a register after every operator:
-    the multiplier operands, the products, the output transform before the exact division, and the
-    outputs: latency :data:`STAGES_LATENCY`) or ``deep`` (a register cut every ``adders_per_stage`` adder levels
-    inside every transform, balanced; latency computed by the components)."""
+    between the 1D passes of a row-column transform, the multiplier operands, the products, the
+    output transform before the exact division, and the outputs; latency computed by the
+    components, :data:`STAGES_LATENCY` where no transform is row-column, as in the direct
+    baseline) or ``deep`` (a register cut every ``adders_per_stage`` adder levels inside every
+    transform, balanced; latency computed by the components)."""
 
     NONE = "none"
     STAGES = "stages"
@@ -23,6 +25,7 @@ class Pipeline(enum.Enum):
 
 
 STAGES_LATENCY = 4
+"""``stages`` latency of a design whose transforms are one pass each (the direct baseline's)."""
 
 
 class KernelTransform(enum.Enum):

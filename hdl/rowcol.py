@@ -73,6 +73,7 @@ class _Builder:
         self.graph = ShiftAddGraph(n_inputs)
         self._cache: dict = {}
         self._made: dict = {}
+        self.current_pass = 0  # recorded for every new adder (ShiftAddGraph.passes)
 
     def sub(self, matrix) -> ShiftAddGraph:
         key = tuple(map(tuple, matrix))
@@ -91,6 +92,7 @@ class _Builder:
         if node is None:
             node = self.graph.n_nodes
             self.graph.adders.append(adder)
+            self.graph.passes.append(self.current_pass)
             self._made[adder] = node
         return Term(node, m, -1 if neg else 1)
 
@@ -141,6 +143,7 @@ def row_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> Shif
     keys: list[tuple] = [() for _ in matrix]
     remaining = list(range(len(dims)))
     for step, p in enumerate(order):
+        b.current_pass = step
         last = step == len(order) - 1
         pos = remaining.index(p)
         groups: dict[tuple, list] = {}
@@ -200,6 +203,7 @@ def column_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> S
     state = [(item_keys[r], (), Term(r, 0, 1), cols[r][0]) for r in item_keys]  # (key, done idx, term, scale)
     done: list[int] = []
     for step, p in enumerate(order):
+        b.current_pass = step
         groups: dict[tuple, list] = {}
         for key, didx, term, scale in state:
             rest = tuple(k for q, k in enumerate(key) if q != p and q not in done)

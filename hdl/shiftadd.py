@@ -54,6 +54,9 @@ class ShiftAddGraph:
     adders: list[Adder] = field(default_factory=list)
     outputs: list[Term | None] = field(default_factory=list)
     matrix: tuple[tuple[int, ...], ...] = ()
+    passes: list[int] = field(default_factory=list)
+    """Row-column graphs (:mod:`hdl.rowcol`): the 1D pass (0, 1, ...) that built each adder;
+    empty for a flat graph (one pass)."""
 
     @property
     def n_nodes(self) -> int:
@@ -67,6 +70,19 @@ class ShiftAddGraph:
     @property
     def adder_count(self) -> int:
         return len(self.adders) + self.negations
+
+    def pass_stages(self) -> list[int]:
+        """Pass of every node (inputs 0): the pass that built the adder, never before its
+        operands'; passes without adders are skipped, so the stages count from 0 without gaps."""
+        if not self.passes:
+            return [0] * self.n_nodes
+        if len(self.passes) != len(self.adders):
+            raise AssertionError("a pass index for every adder")
+        rank = {p: i for i, p in enumerate(sorted(set(self.passes)))}
+        stage = [0] * self.n_inputs
+        for add, p in zip(self.adders, self.passes):
+            stage.append(max(rank[p], stage[add.a.node], stage[add.b.node]))
+        return stage
 
     def depths(self) -> list[int]:
         depth = [0] * self.n_inputs

@@ -95,6 +95,24 @@ def test_deep_latency_is_computed_from_the_graph_depths(entry, per_stage):
         0 if div is None else div + 1) + 1
 
 
+@pytest.mark.parametrize("entry", SUITE, ids=lambda e: e.name)
+@pytest.mark.parametrize("kt", ["hw", "offline"])
+def test_stages_latency_counts_the_row_column_passes(entry, kt):
+    """``stages``: operands, products, A^T rows and y (4), plus one register between consecutive
+    passes of a row-column transform (the deeper input transform's, and A^T's); the direct
+    baseline's transforms are one pass each, so it stays at 4."""
+    from hdl.direct import DirectConvolution
+    dp = Datapath(constructive_card(entry.geometry), _options((8, 8), "stages", kt))
+    tile = WinogradTile(dp)
+    passes = {name: len(set(graph.passes)) for name, graph in
+              (("BT", dp.data_graph), ("G", dp.kernel_graph), ("AT", dp.output_graph))}
+    inputs = max(passes["BT"], passes["G"] if kt == "hw" else 0)
+    assert tile.latency == 4 + max(inputs - 1, 0) + max(passes["AT"] - 1, 0)
+    if all(dp.realisation[t] == "flat" for t in ("BT", "G", "AT")):
+        assert tile.latency == 4
+    assert DirectConvolution(entry.geometry, dp.options).latency == 4
+
+
 @pytest.mark.parametrize("entry", [e for e in SUITE if e.name not in BIG], ids=lambda e: e.name)
 @pytest.mark.parametrize("pipeline", ["none", "stages", "deep1", "deep2"])
 def test_direct_baseline_is_bit_exact(entry, pipeline):

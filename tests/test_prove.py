@@ -70,6 +70,7 @@ def prove(folder: Path, target: str = "wino", allow_edits: bool = False, icarus:
     ("f4_3", W8, "direct"),                   # the baseline with the same ports
     ("s2_k3_o2", STAGES, "wino"),             # stride, pipelined: latency 4 and the valid chain
     ("f2x2_3x3", W8, "wino"),                 # 2D
+    ("f2x2_3x3", STAGES, "wino"),             # stages: a register between A^T's row-column passes
     ("f4_3", ROUNDED, "wino"),                # round-half-even and saturation: the case analysis
     ("f2_3", HardwareOptions.make(8, 8, "stages", "offline", output_width=9, output_shift=3,
                                   rounding="round-half-up"), "wino"),  # offline u = G_int g, rounded, pipelined

@@ -41,6 +41,26 @@ def test_every_row_column_graph_computes_the_matrix(name):
             _evaluate(graph, M, rng)
 
 
+@pytest.mark.parametrize("name", [e.name for e in SUITE if len(e.geometry.output) > 1])
+def test_row_column_graphs_record_their_passes(name):
+    """``stages`` cuts a row-column graph between its 1D passes: every adder is in the stage of the
+    pass that built it, its operands in that stage or earlier; a flat graph is one stage."""
+    g = BY_NAME[name].geometry
+    s = scale_card(constructive_card(g))
+    for M, dims, side in ((s.BT, g.input, "in"), (s.G, g.kernel, "in"), (s.AT, g.output, "out")):
+        for kind, graph in candidates(M, dims, side):
+            stages = graph.pass_stages()
+            if kind == "flat":
+                assert graph.passes == [] and set(stages) == {0}
+                continue
+            assert len(graph.passes) == len(graph.adders)
+            assert sorted(set(stages[graph.n_inputs:])) == list(range(len(set(graph.passes))))
+            assert len(set(graph.passes)) <= len(dims)
+            for i, add in enumerate(graph.adders):
+                node = graph.n_inputs + i
+                assert stages[add.a.node] <= stages[node] and stages[add.b.node] <= stages[node]
+
+
 def test_f4x4_row_column_beats_flat():
     """Kronecker of the 6x6 data transform: 12 slices x 12 adders = 144 row-column, 169 flat."""
     g = BY_NAME["f4x4_3x3"].geometry
@@ -87,10 +107,11 @@ def test_model_is_bit_exact_on_every_suite_geometry(name):
 
 
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
-def test_row_column_design_passes_both_simulators(tmp_path, sim):
+@pytest.mark.parametrize("pipeline", ["deep", "stages"])
+def test_row_column_design_passes_both_simulators(tmp_path, sim, pipeline):
     from sim.run import run_simulation
     g = BY_NAME["f2x2x2_3x3x3"].geometry
-    opts = HardwareOptions.make(8, 8, "deep", "hw")
+    opts = HardwareOptions.make(8, 8, pipeline, "hw")
     gen = generate_design(constructive_card(g), opts)
     assert dict(gen.design.realisation)["BT"] == "row-column"
     folder = write_design_folder(tmp_path / "d", gen)

@@ -107,8 +107,9 @@ def _hw_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-width", type=width, default=8, help="signed data word width (2..32)")
     p.add_argument("--kernel-width", type=width, default=8, help="signed kernel word width (2..32)")
     p.add_argument("--pipeline", default="none", choices=PIPELINES,
-                   help="none: combinational; stages: registers at the multiplier operands, products, "
-                        "output transform (before the exact division) and output (latency 4); deep: a register cut every --adders-per-stage adder levels, "
+                   help="none: combinational; stages: registers between the passes of a row-column transform, "
+                        "at the multiplier operands, products, output transform (before the exact division) "
+                        "and output (latency 4 plus the passes); deep: a register cut every --adders-per-stage adder levels, "
                         "balanced, DSP-friendly product registers (latency computed)")
     p.add_argument("--adders-per-stage", type=positive_int, default=None,
                    help="with --pipeline deep: adder levels between register cuts (default 1)")
