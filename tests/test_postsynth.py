@@ -52,6 +52,26 @@ def test_mapped_netlists_pass(tmp_path_factory, family, pipeline):
         assert v["status"] == "PASS" and v["checked"] > 40, (target, v)
 
 
+def test_xc7_shared_preadder_register_stays_driven(tmp_path_factory):
+    """F(4,3) dilation 2, ``stages``: the two residues' pieces share the kernel transform, so two
+    multipliers read one operand register fed by an adder. Yosys's DSP48E1 packer took it with its
+    adder into one block as AD and left the other block's A input undriven (X): the post-synthesis
+    check failed. winohdl keeps such registers in the fabric (hdl.xilinx_dsp); the netlist passes,
+    no DSP48E1 input is a constant X, and only the adder-fed shared operands were marked."""
+    from hdl.xilinx_dsp import shared_operand_wires
+    opened = _design(tmp_path_factory, "d2_k3_o4", 8, "stages")
+    work = tmp_path_factory.mktemp("work")
+    marked = {}
+    for target, core in (("wino", opened.design.winograd), ("direct", opened.design.direct)):
+        r = synthesise(opened.path(core.verilog), core.top, "xilinx", work, netlist=True)
+        assert not re.search(r"\.[A-D]\(\d+'hx+\)", r.netlist.read_text())
+        v = check_netlist(opened, target, "xilinx", r.netlist, work, vectors=40)
+        assert v["status"] == "PASS" and v["checked"] > 40, (target, v)
+        marked[target] = shared_operand_wires(work / f"{core.top}_xilinx_yosys_pre_dsp.json")
+    assert marked["direct"] == []  # its shared operands are input registers: a copy in every block
+    assert {"u_q1_d0", "u_q2_d0"} <= set(marked["wino"]) and not any(w.startswith("v") for w in marked["wino"])
+
+
 def _broken(netlist: Path, tmp_path: Path, pattern: str, repl: str) -> Path:
     text, n = re.subn(pattern, repl, netlist.read_text(), count=1)
     assert n == 1, pattern
