@@ -66,6 +66,10 @@ from .perf import Timing
 
 
 ISSUE_DELAY = 1  # the walker's readiness is registered (see the walker in ``elaborate``)
+# Feature-map block-RAM reads go through a register whose only load is a second register (the
+# zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
+# long clock-to-out is short. The weight reads are delayed to match.
+FM_READ_REGISTERS = 1
 
 
 def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
@@ -225,7 +229,7 @@ class LayerEngine(wiring.Component):
             dp = self.dp
             lbt = graph_latency(dp.data_graph, ps)
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
-            acc = 5 + lbt + lane + self.split_levels
+            acc = 5 + FM_READ_REGISTERS + lbt + lane + self.split_levels
             if self.lane_divisions:   # the division inside the serial transform's last pass
                 write = acc + 1 + serial_latency(self.passes, ps, self._division(ps, self.lane_divisions).latency)
             else:
@@ -233,9 +237,9 @@ class LayerEngine(wiring.Component):
                 write = acc + 1 + at + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
-            return Plan(ps, wdelay, lbt, acc, write)
-        acc = 4 + self.split_levels + graph_latency(a.tree, ps) + 1
-        return Plan(ps, 0, 0, acc, acc + 1)
+            return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write)
+        acc = 4 + FM_READ_REGISTERS + self.split_levels + graph_latency(a.tree, ps) + 1
+        return Plan(ps, 0, FM_READ_REGISTERS, acc, acc + 1)
 
     def _division(self, per_stage: int, divisions=None, in_ranges=None) -> ExactDivision:
         """The exact division of every output (or of ``divisions``: the serial transform's lanes)."""
@@ -509,6 +513,7 @@ class LayerEngine(wiring.Component):
         fm_waddr = reg(w_addr, "fm_waddr")
         fm_wdata = [reg(sfm.tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
         mask2 = reg(mask1, "mask2")
+        mask3 = reg(mask2, "mask3", FM_READ_REGISTERS)
         for b in o.banks:
             for pc in range(o.PC):
                 mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[])
@@ -526,10 +531,11 @@ class LayerEngine(wiring.Component):
                     rp = mem.read_port(transparent_for=())
                     fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(N)]
                     m.d.comb += rp.addr.eq(reg(Cat(cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
+                    data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
                     # zero padding as the register's synchronous reset: no multiplexer
                     q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
-                    with m.If(mask2[j]):
-                        m.d.sync += q.eq(rp.data.as_signed())
+                    with m.If(mask3[j]):
+                        m.d.sync += q.eq(data.as_signed())
                     with m.Else():
                         m.d.sync += q.eq(0)
                     raw[j, pc] = q
@@ -548,7 +554,7 @@ class LayerEngine(wiring.Component):
 
         wstore = {(pk, pc): [w_read[pk, pc][i * sw_bits:(i + 1) * sw_bits].as_signed() for i in range(self.n_store)]
                   for pk in range(o.PK) for pc in range(o.PC)}
-        # ---- the datapath: cycle 3 holds the input tiles and the kernels -------------------------------
+        # ---- the datapath: cycle 3 + FM_READ_REGISTERS holds the input tiles and the kernels ----------
         if wino:
             dp = self.dp
             R = dp.rank
