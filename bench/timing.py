@@ -156,12 +156,13 @@ def targets(rows: list[dict]) -> str:
 
 
 def postsynth_suite(width: int, base: Path, families=("ecp5", "xilinx"), pipelines=("none", "deep"),
-                    vectors: int = 30, jobs: int = 2, names=None) -> list[dict]:
+                    vectors: int = 30, jobs: int = 2, names=None, simulator: str = "icarus") -> list[dict]:
     from winohdl.core.suite import SUITE
     todo = [(e.name, p, f) for e in SUITE if names is None or e.name in names for p in pipelines for f in families]
     rows = []
     with ProcessPoolExecutor(jobs) as pool:
-        futs = {pool.submit(_postsynth_one, n, p, f, width, vectors, str(base)): (n, p, f) for n, p, f in todo}
+        futs = {pool.submit(_postsynth_one, n, p, f, width, vectors, str(base), simulator): (n, p, f)
+                for n, p, f in todo}
         for fut in as_completed(futs):
             rows.append(fut.result())
             r = rows[-1]
@@ -170,7 +171,7 @@ def postsynth_suite(width: int, base: Path, families=("ecp5", "xilinx"), pipelin
     return rows
 
 
-def _postsynth_one(name, pipeline, family, width, vectors, base) -> dict:
+def _postsynth_one(name, pipeline, family, width, vectors, base, simulator="icarus") -> dict:
     from hdl.synth import synthesise
     from sim.postsynth import check_netlist
     from sim.tools import prepare_path
@@ -179,10 +180,10 @@ def _postsynth_one(name, pipeline, family, width, vectors, base) -> dict:
     t0 = time.perf_counter()
     opened = _open(name, pipeline, width, Path(base) / family)
     work = make_run_folder(opened.folder / "synth", "postsynth")
-    out = {"geometry": name, "pipeline": pipeline, "family": family}
+    out = {"geometry": name, "pipeline": pipeline, "family": family, "simulator": simulator}
     for target, core in (("wino", opened.design.winograd), ("direct", opened.design.direct)):
         r = synthesise(opened.path(core.verilog), core.top, family, work, netlist=True)
-        v = check_netlist(opened, target, family, r.netlist, work, vectors=vectors)
+        v = check_netlist(opened, target, family, r.netlist, work, vectors=vectors, simulator=simulator)
         out[target] = v["status"]
         out[f"{target}_message"] = v["message"]
     out["seconds"] = round(time.perf_counter() - t0)
@@ -200,6 +201,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-verify", action="store_true", help="skip the post-synthesis check")
     ap.add_argument("--postsynth-suite", action="store_true",
                     help="instead: the post-synthesis check on every suite geometry, ecp5 and xilinx")
+    ap.add_argument("--postsynth-sim", default="icarus", choices=("icarus", "verilator"),
+                    help="with --postsynth-suite: the simulator of the check (verilator: for the large geometries)")
     ap.add_argument("--suite-geometries", default=None,
                     help="with --postsynth-suite: only these suite names (comma-separated; default all)")
     ap.add_argument("--from-json", nargs="+", metavar="JSON",
@@ -232,7 +235,7 @@ def main(argv=None) -> int:
         if names and names - set(BY_NAME):
             ap.error(f"not suite geometries: {', '.join(sorted(names - set(BY_NAME)))}")
         rows = postsynth_suite(a.width, base / "postsynth", pipelines=tuple(a.pipelines.split(",")), jobs=a.jobs,
-                               names=names)
+                               names=names, simulator=a.postsynth_sim)
         bad = [r for r in rows if r["wino"] != "PASS" or r["direct"] != "PASS"]
         print(f"\n{len(rows)} (geometry, pipeline, family) points, {2 * len(rows)} netlists: "
               + ("every one PASS" if not bad else f"{len(bad)} with a FAIL: "

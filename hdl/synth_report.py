@@ -216,7 +216,8 @@ def format_report(rep: dict) -> str:
             def vs(e):
                 v = e.get("verify") or {}
                 return v.get("status", "-") + (f" {v['checked']}" if v.get("status") in ("PASS", "FAIL") else "")
-            lines.append(f"  {'post-synthesis sim':<26}{vs(w):>{W}}{vs(d):>{W}}")
+            sim = (w.get("verify") or {}).get("simulator", "icarus")
+            lines.append(f"  {'post-syn sim (' + sim + ')':<26}{vs(w):>{W}}{vs(d):>{W}}")
         lines.append(f"  logic formula: {w['logic_formula']}")
         for kind, e in (("winograd", w), ("direct", d)):
             v = e.get("verify") or {}

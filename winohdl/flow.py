@@ -28,6 +28,7 @@ def _say(text: str) -> None:
 
 def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSettings, cost: CostFunction,
              families: list[str], vectors: int, folder: Path, should_stop=lambda: False, *, verify: bool = True,
+             verify_simulator: str = "icarus",
              seeds: int = 3, pnr_timeout: float = 900.0) -> bool:
     """Run the whole flow (arguments already validated); True when both simulators pass, both proofs hold and
     every mapped netlist passes its post-synthesis check."""
@@ -64,8 +65,10 @@ def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSetting
     _say(f"== synth    {', '.join(families)} (first yowasp call compiles a cache, ~45 s)")
     check = None
     if verify:
+        from functools import partial
+
         from sim.postsynth import check_netlist
-        check = check_netlist
+        check = partial(check_netlist, simulator=verify_simulator)
     report = synth_design(opened, families, make_run_folder(folder / "synth", "synth"), seeds=seeds,
                           pnr_timeout=pnr_timeout, verify=check)
     table = format_report(report)
