@@ -428,13 +428,16 @@ class LayerEngine(wiring.Component):
                         wrap = tidxa[ax] == T[ax] - 1
                         nxt = Signal(lshape, name=f"lastua{ax}_step")
                         m.d.comb += nxt.eq(lastua[ax] + o.step[ax])
+                        # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
+                        # comparing the tile counter, not the sum, keeps a comparator off the adder)
+                        edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
+                        clamp = Const(1) if edge <= 1 else tidxa[ax] >= edge - 1
                         with m.If(carry):
                             with m.If(wrap):
                                 m.d.sync += [tidxa[ax].eq(0), lastua[ax].eq(u0[ax]), lasta[ax].eq(l0[ax])]
                             with m.Else():
                                 m.d.sync += [tidxa[ax].eq(tidxa[ax] + 1), lastua[ax].eq(nxt),
-                                             lasta[ax].eq(Mux(nxt > o.feature_map[ax] - 1,
-                                                              o.feature_map[ax] - 1, nxt))]
+                                             lasta[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))]
                         carry = carry & wrap
                 with m.Else():
                     m.d.sync += kg.eq(kg + 1)
