@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from sim.tools import SIMULATORS  # noqa: E402
+
 GEOMETRIES = {"f2x2_3x3": ("2x2", "3x3", "1"), "s2_5x5": ("2x2", "3x3", "2"), "f4x4_3x3": ("4x4", "3x3", "1"),
               "f6x6_3x3": ("6x6", "3x3", "1")}
 TITLES = {"f2x2_3x3": "F(2x2,3x3)", "s2_5x5": "s2 5x5", "f4x4_3x3": "F(4x4,3x3)", "f6x6_3x3": "F(6x6,3x3)"}
@@ -201,7 +203,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-verify", action="store_true", help="skip the post-synthesis check")
     ap.add_argument("--postsynth-suite", action="store_true",
                     help="instead: the post-synthesis check on every suite geometry, ecp5 and xilinx")
-    ap.add_argument("--postsynth-sim", default="icarus", choices=("icarus", "verilator"),
+    ap.add_argument("--postsynth-sim", default="icarus", choices=SIMULATORS,
                     help="with --postsynth-suite: the simulator of the check (verilator: for the large geometries)")
     ap.add_argument("--suite-geometries", default=None,
                     help="with --postsynth-suite: only these suite names (comma-separated; default all)")

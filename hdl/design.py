@@ -234,7 +234,7 @@ def _span(widths) -> str:
 
 def derive_design(dp: Datapath, name: str | None = None) -> Design:
     """The design of a datapath, from the card and options alone (no files)."""
-    from .components import WinogradTile
+    from .tile import WinogradTile
     from .direct import DirectConvolution
     card, options, g = dp.card, dp.options, dp.geometry
     direct = DirectConvolution(g, options)
@@ -259,7 +259,7 @@ def verilog_files(dp: Datapath, design: Design) -> dict[str, str]:
     """The Verilog of the tile and of the direct baseline (Amaranth's back end)."""
     from amaranth.back import verilog
 
-    from .components import WinogradTile
+    from .tile import WinogradTile
     from .direct import DirectConvolution
     return {design.winograd.verilog: verilog.convert(WinogradTile(dp), name=design.winograd.top, emit_src=False),
             design.direct.verilog: verilog.convert(DirectConvolution(dp.geometry, dp.options),

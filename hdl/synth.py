@@ -352,7 +352,8 @@ def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: 
     """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP registers absorbed)."""
     netlist = workdir / f"{name}_{family}_pnr.json"
     _run_synth_script(f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
-                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log", f"yosys {family} (harness)")
+                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
+                      f"yosys {family} (harness)")
     if family == "ecp5":
         absorb_ecp5_dsp_registers(netlist, netlist)
     return netlist

@@ -38,7 +38,7 @@ def _core(opened: OpenedDesign, kind: str):
     if kind == "direct":
         from .direct import DirectConvolution
         return DirectConvolution(opened.design.geometry, opened.design.options)
-    from .components import WinogradTile
+    from .tile import WinogradTile
     return WinogradTile(opened.datapath)
 
 

