@@ -73,10 +73,14 @@ class TermCatalogue:
         The convolution tile.
     q_max : int
         Largest numerator/denominator of the catalogue's points.
+    mixtures : bool
+        Also offer, where an A^T column admits a G space of dimension above one (strides: the
+        phases of one output pair), the combinations of its basis with coefficients 0, +-1.
     """
 
-    def __init__(self, geometry: Geometry, q_max: int = 2):
+    def __init__(self, geometry: Geometry, q_max: int = 2, mixtures: bool = False):
         self.geometry = geometry
+        self.mixtures = mixtures
         self.used = geometry.used_inputs()
         T = geometry.tensor()
         self.classes = [[(int(y), int(k)) for y, k in zip(*np.nonzero(T[:, d, :]))] for d in self.used]
@@ -126,8 +130,19 @@ class TermCatalogue:
         return tuple(out)
 
     def terms(self) -> list[tuple[Vector, Vector]]:
-        """Every catalogue term: each A^T column with each basis vector of its G space."""
-        return [(a, g) for a in self.a_vectors for g in self.g_space(a)]
+        """Every catalogue term: each A^T column with each basis vector of its G space (and, with
+        ``mixtures``, each combination of the basis with coefficients 0, +-1, up to sign)."""
+        out = []
+        for a in self.a_vectors:
+            space = self.g_space(a)
+            combos = product((0, 1, -1), repeat=len(space)) if self.mixtures else np.eye(len(space), dtype=int)
+            for cs in combos:
+                if not any(cs) or next(c for c in cs if c) < 0:
+                    continue
+                g = tuple(sum((c * b[k] for c, b in zip(cs, space)), Fraction(0)) for k in range(self.geometry.n_g))
+                if any(self.class_values(a, g)) and (a, g) not in out:
+                    out.append((a, g))
+        return out
 
     def matrices(self, terms) -> tuple[list, list, list] | None:
         """(B^T, G, A^T) of a set of terms, per-term normalised; None when the w are dependent."""
@@ -273,14 +288,15 @@ def _descend(screen: _Screen, chosen: list[int], key, pool_size: int, rng, out_o
 
 
 def polish(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q_max: int = 2, seed: int = 0,
-           should_stop=lambda: False) -> AlgorithmCard:
+           should_stop=lambda: False, mixtures: bool = False) -> AlgorithmCard:
     """Iterated local search for a cheaper card at the same R, the simplest points first.
 
     The budget is shared by tiers q = 1 (points 0, +-1, infinity), 2 (adding +-2,
     +-1/2), ... up to ``q_max``; each tier starts from the best card so far (see
     :func:`polish_tier`). Returns ``card`` itself unless a strictly cheaper proven
     card was found by ``cost`` (see :data:`miner.costs.CostFunction`). ``should_stop()``
-    ends the search early (e.g. on Ctrl-C), keeping the best card found so far.
+    ends the search early (e.g. on Ctrl-C), keeping the best card found so far. ``mixtures``
+    widens the catalogue (:class:`TermCatalogue`).
     """
     t0 = time.perf_counter()
     levels = range(1, max(q_max, 1) + 1)
@@ -289,7 +305,8 @@ def polish(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q_max:
         for q in levels:
             if should_stop():
                 break
-            out = polish_tier(best, cost, budget / len(levels), q_max=q, seed=seed, should_stop=should_stop)
+            out = polish_tier(best, cost, budget / len(levels), q_max=q, seed=seed, should_stop=should_stop,
+                              mixtures=mixtures)
             if out is not best:
                 log.append(out.provenance["polish"])
                 best = out
@@ -302,7 +319,7 @@ def polish(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q_max:
 
 
 def polish_tier(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q_max: int = 2, seed: int = 0,
-                kick: int = 3, patience: int = 200, should_stop=lambda: False) -> AlgorithmCard:
+                kick: int = 3, patience: int = 200, should_stop=lambda: False, mixtures: bool = False) -> AlgorithmCard:
     """Iterated local search over catalogue terms of one tier for a cheaper card at the same R.
 
     Single-term exchanges are screened in floating point (the adder estimate needs
@@ -319,7 +336,7 @@ def polish_tier(card: AlgorithmCard, cost: CostFunction, budget: float = 10.0, q
         return card
     t0 = time.perf_counter()
     out_of_time = lambda: time.perf_counter() - t0 > budget or should_stop()  # noqa: E731
-    cat = TermCatalogue(g, q_max=q_max)
+    cat = TermCatalogue(g, q_max=q_max, mixtures=mixtures)
     start = card_terms(card)
     pool = cat.terms()
     pool += [t for t in start if t not in pool]

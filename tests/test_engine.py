@@ -151,8 +151,14 @@ def test_wide_words_split_multipliers_stream_bit_exact(kind):
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
 
 
+# layers of one and two tiles: the walker's tile pointers then reach into the next frames
+TINY = [("one tile per frame", ("2x2", "3x3", "1", "1"), (4, 4), (0, 0), 1, 1, 1, 1),
+        ("two tiles per frame", ("2", "3", "1", "1"), (6,), (0,), 1, 1, 1, 1)]
+
+
 @pytest.mark.parametrize("kind", ["winograd", "direct"])
-@pytest.mark.parametrize("case", [LAYERS[0], LAYERS[2], LAYERS[3], LAYERS[5]], ids=[IDS[0], IDS[2], IDS[3], IDS[5]])
+@pytest.mark.parametrize("case", [LAYERS[0], LAYERS[2], LAYERS[3], LAYERS[5], LAYERS[7], *TINY],
+                         ids=[IDS[0], IDS[2], IDS[3], IDS[5], IDS[7], "one_tile", "two_tiles"])
 def test_performance_model_matches_simulation(case, kind):
     """Cycle for cycle: a load, two frames back to back, a reload, one more frame."""
     o = options(case)

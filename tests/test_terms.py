@@ -88,3 +88,22 @@ def test_polish_finds_a_card_cheaper_than_the_constructive_one():
     base = constructive_card(g)
     better = polish(base, cost_key, budget=10)
     assert card_key(cost_key, better) < card_key(cost_key, base)  # same B^T + A^T, fewer G adders (21 vs 23)
+
+
+@pytest.mark.parametrize("name", ["s2_k3_o2", "s21_3x3"])
+def test_mixed_terms_widen_a_stride_catalogue_and_stay_class_constant(name):
+    """With a stride one A^T column admits a G space of dimension two (the phases of an output
+    pair): ``mixtures`` adds the basis combinations, every one class-constant, the basis kept."""
+    g = BY_NAME[name].geometry
+    plain, mixed = TermCatalogue(g, q_max=1).terms(), TermCatalogue(g, q_max=1, mixtures=True).terms()
+    assert set(plain) < set(mixed)
+    cat = TermCatalogue(g, q_max=1)
+    for a, k in mixed:
+        for members, value in zip(cat.classes, cat.class_values(a, k)):
+            assert {a[y] * k[j] for y, j in members} == {value}
+    assert any(sum(x != 0 for x in k) > 1 and len(cat.g_space(a)) > 1 for a, k in mixed if (a, k) not in plain)
+
+
+def test_mixed_terms_change_nothing_without_a_stride():
+    g = BY_NAME["f2x2_3x3"].geometry
+    assert TermCatalogue(g, q_max=2, mixtures=True).terms() == TermCatalogue(g, q_max=2).terms()

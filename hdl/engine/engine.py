@@ -25,8 +25,8 @@ outputs end with ``tlast``; kernels stay loaded until the next weight load.
 
 Inside: the feature map is stored in banks (``amaranth.lib.memory``, block RAM) by position
 modulo the tile step ``output tile x stride`` per axis, so every input-tile word comes from a
-fixed bank and read port (no rotation network); a tile is computed two cycles after its last
-input pixel has arrived (its readiness is a register), so input streaming and computation overlap. Per cycle: one input tile of PC
+fixed bank and read port (no rotation network); a tile is computed three cycles after its last
+input pixel has arrived (its readiness is pipelined), so input streaming and computation overlap. Per cycle: one input tile of PC
 channels through B^T, R x PK x PC multipliers, the Winograd-domain sums of the PC lanes into
 R x PK accumulators (exact widths for C channels), and once per (tile, output channel) after
 C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
@@ -44,7 +44,6 @@ fewer groups than that are in flight, so with ``tready`` held high the credit ne
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import product
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
 from amaranth.lib import wiring
@@ -63,9 +62,9 @@ from .options import EngineKind, EngineOptions, EnginePipeline, OutputTransform,
 from .serial import (Pass, SerialOutputTransform, lane_divisions, plan_passes, serial_fits, serial_latency,
                      signed_kronecker_factors)
 from .perf import Timing
+from .walker import ISSUE_DELAY, WriterState, output_keep, walk, window_mask
 
 
-ISSUE_DELAY = 1  # the walker's readiness is registered (see the walker in ``elaborate``)
 # Feature-map block-RAM reads go through a register whose only load is a second register (the
 # zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
 # long clock-to-out is short. The weight reads are delayed to match.
@@ -368,81 +367,10 @@ class LayerEngine(wiring.Component):
                                  & Cat(*[p == f - 1 for p, f in zip(wpos, o.feature_map)]).all())
 
         # ---- walker ----------------------------------------------------------------------------------
-        T = o.tiles
-        cg = Signal(cg_bits, name="cg")
-        kg = Signal(kg_bits, name="kg")
-        tidx = [Signal(range(max(t, 2)), name=f"tile{ax}") for ax, t in enumerate(T)]
-        # Readiness is registered (no comparator between the write counters and the issue): the
-        # walker keeps the clamped last input position of its current tile (``lastc``) and of the
-        # next tile in raster order (``lasta``, a second tile counter one tile ahead), and ``ready``
-        # is computed one cycle ahead for whichever tile is current then, from the writer's state of
-        # this cycle: a tile issues two cycles after its last input beat (``Timing.issue_delay``).
-        def first_last(t):
-            u = [t[ax] * o.step[ax] - o.padding[ax] + g.input[ax] - 1 for ax in range(N)]
-            return u, [min(v, f - 1) for v, f in zip(u, o.feature_map)]
-        order = list(product(*(range(n) for n in T)))
-        t1 = order[1] if len(order) > 1 else order[0]
-        u0, l0 = first_last(order[0])
-        u1, l1 = first_last(t1)
-        lshape = signed(bits_for(max(o.feature_map) + max(o.step) + max(g.input)) + 2)
-        lastc = [Signal(lshape, name=f"lastc{ax}", init=l0[ax]) for ax in range(N)]
-        tidxa = [Signal(range(max(t, 2)), name=f"tilea{ax}", init=t1[ax]) for ax, t in enumerate(T)]
-        lastua = [Signal(lshape, name=f"lastua{ax}", init=u1[ax]) for ax in range(N)]
-        lasta = [Signal(lshape, name=f"lasta{ax}", init=l1[ax]) for ax in range(N)]
-
-        def past(last):
-            """The writer has passed position ``last`` (lexicographic, row-major)."""
-            gt = Const(0)
-            for ax in reversed(range(N)):
-                gt = (wpos[ax] > last[ax]) | ((wpos[ax] == last[ax]) & gt)
-            return gt
-        gt_c, gt_a = Signal(name="past_cur"), Signal(name="past_next")
-        m.d.comb += [gt_c.eq(past(lastc)), gt_a.eq(past(lasta))]
         credit = Signal(name="credit", init=1)   # fewer groups in flight than the FIFO holds (registered)
-        ready = Signal(name="ready")              # registered: the current tile's input is stored
-        issue = Signal(name="issue")
-        m.d.comb += issue.eq(ready & credit)
-        last_cg = Signal(name="last_cg")
-        last_kg = Signal(name="last_kg")
-        last_tile = Signal(name="last_tile")
-        adv = Signal(name="tile_advance")
-        m.d.comb += [last_cg.eq(cg == CG - 1), last_kg.eq(kg == KG - 1),
-                     last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
-                     adv.eq(issue & last_cg & last_kg)]
-        m.d.comb += walk_end.eq(adv & last_tile)
-        # next cycle's walker frame and frames in flight, and whether its tile's input is stored then
-        inflight_next = Signal(range(3), name="inflight_next")
-        rgen_next = Signal(name="rgen_next")
-        m.d.comb += [inflight_next.eq(inflight + frame_start - walk_end), rgen_next.eq(rgen ^ walk_end)]
-        m.d.sync += ready.eq((inflight_next != 0)
-                             & ((~wbusy & ~frame_start) | (wgen != rgen_next) | Mux(adv, gt_a, gt_c)))
-        with m.If(issue):
-            with m.If(last_cg):
-                m.d.sync += cg.eq(0)
-                with m.If(last_kg):
-                    m.d.sync += kg.eq(0)
-                    m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
-                    m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
-                    carry = Const(1)
-                    for ax in reversed(range(N)):
-                        wrap = tidxa[ax] == T[ax] - 1
-                        nxt = Signal(lshape, name=f"lastua{ax}_step")
-                        m.d.comb += nxt.eq(lastua[ax] + o.step[ax])
-                        # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
-                        # comparing the tile counter, not the sum, keeps a comparator off the adder)
-                        edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
-                        clamp = Const(1) if edge <= 1 else tidxa[ax] >= edge - 1
-                        with m.If(carry):
-                            with m.If(wrap):
-                                m.d.sync += [tidxa[ax].eq(0), lastua[ax].eq(u0[ax]), lasta[ax].eq(l0[ax])]
-                            with m.Else():
-                                m.d.sync += [tidxa[ax].eq(tidxa[ax] + 1), lastua[ax].eq(nxt),
-                                             lasta[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))]
-                        carry = carry & wrap
-                with m.Else():
-                    m.d.sync += kg.eq(kg + 1)
-            with m.Else():
-                m.d.sync += cg.eq(cg + 1)
+        wk = walk(m, o, WriterState(wpos, wbusy, wgen, frame_end), rgen, walk_end, credit)
+        cg, kg, tidx, issue, last_cg, last_kg, last_tile = (wk.cg, wk.kg, wk.tidx, wk.issue, wk.last_cg,
+                                                            wk.last_kg, wk.last_tile)
         # credits: a group counts from its last issue until its beat is taken
         taken = Signal(name="taken")
         m.d.comb += taken.eq(my.tvalid & my.tready)
@@ -450,33 +378,7 @@ class LayerEngine(wiring.Component):
         m.d.comb += count_next.eq(count + (issue & last_cg) - taken)
         m.d.sync += [count.eq(count_next), credit.eq(count_next < self.fifo_depth)]
 
-        # window validity (zero padding) per axis and word position, from the tile index
-        axis_valid = []
-        for ax in range(N):
-            per = []
-            for j in range(g.input[ax]):
-                lo = -(-(o.padding[ax] - j) // o.step[ax])        # ceil
-                hi = (o.feature_map[ax] - 1 + o.padding[ax] - j) // o.step[ax]
-                v = Signal(name=f"inside{ax}_{j}")
-                cond = Const(1)
-                if lo > 0:
-                    cond = cond & (tidx[ax] >= lo)
-                if hi < T[ax] - 1:
-                    cond = cond & (tidx[ax] <= hi)
-                m.d.comb += v.eq(cond)
-                per.append(v)
-            axis_valid.append(per)
-        mask0 = Cat(*[Cat(*[axis_valid[ax][jj[ax]] for ax in range(N)]).all() for jj, _, _ in o.window])
-        # outputs kept at the layer's edges (per tile position, row-major)
-        keep_bits = []
-        for oo in product(*(range(n) for n in g.output)):
-            conds = []
-            for ax in range(N):
-                rem = o.output_size[ax] - (T[ax] - 1) * g.output[ax]
-                if oo[ax] >= rem:
-                    conds.append(tidx[ax] != T[ax] - 1)
-            keep_bits.append(Cat(*conds).all() if conds else Const(1))
-        keep0 = Cat(*keep_bits)
+        mask0, keep0 = window_mask(m, o, tidx), output_keep(o, tidx)
 
         # ---- stage 1: the issue registered (addresses, window mask, group flags) ----------------------
         valid1 = Signal(name="valid1")
@@ -525,7 +427,7 @@ class LayerEngine(wiring.Component):
                 wp = mem.write_port()
                 sel = Cat(*[r == bb for r, bb in zip(wres, b)]).all()
                 # the write is registered (no handshake logic before the block RAMs' enables); the
-                # walker sees a position two cycles after its beat, so the read always follows
+                # walker sees a position three cycles after its beat, so the read always follows
                 m.d.comb += [wp.addr.eq(fm_waddr), wp.en.eq(reg(fm_hs & sel, f"fm_we_{name}", reset_less=False)),
                              wp.data.eq(fm_wdata[pc])]
                 for j, (jj, res, quo) in enumerate(o.window):

@@ -3,8 +3,9 @@
 The engine's weight and output buses are far wider than a package's pins: the weight beat is
 shifted in one bit per cycle into a register that drives ``s_axis_w.tdata``, and the output
 beat is captured into a register that shifts out one bit per cycle. The feature-map stream and
-every handshake stay on pins, each input through a register, so the clock paths timed are the
-engine's own. Resource figures come from the engine alone; the harness only gives place and
+every handshake stay on pins, each input and each output through a register, so the clock paths
+timed are the engine's own (an output pin driven by the engine's logic would pull that logic to
+the pad). Resource figures come from the engine alone; the harness only gives place and
 route real, registered paths to time.
 """
 
@@ -44,8 +45,8 @@ class EngineHarness(wiring.Component):
         m.d.sync += [fm.eq(self.fm_data), fv.eq(self.fm_valid), wv.eq(self.w_valid), yr.eq(self.y_ready),
                      yl.eq(self.y_load)]
         m.d.comb += [e.s_axis_w.tdata.eq(wreg), e.s_axis_w.tvalid.eq(wv),
-                     e.s_axis_fm.tdata.eq(fm), e.s_axis_fm.tvalid.eq(fv), e.m_axis_y.tready.eq(yr),
-                     self.w_ready.eq(e.s_axis_w.tready), self.fm_ready.eq(e.s_axis_fm.tready),
+                     e.s_axis_fm.tdata.eq(fm), e.s_axis_fm.tvalid.eq(fv), e.m_axis_y.tready.eq(yr)]
+        m.d.sync += [self.w_ready.eq(e.s_axis_w.tready), self.fm_ready.eq(e.s_axis_fm.tready),
                      self.y_valid.eq(e.m_axis_y.tvalid), self.y_last.eq(e.m_axis_y.tlast), self.busy.eq(e.busy)]
         y = Cat(e.m_axis_y.tdata, e.m_axis_y.tkeep)
         cap = Signal(len(y))

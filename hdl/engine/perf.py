@@ -10,7 +10,7 @@ Rules, with every stream offered without gaps and no back-pressure on the output
   ``weight_latency``);
 * the walker issues one (tile, output-channel group, input-channel group) per cycle, tiles in
   raster order; a tile may start ``issue_delay + 1`` cycles after its last input pixel's last beat
-  arrived (the engine registers its readiness: ``issue_delay`` 1);
+  arrived (the engine pipelines its readiness: ``issue_delay`` 2);
 * a tile group's output beat leaves ``latency`` cycles after its last issue.
 
 ``cycles`` counts a layer from its first feature-map beat to its last output beat, inclusive.
@@ -57,7 +57,7 @@ class Timing:
         beyond the next one (the weight reads still in flight).
     issue_delay : int
         Cycles from a tile's input being stored to the walker seeing it, beyond the next one
-        (1: the walker's readiness is a register).
+        (2: the walker's readiness is pipelined, two registers deep).
     """
 
     latency: int

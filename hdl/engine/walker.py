@@ -1,0 +1,215 @@
+"""The engine's tile walker: which (tile, output-channel group, input-channel group) issues when.
+
+Tiles go in raster order, then output-channel groups, then input-channel groups (innermost). A
+tile may issue once the writer has stored its input: readiness is pipelined so that no comparator
+sits between the writer's counters and the issue (see :func:`walk`); the performance model's
+``Timing.issue_delay`` is :data:`ISSUE_DELAY`. Also here: the zero-padding mask of a tile's input
+words and the kept outputs of edge tiles, both from the tile index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
+
+from .options import EngineOptions, bits_for
+
+ISSUE_DELAY = 2
+"""Cycles from a tile's last input beat to its first issue, beyond the next one (the readiness
+is two registers deep)."""
+
+
+@dataclass(frozen=True)
+class WriterState:
+    """What the walker reads of the feature-map writer (signals of the engine's module).
+
+    Attributes
+    ----------
+    wpos : list of Signal
+        The position of the next beat, per axis (row-major).
+    wbusy : Signal
+        The writer is inside a frame.
+    wgen : Signal
+        The frame buffer it fills.
+    frame_end : Signal
+        The last beat of a frame is taken this cycle.
+    """
+
+    wpos: list
+    wbusy: Value
+    wgen: Value
+    frame_end: Value
+
+
+@dataclass(frozen=True)
+class Walk:
+    """The walker's state and issue (signals of the engine's module).
+
+    Attributes
+    ----------
+    cg, kg : Signal
+        Input- and output-channel group of the current issue.
+    tidx : list of Signal
+        The current tile, per axis.
+    issue : Signal
+        A group issues this cycle.
+    last_cg, last_kg, last_tile : Signal
+        The current issue is the last input-channel group, output-channel group, tile.
+    """
+
+    cg: Signal
+    kg: Signal
+    tidx: list
+    issue: Signal
+    last_cg: Signal
+    last_kg: Signal
+    last_tile: Signal
+
+
+def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end: Signal,
+         credit: Value) -> Walk:
+    """Build the walker into ``m``: it issues while ``credit`` is high and the current tile is stored,
+    drives ``walk_end`` (the last issue of a frame) and reads ``rgen`` (the buffer it walks)."""
+    g = o.geometry
+    N = g.axes
+    CG, KG = o.channel_groups, o.kernel_groups
+    cg_bits, kg_bits = bits_for(CG), bits_for(KG)
+    wpos, wbusy, wgen, frame_end = writer.wpos, writer.wbusy, writer.wgen, writer.frame_end
+    T = o.tiles
+    cg = Signal(cg_bits, name="cg")
+    kg = Signal(kg_bits, name="kg")
+    tidx = [Signal(range(max(t, 2)), name=f"tile{ax}") for ax, t in enumerate(T)]
+    # Readiness is pipelined: no comparator sits between the write counters and the issue. The
+    # walker keeps three tile pointers in raster order (the current tile C, the next A, the one
+    # after B), each with its clamped last input position and how many frames it is ahead of
+    # C (A: 0 or 1; B: 0, 1 or 2, two only with at most two tiles per frame). Every cycle each
+    # pointer's tile is checked against the writer (its frame's buffer is full, or the writer is
+    # in that frame past the tile's last position), the checks of the tiles current and next
+    # one cycle later are registered (``seen_c``, ``seen_a``: on an advance they shift, B's check
+    # moving up), and ``ready`` is the registered check of the tile current then. A tile issues
+    # three cycles after its last input beat (``Timing.issue_delay`` 2).
+    def first_last(t):
+        u = [t[ax] * o.step[ax] - o.padding[ax] + g.input[ax] - 1 for ax in range(N)]
+        return u, [min(v, f - 1) for v, f in zip(u, o.feature_map)]
+    order = list(product(*(range(n) for n in T)))
+    ta, tb = order[1 % len(order)], order[2 % len(order)]
+    u0, l0 = first_last(order[0])
+    _, la = first_last(ta)
+    ub, lb = first_last(tb)
+    lshape = signed(bits_for(max(o.feature_map) + max(o.step) + max(g.input)) + 2)
+    lastc = [Signal(lshape, name=f"lastc{ax}", init=l0[ax]) for ax in range(N)]
+    tidxa = [Signal(range(max(t, 2)), name=f"tilea{ax}", init=ta[ax]) for ax, t in enumerate(T)]
+    lasta = [Signal(lshape, name=f"lasta{ax}", init=la[ax]) for ax in range(N)]
+    tidxb = [Signal(range(max(t, 2)), name=f"tileb{ax}", init=tb[ax]) for ax, t in enumerate(T)]
+    lastub = [Signal(lshape, name=f"lastub{ax}", init=ub[ax]) for ax in range(N)]
+    lastb = [Signal(lshape, name=f"lastb{ax}", init=lb[ax]) for ax in range(N)]
+    ahead_a = Signal(range(2), name="ahead_a", init=int(len(order) == 1))
+    ahead_b = Signal(range(3), name="ahead_b", init=(2 if len(order) == 1 else int(len(order) == 2)))
+    full = [Signal(name=f"full{b}") for b in range(2)]   # buffer b holds a whole frame not yet walked
+
+    def past(last):
+        """The writer has passed position ``last`` (lexicographic, row-major)."""
+        gt = Const(0)
+        for ax in reversed(range(N)):
+            gt = (wpos[ax] > last[ax]) | ((wpos[ax] == last[ax]) & gt)
+        return gt
+
+    def stored(last, ahead, name):
+        """The input of a pointer's tile is stored, as the writer stands this cycle."""
+        gen = rgen ^ ahead[0]
+        s = Signal(name=name)
+        m.d.comb += s.eq((ahead != 2) & (Mux(gen, full[1], full[0]) | (wbusy & (wgen == gen) & past(last))))
+        return s
+    now_c, now_a, now_b = stored(lastc, Const(0, 2), "stored_c"), stored(lasta, ahead_a, "stored_a"), \
+        stored(lastb, ahead_b, "stored_b")
+    seen_c, seen_a = Signal(name="seen_c"), Signal(name="seen_a")
+    ready = Signal(name="ready")              # registered: the current tile's input is stored
+    issue = Signal(name="issue")
+    m.d.comb += issue.eq(ready & credit)
+    last_cg = Signal(name="last_cg")
+    last_kg = Signal(name="last_kg")
+    last_tile = Signal(name="last_tile")
+    adv = Signal(name="tile_advance")
+    m.d.comb += [last_cg.eq(cg == CG - 1), last_kg.eq(kg == KG - 1),
+                 last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
+                 adv.eq(issue & last_cg & last_kg)]
+    m.d.comb += walk_end.eq(adv & last_tile)
+    m.d.sync += [ready.eq(Mux(adv, seen_a, seen_c)),
+                 seen_c.eq(Mux(adv, now_a, now_c)), seen_a.eq(Mux(adv, now_b, now_a))]
+    for b in range(2):
+        with m.If(frame_end & (wgen == b)):
+            m.d.sync += full[b].eq(1)
+        with m.Elif(walk_end & (rgen == b)):
+            m.d.sync += full[b].eq(0)
+    with m.If(issue):
+        with m.If(last_cg):
+            m.d.sync += cg.eq(0)
+            with m.If(last_kg):
+                m.d.sync += kg.eq(0)
+                m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
+                m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
+                m.d.sync += [tidxa[ax].eq(tidxb[ax]) for ax in range(N)]
+                m.d.sync += [lasta[ax].eq(lastb[ax]) for ax in range(N)]
+                b_wraps = Cat(*[t == n - 1 for t, n in zip(tidxb, T)]).all()
+                m.d.sync += [ahead_a.eq(ahead_b - ahead_a), ahead_b.eq(ahead_b - ahead_a + b_wraps)]
+                carry = Const(1)
+                for ax in reversed(range(N)):
+                    wrap = tidxb[ax] == T[ax] - 1
+                    nxt = Signal(lshape, name=f"lastub{ax}_step")
+                    m.d.comb += nxt.eq(lastub[ax] + o.step[ax])
+                    # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
+                    # comparing the tile counter, not the sum, keeps a comparator off the adder)
+                    edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
+                    clamp = Const(1) if edge <= 1 else tidxb[ax] >= edge - 1
+                    with m.If(carry):
+                        with m.If(wrap):
+                            m.d.sync += [tidxb[ax].eq(0), lastub[ax].eq(u0[ax]), lastb[ax].eq(l0[ax])]
+                        with m.Else():
+                            m.d.sync += [tidxb[ax].eq(tidxb[ax] + 1), lastub[ax].eq(nxt),
+                                         lastb[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))]
+                    carry = carry & wrap
+            with m.Else():
+                m.d.sync += kg.eq(kg + 1)
+        with m.Else():
+            m.d.sync += cg.eq(cg + 1)
+
+    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile)
+
+
+def window_mask(m: Module, o: EngineOptions, tidx: list) -> Value:
+    """One bit per input-tile word (``o.window`` order): inside the feature map (else zero padding)."""
+    g, T = o.geometry, o.tiles
+    N = g.axes
+    axis_valid = []
+    for ax in range(N):
+        per = []
+        for j in range(g.input[ax]):
+            lo = -(-(o.padding[ax] - j) // o.step[ax])        # ceil
+            hi = (o.feature_map[ax] - 1 + o.padding[ax] - j) // o.step[ax]
+            v = Signal(name=f"inside{ax}_{j}")
+            cond = Const(1)
+            if lo > 0:
+                cond = cond & (tidx[ax] >= lo)
+            if hi < T[ax] - 1:
+                cond = cond & (tidx[ax] <= hi)
+            m.d.comb += v.eq(cond)
+            per.append(v)
+        axis_valid.append(per)
+    return Cat(*[Cat(*[axis_valid[ax][jj[ax]] for ax in range(N)]).all() for jj, _, _ in o.window])
+
+
+def output_keep(o: EngineOptions, tidx: list) -> Value:
+    """One bit per output of a tile (row-major): inside the layer's output (edge tiles keep fewer)."""
+    g, T = o.geometry, o.tiles
+    N = g.axes
+    keep_bits = []
+    for oo in product(*(range(n) for n in g.output)):
+        conds = []
+        for ax in range(N):
+            rem = o.output_size[ax] - (T[ax] - 1) * g.output[ax]
+            if oo[ax] >= rem:
+                conds.append(tidx[ax] != T[ax] - 1)
+        keep_bits.append(Cat(*conds).all() if conds else Const(1))
+    return Cat(*keep_bits)
