@@ -1,0 +1,381 @@
+"""The ``winohdl`` subcommands: each takes the parsed arguments (:mod:`winohdl.cli`) and wires the
+stages together; bad input raises :class:`~winohdl.core.errors.WinohdlError` (the command line
+turns it into one line ``error: ...`` and exit status 2). Heavy modules load inside the commands,
+so the command line starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from pathlib import Path
+
+from winohdl.core.errors import EXIT_FAILED, EXIT_OK, Interrupted, WinohdlError
+from winohdl.core.interrupt import StopFlag, stop_on_sigint
+
+METHODS = ("search", "constructive", "als", "sgd")
+PIPELINES = ("none", "stages", "deep")
+KERNEL_TRANSFORMS = ("hw", "offline")
+ROUNDINGS = ("truncate", "round-half-up", "round-half-even")
+SIMULATOR_NAMES = ("icarus", "verilator")  # sim.tools.SIMULATORS, without importing sim at start-up
+SIM_CHOICES = SIMULATOR_NAMES + ("both",)
+
+
+def _geometry(a):
+    from winohdl.core.geometry import Geometry
+    return Geometry.parse(a.output, a.kernel, a.stride or "1", a.dilation or "1")
+
+
+def _hw_options(a):
+    from hdl.options import HardwareOptions
+    if a.output_width is None:  # given at all, even at its default, they need --output-width
+        for flag, value in (("--rounding", a.rounding), ("--output-shift", a.output_shift)):
+            if value is not None:
+                raise WinohdlError(f"{flag} applies only with --output-width")
+    return HardwareOptions.make(a.data_width, a.kernel_width, a.pipeline, a.kernel_transform,
+                                a.output_width, a.rounding or "truncate", a.output_shift or 0, a.adders_per_stage)
+
+
+def _settings(a, **extra):
+    from miner.search import Method, MineSettings
+    return MineSettings(method=Method(a.method), seed=a.seed, **extra)
+
+
+def _cost():
+    from hdl.cost import cost_key
+    return cost_key
+
+
+# ---- commands ----------------------------------------------------------------------------------------
+
+def _card_target(a, geometry, rank: int) -> Path:
+    """Where ``mine`` writes its card; never a design folder's card.json."""
+    name = geometry.name + (f"_r{rank}" if rank != geometry.lower_bound() else "")
+    out = Path(a.o) if a.o else Path("build") / "cards" / f"{name}.json"
+    if out.is_dir() or out.suffix != ".json":
+        out = out / f"{name}.json"
+    from hdl.design import DESIGN_FILE
+    from winohdl.core.io import check_output_path
+    if (out.parent / DESIGN_FILE).exists():
+        raise WinohdlError(f"{out.parent} is a design folder: write the card elsewhere (-o FILE.json) and "
+                           f"generate with 'winohdl gen CARD -o {out.parent}'")
+    if out.exists() and not out.is_file():
+        raise WinohdlError(f"cannot write {out}: not a file")
+    return check_output_path(out, folder=False)
+
+
+def _design_target(folder: Path, option: str = "-o") -> Path:
+    """A folder that ``gen`` (or ``flow``, ``explore``) may replace as a whole: new, empty, or a design
+    folder; checked before any work. Anything else would be deleted by the replacement."""
+    from hdl.design import DESIGN_FILE
+    from winohdl.core.io import check_output_path
+    check_output_path(folder, folder=True)
+    if folder.is_dir() and not (folder / DESIGN_FILE).is_file() and any(folder.iterdir()):
+        raise WinohdlError(f"{option} {folder}: the folder exists, is not empty and is not a design folder; "
+                           "it would be replaced as a whole: choose a new or empty folder")
+    return folder
+
+
+def cmd_mine(a) -> int:
+    from miner.search import Method, NoCardFound, mine_card
+    g = _geometry(a)
+    sgd = {}
+    if a.sgd:
+        from miner.sgd import parse_settings  # torch loads only when needed
+        sgd = parse_settings(a.sgd)
+    if a.method == "constructive":
+        given = [n for n, v in (("--seconds", a.seconds), ("--q-max", a.q_max), ("--polish", a.polish)) if v is not None]
+        if given:
+            raise WinohdlError(f"{given[0]} applies to --method als, sgd or search (the constructive card is built "
+                               "directly)")
+    if a.pareto:
+        return _mine_front(a, g)
+    settings = _settings(a, rank=a.rank, steps=a.steps, seconds=a.seconds, device=a.device, q_max=a.q_max or 4,
+                         polish_seconds=10.0 if a.polish is None else a.polish, exact_loss=a.exact_loss,
+                         resume=a.resume, sgd=sgd)
+    rank = settings.check_geometry(g)
+    out = _card_target(a, g, rank)
+    if settings.method is Method.SGD:
+        import dataclasses
+        settings = dataclasses.replace(settings, checkpoint=out.with_name(f"{out.stem}.sgd-r{rank}-s{a.seed}.pt"))
+        if a.resume and not settings.checkpoint.is_file():
+            raise WinohdlError(f"--resume: no checkpoint at {settings.checkpoint}")
+    flag = StopFlag()
+    # the handler stays until the card is written: a Ctrl-C after a proof keeps the card (exit 0)
+    with stop_on_sigint(flag):
+        try:
+            from hdl.cost import make_cost_key
+            card = mine_card(g, settings, make_cost_key(a.objective), should_stop=flag)
+        except (Interrupted, NoCardFound) as exc:
+            ckpt = settings.checkpoint
+            if ckpt is None or not ckpt.is_file():
+                raise
+            again = "--resume" if isinstance(exc, Interrupted) else "--resume and a larger --seconds or --steps"
+            hint = f"checkpoint saved to {ckpt}: continue with the same command plus {again}"
+            raise type(exc)(f"{exc}; {hint}") from None
+        from hdl.cost import cost_of
+        cost = cost_of(card, objective=a.objective)
+        card.save(out, cost.to_json())
+        print(card.summary())
+        print(cost.line())
+        print(f"card       {out}")
+        if card.provenance.get("interrupted"):
+            print("interrupted: kept the best proven card found so far", file=sys.stderr)
+    return EXIT_OK
+
+
+def _mine_front(a, g) -> int:
+    """``mine --pareto``: the proven non-dominated cards in (R, adder bits, depth), table and plot."""
+    from hdl.cost import front_figures, make_cost_key
+    from miner.pareto import front_table, mine_front, plot_front
+    flag = StopFlag()
+    with stop_on_sigint(flag):
+        front, cands = mine_front(g, front_figures, make_cost_key(a.objective),
+                                  polish_seconds=0.0 if a.polish is None else a.polish, max_rank=a.rank,
+                                  should_stop=flag)
+    folder = Path(a.o) if a.o else Path("build") / "cards" / f"{g.name}.front"
+    from winohdl.core.io import write_text_atomic
+    folder.mkdir(parents=True, exist_ok=True)
+    from hdl.cost import cost_of
+    for p in front:
+        p.card.save(folder / f"{g.name}_r{p.rank}_b{p.figures[1]}_d{p.figures[2]}.json",
+                    cost_of(p.card, objective=a.objective).to_json())
+    table = front_table(g, front, cands)
+    write_text_atomic(folder / "front.txt", table + "\n")
+    png = plot_front(g, front, cands, folder / "front.png")
+    print(table)
+    print(f"front      cards, front.txt and {png.name} in {folder}")
+    return EXIT_OK
+
+
+def cmd_check(a) -> int:
+    from hdl.cost import cost_of
+    from winohdl.core.card import AlgorithmCard
+    card = AlgorithmCard.load(a.card)
+    print(card.summary())
+    print(cost_of(card).line())
+    print(f"check      {a.card}: proven exact")
+    return EXIT_OK
+
+
+def cmd_bounds(a) -> int:
+    from miner.bounds import bounds_report
+    print(bounds_report(_geometry(a), a.tiles))
+    return EXIT_OK
+
+
+def cmd_gen(a) -> int:
+    from hdl.design import generate_design, write_design_folder
+    opts = _hw_options(a)
+    geometry_given = [f"--{n}" for n in ("output", "kernel", "stride", "dilation") if getattr(a, n) is not None]
+    if a.source:
+        if geometry_given:
+            raise WinohdlError(f"{geometry_given[0]}: give a card or a geometry, not both (the card has its geometry)")
+        from winohdl.core.card import AlgorithmCard
+        card = AlgorithmCard.load(a.source)
+    else:
+        if not a.output or not a.kernel:
+            raise WinohdlError("give a card JSON or a geometry (--output and --kernel)")
+        from miner.search import best_known_card
+        card = best_known_card(_geometry(a), _cost())
+    folder = _design_target(Path(a.o) if a.o else Path("build") / card.geometry.name)
+    generated = generate_design(card, opts)
+    write_design_folder(folder, generated)
+    print(generated.design.text())
+    print(f"folder     {folder}")
+    return EXIT_OK
+
+
+def _open(a):
+    from hdl.design import open_design
+    opened = open_design(a.design, allow_edits=a.allow_edits)
+    if opened.edited:
+        print(f"note       using edited files as they are (--allow-edits): {', '.join(opened.edited)}",
+              file=sys.stderr)
+    return opened
+
+
+def _work(a, opened, kind: str) -> Path:
+    from winohdl.core.io import make_run_folder
+    base = Path(a.work) if a.work else opened.folder / {"sim": "sim_build"}.get(kind, kind)
+    return make_run_folder(base, kind)
+
+
+def cmd_sim(a) -> int:
+    from sim.run import run_simulation
+    from sim.tools import parse_simulators, require
+    from winohdl.core.limits import VECTORS
+    VECTORS.check(a.vectors, "--vectors")
+    names = parse_simulators(a.sim)
+    for n in names:
+        require(n)
+    opened = _open(a)
+    work = _work(a, opened, "sim")
+    ok = True
+    for n in names:
+        r = run_simulation(opened, n, work, a.vectors, a.seed, a.waves)
+        print(r.line(), flush=True)
+        ok &= r.passed
+    print(f"build      {work}")
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_prove(a) -> int:
+    from sim.prove import format_proof, prove_design, write_proof
+    opened = _open(a)
+    work = _work(a, opened, "prove")
+    targets = ("wino", "direct") if a.target == "both" else (a.target,)
+    code = EXIT_OK
+    for target in targets:
+        report = prove_design(opened, target, work / target, icarus=not a.no_replay)
+        text = write_proof(work, report)
+        print(format_proof(report) if len(targets) == 1 else report.line(), flush=True)
+        print(f"report     {text}", flush=True)
+        code = max(code, report.exit_code)
+    return code
+
+
+def cmd_synth(a) -> int:
+    from hdl.synth_report import check_synth_options, failed, format_report, parse_families, synth_design
+    fams = parse_families(a.family)
+    check_synth_options(a.seeds, a.pnr_timeout)
+    verify = None
+    if a.verify_sim is not None and not a.verify:
+        raise WinohdlError("--verify-sim applies only with --verify")
+    if a.verify:
+        from sim.postsynth import check_netlist
+        from sim.tools import require
+        require(a.verify_sim or "icarus")  # before any work
+        verify = partial(check_netlist, simulator=a.verify_sim or "icarus")
+    opened = _open(a)
+    work = _work(a, opened, "synth")
+    report = synth_design(opened, fams, work, seeds=a.seeds, pnr_timeout=a.pnr_timeout, verify=verify)
+    print(format_report(report))
+    print(f"report     {work / 'report.txt'}")
+    bad = failed(report)
+    if bad:
+        print(f"error: post-synthesis check FAILED: {', '.join(bad)}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_flow(a) -> int:
+    from hdl.synth_report import check_synth_options, parse_families
+    from sim.tools import SIMULATORS, require
+    from winohdl.core.limits import VECTORS
+    from winohdl.flow import run_flow
+    g = _geometry(a)
+    opts = _hw_options(a)
+    settings = _settings(a)
+    settings.check_geometry(g)
+    fams = parse_families(a.family)
+    VECTORS.check(a.vectors, "--vectors")
+    check_synth_options(a.seeds, a.pnr_timeout)
+    if a.verify_sim is not None and a.no_verify:
+        raise WinohdlError("--verify-sim does not apply with --no-verify")
+    for s in SIMULATORS:
+        require(s)  # fail before any work when a simulator is missing
+    folder = _design_target(Path(a.o) if a.o else Path("build") / g.name)
+    flag = StopFlag()
+    with stop_on_sigint(flag):
+        ok = run_flow(g, opts, settings, _cost(), fams, a.vectors, folder, should_stop=flag,
+                      verify=not a.no_verify, seeds=a.seeds, pnr_timeout=a.pnr_timeout,
+                      verify_simulator=a.verify_sim or "icarus")
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_explore(a) -> int:
+    from hdl.options import HardwareOptions
+    from hdl.synth_report import parse_families
+    from winohdl.core.errors import LimitError
+    from winohdl.core.geometry import Geometry, parse_int_list
+    from winohdl.core.io import check_output_path
+    from winohdl.explore import explore
+    fams = parse_families(a.family)
+    if len(fams) != 1:
+        raise WinohdlError(f"--family: explore runs on one family, got {', '.join(fams)}")
+    if a.jobs is not None and a.ray is not None:
+        raise WinohdlError("--jobs applies to the local pool; with --ray the cluster schedules the points")
+    from winohdl.fanout import default_jobs
+    a.jobs = a.jobs or default_jobs()
+    outputs = parse_int_list(a.outputs, "--outputs")
+    base = Geometry.parse("1", a.kernel, a.stride, a.dilation)
+    geometries = []
+    for o in outputs:
+        try:
+            geometries.append(Geometry((o,) * base.axes, base.kernel, base.stride, base.dilation))
+        except LimitError as exc:
+            raise LimitError(f"--outputs {o}: {exc}") from None
+    from hdl.options import parse_choices
+    from hdl.synth_report import check_synth_options
+    pipelines = []
+    for name in parse_choices(a.pipelines, PIPELINES, "pipeline", "all"):
+        pipelines.append(HardwareOptions.make(a.data_width, a.kernel_width, name,
+                                              adders_per_stage=a.adders_per_stage if name == "deep" else None))
+    if a.adders_per_stage is not None and not any(o.pipeline.value == "deep" for o in pipelines):
+        raise WinohdlError("--adders-per-stage applies only with deep in --pipelines")
+    check_synth_options(a.seeds, a.pnr_timeout)
+    folder = Path(a.o) if a.o else Path("build") / f"explore_k{'x'.join(map(str, base.kernel))}"
+    check_output_path(folder, folder=True)
+    for o in pipelines:
+        for g in geometries:  # explore replaces these subfolders as a whole
+            _design_target(folder / f"{g.name}_{o.tag}", "-o")
+    rows, png, text = explore(geometries, pipelines, fams[0], folder, a.seeds, a.pnr_timeout, jobs=a.jobs,
+                              ray_address=a.ray)
+    print(text)
+    print(f"plot       {png}")
+    return EXIT_OK
+
+
+def cmd_engine(a) -> int:
+    """Generate a whole-layer engine (and the direct engine), simulate both, synthesise both."""
+    from hdl.engine.design import generate_engine, open_engine_design, write_engine_folder
+    from hdl.engine.options import EngineOptions
+    from hdl.synth_report import parse_families
+    from miner.search import best_known_card
+    from sim.engine_run import run_engine_simulation
+    from sim.tools import parse_simulators, require
+    from winohdl.core.io import make_run_folder
+    g = _geometry(a)
+    opts = EngineOptions.parse(g, a.in_channels, a.out_channels, a.feature_map, a.padding, a.parallel_out,
+                               a.parallel_in, a.data_width, a.kernel_width, a.kernel_transform, a.pipeline,
+                               a.output_transform)
+    sims = [] if a.sim == "none" else parse_simulators(a.sim)
+    for n in sims:
+        require(n)
+    fams = [] if a.family == "none" else parse_families(a.family)
+    folder = _design_target(Path(a.o) if a.o else Path("build") / opts.name)
+    card = best_known_card(g, _cost())
+    write_engine_folder(folder, generate_engine(card, opts))
+    opened = open_engine_design(folder)
+    print(opened.design.text())
+    ok = True
+    if sims:
+        work = make_run_folder(folder / "sim_build", "sim")
+        for n in sims:
+            for kind in ("winograd", "direct"):
+                r = run_engine_simulation(opened, n, work, kind=kind, seed=a.seed)
+                print(r.line(), flush=True)
+                ok &= r.passed
+    if fams:
+        from hdl.synth import synthesise
+        work = make_run_folder(folder / "synth", "synth")
+        for fam in fams:
+            for kind in ("winograd", "direct"):
+                core = opened.design.core(kind)
+                r = synthesise(opened.path(core.verilog), core.top, fam, work)
+                print(f"synth      {fam:<7} {kind:<9} DSP {r.dsps}, LUT {r.luts}, carry {r.carries}, FF {r.ffs} "
+                      f"(Fmax: bench/engine.py --fmax)", flush=True)
+    print(f"folder     {folder}")
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_bench(a) -> int:
+    from winohdl.bench import bench_mine, parse_bench
+    entries, methods = parse_bench(a.geometries, a.methods)
+    bench_mine(entries, methods, seeds=a.seeds, budget=a.seconds, polish_seconds=a.polish, out=Path(a.o),
+               cost=_cost())
+    return EXIT_OK
+
+
+# ---- the parser --------------------------------------------------------------------------------------
