@@ -85,11 +85,12 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     # walker keeps three tile pointers in raster order (the current tile C, the next A, the one
     # after B), each with its clamped last input position and how many frames it is ahead of
     # C (A: 0 or 1; B: 0, 1 or 2, two only with at most two tiles per frame). Every cycle each
-    # pointer's tile is checked against the writer (its frame's buffer is full, or the writer is
-    # in that frame past the tile's last position), the checks of the tiles current and next
-    # one cycle later are registered (``seen_c``, ``seen_a``: on an advance they shift, B's check
-    # moving up), and ``ready`` is the registered check of the tile current then. A tile issues
-    # three cycles after its last input beat (``Timing.issue_delay`` 2).
+    # pointer's tile is checked against the writer (the comparison with the writer's position
+    # alone, whether the writer is in the tile's frame, whether that frame's buffer is full); the
+    # checks of the tiles current and next one cycle later are registered (``seen_c``, ``seen_a``:
+    # on an advance they shift, B's moving up), and ``ready`` is registered from them (stored:
+    # the buffer full, or the writer in the frame past the tile). A tile issues three cycles after
+    # its last input beat (``Timing.issue_delay`` 2).
     def first_last(t):
         u = [t[ax] * o.step[ax] - o.padding[ax] + g.input[ax] - 1 for ax in range(N)]
         return u, [min(v, f - 1) for v, f in zip(u, o.feature_map)]
@@ -116,15 +117,23 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
             gt = (wpos[ax] > last[ax]) | ((wpos[ax] == last[ax]) & gt)
         return gt
 
-    def stored(last, ahead, name):
-        """The input of a pointer's tile is stored, as the writer stands this cycle."""
+    def checks(last, ahead, name):
+        """A pointer's tile as the writer stands this cycle: (past its last position, the writer in
+        its frame, its frame's buffer full); a tile two frames ahead is neither."""
         gen = rgen ^ ahead[0]
-        s = Signal(name=name)
-        m.d.comb += s.eq((ahead != 2) & (Mux(gen, full[1], full[0]) | (wbusy & (wgen == gen) & past(last))))
-        return s
-    now_c, now_a, now_b = stored(lastc, Const(0, 2), "stored_c"), stored(lasta, ahead_a, "stored_a"), \
-        stored(lastb, ahead_b, "stored_b")
-    seen_c, seen_a = Signal(name="seen_c"), Signal(name="seen_a")
+        valid = ahead != 2
+        out = [Signal(name=f"{name}_{what}") for what in ("past", "inframe", "full")]
+        m.d.comb += [out[0].eq(past(last)), out[1].eq(valid & wbusy & (wgen == gen)),
+                     out[2].eq(valid & Mux(gen, full[1], full[0]))]
+        return out
+    now_c, now_a, now_b = checks(lastc, Const(0, 2), "now_c"), checks(lasta, ahead_a, "now_a"), \
+        checks(lastb, ahead_b, "now_b")
+    # the checks of the tiles current and next one cycle later, registered (they shift on an advance)
+    seen_c = [Signal(name=f"seen_c{i}") for i in range(3)]
+    seen_a = [Signal(name=f"seen_a{i}") for i in range(3)]
+
+    def stored(seen):
+        return seen[2] | (seen[1] & seen[0])
     ready = Signal(name="ready")              # registered: the current tile's input is stored
     issue = Signal(name="issue")
     m.d.comb += issue.eq(ready & credit)
@@ -136,8 +145,9 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
                  last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
                  adv.eq(issue & last_cg & last_kg)]
     m.d.comb += walk_end.eq(adv & last_tile)
-    m.d.sync += [ready.eq(Mux(adv, seen_a, seen_c)),
-                 seen_c.eq(Mux(adv, now_a, now_c)), seen_a.eq(Mux(adv, now_b, now_a))]
+    m.d.sync += ready.eq(Mux(adv, stored(seen_a), stored(seen_c)))
+    m.d.sync += [x.eq(Mux(adv, a, c)) for x, a, c in zip(seen_c, now_a, now_c)]
+    m.d.sync += [x.eq(Mux(adv, b, a)) for x, a, b in zip(seen_a, now_a, now_b)]
     for b in range(2):
         with m.If(frame_end & (wgen == b)):
             m.d.sync += full[b].eq(1)
