@@ -217,6 +217,13 @@ class EngineOptions:
     def n_tiles(self) -> int:
         return math.prod(self.tiles)
 
+    def last_input(self, tile) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The last input position a tile reads, per axis: as the window places it (may lie in the
+        padding past the edge) and clamped to the feature map (the last one stored)."""
+        g = self.geometry
+        u = tuple(t * s - p + i - 1 for t, s, p, i in zip(tile, self.step, self.padding, g.input))
+        return u, tuple(min(v, f - 1) for v, f in zip(u, self.feature_map))
+
     @property
     def step(self) -> tuple[int, ...]:
         """Input positions between neighbouring tiles per axis: ``output tile * stride``."""

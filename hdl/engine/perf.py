@@ -31,12 +31,10 @@ from .options import EngineKind, EngineOptions
 
 def tile_ready_offsets(opts: EngineOptions) -> list[int]:
     """Per tile (raster order): beats of the frame that must have arrived before it can start."""
-    g = opts.geometry
     strides = [math.prod(opts.feature_map[a + 1:]) for a in range(opts.axes)]
     out = []
     for t in product(*(range(n) for n in opts.tiles)):
-        last = [min(ti * m - p + i - 1, f - 1)
-                for ti, m, p, i, f in zip(t, opts.step, opts.padding, g.input, opts.feature_map)]
+        _, last = opts.last_input(t)
         out.append((sum(lp * s for lp, s in zip(last, strides)) + 1) * opts.channel_groups)
     return out
 

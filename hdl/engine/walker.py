@@ -91,14 +91,11 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     # on an advance they shift, B's moving up), and ``ready`` is registered from them (stored:
     # the buffer full, or the writer in the frame past the tile). A tile issues three cycles after
     # its last input beat (``Timing.issue_delay`` 2).
-    def first_last(t):
-        u = [t[ax] * o.step[ax] - o.padding[ax] + g.input[ax] - 1 for ax in range(N)]
-        return u, [min(v, f - 1) for v, f in zip(u, o.feature_map)]
     order = list(product(*(range(n) for n in T)))
     ta, tb = order[1 % len(order)], order[2 % len(order)]
-    u0, l0 = first_last(order[0])
-    _, la = first_last(ta)
-    ub, lb = first_last(tb)
+    u0, l0 = o.last_input(order[0])
+    _, la = o.last_input(ta)
+    ub, lb = o.last_input(tb)
     lshape = signed(bits_for(max(o.feature_map) + max(o.step) + max(g.input)) + 2)
     lastc = [Signal(lshape, name=f"lastc{ax}", init=l0[ax]) for ax in range(N)]
     tidxa = [Signal(range(max(t, 2)), name=f"tilea{ax}", init=ta[ax]) for ax, t in enumerate(T)]
