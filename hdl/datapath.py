@@ -50,13 +50,18 @@ def _linear_ranges(graph: ShiftAddGraph, box: list[Range]) -> list[Range]:
 def realise(matrix, dims: tuple[int, ...], side: str, box: list[Range]) -> tuple[str, ShiftAddGraph]:
     """The realisation of a transform the generator builds: flat or row-column
     (:func:`hdl.rowcol.candidates`), whichever has the fewest adder bits over the input box
-    ``box`` (then adders, then depth). For the output transform the box is the products'
+    ``box`` (then adders, then depth). A negated output of an input transform is free (the
+    generator folds its sign into the next transform), so row-column shares a factor and its
+    negation (:func:`hdl.rowcol.row_separable`). For the output transform the box is the products'
     ranges, so the node widths compared are a sound bound (the exact bilinear ranges are
     computed for the chosen graph only)."""
     best = None
+    rows = [linear_range(row, box) for row in matrix]
     for name, g in candidates(matrix, dims, side):
-        rows = [linear_range(row, box) for row in matrix]
-        key = (graph_bits(g, _linear_ranges(g, box), rows), g.adder_count, g.depth)
+        if side == "in":  # a negated output of B^T or G costs nothing: fold_signs moves it onward
+            key = (sum(r.width for r in _linear_ranges(g, box)[g.n_inputs:]), len(g.adders), g.depth)
+        else:
+            key = (graph_bits(g, _linear_ranges(g, box), rows), g.adder_count, g.depth)
         if best is None or key < best[0]:
             best = (key, name, g)
     return best[1], best[2]

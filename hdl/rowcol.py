@@ -111,6 +111,10 @@ class _Builder:
         return [None if t is None else at(t) for t in sub.outputs]
 
 
+def _negated(t: Term | None, negate: bool) -> Term | None:
+    return Term(t.node, t.shift, -t.sign) if t is not None and negate else t
+
+
 def _check(graph: ShiftAddGraph, matrix) -> ShiftAddGraph:
     forms = graph.forms()
     for row, t in zip(matrix, graph.outputs):
@@ -151,7 +155,7 @@ def row_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> Shif
             if s is None:
                 continue
             c, f = s
-            vec = tuple(c * v for v in f[p]) if last else f[p]
+            vec = tuple(abs(c) * v for v in f[p]) if last else f[p]
             vecs = groups.setdefault(keys[i], [])
             if vec not in vecs:
                 vecs.append(vec)
@@ -166,11 +170,11 @@ def row_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> Shif
         for i, s in enumerate(split):
             if s is not None:
                 c, f = s
-                vec = tuple(c * v for v in f[p]) if last else f[p]
+                vec = tuple(abs(c) * v for v in f[p]) if last else f[p]
                 keys[i] = keys[i] + (groups[keys[i]].index(vec),)
         state = new_state
         remaining = others
-    b.graph.outputs = [None if s is None else state[(keys[i], ())] for i, s in enumerate(split)]
+    b.graph.outputs = [None if s is None else _negated(state[(keys[i], ())], s[0] < 0) for i, s in enumerate(split)]
     b.graph.matrix = tuple(map(tuple, matrix))
     return _check(b.graph, matrix)
 
