@@ -509,6 +509,8 @@ class LayerEngine(wiring.Component):
         # ---- accumulators: Winograd domain (R per output channel) or outputs (direct) ----------------
         # They clear by synchronous reset with the group's last sum, whose total goes to ``done``.
         valid_a, last_a, tlast_a, keep_a = flags_at(tm.accumulate)
+        clear_a = Signal(name="acc_clear")
+        m.d.comb += clear_a.eq(valid_a & last_a)
         done = {}
         for pk in range(o.PK):
             for i in range(n_acc):
@@ -518,11 +520,13 @@ class LayerEngine(wiring.Component):
                 m.d.comb += total.eq(acc - sums[pk, i] if self.acc_signs and self.acc_signs[i] < 0
                                      else acc + sums[pk, i])
                 fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
-                with m.If(valid_a):
-                    with m.If(last_a):
-                        m.d.sync += [acc.eq(0), fin.eq(total)]
-                    with m.Else():
-                        m.d.sync += acc.eq(total)
+                # the clear first, the enable second: Yosys then infers a flip-flop whose synchronous
+                # reset overrides its enable (ECP5 TRELLIS_FF, Xilinx FDRE); a clear nested inside the
+                # enable is not such a flip-flop and costs a LUT per accumulator bit
+                with m.If(clear_a):
+                    m.d.sync += [acc.eq(0), fin.eq(total)]
+                with m.Elif(valid_a):
+                    m.d.sync += acc.eq(total)
                 done[pk, i] = fin
         out_valid = Signal(name="out_valid")
         m.d.sync += out_valid.eq(valid_a & last_a)
