@@ -235,23 +235,33 @@ def test_parse_from_command_line_strings():
 
 
 @pytest.mark.parametrize("kind", ["winograd", "direct"])
-def test_accumulators_feed_their_flip_flops_from_the_carry_chain(kind, tmp_path):
-    """ECP5 (the project's Yosys flow): every accumulator bit's flip-flop takes its data straight
-    from the adder's carry cell (CCU2C); the clear is the flip-flop's synchronous reset, not a LUT
-    per bit (a clear nested inside the enable cost 1,044 LUT4 on the F(4x4,3x3) target layer)."""
+def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_block_rams(kind, tmp_path):
+    """ECP5 (the project's Yosys flow), a layer whose memories are block RAM: every accumulator
+    bit's flip-flop takes its data straight from its adder's carry cell (CCU2C), the clear being the
+    flip-flop's synchronous reset; every feature-map and weight read register straight from its
+    DP16KD, with no collision bypass. Either LUT per bit cost 1,044 and 840 LUT4 on the
+    F(4x4,3x3) target layer."""
     import json
 
     from amaranth.back import verilog
 
     from hdl.synth import synthesise
-    o = options(LAYERS[0])
+    o = EngineOptions(Geometry.parse("2", "3", "1", "1"), 16, 16, (64,), (1,), 1, 1)
     eng = LayerEngine(o, datapath(o.geometry, o) if kind == "winograd" else None, kind)
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
     synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
     mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
-    acc_bits = {b for n, net in mod["netnames"].items() if n.startswith("acc") and n[3:4].isdigit() for b in net["bits"]}
     driver = {b: c["type"] for c in mod["cells"].values() for p, d in c["port_directions"].items()
               if d == "output" for b in c["connections"][p]}
-    drivers = [driver.get(c["connections"]["DI"][0]) for c in mod["cells"].values()
-               if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & acc_bits]
-    assert len(drivers) == sum(eng.accumulator_widths) * o.PK and set(drivers) == {"CCU2C"}
+
+    def drivers(prefixes):
+        bits = {b for n, net in mod["netnames"].items() if n.startswith(prefixes) for b in net["bits"]}
+        return [driver.get(c["connections"]["DI"][0]) for c in mod["cells"].values()
+                if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & bits]
+
+    acc = drivers(tuple(f"acc0_{i}" for i in range(len(eng.accumulator_widths))))
+    assert len(acc) == sum(eng.accumulator_widths) and set(acc) == {"CCU2C"}
+    fm = drivers(tuple(f"d0_{j}_ram" for j in range(o.geometry.n_d)))
+    weights = drivers(("w_q0_0",))
+    assert len(fm) == o.geometry.n_d * o.data_width and len(weights) >= eng.n_store  # (unused high bits trimmed)
+    assert set(fm) == set(weights) == {"DP16KD"}

@@ -65,6 +65,14 @@ from .perf import Timing
 from .walker import ISSUE_DELAY, WriterState, output_keep, walk, window_mask
 
 
+# The engine never uses a block-RAM read of an address written in the same cycle: weights load
+# only while no tile is issued or in flight, and a tile reads feature-map words written at least
+# three cycles earlier (or zeroes them: padding), the next frame writing the other half. So the
+# memories say that read-write collisions do not matter (Yosys's ``no_rw_check``): without it,
+# Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
+# RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
+NO_COLLISIONS = {"no_rw_check": 1}
+
 # Feature-map block-RAM reads go through a register whose only load is a second register (the
 # zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
 # long clock-to-out is short. The weight reads are delayed to match.
@@ -399,7 +407,8 @@ class LayerEngine(wiring.Component):
         w_read = {}
         for pk in range(o.PK):
             for pc in range(o.PC):
-                mem = Memory(shape=unsigned(self.n_store * sw_bits), depth=o.weight_depth, init=[])
+                mem = Memory(shape=unsigned(self.n_store * sw_bits), depth=o.weight_depth, init=[],
+                             attrs=NO_COLLISIONS)
                 m.submodules[f"wmem_k{pk}_c{pc}"] = mem
                 wp = mem.write_port()
                 m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(w_packed),
@@ -421,7 +430,7 @@ class LayerEngine(wiring.Component):
         mask3 = reg(mask2, "mask3", FM_READ_REGISTERS)
         for b in o.banks:
             for pc in range(o.PC):
-                mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[])
+                mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[], attrs=NO_COLLISIONS)
                 name = "fm_bank_" + "_".join(map(str, b)) + f"_c{pc}"
                 m.submodules[name] = mem
                 wp = mem.write_port()
