@@ -132,9 +132,14 @@ def engine_stimulus(opened: OpenedEngine, kind: EngineKind, seed: int = 1, rando
 
 def run_engine_simulation(opened: OpenedEngine, simulator: str, work: Path, kind="winograd", seed: int = 1,
                           random_layers: int = 3, gaps: float = 0.3, backpressure: float = 0.3,
-                          waves: bool = False, timing_only: bool = False) -> EngineSimResult:
+                          waves: bool = False, timing_only: bool = False,
+                          netlist: Path | None = None, family: str | None = None) -> EngineSimResult:
     """Build and run the engine testbench in ``work`` (a folder of this run's own); never raises
-    on a mismatch: read ``passed``."""
+    on a mismatch: read ``passed``.
+
+    With ``netlist`` (the mapped netlist Yosys wrote for ``family``), the same testbench runs on
+    it with the family's cell models (:func:`sim.postsynth.cell_models`): the post-synthesis
+    check of the engine. A family whose cells have no model raises a one-line WinohdlError."""
     from cocotb_tools.runner import get_runner
 
     require(simulator)
@@ -145,12 +150,22 @@ def run_engine_simulation(opened: OpenedEngine, simulator: str, work: Path, kind
     if seed < 0:
         raise WinohdlError(f"--seed must be >= 0, got {seed}")
     core = opened.design.core(kind)
-    source = opened.path(core.verilog)
+    sources, models = [opened.path(core.verilog)], {}
     build_dir = Path(work).resolve() / f"{kind.value}_{simulator}"
+    if netlist is not None:
+        from .postsynth import VERILATOR_NETLIST_ARGS, cell_models
+        netlist = Path(netlist).resolve()
+        build_dir = build_dir.with_name(f"{kind.value}_{family}_netlist_{simulator}")
+        build_dir.mkdir(parents=True, exist_ok=True)
+        cells, includes, defines, reason = cell_models(family, netlist.read_text(errors="replace"), build_dir)
+        if reason:
+            raise WinohdlError(f"post-synthesis check of the {family} netlist not possible: {reason}")
+        sources = [netlist, *cells]
+        models = {"includes": includes, "defines": defines, "extra_args": VERILATOR_NETLIST_ARGS}
     build_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner(simulator)
     t0 = time.perf_counter()
-    build_core(runner, simulator, [source], core.top, build_dir, waves)
+    build_core(runner, simulator, sources, core.top, build_dir, waves, **models)
     t1 = time.perf_counter()
     stim = engine_stimulus(opened, kind, seed, random_layers, gaps, backpressure, timing_only)
     stimulus, result_file = build_dir / "stimulus.json", build_dir / "engine_result.json"

@@ -6,9 +6,10 @@ netlists, Verilator: ``simulator``) runs the same cocotb testbench as for the RT
 that changes the function (an undriven DSP input, a dropped product) fails here, and the synthesis
 report shows FAIL for that family instead of its figures.
 
-Models: ECP5 uses Yosys's ``ecp5/cells_sim.v`` plus ``sim/models/ecp5_mult18x18d.v`` (Yosys ships
-only a blackbox of the MULT18X18D: a documented behavioural model written for this check, with the
-block's input, pipeline and output registers); xc7 and iCE40 use Yosys's models as they are
+Models: ECP5 uses Yosys's ``ecp5/cells_sim.v`` plus ``sim/models/ecp5_mult18x18d.v`` and
+``sim/models/ecp5_dp16kd.v`` (Yosys ships only blackboxes of the MULT18X18D and the DP16KD block
+RAM: documented behavioural models written for this check; the DP16KD blackbox is removed from the
+copy of ``cells_sim.v``); xc7 and iCE40 use Yosys's models as they are
 (DSP48E1, SB_MAC16 included). Gowin's DSP cells have no model anywhere in Yosys: a Gowin netlist
 with DSPs is "not checked", never passed.
 """
@@ -51,6 +52,10 @@ def _ecp5_models(dest: Path) -> Path:
                 text, n = re.subn(r'\$error\("unsupported COMB mode %s", MODE\);', "assign F = 1'bx;", text)
                 if n != 1:
                     raise WinohdlError(f"unexpected {f}: the ECP5 model patch for Icarus does not apply")
+            if f.name == "cells_sim.v":  # the DP16KD blackbox gives way to sim/models/ecp5_dp16kd.v
+                text, n = re.subn(r"\(\* blackbox \*\)\s*module DP16KD\(.*?endmodule", "", text, flags=re.S)
+                if n != 1:
+                    raise WinohdlError(f"unexpected {f}: the DP16KD blackbox to replace is not there")
             (dest / f.name).write_text(text)
     return dest
 
@@ -61,7 +66,8 @@ def cell_models(family: str, netlist_text: str, build_dir: Path) -> tuple[list[P
     share = yosys_share()
     if family == "ecp5":
         models = _ecp5_models(build_dir / "models_ecp5")
-        return [models / "cells_sim.v", MODELS / "ecp5_mult18x18d.v"], [models], {"NO_INCLUDES": 1}, ""
+        return ([models / "cells_sim.v", MODELS / "ecp5_mult18x18d.v", MODELS / "ecp5_dp16kd.v"], [models],
+                {"NO_INCLUDES": 1}, "")
     if family == "ice40":
         # Icarus 11 cannot parse default port values; without them an undriven input reads Z (X), so
         # a cell input the netlist leaves unconnected shows up instead of silently reading 0

@@ -76,3 +76,25 @@ def test_a_wrong_expectation_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(engine_run, "engine_stimulus", broken)
     r = run_engine_simulation(open_engine_design(folder), "icarus", tmp_path / "run", "winograd")
     assert not r.passed and r.mismatches and "mismatch" in r.message
+
+
+# a layer whose memories Yosys maps to block RAM (DP16KD) and whose multipliers to MULT18X18D
+BRAM_CASE = ("1D, block RAMs: feature-map banks of 256 words, 256 weight words", ("2", "3", "1", "1"), (16,), (1,),
+             16, 16, 1, 1, {})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_engine_netlist_passes_post_synthesis(tmp_path, kind):
+    """The ECP5 netlist Yosys maps (block RAMs without the collision bypass, multiplier blocks,
+    carry chains) streams layers bit-exact on Icarus with Yosys's cell models."""
+    from hdl.synth import synthesise
+    _, geo, F, P, C, K, PK, PC, kw = BRAM_CASE
+    g = Geometry.parse(*geo)
+    folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(g), EngineOptions(g, C, K, F, P, PK, PC)))
+    opened = open_engine_design(folder)
+    core = opened.design.core(kind)
+    syn = synthesise(opened.path(core.verilog), core.top, "ecp5", tmp_path / "synth", netlist=True)
+    assert syn.brams > 0 and syn.dsps > 0
+    netlist = tmp_path / "synth" / f"{core.top}_ecp5_netlist.v"
+    r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=netlist, family="ecp5")
+    assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
