@@ -390,6 +390,12 @@ CASES = [
       "--feature-map 8x8 --output-transform serial --sim none --family none -o {t}/e", "--output-transform serial"),
     C("engine-unknown-output-transform", "engine --output 2x2 --kernel 3x3 --in-channels 8 --out-channels 1 "
       "--feature-map 8x8 --output-transform sideways --sim none --family none -o {t}/e", "invalid choice"),
+    C("engine-verify-without-family", "engine --output 2 --kernel 3 --in-channels 2 --out-channels 2 "
+      "--feature-map 8 --sim none --family none --verify -o {t}/e", "give a --family other than none"),
+    C("engine-verify-sim-without-verify", "engine --output 2 --kernel 3 --in-channels 2 --out-channels 2 "
+      "--feature-map 8 --sim none --verify-sim verilator -o {t}/e", "--verify-sim applies only with --verify"),
+    C("engine-verify-unknown-simulator", "engine --output 2 --kernel 3 --in-channels 2 --out-channels 2 "
+      "--feature-map 8 --sim none --verify --verify-sim modelsim -o {t}/e", "invalid choice"),
 ]
 
 

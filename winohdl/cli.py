@@ -283,6 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "possible)")
     en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
     en.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin, all, or none")
+    en.add_argument("--verify", action="store_true",
+                    help="stream layers through each mapped netlist with the toolchain's cell models (the "
+                         "post-synthesis check; a failing netlist is reported as FAIL and the command exits 1)")
+    _verify_sim_arg(en)
     en.add_argument("--seed", type=nonnegative_int, default=1)
     en.add_argument("-o", type=path, help="output folder (default build/<engine name>/)")
     en.set_defaults(func=cmd_engine)

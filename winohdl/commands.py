@@ -344,6 +344,12 @@ def cmd_engine(a) -> int:
     for n in sims:
         require(n)
     fams = [] if a.family == "none" else parse_families(a.family)
+    if a.verify_sim and not a.verify:
+        raise WinohdlError("--verify-sim applies only with --verify")
+    if a.verify and not fams:
+        raise WinohdlError("--verify checks the synthesised netlists: give a --family other than none")
+    if a.verify:
+        require(a.verify_sim or "icarus")
     folder = _design_target(Path(a.o) if a.o else Path("build") / opts.name)
     card = best_known_card(g, _cost())
     write_engine_folder(folder, generate_engine(card, opts))
@@ -363,11 +369,29 @@ def cmd_engine(a) -> int:
         for fam in fams:
             for kind in ("winograd", "direct"):
                 core = opened.design.core(kind)
-                r = synthesise(opened.path(core.verilog), core.top, fam, work)
+                r = synthesise(opened.path(core.verilog), core.top, fam, work, netlist=a.verify)
                 print(f"synth      {fam:<7} {kind:<9} DSP {r.dsps}, LUT {r.luts}, carry {r.carries}, FF {r.ffs} "
                       f"(Fmax: bench/engine.py --fmax)", flush=True)
+                if a.verify:
+                    ok &= _verify_engine_netlist(opened, kind, fam, r.netlist, work, a.verify_sim or "icarus", a.seed)
     print(f"folder     {folder}")
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def _verify_engine_netlist(opened, kind: str, family: str, netlist: Path, work: Path, simulator: str,
+                           seed: int) -> bool:
+    """The post-synthesis check of one engine netlist: a line, and whether it failed (a family whose
+    cells have no simulation model is "not checked": neither passed nor failed)."""
+    from sim.engine_run import run_engine_simulation
+    from sim.postsynth import cell_models
+    reason = cell_models(family, netlist.read_text(errors="replace"), work / "models")[3]
+    if reason:
+        print(f"post-syn   {family:<7} {kind:<9} not checked: {reason}", flush=True)
+        return True
+    r = run_engine_simulation(opened, simulator, work, kind=kind, seed=seed, random_layers=1, netlist=netlist,
+                              family=family)
+    print(f"post-syn   {family:<7} {r.line()}", flush=True)
+    return r.passed
 
 
 def cmd_bench(a) -> int:
