@@ -34,10 +34,8 @@ channel groups (innermost).
 
 Timing: nothing after the walker ever stalls. Every block is registered and the adder graphs
 are cut every ``adders per stage`` levels (balanced), block-RAM outputs and multiplier operands
-and products are registered with no logic between (the memories declare that a read of a word
-written at the same edge never matters, so no collision bypass either), accumulators clear by
-synchronous reset over their enable (no multiplexer), weight beats are registered before their
-write, and zero padding is the synchronous reset of the read register. Back-pressure
+and products are registered with no logic between, accumulators clear by synchronous reset
+(no multiplexer) and zero padding is the synchronous reset of the read register. Back-pressure
 reaches only the walker, through a registered credit: results go through a first-word-fall-
 through FIFO deep enough for every group the pipeline can hold, and the walker issues only while
 fewer groups than that are in flight, so with ``tready`` held high the credit never binds.
@@ -74,10 +72,6 @@ from .walker import ISSUE_DELAY, WriterState, output_keep, walk, window_mask
 # Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
 # RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
 NO_COLLISIONS = {"no_rw_check": 1}
-
-# A weight beat is registered before its write into the weight memory (the kernel transform on
-# chip registers it anyway): no handshake logic between the port and the block RAMs' enables.
-WEIGHT_WRITE_REGISTERS = 1
 
 # Feature-map block-RAM reads go through a register whose only load is a second register (the
 # zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
@@ -248,11 +242,11 @@ class LayerEngine(wiring.Component):
             else:
                 at = serial_latency(self.passes, ps) if self.passes else graph_latency(dp.output_graph, ps)
                 write = acc + 1 + at + 1 + self._division(ps).latency
-            wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else WEIGHT_WRITE_REGISTERS
+            wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write)
         acc = 4 + FM_READ_REGISTERS + self.split_levels + graph_latency(a.tree, ps) + 1
-        return Plan(ps, WEIGHT_WRITE_REGISTERS, FM_READ_REGISTERS, acc, acc + 1)
+        return Plan(ps, 0, FM_READ_REGISTERS, acc, acc + 1)
 
     def _division(self, per_stage: int, divisions=None, in_ranges=None) -> ExactDivision:
         """The exact division of every output (or of ``divisions``: the serial transform's lanes)."""
@@ -318,27 +312,26 @@ class LayerEngine(wiring.Component):
             m.d.sync += rgen.eq(~rgen)
 
         # ---- weight memory -----------------------------------------------------------------------
-        # A beat is registered (WEIGHT_WRITE_REGISTERS) and, with the kernel transform on chip,
-        # transformed (pipelined) before it is written: the write and the load's bookkeeping follow
-        # ``weight_delay`` cycles after the handshake.
+        # With the kernel transform on chip, a beat is registered and transformed (pipelined)
+        # before it is written: the write and the load's bookkeeping follow ``weight_delay`` later.
         w_words = [sw.tdata[i * self.w_width:(i + 1) * self.w_width].as_signed() for i in range(self.n_w)]
-        w_regs = [reg(v, f"w_in{i}") for i, v in enumerate(w_words)]
         if self.hw_transform:
             dp = self.dp
             m.submodules.kernel_transform = gt = ConstantMatrixProduct(
                 dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges, dp.u_ranges, "g", ps)
-            for i, v in enumerate(w_regs):
-                m.d.comb += word(gt.x, i).eq(v)
+            for i, v in enumerate(w_words):
+                m.d.comb += word(gt.x, i).eq(reg(v, f"w_in{i}"))
             store = [word(gt.y, r) for r in range(dp.rank)]
+            w_do = Signal(name="w_do")
+            pipe = [w_hs]
+            for c in range(tm.weight_delay):
+                nxt = Signal(name=f"w_hs_d{c}")
+                m.d.sync += nxt.eq(pipe[-1])
+                pipe.append(nxt)
+            m.d.comb += [w_do.eq(pipe[-1]), mid_load.eq((w_count != 0) | Cat(*pipe[:-1]).any())]
         else:
-            store = w_regs
-        w_do = Signal(name="w_do")
-        pipe = [w_hs]
-        for c in range(tm.weight_delay):
-            nxt = Signal(name=f"w_hs_d{c}")
-            m.d.sync += nxt.eq(pipe[-1])
-            pipe.append(nxt)
-        m.d.comb += [w_do.eq(pipe[-1]), mid_load.eq((w_count != 0) | Cat(*pipe[:-1]).any())]
+            store, w_do = w_words, w_hs
+            m.d.comb += mid_load.eq(w_count != 0)
         pc_w = Signal(range(max(o.PC, 2)), name="w_pc")
         cg_w = Signal(cg_bits, name="w_cg")
         pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
@@ -599,12 +592,10 @@ class LayerEngine(wiring.Component):
         wr = Signal(range(depth), name="fifo_wr")
         rd = Signal(range(depth), name="fifo_rd")
         level = Signal(range(depth + 1), name="fifo_level")
-        level_next = Signal.like(level, name="fifo_level_next")
-        nonempty = Signal(name="fifo_nonempty")  # level != 0, registered: no comparator before the pop
         pop = Signal(name="fifo_pop")
         m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(w_valid), fr.addr.eq(rd),
-                     pop.eq((~my.tvalid | my.tready) & nonempty), level_next.eq(level + w_valid - pop)]
-        m.d.sync += [level.eq(level_next), nonempty.eq(level_next != 0)]
+                     pop.eq((~my.tvalid | my.tready) & (level != 0))]
+        m.d.sync += level.eq(level + w_valid - pop)
         with m.If(w_valid):
             m.d.sync += wr.eq(Mux(wr == depth - 1, 0, wr + 1))
         with m.If(pop):
