@@ -34,8 +34,10 @@ channel groups (innermost).
 
 Timing: nothing after the walker ever stalls. Every block is registered and the adder graphs
 are cut every ``adders per stage`` levels (balanced), block-RAM outputs and multiplier operands
-and products are registered with no logic between, accumulators clear by synchronous reset
-(no multiplexer) and zero padding is the synchronous reset of the read register. Back-pressure
+and products are registered with no logic between (the memories declare that a read of a word
+written at the same edge never matters, so no collision bypass either), accumulators clear by
+synchronous reset over their enable (no multiplexer), and zero padding is the synchronous reset
+of the read register. Back-pressure
 reaches only the walker, through a registered credit: results go through a first-word-fall-
 through FIFO deep enough for every group the pipeline can hold, and the walker issues only while
 fewer groups than that are in flight, so with ``tready`` held high the credit never binds.
