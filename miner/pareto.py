@@ -7,7 +7,8 @@ More multiplications buy fewer and narrower adders. Candidates, all exact and pr
   T = 1: the direct dot products; in between: nesting of smaller tiles, e.g.
   F(4, 3) as two F(2, 3) at R = 8), combined across axes by Kronecker products
   (mixed per axis, so F(4x4, 3x3) has R = 36, 48, 64, 72, 96, 144 ...);
-* the constructive card polished for the cost (optional budget).
+* at the lower bound, the constructive card polished for the cost and the card whose points the
+  cost chose (:func:`miner.choices.chosen_card`), polished (optional budget).
 
 Every card is reduced (no zero or unused terms, :func:`miner.search.reduce_terms`)
 and proven (:meth:`AlgorithmCard.build`); its figures (multiplications, adder
@@ -85,8 +86,9 @@ def non_dominated(points: list[FrontPoint]) -> list[FrontPoint]:
 def mine_front(geometry: Geometry, figures: FiguresFunction, cost=None, polish_seconds: float = 0.0,
                max_rank: int | None = None, should_stop=lambda: False) -> tuple[list[FrontPoint], list[FrontPoint]]:
     """(front, every candidate) for ``geometry``: see the module docstring. ``cost`` (a
-    :data:`miner.costs.CostFunction`) and ``polish_seconds`` > 0 add the polished
-    constructive card. Every card is reduced and proven."""
+    :data:`miner.costs.CostFunction`) and ``polish_seconds`` > 0 add the polished constructive
+    card and the cost-chosen points' card, polished (each step within ``polish_seconds``). Every
+    card is reduced and proven."""
     from .search import reduce_terms
     from .terms import polish
     t0 = time.perf_counter()
@@ -100,11 +102,19 @@ def mine_front(geometry: Geometry, figures: FiguresFunction, cost=None, polish_s
         cands.append(FrontPoint(card, tuple(figures(card.BT, card.G, card.AT, geometry=geometry)),
                                 "tiled " + card.provenance["config"]["tile"]))
     if cost is not None and polish_seconds > 0 and not should_stop():
+        from .choices import chosen_card
         base = next(p.card for p in cands if p.rank == geometry.lower_bound())
-        better = polish(base, cost, budget=polish_seconds, should_stop=should_stop)
-        if better is not base:
-            cands.append(FrontPoint(better, tuple(figures(better.BT, better.G, better.AT, geometry=geometry)),
-                                    "constructive+polish"))
+        chosen = chosen_card(geometry, cost, budget=polish_seconds, should_stop=should_stop)
+        starts = [(base, "constructive")]
+        if chosen.BT != base.BT or chosen.G != base.G or chosen.AT != base.AT:
+            starts.append((chosen, "points by cost"))
+        for start, label in starts:
+            if should_stop():
+                break
+            better = polish(start, cost, budget=polish_seconds, should_stop=should_stop)
+            if better is not base:
+                cands.append(FrontPoint(better, tuple(figures(better.BT, better.G, better.AT, geometry=geometry)),
+                                        label + ("+polish" if better is not start else "")))
     for p in cands:
         p.card.provenance["front_seconds"] = round(time.perf_counter() - t0, 2)
     return non_dominated(cands), cands
