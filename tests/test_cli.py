@@ -17,6 +17,27 @@ def test_mine_writes_a_proven_card(tmp_path, cli):
     assert code == 0 and "proven exact" in text
 
 
+def test_mine_pareto_writes_the_front(tmp_path, cli):
+    """``mine --pareto --polish``: the table, the plot and one proven card per point, the bound's
+    cheapest point the card whose points the cost chose (F(4,3): 658 adder bits, not 770)."""
+    out = tmp_path / "front"
+    code, text, _ = cli("mine", "--output", "4", "--kernel", "3", "--pareto", "--polish", "5", "-o", str(out))
+    assert code == 0 and "points by cost+polish" in text
+    assert (out / "front.txt").read_text().strip() and (out / "front.png").stat().st_size > 0
+    cards = sorted(out.glob("*.json"))
+    assert len(cards) == text.count("(proven,")
+    for c in cards:
+        assert cli("check", str(c))[0] == 0
+    assert min(int(line.split()[1]) for line in text.splitlines() if line.strip().startswith("6 ")) == 658
+    # again into the same folder without the budget: the folder is replaced as a whole
+    code, text, _ = cli("mine", "--output", "4", "--kernel", "3", "--pareto", "-o", str(out))
+    assert code == 0 and len(sorted(out.glob("*.json"))) == text.count("(proven,") < len(cards)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    code, _, err = cli("mine", "--output", "4", "--kernel", "3", "--pareto", "-o", str(tmp_path / "mine"))
+    assert code == 2 and "not a front folder" in err and (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
 def test_no_saving_is_said(tmp_path, cli):
     code, text, _ = cli("mine", "--output", "2x2", "--kernel", "3x3", "--dilation", "2",
                         "--method", "constructive", "-o", str(tmp_path / "c.json"))

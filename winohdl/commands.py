@@ -126,25 +126,31 @@ def cmd_mine(a) -> int:
 
 def _mine_front(a, g) -> int:
     """``mine --pareto``: the proven non-dominated cards in (R, adder bits, depth), table and plot."""
-    from hdl.cost import front_figures, make_cost_key
+    from hdl.cost import cost_of, front_figures, make_cost_key
     from miner.pareto import front_table, mine_front, plot_front
+    from winohdl.core.io import check_output_path, write_folder_atomic, write_text_atomic
+    folder = Path(a.o) if a.o else Path("build") / "cards" / f"{g.name}.front"
+    check_output_path(folder, folder=True)
+    if folder.is_dir() and not (folder / "front.txt").is_file() and any(folder.iterdir()):
+        raise WinohdlError(f"-o {folder}: the folder exists, is not empty and is not a front folder; it would be "
+                           "replaced as a whole: choose a new or empty folder")
     flag = StopFlag()
     with stop_on_sigint(flag):
         front, cands = mine_front(g, front_figures, make_cost_key(a.objective),
                                   polish_seconds=0.0 if a.polish is None else a.polish, max_rank=a.rank,
                                   should_stop=flag)
-    folder = Path(a.o) if a.o else Path("build") / "cards" / f"{g.name}.front"
-    from winohdl.core.io import write_text_atomic
-    folder.mkdir(parents=True, exist_ok=True)
-    from hdl.cost import cost_of
-    for p in front:
-        p.card.save(folder / f"{g.name}_r{p.rank}_b{p.figures[1]}_d{p.figures[2]}.json",
-                    cost_of(p.card, objective=a.objective).to_json())
     table = front_table(g, front, cands)
-    write_text_atomic(folder / "front.txt", table + "\n")
-    png = plot_front(g, front, cands, folder / "front.png")
+
+    def populate(tmp: Path) -> None:  # the folder as a whole: no card of an earlier front stays beside these
+        for p in front:
+            p.card.save(tmp / f"{g.name}_r{p.rank}_b{p.figures[1]}_d{p.figures[2]}.json",
+                        cost_of(p.card, objective=a.objective).to_json())
+        write_text_atomic(tmp / "front.txt", table + "\n")
+        plot_front(g, front, cands, tmp / "front.png")
+
+    write_folder_atomic(folder, populate)
     print(table)
-    print(f"front      cards, front.txt and {png.name} in {folder}")
+    print(f"front      cards, front.txt and front.png in {folder}")
     return EXIT_OK
 
 
