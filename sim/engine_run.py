@@ -156,7 +156,6 @@ def run_engine_simulation(opened: OpenedEngine, simulator: str, work: Path, kind
         from .postsynth import VERILATOR_NETLIST_ARGS, cell_models
         netlist = Path(netlist).resolve()
         build_dir = build_dir.with_name(f"{kind.value}_{family}_netlist_{simulator}")
-        build_dir.mkdir(parents=True, exist_ok=True)
         cells, includes, defines, reason = cell_models(family, netlist.read_text(errors="replace"), build_dir)
         if reason:
             raise WinohdlError(f"post-synthesis check of the {family} netlist not possible: {reason}")

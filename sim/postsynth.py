@@ -60,9 +60,23 @@ def _ecp5_models(dest: Path) -> Path:
     return dest
 
 
+def missing_models(family: str, netlist_text: str) -> str:
+    """Why a netlist of ``family`` cannot be simulated with the models at hand ("" when it can)."""
+    if family == "gowin":
+        dsp = sorted(set(re.findall(r"^\s*(MULT\w+|PADD\w+)\s", netlist_text, re.M)))
+        if dsp:
+            return f"Yosys ships no simulation model of the Gowin DSP cells ({', '.join(dsp)})"
+    elif family not in ("ecp5", "ice40", "xilinx"):
+        return f"no cell models for family {family}"
+    return ""
+
+
 def cell_models(family: str, netlist_text: str, build_dir: Path) -> tuple[list[Path], list[Path], dict, str]:
-    """(model sources, include folders, defines, reason) for a family; a reason means the netlist
-    cannot be simulated with the models at hand and says why."""
+    """(model sources, include folders, defines, reason) for a family; a reason
+    (:func:`missing_models`) means the netlist cannot be simulated with the models at hand."""
+    reason = missing_models(family, netlist_text)
+    if reason:
+        return [], [], {}, reason
     share = yosys_share()
     if family == "ecp5":
         models = _ecp5_models(build_dir / "models_ecp5")
@@ -74,12 +88,7 @@ def cell_models(family: str, netlist_text: str, build_dir: Path) -> tuple[list[P
         return [share / "ice40" / "cells_sim.v"], [share / "ice40"], {"NO_ICE40_DEFAULT_ASSIGNMENTS": 1}, ""
     if family == "xilinx":
         return [share / "xilinx" / "cells_sim.v", share / "xilinx" / "cells_xtra.v"], [share / "xilinx"], {}, ""
-    if family == "gowin":
-        dsp = sorted(set(re.findall(r"^\s*(MULT\w+|PADD\w+)\s", netlist_text, re.M)))
-        if dsp:
-            return [], [], {}, f"Yosys ships no simulation model of the Gowin DSP cells ({', '.join(dsp)})"
-        return [share / "gowin" / "cells_sim.v"], [share / "gowin"], {}, ""
-    return [], [], {}, f"no cell models for family {family}"
+    return [share / "gowin" / "cells_sim.v"], [share / "gowin"], {}, ""
 
 
 def check_netlist(opened: OpenedDesign, target: str, family: str, netlist: Path, work: Path,

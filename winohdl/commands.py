@@ -64,14 +64,15 @@ def _card_target(a, geometry, rank: int) -> Path:
     return check_output_path(out, folder=False)
 
 
-def _design_target(folder: Path, option: str = "-o") -> Path:
-    """A folder that ``gen`` (or ``flow``, ``explore``) may replace as a whole: new, empty, or a design
-    folder; checked before any work. Anything else would be deleted by the replacement."""
+def _design_target(folder: Path, option: str = "-o", marker: str | None = None, kind: str = "design") -> Path:
+    """A folder that ``gen`` (or ``flow``, ``explore``, ``mine --pareto``) may replace as a whole: new,
+    empty, or a folder of that ``kind`` (holding ``marker``, default the design file); checked before
+    any work. Anything else would be deleted by the replacement."""
     from hdl.design import DESIGN_FILE
     from winohdl.core.io import check_output_path
     check_output_path(folder, folder=True)
-    if folder.is_dir() and not (folder / DESIGN_FILE).is_file() and any(folder.iterdir()):
-        raise WinohdlError(f"{option} {folder}: the folder exists, is not empty and is not a design folder; "
+    if folder.is_dir() and not (folder / (marker or DESIGN_FILE)).is_file() and any(folder.iterdir()):
+        raise WinohdlError(f"{option} {folder}: the folder exists, is not empty and is not a {kind} folder; "
                            "it would be replaced as a whole: choose a new or empty folder")
     return folder
 
@@ -128,12 +129,9 @@ def _mine_front(a, g) -> int:
     """``mine --pareto``: the proven non-dominated cards in (R, adder bits, depth), table and plot."""
     from hdl.cost import cost_of, front_figures, make_cost_key
     from miner.pareto import front_table, mine_front, plot_front
-    from winohdl.core.io import check_output_path, write_folder_atomic, write_text_atomic
-    folder = Path(a.o) if a.o else Path("build") / "cards" / f"{g.name}.front"
-    check_output_path(folder, folder=True)
-    if folder.is_dir() and not (folder / "front.txt").is_file() and any(folder.iterdir()):
-        raise WinohdlError(f"-o {folder}: the folder exists, is not empty and is not a front folder; it would be "
-                           "replaced as a whole: choose a new or empty folder")
+    from winohdl.core.io import write_folder_atomic, write_text_atomic
+    folder = _design_target(Path(a.o) if a.o else Path("build") / "cards" / f"{g.name}.front",
+                            marker="front.txt", kind="front")
     flag = StopFlag()
     with stop_on_sigint(flag):
         front, cands = mine_front(g, front_figures, make_cost_key(a.objective),
@@ -389,8 +387,8 @@ def _verify_engine_netlist(opened, kind: str, family: str, netlist: Path, work: 
     """The post-synthesis check of one engine netlist: a line, and whether it failed (a family whose
     cells have no simulation model is "not checked": neither passed nor failed)."""
     from sim.engine_run import run_engine_simulation
-    from sim.postsynth import cell_models
-    reason = cell_models(family, netlist.read_text(errors="replace"), work / "models")[3]
+    from sim.postsynth import missing_models
+    reason = missing_models(family, netlist.read_text(errors="replace"))
     if reason:
         print(f"post-syn   {family:<7} {kind:<9} not checked: {reason}", flush=True)
         return True

@@ -540,7 +540,7 @@ class LayerEngine(wiring.Component):
                     m.d.sync += acc.eq(total)
                 done[pk, i] = fin
         out_valid = Signal(name="out_valid")
-        m.d.sync += out_valid.eq(valid_a & last_a)
+        m.d.sync += out_valid.eq(clear_a)
         out_meta = (reg(tlast_a, "tlast_o"), reg(keep_a, "keep_o"))   # cycle accumulate + 1
         outs = {}
         if wino:
