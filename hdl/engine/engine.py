@@ -60,9 +60,9 @@ from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
 from ..widths import Range
 from .arith import EngineArithmetic
-from .options import EngineKind, EngineOptions, EnginePipeline, OutputTransform, bits_for
+from .options import EngineKind, EngineOptions, EnginePipeline, InputTransform, OutputTransform, bits_for
 from .serial import (Pass, SerialOutputTransform, lane_divisions, plan_passes, serial_fits, serial_latency,
-                     signed_kronecker_factors)
+                     signed_kronecker_factors, transpose)
 from .perf import Timing
 from .walker import ISSUE_DELAY, WriterState, output_keep, walk, window_mask
 
@@ -79,6 +79,10 @@ NO_COLLISIONS = {"no_rw_check": 1}
 # zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
 # long clock-to-out is short. The weight reads are delayed to match.
 FM_READ_REGISTERS = 1
+
+# Serial B^T: cycles from a read slot's issue to its input tile in the zero-padding registers
+# (the address register, the block RAM, its read registers, the padding register).
+READ_TO_TILE = 3 + FM_READ_REGISTERS
 
 
 def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
@@ -159,6 +163,7 @@ class LayerEngine(wiring.Component):
         self.passes = self._serial_passes() if wino else None
         # the serial transform's last pass divides, one division per lane, when the divisors allow
         self.lane_divisions = lane_divisions(self.passes, self.arith.divisions) if self.passes else None
+        self.input_passes = self._serial_input_passes() if wino else None
         self.plan = self._plan()
         super().__init__({
             "s_axis_w": In(axis_stream(self.n_w * self.w_width)),
@@ -181,7 +186,8 @@ class LayerEngine(wiring.Component):
     def timing(self) -> Timing:
         """What the performance model needs: the latency, the weight pipeline's delay and the
         weight reads still in flight after the walker's last issue."""
-        return Timing(self.plan.latency, self.plan.weight_delay, self.plan.weight_read_delay, ISSUE_DELAY)
+        return Timing(self.plan.latency, self.plan.weight_delay, max(1, self.plan.weight_read_delay), ISSUE_DELAY,
+                      lag=self.input_passes is not None)
 
     @property
     def fifo_depth(self) -> int:
@@ -205,6 +211,39 @@ class LayerEngine(wiring.Component):
                    f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow")
             raise WinohdlError(f"--output-transform serial: {why}; use parallel or auto")
         return None
+
+    def _serial_input_passes(self) -> list[Pass] | None:
+        """The serial input transform's passes (B^T once per tile and input-channel group, one tile
+        ahead of the multipliers), or None for the parallel one (see :class:`InputTransform`)."""
+        o = self.opts
+        if o.input_transform is InputTransform.PARALLEL:
+            return None
+        g = o.geometry
+        # B^T = diag(s) (F_1^T (x) ... (x) F_N^T): factor its transpose over the input tile's axes;
+        # a sign would negate a Winograd-domain word, so only sign-free factorisations are used
+        found = signed_kronecker_factors(transpose(self.dp.scaled.BT), g.input)
+        kron = found is not None and g.axes > 1 and all(sg > 0 for sg in found[0])
+        passes = plan_passes([transpose(f) for f in found[1]]) if kron else None
+        need = None
+        if passes is not None:
+            ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
+            # the last group's transformed tile is written before the next pass reads it
+            need = READ_TO_TILE + serial_latency(passes, ps) + 1
+            if serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need:
+                return passes
+        if o.input_transform is InputTransform.SERIAL:
+            why = ("a 1D card has no rows to share" if g.axes == 1 else
+                   "the card's B^T is not a sign-free Kronecker product of per-axis matrices" if passes is None else
+                   f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres per input tile and its "
+                   f"result takes {need} cycles, more than --out-channels / --parallel-out = {o.kernel_groups} "
+                   f"cycles per input tile (and that plus --in-channels / --parallel-in = {o.channel_groups}) allow")
+            raise WinohdlError(f"--input-transform serial: {why}; use parallel or auto")
+        return None
+
+    @property
+    def input_transform(self) -> InputTransform:
+        """The Winograd engine's B^T as built (parallel or serial; the direct engine: parallel)."""
+        return InputTransform.SERIAL if self.input_passes else InputTransform.PARALLEL
 
     @property
     def accumulator_ranges(self) -> list[Range]:
@@ -236,7 +275,9 @@ class LayerEngine(wiring.Component):
         ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
         if self.kind is EngineKind.WINOGRAD:
             dp = self.dp
-            lbt = graph_latency(dp.data_graph, ps)
+            # serial B^T: the multiplier operand comes from the transformed-tile block RAM, read
+            # like a feature-map bank (no zero-padding register), the weights one cycle earlier
+            lbt = graph_latency(dp.data_graph, ps) if not self.input_passes else -1
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
             acc = 5 + FM_READ_REGISTERS + lbt + lane + self.split_levels
             if self.lane_divisions:   # the division inside the serial transform's last pass
@@ -247,6 +288,7 @@ class LayerEngine(wiring.Component):
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write)
+
         acc = 4 + FM_READ_REGISTERS + self.split_levels + graph_latency(a.tree, ps) + 1
         return Plan(ps, 0, FM_READ_REGISTERS, acc, acc + 1)
 
@@ -271,6 +313,7 @@ class LayerEngine(wiring.Component):
         CG, KG = o.channel_groups, o.kernel_groups
         cg_bits, kg_bits = bits_for(CG), bits_for(KG)
         sw, sfm, my = self.s_axis_w, self.s_axis_fm, self.m_axis_y
+        serial_in = self.input_passes is not None
 
         def reg(value, name, cycles=1, reset_less=True):
             """``value`` ``cycles`` registers later; datapath registers have no reset."""
@@ -295,9 +338,10 @@ class LayerEngine(wiring.Component):
         count = Signal(range(self.fifo_depth + 1), name="credit_count")  # groups issued, not yet taken
         # a weight load waits until the walker has issued every group and the last weight read is done
         reading = Signal(name="w_reading")
-        m.d.comb += [sw.tready.eq((inflight == 0) & ~reading),
+        draining = Signal(name="draining")  # serial B^T: the multipliers finish a frame's last tile
+        m.d.comb += [sw.tready.eq((inflight == 0) & ~reading & ~draining),
                      sfm.tready.eq(wbusy | ((inflight < 2) & loaded & ~mid_load & ~sw.tvalid)),
-                     self.busy.eq((inflight != 0) | (count != 0)), self.weights_loaded.eq(loaded)]
+                     self.busy.eq((inflight != 0) | (count != 0) | draining), self.weights_loaded.eq(loaded)]
         w_hs = Signal(name="w_hs")
         fm_hs = Signal(name="fm_hs")
         m.d.comb += [w_hs.eq(sw.tvalid & sw.tready), fm_hs.eq(sfm.tvalid & sfm.tready)]
@@ -378,23 +422,28 @@ class LayerEngine(wiring.Component):
 
         # ---- walker ----------------------------------------------------------------------------------
         credit = Signal(name="credit", init=1)   # fewer groups in flight than the FIFO holds (registered)
-        wk = walk(m, o, WriterState(wpos, wbusy, wgen, frame_end), rgen, walk_end, credit)
+        wk = walk(m, o, WriterState(wpos, wbusy, wgen, frame_end), rgen, walk_end, credit, lag=serial_in)
         cg, kg, tidx, issue, last_cg, last_kg, last_tile = (wk.cg, wk.kg, wk.tidx, wk.issue, wk.last_cg,
                                                             wk.last_kg, wk.last_tile)
+        m.d.comb += draining.eq(wk.drain)
+        # the issue of a multiplier group (serial B^T: not in a frame's first pass, which only reads)
+        mul_issue = Signal(name="mul_issue")
+        m.d.comb += mul_issue.eq(issue & ~wk.first)
         # credits: a group counts from its last issue until its beat is taken
         taken = Signal(name="taken")
         m.d.comb += taken.eq(my.tvalid & my.tready)
         count_next = Signal.like(count, name="credit_next")
-        m.d.comb += count_next.eq(count + (issue & last_cg) - taken)
+        m.d.comb += count_next.eq(count + (mul_issue & last_cg) - taken)
         m.d.sync += [count.eq(count_next), credit.eq(count_next < self.fifo_depth)]
 
-        mask0, keep0 = window_mask(m, o, tidx), output_keep(o, tidx)
+        mask0, keep0 = window_mask(m, o, tidx), output_keep(o, wk.mtidx)
 
         # ---- stage 1: the issue registered (addresses, window mask, group flags) ----------------------
         valid1 = Signal(name="valid1")
-        m.d.sync += valid1.eq(issue)
+        m.d.sync += valid1.eq(mul_issue)
         last1 = reg(last_cg, "last1")
-        tlast1 = reg(last_cg & last_kg & last_tile, "tlast1")
+        # the multipliers' frame ends with the drain pass when they lag the reads
+        tlast1 = reg(last_cg & last_kg & (wk.drain if serial_in else last_tile), "tlast1")
         keep1 = reg(keep0, "keep1")
         mask1 = reg(mask0, "mask1")
         w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)
@@ -403,7 +452,7 @@ class LayerEngine(wiring.Component):
             nxt = Signal(name=f"w_pending{c}")
             m.d.sync += nxt.eq(pending[-1])
             pending.append(nxt)
-        m.d.comb += reading.eq(Cat(*pending).any() if tm.weight_read_delay else 0)
+        m.d.comb += reading.eq(Cat(*pending).any())
 
         # ---- weight memories ----------------------------------------------------------------------------
         w_read = {}
@@ -446,7 +495,7 @@ class LayerEngine(wiring.Component):
                         continue
                     rp = mem.read_port(transparent_for=())
                     fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(N)]
-                    m.d.comb += rp.addr.eq(reg(Cat(cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
+                    m.d.comb += rp.addr.eq(reg(Cat(wk.read_cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
                     data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
                     # zero padding as the register's synchronous reset: no multiplexer
                     q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
@@ -474,8 +523,8 @@ class LayerEngine(wiring.Component):
         if wino:
             dp = self.dp
             R = dp.rank
-            v = {}
-            for pc in range(o.PC):
+            v = self._serial_input(m, reg, wk, raw) if serial_in else {}
+            for pc in range(o.PC if not serial_in else 0):
                 m.submodules[f"bt{pc}"] = bt = ConstantMatrixProduct(
                     dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, f"bt{pc}", ps)
                 for j in range(g.n_d):
@@ -609,6 +658,46 @@ class LayerEngine(wiring.Component):
             m.d.sync += [my.tdata.eq(fr.data[:nbits]), my.tkeep.eq(fr.data[nbits:nbits + g.n_y]),
                          my.tlast.eq(fr.data[nbits + g.n_y])]
         return m
+
+    def _serial_input(self, m: Module, reg, wk, raw) -> dict:
+        """Serial B^T (:class:`InputTransform`): per input-channel lane, the input tile read at each
+        read slot goes through the serial transform into a block RAM of transformed tiles (two
+        halves: the tiles being read and the ones being multiplied, ``C / PC`` tiles each), which
+        the multipliers read once per output-channel group. Returns the multiplier operands."""
+        o, dp = self.opts, self.dp
+        g, R = o.geometry, dp.rank
+        ps = self.plan.per_stage
+        cg_bits = bits_for(o.channel_groups)
+        # which half holds the tiles being read (it flips when a reading pass ends)
+        half = Signal(name="bt_half")
+        with m.If(wk.issue & wk.last_cg & wk.last_kg & ~wk.drain):
+            m.d.sync += half.eq(~half)
+        start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
+        v_addr = reg(Cat(wk.cg, ~half), "v_addr")
+        widths = dp.v_widths
+        v = {}
+        for pc in range(o.PC):
+            m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
+                self.input_passes, [self.arith.d_range] * g.n_d, list, widths, ps)
+            m.d.comb += bt.start.eq(start)
+            for j in range(g.n_d):
+                m.d.comb += word(bt.x, j).eq(raw[j, pc])
+            done = READ_TO_TILE + bt.latency
+            mem = Memory(shape=unsigned(sum(widths)), depth=2 << cg_bits, init=[], attrs=NO_COLLISIONS)
+            m.submodules[f"vmem_c{pc}"] = mem
+            wp = mem.write_port()
+            m.d.comb += [wp.addr.eq(reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)),
+                         wp.en.eq(reg(wk.read_slot, f"v_we{pc}", done, reset_less=False)),
+                         wp.data.eq(Cat(*[word(bt.y, r) for r in range(R)]))]
+            rp = mem.read_port(transparent_for=())
+            m.d.comb += rp.addr.eq(v_addr)
+            # the block RAM's output registered (beside it), then the multiplier operand register
+            data = reg(rp.data, f"v_q{pc}", FM_READ_REGISTERS)
+            lo = 0
+            for r, w in enumerate(widths):
+                v[pc, r] = reg(data[lo:lo + w].as_signed(), f"v{pc}_{r}")
+                lo += w
+        return v
 
     @staticmethod
     def _count(m: Module, counters) -> None:

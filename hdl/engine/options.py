@@ -66,6 +66,23 @@ class OutputTransform(enum.Enum):
     SERIAL = "serial"
 
 
+class InputTransform(enum.Enum):
+    """How the Winograd engine applies B^T.
+
+    ``parallel``: one shift-add graph, a new input tile every cycle: B^T is recomputed for every
+    output-channel group. ``serial``: once per (tile, input-channel group), row-column, one fibre per
+    cycle per axis (the output transform's serial unit, :mod:`hdl.engine.serial`), one tile ahead of
+    the multipliers into a double-buffered block RAM of transformed tiles, read by every
+    output-channel group; needs a card whose B^T is a Kronecker product and K / PK cycles per input
+    channel long enough for the passes. ``auto`` (default): serial when both hold, else parallel.
+    The direct engine has none.
+    """
+
+    AUTO = "auto"
+    PARALLEL = "parallel"
+    SERIAL = "serial"
+
+
 def _ints(name: str, values, axes: int, minimum: int) -> tuple[int, ...]:
     values = tuple(values)
     if len(values) == 1 and axes > 1:
@@ -122,6 +139,7 @@ class EngineOptions:
         ``hw``: the weight port takes g and the engine transforms it while loading.
     pipeline : EnginePipeline
     output_transform : OutputTransform
+    input_transform : InputTransform
     """
 
     geometry: Geometry
@@ -136,6 +154,7 @@ class EngineOptions:
     kernel_transform: KernelTransform = KernelTransform.OFFLINE
     pipeline: EnginePipeline = EnginePipeline.STAGES
     output_transform: OutputTransform = OutputTransform.AUTO
+    input_transform: InputTransform = InputTransform.AUTO
 
     def __post_init__(self):
         g = self.geometry
@@ -160,6 +179,8 @@ class EngineOptions:
         object.__setattr__(self, "pipeline", choice(EnginePipeline, self.pipeline, "engine pipeline"))
         object.__setattr__(self, "output_transform", choice(OutputTransform, self.output_transform,
                                                             "output transform"))
+        object.__setattr__(self, "input_transform", choice(InputTransform, self.input_transform,
+                                                           "input transform"))
         if self.out_channels % self.parallel_out:
             raise WinohdlError(f"--parallel-out {self.parallel_out} does not divide --out-channels "
                                f"{self.out_channels}")
@@ -302,7 +323,8 @@ class EngineOptions:
                 "feature_map": list(self.feature_map), "padding": list(self.padding),
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
                 "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
-                "pipeline": self.pipeline.value, "output_transform": self.output_transform.value}
+                "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
+                "input_transform": self.input_transform.value}
 
     @classmethod
     def from_json(cls, data) -> "EngineOptions":
@@ -310,7 +332,7 @@ class EngineOptions:
             raise WinohdlError(f"engine options must be a JSON object, got {type(data).__name__}")
         want = {"geometry", "in_channels", "out_channels", "feature_map", "padding", "parallel_out",
                 "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
-                "output_transform"}
+                "output_transform", "input_transform"}
         unknown, missing = sorted(set(data) - want), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
@@ -327,8 +349,8 @@ class EngineOptions:
     @classmethod
     def parse(cls, geometry: Geometry, in_channels, out_channels, feature_map: str, padding: str = "0",
               parallel_out=1, parallel_in=1, data_width=8, kernel_width=8, kernel_transform="offline",
-              pipeline="stages", output_transform="auto") -> "EngineOptions":
+              pipeline="stages", output_transform="auto", input_transform="auto") -> "EngineOptions":
         """From command-line strings (``feature_map="32x32"``, ``padding="1"``); same validation."""
         return cls(geometry, in_channels, out_channels, parse_axes(feature_map, "feature-map"),
                    parse_axes(padding, "padding"), parallel_out, parallel_in, data_width, kernel_width,
-                   kernel_transform, pipeline, output_transform)
+                   kernel_transform, pipeline, output_transform, input_transform)

@@ -11,7 +11,10 @@ Rules, with every stream offered without gaps and no back-pressure on the output
 * the walker issues one (tile, output-channel group, input-channel group) per cycle, tiles in
   raster order; a tile may start ``issue_delay + 1`` cycles after its last input pixel's last beat
   arrived (the engine pipelines its readiness: ``issue_delay`` 2);
-* a tile group's output beat leaves ``latency`` cycles after its last issue.
+* a tile group's output beat leaves ``latency`` cycles after its last issue;
+* with the serial input transform (``lag``) the multipliers work one pass behind the walker's
+  reads: a frame's first pass only reads, and one more pass of issues (the drain, no input
+  needed) follows its last tile; its issues, not the reads, end the frame's work.
 
 ``cycles`` counts a layer from its first feature-map beat to its last output beat, inclusive.
 The steady-state period is the distance between the last output beats of consecutive frames
@@ -56,16 +59,19 @@ class Timing:
     issue_delay : int
         Cycles from a tile's input being stored to the walker seeing it, beyond the next one
         (2: the walker's readiness is pipelined, two registers deep).
+    lag : bool
+        The multipliers lag the reads by one pass (serial input transform): a drain pass per frame.
     """
 
     latency: int
     weight_latency: int = 0
     weight_drain: int = 0
     issue_delay: int = 0
+    lag: bool = False
 
     def to_json(self) -> dict:
         return {"latency": self.latency, "weight_latency": self.weight_latency, "weight_drain": self.weight_drain,
-                "issue_delay": self.issue_delay}
+                "issue_delay": self.issue_delay, "lag": self.lag}
 
 
 def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
@@ -73,8 +79,9 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     """Event times (cycles after the first weight beat) of ``frames`` layers streamed back to back.
 
     ``reload[i]``: frame i is preceded by a weight load (frame 0 always is). Returns per frame:
-    ``weights`` (first weight beat or None), ``first`` (first feature-map beat), ``last_issue``
-    and ``last_out`` (the cycle of its last output beat)."""
+    ``weights`` (first weight beat or None), ``first`` (first feature-map beat), ``walked`` (the
+    walker's last read of it), ``last_issue`` (its last multiplier issue) and ``last_out`` (the cycle
+    of its last output beat)."""
     reload = tuple(reload or ()) + (False,) * frames
     ready = tile_ready_offsets(opts)
     group = opts.kernel_groups * opts.channel_groups
@@ -91,10 +98,14 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
         else:
             first = out[-1]["first"] + beats
             if f >= 2:
-                first = max(first, out[-2]["last_issue"] + 1)
+                first = max(first, out[-2]["walked"] + 1)
         for r in ready:
             issue = max(issue + 1, first + r + timing.issue_delay) + group - 1
-        out.append({"weights": wstart, "first": first, "last_issue": issue, "last_out": issue + timing.latency})
+        walked = issue
+        if timing.lag:
+            issue += group
+        out.append({"weights": wstart, "first": first, "walked": walked, "last_issue": issue,
+                    "last_out": issue + timing.latency})
     return out
 
 

@@ -34,6 +34,11 @@ from ..widths import Range, linear_range
 Matrix = list[list[int]]
 
 
+def transpose(matrix) -> Matrix:
+    """The transpose of an integer matrix (rows of any sequence type)."""
+    return [list(col) for col in zip(*[[int(v) for v in row] for row in matrix])]
+
+
 def _rank_one(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Integer ``(a, b)`` with ``x == outer(a, b)`` and a primitive (first non-zero positive), or None."""
     nz = np.argwhere(x != 0)

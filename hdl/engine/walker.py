@@ -57,6 +57,17 @@ class Walk:
         A group issues this cycle.
     last_cg, last_kg, last_tile : Signal
         The current issue is the last input-channel group, output-channel group, tile.
+    drain : Value
+        Lagging walk: the pass after a frame's last tile, which multiplies that tile and reads
+        nothing (``tidx`` already points at the next frame's first tile); else constant 0.
+    first : Value
+        Lagging walk: the current pass is a frame's first tile (nothing to multiply yet).
+    mtidx : list of Signal
+        Lagging walk: the tile the multipliers work on (the previous pass's); else ``tidx``.
+    read_cg : Signal
+        Lagging walk: the input-channel group the current block of ``K / PK`` issues reads.
+    read_slot : Value
+        Lagging walk: the first issue of a block of a reading pass (a new input tile is read).
     """
 
     cg: Signal
@@ -66,12 +77,23 @@ class Walk:
     last_cg: Signal
     last_kg: Signal
     last_tile: Signal
+    drain: Value
+    first: Value
+    mtidx: list
+    read_cg: Value
+    read_slot: Value
 
 
 def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end: Signal,
-         credit: Value) -> Walk:
+         credit: Value, lag: bool = False) -> Walk:
     """Build the walker into ``m``: it issues while ``credit`` is high and the current tile is stored,
-    drives ``walk_end`` (the last issue of a frame) and reads ``rgen`` (the buffer it walks)."""
+    drives ``walk_end`` (the last issue of a frame) and reads ``rgen`` (the buffer it walks).
+
+    ``lag`` (the serial input transform): the multipliers work one tile behind the reads. Each pass
+    of ``C / PC x K / PK`` issues reads its tile once per input-channel group (``read_slot``, every
+    ``K / PK`` issues) while the multipliers take the previous pass's tile; a frame's first pass
+    multiplies nothing and one more pass after its last tile (``drain``) reads nothing, needs no
+    stored input, and multiplies that last tile."""
     g = o.geometry
     N = g.axes
     CG, KG = o.channel_groups, o.kernel_groups
@@ -133,14 +155,15 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
         return seen[2] | (seen[1] & seen[0])
     ready = Signal(name="ready")              # registered: the current tile's input is stored
     issue = Signal(name="issue")
-    m.d.comb += issue.eq(ready & credit)
+    drain = Signal(name="drain") if lag else Const(0)
+    m.d.comb += issue.eq((ready | drain) & credit)
     last_cg = Signal(name="last_cg")
     last_kg = Signal(name="last_kg")
     last_tile = Signal(name="last_tile")
     adv = Signal(name="tile_advance")
     m.d.comb += [last_cg.eq(cg == CG - 1), last_kg.eq(kg == KG - 1),
                  last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
-                 adv.eq(issue & last_cg & last_kg)]
+                 adv.eq(issue & last_cg & last_kg & ~drain)]
     m.d.comb += walk_end.eq(adv & last_tile)
     m.d.sync += ready.eq(Mux(adv, stored(seen_a), stored(seen_c)))
     m.d.sync += [x.eq(Mux(adv, a, c)) for x, a, c in zip(seen_c, now_a, now_c)]
@@ -155,34 +178,56 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
             m.d.sync += cg.eq(0)
             with m.If(last_kg):
                 m.d.sync += kg.eq(0)
-                m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
-                m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
-                m.d.sync += [tidxa[ax].eq(tidxb[ax]) for ax in range(N)]
-                m.d.sync += [lasta[ax].eq(lastb[ax]) for ax in range(N)]
-                b_wraps = Cat(*[t == n - 1 for t, n in zip(tidxb, T)]).all()
-                m.d.sync += [ahead_a.eq(ahead_b - ahead_a), ahead_b.eq(ahead_b - ahead_a + b_wraps)]
-                carry = Const(1)
-                for ax in reversed(range(N)):
-                    wrap = tidxb[ax] == T[ax] - 1
-                    nxt = Signal(lshape, name=f"lastub{ax}_step")
-                    m.d.comb += nxt.eq(lastub[ax] + o.step[ax])
-                    # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
-                    # comparing the tile counter, not the sum, keeps a comparator off the adder)
-                    edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
-                    clamp = Const(1) if edge <= 1 else tidxb[ax] >= edge - 1
-                    with m.If(carry):
-                        with m.If(wrap):
-                            m.d.sync += [tidxb[ax].eq(0), lastub[ax].eq(u0[ax]), lastb[ax].eq(l0[ax])]
-                        with m.Else():
-                            m.d.sync += [tidxb[ax].eq(tidxb[ax] + 1), lastub[ax].eq(nxt),
-                                         lastb[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))]
-                    carry = carry & wrap
             with m.Else():
                 m.d.sync += kg.eq(kg + 1)
         with m.Else():
             m.d.sync += cg.eq(cg + 1)
+    with m.If(adv):
+        m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
+        m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
+        m.d.sync += [tidxa[ax].eq(tidxb[ax]) for ax in range(N)]
+        m.d.sync += [lasta[ax].eq(lastb[ax]) for ax in range(N)]
+        b_wraps = Cat(*[t == n - 1 for t, n in zip(tidxb, T)]).all()
+        m.d.sync += [ahead_a.eq(ahead_b - ahead_a), ahead_b.eq(ahead_b - ahead_a + b_wraps)]
+        carry = Const(1)
+        for ax in reversed(range(N)):
+            wrap = tidxb[ax] == T[ax] - 1
+            nxt = Signal(lshape, name=f"lastub{ax}_step")
+            m.d.comb += nxt.eq(lastub[ax] + o.step[ax])
+            # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
+            # comparing the tile counter, not the sum, keeps a comparator off the adder)
+            edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
+            clamp = Const(1) if edge <= 1 else tidxb[ax] >= edge - 1
+            with m.If(carry):
+                with m.If(wrap):
+                    m.d.sync += [tidxb[ax].eq(0), lastub[ax].eq(u0[ax]), lastb[ax].eq(l0[ax])]
+                with m.Else():
+                    m.d.sync += [tidxb[ax].eq(tidxb[ax] + 1), lastub[ax].eq(nxt),
+                                 lastb[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))]
+            carry = carry & wrap
 
-    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile)
+    if not lag:
+        return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, Const(0), tidx, cg, Const(0))
+    with m.If(walk_end):
+        m.d.sync += drain.eq(1)
+    with m.Elif(issue & last_cg & last_kg):
+        m.d.sync += drain.eq(0)
+    mtidx = [Signal.like(t, name=f"mtile{ax}") for ax, t in enumerate(tidx)]
+    with m.If(adv):
+        m.d.sync += [a.eq(b) for a, b in zip(mtidx, tidx)]
+    first = Signal(name="first_pass")
+    m.d.comb += first.eq(~drain & Cat(*[t == 0 for t in tidx]).all())
+    # a block is K / PK issues: the read of input-channel group ``read_cg`` is held through it
+    block = Signal(range(max(KG, 2)), name="read_block")
+    read_cg = Signal(cg_bits, name="read_cg")
+    read_slot = Signal(name="read_slot")
+    m.d.comb += read_slot.eq(issue & ~drain & (block == 0))
+    with m.If(issue):
+        with m.If(block == KG - 1):
+            m.d.sync += [block.eq(0), read_cg.eq(Mux(read_cg == CG - 1, 0, read_cg + 1))]
+        with m.Else():
+            m.d.sync += block.eq(block + 1)
+    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, first, mtidx, read_cg, read_slot)
 
 
 def window_mask(m: Module, o: EngineOptions, tidx: list) -> Value:
