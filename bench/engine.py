@@ -56,6 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--parallel-in", type=int, default=1)
     ap.add_argument("--pipeline", default="deep", choices=("stages", "deep"))
     ap.add_argument("--output-transform", default="auto", choices=("auto", "parallel", "serial"))
+    ap.add_argument("--input-transform", default="auto", choices=("auto", "parallel", "serial"))
     ap.add_argument("--seeds", type=int, default=3, help="nextpnr seeds per engine (median)")
     ap.add_argument("--pnr-timeout", type=float, default=3600.0, help="seconds per nextpnr run")
     ap.add_argument("--only", choices=("winograd", "direct"), help="one engine only")
@@ -65,7 +66,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     geo = Geometry.parse(a.output, a.kernel)
     opts = EngineOptions.parse(geo, a.channels, a.channels, a.feature_map, a.padding, a.parallel_out,
-                               a.parallel_in, pipeline=a.pipeline, output_transform=a.output_transform)
+                               a.parallel_in, pipeline=a.pipeline, output_transform=a.output_transform,
+                               input_transform=a.input_transform)
     work = Path(a.work).resolve() / opts.name
     work.mkdir(parents=True, exist_ok=True)
     card = constructive_card(geo)

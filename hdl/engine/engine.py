@@ -683,7 +683,10 @@ class LayerEngine(wiring.Component):
             for j in range(g.n_d):
                 m.d.comb += word(bt.x, j).eq(raw[j, pc])
             done = READ_TO_TILE + bt.latency
-            mem = Memory(shape=unsigned(sum(widths)), depth=2 << cg_bits, init=[], attrs=NO_COLLISIONS)
+            # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic
+            # than the transform it replaces
+            mem = Memory(shape=unsigned(sum(widths)), depth=2 << cg_bits, init=[],
+                         attrs={**NO_COLLISIONS, "ram_style": "block"})
             m.submodules[f"vmem_c{pc}"] = mem
             wp = mem.write_port()
             m.d.comb += [wp.addr.eq(reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)),
