@@ -132,6 +132,64 @@ def test_output_transform_choice():
     assert LayerEngine(fits, None, "direct").output_transform.value == "parallel"
 
 
+# (geometry, feature map, padding, C, K, PK, PC, pipeline): K / PK cycles per input tile fit the
+# serial B^T's passes and K / PK + C / PC its result's latency
+SERIAL_IN = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, "stages"),
+             (("4x4", "3x3", "1", "1"), (9, 7), (1, 0), 11, 24, 2, 1, "deep"),
+             (("2x2", "3x3", "2", "1"), (9, 8), (1, 1), 18, 20, 2, 2, "deep"),
+             (("2x2", "3x3", "2x1", "1"), (9, 8), (0, 1), 7, 11, 1, 1, "stages"),
+             (("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 9, 9, 1, 1, "stages")]
+
+
+@pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym"])
+def test_serial_input_transform_streams_bit_exact(case):
+    """B^T once per (tile, input channel), one pass ahead of the multipliers: bit-exact with gaps,
+    back-pressure, extremes and a frame on the same kernels, the same beats as the golden model,
+    and the performance model (one drain pass per frame) cycle for cycle."""
+    geo, F, P, C, K, PK, PC, pipeline = case
+    o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
+    dp = datapath(o.geometry, o)
+    eng = LayerEngine(o, dp, "winograd")
+    assert eng.input_transform.value == "serial" and eng.timing.lag
+    rng = np.random.default_rng(1)
+    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
+    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
+    model = EngineModel(o, dp, "winograd")
+    w = None
+    for (x, wl), beats in zip(layers, got):
+        w = wl if wl is not None else w
+        assert beats == model.output_beats(x, w)
+        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+    _, cycles = amaranth_run(eng, layers[:2])
+    sched = schedule(o, eng.timing, 2, (True, True))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    # the drain: one pass of C / PC x K / PK issues more than the reads per frame
+    assert all(s["last_issue"] - s["walked"] == o.channel_groups * o.kernel_groups for s in sched)
+
+
+def test_input_transform_choice():
+    """auto: serial where K / PK (and with C / PC the result's latency) allow, parallel otherwise and
+    on 1D cards; serial refused in one line where it cannot work; the direct engine has none."""
+    g = Geometry.parse("4x4", "3x3")
+    fits = EngineOptions(g, 16, 16, (8, 8), (1, 1), pipeline="deep")
+    few_out = EngineOptions(g, 16, 11, (8, 8), (1, 1), pipeline="deep")
+    few_in = EngineOptions(g, 10, 12, (8, 8), (1, 1), pipeline="deep")
+    assert LayerEngine(fits, datapath(g, fits), "winograd").input_transform.value == "serial"
+    for o in (few_out, few_in):
+        assert LayerEngine(o, datapath(g, o), "winograd").input_transform.value == "parallel"
+    forced = EngineOptions(g, 16, 16, (8, 8), (1, 1), input_transform="parallel")
+    assert LayerEngine(forced, datapath(g, forced), "winograd").input_passes is None
+    bad = EngineOptions(g, 10, 12, (8, 8), (1, 1), pipeline="deep", input_transform="serial")
+    with pytest.raises(WinohdlError, match="passes read 6\\+6 fibres per input tile and its result takes 23 "
+                                           "cycles, more than --out-channels / --parallel-out = 12"):
+        LayerEngine(bad, datapath(g, bad), "winograd")
+    g1 = Geometry.parse("4", "3")
+    one_d = EngineOptions(g1, 16, 32, (20,), (1,), input_transform="serial")
+    with pytest.raises(WinohdlError, match="a 1D card has no rows to share"):
+        LayerEngine(one_d, datapath(g1, one_d), "winograd")
+    assert LayerEngine(fits, None, "direct").input_transform.value == "parallel"
+
+
 @pytest.mark.parametrize("kind", ["winograd", "direct"])
 def test_wide_words_split_multipliers_stream_bit_exact(kind):
     """Operands wider than a DSP block's 18 bits: split products, their registered sums in the
@@ -211,7 +269,9 @@ G2 = Geometry.parse("2x2", "3x3")
     (dict(data_width=1), "unsupported data width 1"),
     (dict(kernel_transform="soft"), "unknown kernel transform 'soft'"),
     (dict(output_transform="sideways"), "unknown output transform 'sideways'"),
-], ids=["C0", "K0", "map_below_tile", "PK", "PC", "padding", "axes", "width", "transform", "output_transform"])
+    (dict(input_transform="diagonal"), "unknown input transform 'diagonal'"),
+], ids=["C0", "K0", "map_below_tile", "PK", "PC", "padding", "axes", "width", "transform", "output_transform",
+        "input_transform"])
 def test_bad_engine_parameters(kwargs, message):
     base = dict(geometry=G2, in_channels=2, out_channels=4, feature_map=(8, 8), padding=(1, 1))
     base.update(kwargs)

@@ -32,9 +32,11 @@ CASES = {
              {"pipeline": "deep"}),
     "serial": ("F(4x4) serial A^T (6 + 4 fibres in C = 10 cycles), deep, partial tiles", ("4x4", "3x3", "1", "1"),
                (9, 6), (1, 1), 10, 2, 1, 1, {"pipeline": "deep", "output_transform": "serial"}),
+    "serial_in": ("F(2x2) serial B^T (once per tile and input channel, a drain pass per frame), C=11, K=8",
+                  ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, {"input_transform": "serial"}),
 }
 RUNS = [(case, "icarus", kind) for case in CASES for kind in KINDS] + [("1d", "verilator", kind) for kind in KINDS]
-RUNS += [("serial", "verilator", "winograd")]
+RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd")]
 
 
 @pytest.fixture(scope="session")

@@ -281,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Winograd A^T: parallel, serial (row-column, one fibre per cycle, reused over the "
                          "C / PC cycles per output tile; needs a Kronecker A^T), auto (default: serial when "
                          "possible)")
+    en.add_argument("--input-transform", default="auto", choices=("auto", "parallel", "serial"),
+                    help="Winograd B^T: parallel (every cycle), serial (once per tile and input channel, "
+                         "row-column, one pass ahead of the multipliers into a block RAM shared by the K / PK "
+                         "output-channel groups; needs a multi-axis Kronecker B^T and enough output channels), "
+                         "auto (default: serial when possible)")
     en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
     en.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin, all, or none")
     en.add_argument("--verify", action="store_true",

@@ -82,6 +82,8 @@ class EngineCore:
     performance: Performance
     output_transform: str = "parallel"   # Winograd A^T as built: parallel or serial (hdl.engine.serial)
     serial_fibres: tuple[int, ...] = ()  # serial: fibres per pass (cycles each pass reads)
+    input_transform: str = "parallel"    # Winograd B^T as built: parallel or serial (once per tile and channel)
+    input_fibres: tuple[int, ...] = ()   # serial B^T: fibres per pass
 
     @property
     def latency(self) -> int:
@@ -97,7 +99,8 @@ class EngineCore:
                 "multipliers": self.multipliers, "weight_words": self.weight_words,
                 "weight_width": self.weight_width, "y_width": self.y_width,
                 "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json(),
-                "output_transform": self.output_transform, "serial_fibres": list(self.serial_fibres)}
+                "output_transform": self.output_transform, "serial_fibres": list(self.serial_fibres),
+                "input_transform": self.input_transform, "input_fibres": list(self.input_fibres)}
 
 
 STREAMS = {
@@ -165,6 +168,10 @@ class EngineDesign:
             f": row-column, one 1D unit per axis reused, passes of {' + '.join(map(str, w.serial_fibres))} fibres "
             f"(one per cycle) within the {o.C // o.PC} cycles per output tile" if w.serial_fibres else
             ": one shift-add graph, every output at once"))
+        lines.append(f"B^T        {w.input_transform}" + (
+            f": once per tile and input channel, row-column, passes of {' + '.join(map(str, w.input_fibres))} "
+            f"fibres, one pass ahead of the multipliers into a block RAM read by all {o.K // o.PK} output-channel "
+            f"groups (one extra pass per frame)" if w.input_fibres else ": one shift-add graph, every cycle"))
         lines += [f"stream     {k}: {v}" for k, v in STREAMS.items()]
         lines.append(f"host       u = G_int @ g (G_int in design.json 'host_kernel_transform'); outputs divided "
                      f"exactly by {sorted(set(self.divisors))} on chip")
@@ -176,7 +183,8 @@ def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
     return EngineCore(kind.value, top, f"{top}.v", engine_ports(engine), engine.timing, engine.fifo_depth,
                       engine.multipliers,
                       engine.n_w, engine.w_width, engine.y_width, tuple(engine.accumulator_widths), perf,
-                      engine.output_transform.value, tuple(p.fibres for p in engine.passes or ()))
+                      engine.output_transform.value, tuple(p.fibres for p in engine.passes or ()),
+                      engine.input_transform.value, tuple(p.fibres for p in engine.input_passes or ()))
 
 
 def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) -> EngineDesign:

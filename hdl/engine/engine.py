@@ -32,6 +32,14 @@ R x PK accumulators (exact widths for C channels), and once per (tile, output ch
 C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
 channel groups (innermost).
 
+Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits):
+B^T runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker
+over a tile (C / PC x K / PK issues) reads the tile once per input-channel group, every K / PK
+issues, into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a block
+RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers read
+it for every output-channel group one pass later. So a frame's first pass only reads and one more
+pass after its last tile (the drain) only multiplies.
+
 Timing: nothing after the walker ever stalls. Every block is registered and the adder graphs
 are cut every ``adders per stage`` levels (balanced), block-RAM outputs and multiplier operands
 and products are registered with no logic between (the memories declare that a read of a word
