@@ -325,3 +325,25 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
     weights = drivers(("w_q0_0",))
     assert len(fm) == o.geometry.n_d * o.data_width and len(weights) >= eng.n_store  # (unused high bits trimmed)
     assert set(fm) == set(weights) == {"DP16KD"}
+
+
+def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
+    """ECP5: the serial B^T's memory of transformed tiles is block RAM even though it holds only
+    2 x C / PC tiles (as LUT RAM its read multiplexers would cost more logic than the B^T it
+    saves): every multiplier-operand read register takes its data straight from a DP16KD."""
+    import json
+
+    from amaranth.back import verilog
+
+    from hdl.synth import synthesise
+    o = EngineOptions(Geometry.parse("2x2", "3x3"), 11, 8, (8, 8), (1, 1), input_transform="serial")
+    eng = LayerEngine(o, datapath(o.geometry, o), "winograd")
+    (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
+    synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
+    mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
+    driver = {b: c["type"] for c in mod["cells"].values() for p, d in c["port_directions"].items()
+              if d == "output" for b in c["connections"][p]}
+    bits = {b for n, net in mod["netnames"].items() if n.startswith("v_q0") for b in net["bits"]}
+    reads = [driver.get(c["connections"]["DI"][0]) for c in mod["cells"].values()
+             if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & bits]
+    assert len(reads) == sum(eng.dp.v_widths) and set(reads) == {"DP16KD"}
