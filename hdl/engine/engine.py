@@ -53,14 +53,10 @@ fewer groups than that are in flight, so with ``tready`` held high the credit ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.hdl import Cat, Module, Signal, signed
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
-
-from winohdl.core.errors import WinohdlError
 
 from ..components import (ConstantMatrixProduct, ExactDivision, emit_graph, emit_product, graph_latency,
                           split_levels, word)
@@ -68,29 +64,15 @@ from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
 from ..widths import Range
 from .arith import EngineArithmetic
-from .options import EngineKind, EngineOptions, EnginePipeline, InputTransform, OutputTransform, bits_for
-from .serial import (Pass, SerialOutputTransform, lane_divisions, plan_passes, serial_fits, serial_latency,
-                     signed_kronecker_factors, transpose)
-from .perf import Timing
+from .buffers import (FM_READ_REGISTERS, feature_map_reads, feature_map_writer, output_fifo, registers,
+                      transformed_tiles, weight_counters, weight_memories)
+from .options import EngineKind, EngineOptions, EnginePipeline, InputTransform, OutputTransform
+from .serial import SerialOutputTransform, lane_divisions, serial_latency
+from .perf import Plan, Timing
+from .transforms import serial_input_passes, serial_output_passes
 from .walker import ISSUE_DELAY, WriterState, output_keep, walk, window_mask
 
 
-# The engine never uses a block-RAM read of an address written in the same cycle: weights load
-# only while no tile is issued or in flight, and a tile reads feature-map words written at least
-# three cycles earlier (or zeroes them: padding), the next frame writing the other half. So the
-# memories say that read-write collisions do not matter (Yosys's ``no_rw_check``): without it,
-# Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
-# RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
-NO_COLLISIONS = {"no_rw_check": 1}
-
-# Feature-map block-RAM reads go through a register whose only load is a second register (the
-# zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
-# long clock-to-out is short. The weight reads are delayed to match.
-FM_READ_REGISTERS = 1
-
-# Serial B^T: cycles from a read slot's issue to its input tile in the zero-padding registers
-# (the address register, the block RAM, its read registers, the padding register).
-READ_TO_TILE = 3 + FM_READ_REGISTERS
 
 
 def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
@@ -99,39 +81,6 @@ def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
     if keep:
         members["tkeep"] = Out(keep)
     return wiring.Signature(members)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Cycle offsets of one engine's pipeline, relative to the walker's issue of a group's last
-    input-channel group (cycle 0).
-
-    Attributes
-    ----------
-    per_stage : int
-        Adder levels between registers inside the adder graphs.
-    weight_delay : int
-        Cycles from a weight beat's handshake to its write into the weight memory.
-    weight_read_delay : int
-        Registers added to the weight memory's read address (aligns u with B^T's output; the
-        Winograd engine's read data is registered twice).
-    accumulate : int
-        The cycle the accumulators add the group's last sum.
-    write : int
-        The cycle the group's result is written into the output FIFO.
-    latency : int
-        The cycle its output beat is on ``m_axis_y`` (``write + 2``: the FIFO and the output register).
-    """
-
-    per_stage: int
-    weight_delay: int
-    weight_read_delay: int
-    accumulate: int
-    write: int
-
-    @property
-    def latency(self) -> int:
-        return self.write + 2
 
 
 class LayerEngine(wiring.Component):
@@ -167,11 +116,11 @@ class LayerEngine(wiring.Component):
         self.n_store = datapath.rank if wino else g.n_g
         self.store_width = datapath.u_port_width if wino else opts.kernel_width
         self.y_width = a.y_width
-        self.acc_signs = None  # serial A^T: -1 where an accumulator subtracts (a column sign of A^T)
-        self.passes = self._serial_passes() if wino else None
+        # serial A^T: acc_signs -1 where an accumulator subtracts (a column sign of A^T)
+        self.acc_signs, self.passes = (serial_output_passes(opts, datapath) if wino else None) or (None, None)
         # the serial transform's last pass divides, one division per lane, when the divisors allow
         self.lane_divisions = lane_divisions(self.passes, self.arith.divisions) if self.passes else None
-        self.input_passes = self._serial_input_passes() if wino else None
+        self.input_passes = serial_input_passes(opts, datapath) if wino else None
         self.plan = self._plan()
         super().__init__({
             "s_axis_w": In(axis_stream(self.n_w * self.w_width)),
@@ -202,51 +151,6 @@ class LayerEngine(wiring.Component):
         """Output FIFO entries: every group in flight (issued, not yet taken) without back-pressure
         fits, so the credit never binds then: one group per C / PC cycles over the latency, plus one."""
         return -(-self.latency // self.opts.channel_groups) + 1
-
-    def _serial_passes(self) -> list[Pass] | None:
-        """The serial output transform's passes (:mod:`hdl.engine.serial`), or None for the parallel one."""
-        o = self.opts
-        if o.output_transform is OutputTransform.PARALLEL:
-            return None
-        found = signed_kronecker_factors(self.dp.scaled.AT, o.geometry.output)
-        passes = plan_passes(found[1]) if found is not None and len(found[1]) > 1 else None
-        if passes is not None and serial_fits(passes, o.channel_groups):
-            self.acc_signs = found[0]
-            return passes
-        if o.output_transform is OutputTransform.SERIAL:
-            why = ("the card's A^T is not a Kronecker product of per-axis matrices" if passes is None else
-                   f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres, more than "
-                   f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow")
-            raise WinohdlError(f"--output-transform serial: {why}; use parallel or auto")
-        return None
-
-    def _serial_input_passes(self) -> list[Pass] | None:
-        """The serial input transform's passes (B^T once per tile and input-channel group, one tile
-        ahead of the multipliers), or None for the parallel one (see :class:`InputTransform`)."""
-        o = self.opts
-        if o.input_transform is InputTransform.PARALLEL:
-            return None
-        g = o.geometry
-        # B^T = diag(s) (F_1^T (x) ... (x) F_N^T): factor its transpose over the input tile's axes;
-        # a sign would negate a Winograd-domain word, so only sign-free factorisations are used
-        found = signed_kronecker_factors(transpose(self.dp.scaled.BT), g.input)
-        kron = found is not None and g.axes > 1 and all(sg > 0 for sg in found[0])
-        passes = plan_passes([transpose(f) for f in found[1]]) if kron else None
-        need = None
-        if passes is not None:
-            ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
-            # the last group's transformed tile is written before the next pass reads it
-            need = READ_TO_TILE + serial_latency(passes, ps) + 1
-            if serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need:
-                return passes
-        if o.input_transform is InputTransform.SERIAL:
-            why = ("a 1D card has no rows to share" if g.axes == 1 else
-                   "the card's B^T is not a sign-free Kronecker product of per-axis matrices" if passes is None else
-                   f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres per input tile and its "
-                   f"result takes {need} cycles, more than --out-channels / --parallel-out = {o.kernel_groups} "
-                   f"cycles per input tile (and that plus --in-channels / --parallel-in = {o.channel_groups}) allow")
-            raise WinohdlError(f"--input-transform serial: {why}; use parallel or auto")
-        return None
 
     @property
     def input_transform(self) -> InputTransform:
@@ -314,23 +218,13 @@ class LayerEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         o, a, g = self.opts, self.arith, self.opts.geometry
-        N = g.axes
         wino = self.kind is EngineKind.WINOGRAD
         tm = self.plan
         ps = tm.per_stage
-        CG, KG = o.channel_groups, o.kernel_groups
-        cg_bits, kg_bits = bits_for(CG), bits_for(KG)
         sw, sfm, my = self.s_axis_w, self.s_axis_fm, self.m_axis_y
         serial_in = self.input_passes is not None
 
-        def reg(value, name, cycles=1, reset_less=True):
-            """``value`` ``cycles`` registers later; datapath registers have no reset."""
-            value = Value.cast(value)
-            for c in range(cycles):
-                r = Signal(value.shape(), name=name if cycles == 1 else f"{name}_d{c}", reset_less=reset_less)
-                m.d.sync += r.eq(value)
-                value = r
-            return value
+        reg = registers(m)
 
         # ---- control ------------------------------------------------------------------------------
         # Two frame buffers (ping-pong: the address's top bit): the writer fills frame n while the
@@ -386,47 +280,13 @@ class LayerEngine(wiring.Component):
         else:
             store, w_do = w_words, w_hs
             m.d.comb += mid_load.eq(w_count != 0)
-        pc_w = Signal(range(max(o.PC, 2)), name="w_pc")
-        cg_w = Signal(cg_bits, name="w_cg")
-        pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
-        kg_w = Signal(kg_bits, name="w_kg")
-        with m.If(w_do):
-            with m.If(w_count == o.weight_beats - 1):
-                m.d.sync += [w_count.eq(0), loaded.eq(1)]
-            with m.Else():
-                m.d.sync += [w_count.eq(w_count + 1), loaded.eq(0)]
-            self._count(m, [(pc_w, o.PC), (cg_w, CG), (pk_w, o.PK), (kg_w, KG)])
+        pc_w, cg_w, pk_w, kg_w = weight_counters(m, o, w_do, w_count, loaded)
         sw_bits = self.store_width
         w_packed = Cat(*[_sext(v, sw_bits) for v in store])
 
         # ---- feature-map banks: write side ---------------------------------------------------------
-        wpos = [Signal(range(f + 1), name=f"wpos{ax}") for ax, f in enumerate(o.feature_map)]
-        wres = [Signal(range(max(s, 2)), name=f"wres{ax}") for ax, s in enumerate(o.step)]
-        wquo = [Signal(b, name=f"wquo{ax}") for ax, b in enumerate(o.quotient_bits)]
-        wcg = Signal(cg_bits, name="wcg")
-        with m.If(fm_hs):
-            with m.If(wcg == CG - 1):
-                m.d.sync += wcg.eq(0)
-                carry = Const(1)
-                for ax in reversed(range(N)):
-                    wrap = wpos[ax] == o.feature_map[ax] - 1
-                    with m.If(carry):
-                        with m.If(wrap):
-                            m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0)]
-                        with m.Else():
-                            m.d.sync += wpos[ax].eq(wpos[ax] + 1)
-                            with m.If(wres[ax] == o.step[ax] - 1):
-                                m.d.sync += [wres[ax].eq(0), wquo[ax].eq(wquo[ax] + 1)]
-                            with m.Else():
-                                m.d.sync += wres[ax].eq(wres[ax] + 1)
-                    carry = carry & wrap
-            with m.Else():
-                m.d.sync += wcg.eq(wcg + 1)
-        w_addr = Cat(wcg, *reversed(wquo), wgen)
-        # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
-        # combinational block at time 0 whose inputs do not change)
-        m.d.comb += frame_end.eq(fm_hs & (wcg == CG - 1)
-                                 & Cat(*[p == f - 1 for p, f in zip(wpos, o.feature_map)]).all())
+        writer = feature_map_writer(m, o, fm_hs, wgen, frame_end)
+        wpos = writer.wpos
 
         # ---- walker ----------------------------------------------------------------------------------
         credit = Signal(name="credit", init=1)   # fewer groups in flight than the FIFO holds (registered)
@@ -463,55 +323,11 @@ class LayerEngine(wiring.Component):
         m.d.comb += reading.eq(Cat(*pending).any())
 
         # ---- weight memories ----------------------------------------------------------------------------
-        w_read = {}
-        for pk in range(o.PK):
-            for pc in range(o.PC):
-                mem = Memory(shape=unsigned(self.n_store * sw_bits), depth=o.weight_depth, init=[],
-                             attrs=NO_COLLISIONS)
-                m.submodules[f"wmem_k{pk}_c{pc}"] = mem
-                wp = mem.write_port()
-                m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(w_packed),
-                             wp.en.eq(w_do & (pk_w == pk) & (pc_w == pc))]
-                rp = mem.read_port(transparent_for=())
-                m.d.comb += rp.addr.eq(w_raddr)
-                # the block RAM's output straight into a register (its clock-to-out is long); the
-                # Winograd engine registers it again, the multiplier operand register a DSP block
-                # absorbs, so the first one stays beside the block RAM
-                w_read[pk, pc] = reg(rp.data, f"w_q{pk}_{pc}")
-                if wino:
-                    w_read[pk, pc] = reg(w_read[pk, pc], f"u_q{pk}_{pc}")
+        w_read = weight_memories(m, o, reg, self.n_store * sw_bits, w_packed, w_do, (pc_w, cg_w, pk_w, kg_w),
+                                 w_raddr, 2 if wino else 1)
 
         # ---- feature-map banks: memories and read ports ---------------------------------------------
-        raw = {}  # (window word j, lane pc) -> read data, registered; zero outside the feature map
-        fm_waddr = reg(w_addr, "fm_waddr")
-        fm_wdata = [reg(sfm.tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
-        mask2 = reg(mask1, "mask2")
-        mask3 = reg(mask2, "mask3", FM_READ_REGISTERS)
-        for b in o.banks:
-            for pc in range(o.PC):
-                mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[], attrs=NO_COLLISIONS)
-                name = "fm_bank_" + "_".join(map(str, b)) + f"_c{pc}"
-                m.submodules[name] = mem
-                wp = mem.write_port()
-                sel = Cat(*[r == bb for r, bb in zip(wres, b)]).all()
-                # the write is registered (no handshake logic before the block RAMs' enables); the
-                # walker sees a position three cycles after its beat, so the read always follows
-                m.d.comb += [wp.addr.eq(fm_waddr), wp.en.eq(reg(fm_hs & sel, f"fm_we_{name}", reset_less=False)),
-                             wp.data.eq(fm_wdata[pc])]
-                for j, (jj, res, quo) in enumerate(o.window):
-                    if res != b:
-                        continue
-                    rp = mem.read_port(transparent_for=())
-                    fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(N)]
-                    m.d.comb += rp.addr.eq(reg(Cat(wk.read_cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
-                    data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
-                    # zero padding as the register's synchronous reset: no multiplexer
-                    q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
-                    with m.If(mask3[j]):
-                        m.d.sync += q.eq(data.as_signed())
-                    with m.Else():
-                        m.d.sync += q.eq(0)
-                    raw[j, pc] = q
+        raw = feature_map_reads(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), mask1)
 
         # group flags travel beside the data (valid resets; the rest need not)
         def flags_at(cycle: int):
@@ -531,7 +347,7 @@ class LayerEngine(wiring.Component):
         if wino:
             dp = self.dp
             R = dp.rank
-            v = self._serial_input(m, reg, wk, raw) if serial_in else {}
+            v = transformed_tiles(m, self, reg, wk, raw) if serial_in else {}
             for pc in range(o.PC if not serial_in else 0):
                 m.submodules[f"bt{pc}"] = bt = ConstantMatrixProduct(
                     dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, f"bt{pc}", ps)
@@ -643,87 +459,8 @@ class LayerEngine(wiring.Component):
         # ---- output FIFO (first word falls through to the output register) ----------------------------
         yw = self.y_width
         packed = Cat(*[_sext(outs[pk, oi], yw) for pk in range(o.PK) for oi in range(g.n_y)], w_keep, w_tlast)
-        depth = self.fifo_depth
-        fifo = Memory(shape=unsigned(len(packed)), depth=depth, init=[])
-        m.submodules.out_fifo = fifo
-        fw = fifo.write_port()
-        fr = fifo.read_port(domain="comb")
-        wr = Signal(range(depth), name="fifo_wr")
-        rd = Signal(range(depth), name="fifo_rd")
-        level = Signal(range(depth + 1), name="fifo_level")
-        pop = Signal(name="fifo_pop")
-        m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(w_valid), fr.addr.eq(rd),
-                     pop.eq((~my.tvalid | my.tready) & (level != 0))]
-        m.d.sync += level.eq(level + w_valid - pop)
-        with m.If(w_valid):
-            m.d.sync += wr.eq(Mux(wr == depth - 1, 0, wr + 1))
-        with m.If(pop):
-            m.d.sync += rd.eq(Mux(rd == depth - 1, 0, rd + 1))
-        nbits = o.PK * g.n_y * yw
-        with m.If(~my.tvalid | my.tready):
-            m.d.sync += my.tvalid.eq(level != 0)
-        with m.If(pop):
-            m.d.sync += [my.tdata.eq(fr.data[:nbits]), my.tkeep.eq(fr.data[nbits:nbits + g.n_y]),
-                         my.tlast.eq(fr.data[nbits + g.n_y])]
+        output_fifo(m, packed, w_valid, my, self.fifo_depth, o.PK * g.n_y * yw, g.n_y)
         return m
-
-    def _serial_input(self, m: Module, reg, wk, raw) -> dict:
-        """Serial B^T (:class:`InputTransform`): per input-channel lane, the input tile read at each
-        read slot goes through the serial transform into a block RAM of transformed tiles (two
-        halves: the tiles being read and the ones being multiplied, ``C / PC`` tiles each), which
-        the multipliers read once per output-channel group. Returns the multiplier operands."""
-        o, dp = self.opts, self.dp
-        g, R = o.geometry, dp.rank
-        ps = self.plan.per_stage
-        cg_bits = bits_for(o.channel_groups)
-        # which half holds the tiles being read (it flips when a reading pass ends)
-        half = Signal(name="bt_half")
-        with m.If(wk.issue & wk.last_cg & wk.last_kg & ~wk.drain):
-            m.d.sync += half.eq(~half)
-        start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
-        v_addr = reg(Cat(wk.cg, ~half), "v_addr")
-        widths = dp.v_widths
-        v = {}
-        for pc in range(o.PC):
-            m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
-                self.input_passes, [self.arith.d_range] * g.n_d, list, widths, ps)
-            m.d.comb += bt.start.eq(start)
-            for j in range(g.n_d):
-                m.d.comb += word(bt.x, j).eq(raw[j, pc])
-            done = READ_TO_TILE + bt.latency
-            # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic
-            # than the transform it replaces
-            mem = Memory(shape=unsigned(sum(widths)), depth=2 << cg_bits, init=[],
-                         attrs={**NO_COLLISIONS, "ram_style": "block"})
-            m.submodules[f"vmem_c{pc}"] = mem
-            wp = mem.write_port()
-            m.d.comb += [wp.addr.eq(reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)),
-                         wp.en.eq(reg(wk.read_slot, f"v_we{pc}", done, reset_less=False)),
-                         wp.data.eq(Cat(*[word(bt.y, r) for r in range(R)]))]
-            rp = mem.read_port(transparent_for=())
-            m.d.comb += rp.addr.eq(v_addr)
-            # the block RAM's output registered (beside it), then the multiplier operand register
-            data = reg(rp.data, f"v_q{pc}", FM_READ_REGISTERS)
-            lo = 0
-            for r, w in enumerate(widths):
-                v[pc, r] = reg(data[lo:lo + w].as_signed(), f"v{pc}_{r}")
-                lo += w
-        return v
-
-    @staticmethod
-    def _count(m: Module, counters) -> None:
-        """Advance a chain of counters (fastest first), each wrapping at its modulus."""
-        carry = Const(1)
-        for sig, n in counters:
-            with m.If(carry):
-                if n == 1:
-                    m.d.sync += sig.eq(0)
-                else:
-                    with m.If(sig == n - 1):
-                        m.d.sync += sig.eq(0)
-                    with m.Else():
-                        m.d.sync += sig.eq(sig + 1)
-            carry = carry & (sig == n - 1)
 
 
 def _sext(v, width: int):

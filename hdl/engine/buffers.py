@@ -1,0 +1,259 @@
+"""The layer engine's memories (``amaranth.lib.memory``, block RAM) and the logic right around them.
+
+The feature-map banks (the writer's counters, the banks, the read ports with zero padding), the
+weight memories, the serial B^T's memory of transformed tiles and the output FIFO. Each builder
+adds its logic to the engine's module ``m``; :class:`~hdl.engine.engine.LayerEngine` wires them
+(its module docstring has the protocol and the timing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.lib.memory import Memory
+
+from ..components import word
+from .options import EngineOptions, bits_for
+from .serial import SerialOutputTransform
+
+# The engine never uses a block-RAM read of an address written in the same cycle: weights load
+# only while no tile is issued or in flight, and a tile reads feature-map words written at least
+# three cycles earlier (or zeroes them: padding), the next frame writing the other half. So the
+# memories say that read-write collisions do not matter (Yosys's ``no_rw_check``): without it,
+# Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
+# RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
+NO_COLLISIONS = {"no_rw_check": 1}
+
+# Feature-map block-RAM reads go through a register whose only load is a second register (the
+# zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
+# long clock-to-out is short. The weight reads are delayed to match.
+FM_READ_REGISTERS = 1
+
+# Serial B^T: cycles from a read slot's issue to its input tile in the zero-padding registers
+# (the address register, the block RAM, its read registers, the padding register).
+READ_TO_TILE = 3 + FM_READ_REGISTERS
+
+
+def registers(m: Module):
+    """``reg(value, name, cycles=1, reset_less=True)``: ``value`` ``cycles`` registers later in ``m``
+    (datapath registers have no reset)."""
+    def reg(value, name, cycles=1, reset_less=True):
+        value = Value.cast(value)
+        for c in range(cycles):
+            r = Signal(value.shape(), name=name if cycles == 1 else f"{name}_d{c}", reset_less=reset_less)
+            m.d.sync += r.eq(value)
+            value = r
+        return value
+    return reg
+
+
+@dataclass(frozen=True)
+class FeatureMapWriter:
+    """The feature-map writer's state (signals of the engine's module).
+
+    Attributes
+    ----------
+    wpos : list of Signal
+        The position of the next beat, per axis.
+    wres : list of Signal
+        Its residue modulo the tile step, per axis (the bank it goes to).
+    addr : Value
+        Its bank address (channel group, position quotients, frame buffer).
+    """
+
+    wpos: list
+    wres: list
+    addr: Value
+
+
+def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, frame_end: Signal) -> FeatureMapWriter:
+    """The writer's counters, advanced on each feature-map handshake ``fm_hs``; drives ``frame_end``."""
+    N, CG = o.axes, o.channel_groups
+    wpos = [Signal(range(f + 1), name=f"wpos{ax}") for ax, f in enumerate(o.feature_map)]
+    wres = [Signal(range(max(s, 2)), name=f"wres{ax}") for ax, s in enumerate(o.step)]
+    wquo = [Signal(b, name=f"wquo{ax}") for ax, b in enumerate(o.quotient_bits)]
+    wcg = Signal(bits_for(CG), name="wcg")
+    with m.If(fm_hs):
+        with m.If(wcg == CG - 1):
+            m.d.sync += wcg.eq(0)
+            carry = Const(1)
+            for ax in reversed(range(N)):
+                wrap = wpos[ax] == o.feature_map[ax] - 1
+                with m.If(carry):
+                    with m.If(wrap):
+                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0)]
+                    with m.Else():
+                        m.d.sync += wpos[ax].eq(wpos[ax] + 1)
+                        with m.If(wres[ax] == o.step[ax] - 1):
+                            m.d.sync += [wres[ax].eq(0), wquo[ax].eq(wquo[ax] + 1)]
+                        with m.Else():
+                            m.d.sync += wres[ax].eq(wres[ax] + 1)
+                carry = carry & wrap
+        with m.Else():
+            m.d.sync += wcg.eq(wcg + 1)
+    # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
+    # combinational block at time 0 whose inputs do not change)
+    m.d.comb += frame_end.eq(fm_hs & (wcg == CG - 1)
+                             & Cat(*[p == f - 1 for p, f in zip(wpos, o.feature_map)]).all())
+    return FeatureMapWriter(wpos, wres, Cat(wcg, *reversed(wquo), wgen))
+
+
+def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter, fm_hs: Value, tdata: Value,
+                      where: tuple, mask1: Value) -> dict:
+    """The feature-map banks (by position modulo the tile step, so every input-tile word has a fixed
+    bank and read port), written from ``tdata`` and read at ``where`` = (tile index per axis, input-
+    channel group, frame buffer), registered once outside the block. Returns ``{(window word j,
+    lane pc): read register}``, zero outside the feature map (``mask1``: the window mask at stage 1)."""
+    tidx, cg, rgen = where
+    raw = {}
+    fm_waddr = reg(writer.addr, "fm_waddr")
+    fm_wdata = [reg(tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
+    mask3 = reg(reg(mask1, "mask2"), "mask3", FM_READ_REGISTERS)
+    for b in o.banks:
+        for pc in range(o.PC):
+            mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[], attrs=NO_COLLISIONS)
+            name = "fm_bank_" + "_".join(map(str, b)) + f"_c{pc}"
+            m.submodules[name] = mem
+            wp = mem.write_port()
+            sel = Cat(*[r == bb for r, bb in zip(writer.wres, b)]).all()
+            # the write is registered (no handshake logic before the block RAMs' enables); the
+            # walker sees a position three cycles after its beat, so the read always follows
+            m.d.comb += [wp.addr.eq(fm_waddr), wp.en.eq(reg(fm_hs & sel, f"fm_we_{name}", reset_less=False)),
+                         wp.data.eq(fm_wdata[pc])]
+            for j, (jj, res, quo) in enumerate(o.window):
+                if res != b:
+                    continue
+                rp = mem.read_port(transparent_for=())
+                fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
+                m.d.comb += rp.addr.eq(reg(Cat(cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
+                data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
+                # zero padding as the register's synchronous reset: no multiplexer
+                q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
+                with m.If(mask3[j]):
+                    m.d.sync += q.eq(data.as_signed())
+                with m.Else():
+                    m.d.sync += q.eq(0)
+                raw[j, pc] = q
+    return raw
+
+
+def weight_memories(m: Module, o: EngineOptions, reg, width: int, data: Value, write: Value, counters: tuple,
+                    raddr: Value, read_registers: int) -> dict:
+    """One weight memory per (output lane pk, input lane pc), ``width`` bits a word, written with
+    ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), read at ``raddr``. Returns
+    ``{(pk, pc): read data}`` after ``read_registers`` registers."""
+    pc_w, cg_w, pk_w, kg_w = counters
+    w_read = {}
+    for pk in range(o.PK):
+        for pc in range(o.PC):
+            mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=[], attrs=NO_COLLISIONS)
+            m.submodules[f"wmem_k{pk}_c{pc}"] = mem
+            wp = mem.write_port()
+            m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(data),
+                         wp.en.eq(write & (pk_w == pk) & (pc_w == pc))]
+            rp = mem.read_port(transparent_for=())
+            m.d.comb += rp.addr.eq(raddr)
+            # the block RAM's output straight into a register (its clock-to-out is long); the
+            # Winograd engine registers it again, the multiplier operand register a DSP block
+            # absorbs, so the first one stays beside the block RAM
+            w_read[pk, pc] = reg(rp.data, f"w_q{pk}_{pc}")
+            if read_registers > 1:
+                w_read[pk, pc] = reg(w_read[pk, pc], f"u_q{pk}_{pc}")
+    return w_read
+
+
+def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, loaded: Signal) -> tuple:
+    """The weight loader's word counters (pc, cg, pk, kg: the order of the beats, fastest first),
+    advanced on each ``write``, with the load's beat ``count`` and ``loaded`` (a full set stored)."""
+    pc_w = Signal(range(max(o.PC, 2)), name="w_pc")
+    cg_w = Signal(bits_for(o.channel_groups), name="w_cg")
+    pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
+    kg_w = Signal(bits_for(o.kernel_groups), name="w_kg")
+    with m.If(write):
+        with m.If(count == o.weight_beats - 1):
+            m.d.sync += [count.eq(0), loaded.eq(1)]
+        with m.Else():
+            m.d.sync += [count.eq(count + 1), loaded.eq(0)]
+        carry = Const(1)
+        for sig, n in [(pc_w, o.PC), (cg_w, o.channel_groups), (pk_w, o.PK), (kg_w, o.kernel_groups)]:
+            with m.If(carry):
+                if n == 1:
+                    m.d.sync += sig.eq(0)
+                else:
+                    with m.If(sig == n - 1):
+                        m.d.sync += sig.eq(0)
+                    with m.Else():
+                        m.d.sync += sig.eq(sig + 1)
+            carry = carry & (sig == n - 1)
+    return pc_w, cg_w, pk_w, kg_w
+
+
+def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
+    """Serial B^T (:class:`~hdl.engine.options.InputTransform`): per input-channel lane, the input
+    tile read at each read slot of the walker ``wk`` goes through the serial transform into a block
+    RAM of transformed tiles (two halves: the tiles being read and the ones being multiplied,
+    ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
+    multiplier operands ``{(lane pc, r): v}``."""
+    o, dp = engine.opts, engine.dp
+    g, R = o.geometry, dp.rank
+    cg_bits = bits_for(o.channel_groups)
+    # which half holds the tiles being read (it flips when a reading pass ends)
+    half = Signal(name="bt_half")
+    with m.If(wk.issue & wk.last_cg & wk.last_kg & ~wk.drain):
+        m.d.sync += half.eq(~half)
+    start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
+    v_addr = reg(Cat(wk.cg, ~half), "v_addr")
+    widths = dp.v_widths
+    v = {}
+    for pc in range(o.PC):
+        m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
+            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.plan.per_stage)
+        m.d.comb += bt.start.eq(start)
+        for j in range(g.n_d):
+            m.d.comb += word(bt.x, j).eq(raw[j, pc])
+        done = READ_TO_TILE + bt.latency
+        # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic
+        # than the transform it replaces
+        mem = Memory(shape=unsigned(sum(widths)), depth=2 << cg_bits, init=[],
+                     attrs={**NO_COLLISIONS, "ram_style": "block"})
+        m.submodules[f"vmem_c{pc}"] = mem
+        wp = mem.write_port()
+        m.d.comb += [wp.addr.eq(reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)),
+                     wp.en.eq(reg(wk.read_slot, f"v_we{pc}", done, reset_less=False)),
+                     wp.data.eq(Cat(*[word(bt.y, r) for r in range(R)]))]
+        rp = mem.read_port(transparent_for=())
+        m.d.comb += rp.addr.eq(v_addr)
+        # the block RAM's output registered (beside it), then the multiplier operand register
+        data = reg(rp.data, f"v_q{pc}", FM_READ_REGISTERS)
+        lo = 0
+        for r, w in enumerate(widths):
+            v[pc, r] = reg(data[lo:lo + w].as_signed(), f"v{pc}_{r}")
+            lo += w
+    return v
+
+
+def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: int, n_keep: int) -> None:
+    """A first-word-fall-through FIFO of ``depth`` results (``packed``: data, keep, last), written
+    when ``write``, popped into the output register of the stream ``out`` (tdata ``nbits`` wide,
+    tkeep ``n_keep``) whenever it is empty or taken."""
+    fifo = Memory(shape=unsigned(len(packed)), depth=depth, init=[])
+    m.submodules.out_fifo = fifo
+    fw = fifo.write_port()
+    fr = fifo.read_port(domain="comb")
+    wr = Signal(range(depth), name="fifo_wr")
+    rd = Signal(range(depth), name="fifo_rd")
+    level = Signal(range(depth + 1), name="fifo_level")
+    pop = Signal(name="fifo_pop")
+    m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(write), fr.addr.eq(rd),
+                 pop.eq((~out.tvalid | out.tready) & (level != 0))]
+    m.d.sync += level.eq(level + write - pop)
+    with m.If(write):
+        m.d.sync += wr.eq(Mux(wr == depth - 1, 0, wr + 1))
+    with m.If(pop):
+        m.d.sync += rd.eq(Mux(rd == depth - 1, 0, rd + 1))
+    with m.If(~out.tvalid | out.tready):
+        m.d.sync += out.tvalid.eq(level != 0)
+    with m.If(pop):
+        m.d.sync += [out.tdata.eq(fr.data[:nbits]), out.tkeep.eq(fr.data[nbits:nbits + n_keep]),
+                     out.tlast.eq(fr.data[nbits + n_keep])]

@@ -1,0 +1,58 @@
+"""Which A^T and B^T the Winograd engine builds: serial (row-column, :mod:`hdl.engine.serial`) where
+the card and the layer allow it, else parallel (:class:`~hdl.engine.options.OutputTransform`,
+:class:`~hdl.engine.options.InputTransform`). A serial transform asked for where it cannot work is a
+one-line error.
+"""
+
+from __future__ import annotations
+
+from winohdl.core.errors import WinohdlError
+
+from ..datapath import Datapath
+from .buffers import READ_TO_TILE
+from .options import EngineOptions, EnginePipeline, InputTransform, OutputTransform
+from .serial import Pass, plan_passes, serial_fits, serial_latency, signed_kronecker_factors, transpose
+
+
+def serial_output_passes(o: EngineOptions, dp: Datapath) -> tuple[list[int], list[Pass]] | None:
+    """(accumulator signs, passes) of the serial output transform, or None for the parallel one."""
+    if o.output_transform is OutputTransform.PARALLEL:
+        return None
+    found = signed_kronecker_factors(dp.scaled.AT, o.geometry.output)
+    passes = plan_passes(found[1]) if found is not None and len(found[1]) > 1 else None
+    if passes is not None and serial_fits(passes, o.channel_groups):
+        return found[0], passes
+    if o.output_transform is OutputTransform.SERIAL:
+        why = ("the card's A^T is not a Kronecker product of per-axis matrices" if passes is None else
+               f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres, more than "
+               f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow")
+        raise WinohdlError(f"--output-transform serial: {why}; use parallel or auto")
+    return None
+
+
+def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
+    """The serial input transform's passes (B^T once per tile and input-channel group, one pass
+    ahead of the multipliers), or None for the parallel one."""
+    if o.input_transform is InputTransform.PARALLEL:
+        return None
+    g = o.geometry
+    # B^T = diag(s) (F_1^T (x) ... (x) F_N^T): factor its transpose over the input tile's axes;
+    # a sign would negate a Winograd-domain word, so only sign-free factorisations are used
+    found = signed_kronecker_factors(transpose(dp.scaled.BT), g.input)
+    kron = found is not None and g.axes > 1 and all(sg > 0 for sg in found[0])
+    passes = plan_passes([transpose(f) for f in found[1]]) if kron else None
+    need = None
+    if passes is not None:
+        ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
+        # the last group's transformed tile is written before the next pass reads it
+        need = READ_TO_TILE + serial_latency(passes, ps) + 1
+        if serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need:
+            return passes
+    if o.input_transform is InputTransform.SERIAL:
+        why = ("a 1D card has no rows to share" if g.axes == 1 else
+               "the card's B^T is not a sign-free Kronecker product of per-axis matrices" if passes is None else
+               f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres per input tile and its "
+               f"result takes {need} cycles, more than --out-channels / --parallel-out = {o.kernel_groups} "
+               f"cycles per input tile (and that plus --in-channels / --parallel-in = {o.channel_groups}) allow")
+        raise WinohdlError(f"--input-transform serial: {why}; use parallel or auto")
+    return None
