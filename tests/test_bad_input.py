@@ -388,6 +388,12 @@ CASES = [
     # ---- engine ---------------------------------------------------------------------------------------
     C("engine-serial-too-few-channels", "engine --output 4x4 --kernel 3x3 --in-channels 4 --out-channels 1 "
       "--feature-map 8x8 --output-transform serial --sim none --family none -o {t}/e", "--output-transform serial"),
+    C("engine-serial-input-1d", "engine --output 4 --kernel 3 --in-channels 16 --out-channels 32 "
+      "--feature-map 20 --input-transform serial --sim none --family none -o {t}/e",
+      "--input-transform serial: a 1D card has no rows to share"),
+    C("engine-serial-input-too-few-out-channels", "engine --output 4x4 --kernel 3x3 --in-channels 16 "
+      "--out-channels 8 --feature-map 8x8 --input-transform serial --sim none --family none -o {t}/e",
+      "more than --out-channels / --parallel-out = 8"),
     C("engine-unknown-output-transform", "engine --output 2x2 --kernel 3x3 --in-channels 8 --out-channels 1 "
       "--feature-map 8x8 --output-transform sideways --sim none --family none -o {t}/e", "invalid choice"),
     C("engine-verify-without-family", "engine --output 2 --kernel 3 --in-channels 2 --out-channels 2 "
