@@ -8,7 +8,8 @@ Real Icarus/Verilator runs live in tests/test_engine_sim.py.
 import numpy as np
 import pytest
 
-from hdl.engine.design import (EngineDesignError, generate_engine, open_engine_design, write_engine_folder)
+from hdl.engine.design import (EngineDesignError, derive_engine, generate_engine, open_engine_design,
+                               write_engine_folder)
 from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, decode_output, ideal_cycles, torch_reference
 from hdl.engine.options import EngineOptions
@@ -188,6 +189,23 @@ def test_input_transform_choice():
     with pytest.raises(WinohdlError, match="a 1D card has no rows to share"):
         LayerEngine(one_d, datapath(g1, one_d), "winograd")
     assert LayerEngine(fits, None, "direct").input_transform.value == "parallel"
+
+
+def test_serial_input_transform_banks_and_their_depth_limit(monkeypatch):
+    """The serial B^T banks the feature map along the last axis only (fibres come from fixed read
+    ports): F(4x4,3x3) at 32x32 has 4 banks of 2 frames x 16 channels x 8 quotients x 32 rows. Where
+    that passes the memory-depth limit, auto falls back to the parallel B^T and serial is refused."""
+    g = Geometry.parse("4x4", "3x3")
+    o = EngineOptions(g, 16, 16, (32, 32), (1, 1), pipeline="deep")
+    assert o.fibre_banks == (0, 1, 2, 3) and o.fibre_bank_depth == 2 * 16 * 8 * 32
+    assert o.banks == tuple((a, b) for a in range(4) for b in range(4)) and o.bank_depth == 2 * 16 * 8 * 8
+    design = derive_engine(datapath(g, o), o)
+    assert (design.banks, design.bank_depth) == (4, 8192)
+    monkeypatch.setenv("WINOHDL_MAX_ENGINE_MEMORY_DEPTH", "4096")
+    assert LayerEngine(o, datapath(g, o), "winograd").input_transform.value == "parallel"
+    forced = EngineOptions(g, 16, 16, (32, 32), (1, 1), pipeline="deep", input_transform="serial")
+    with pytest.raises(LimitError, match="serial input transform is 8192 words, above the limit of 4096"):
+        LayerEngine(forced, datapath(g, forced), "winograd")
 
 
 @pytest.mark.parametrize("kind", ["winograd", "direct"])

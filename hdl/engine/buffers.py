@@ -65,6 +65,7 @@ class FeatureMapWriter:
     wpos: list
     wres: list
     addr: Value
+    addr_parts: tuple   # (channel group, position quotients per axis, frame buffer)
 
 
 def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, frame_end: Signal) -> FeatureMapWriter:
@@ -96,7 +97,7 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # combinational block at time 0 whose inputs do not change)
     m.d.comb += frame_end.eq(fm_hs & (wcg == CG - 1)
                              & Cat(*[p == f - 1 for p, f in zip(wpos, o.feature_map)]).all())
-    return FeatureMapWriter(wpos, wres, Cat(wcg, *reversed(wquo), wgen))
+    return FeatureMapWriter(wpos, wres, Cat(wcg, *reversed(wquo), wgen), (wcg, wquo, wgen))
 
 
 def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter, fm_hs: Value, tdata: Value,
@@ -131,6 +132,77 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
                 # zero padding as the register's synchronous reset: no multiplexer
                 q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
                 with m.If(mask3[j]):
+                    m.d.sync += q.eq(data.as_signed())
+                with m.Else():
+                    m.d.sync += q.eq(0)
+                raw[j, pc] = q
+    return raw
+
+
+def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter, fm_hs: Value, tdata: Value,
+                       where: tuple, slot: Value) -> dict:
+    """The feature-map banks of the serial input transform (:attr:`EngineOptions.fibre_banks`: by
+    the last axis's residue only), read one fibre of the input tile per cycle: from the read
+    ``slot`` (an issue), fibre f (the words of one row: the other axes' offsets row-major) is in the
+    read registers during cycle ``slot + READ_TO_TILE + 1 + f``, zero outside the feature map.
+    ``where`` = (tile index per axis, input-channel group, frame buffer). Returns ``{(position j
+    along the last axis, lane pc): read register}``."""
+    tidx, cg, rgen = where
+    g, N = o.geometry, o.axes
+    last = N - 1
+    lead = range(last)
+    # the fibre's position along each other axis: loaded at the slot, then row-major
+    shape = signed(max(bits_for(f + 2 * p + s * t) for f, p, s, t in zip(o.feature_map, o.padding, o.step,
+                                                                          o.tiles)) + 2)
+    rpos = [Signal(shape, name=f"fibre_pos{ax}") for ax in lead]
+    rk = [Signal(range(max(g.input[ax], 2)), name=f"fibre_k{ax}") for ax in lead]
+    with m.If(slot):
+        m.d.sync += [r.eq(tidx[ax] * o.step[ax] - o.padding[ax]) for r, ax in zip(rpos, lead)]
+        m.d.sync += [k.eq(0) for k in rk]
+    with m.Else():
+        carry = Const(1)
+        for ax in reversed(lead):
+            wrap = rk[ax] == g.input[ax] - 1
+            with m.If(carry):
+                with m.If(wrap):
+                    m.d.sync += [rk[ax].eq(0), rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))]
+                with m.Else():
+                    m.d.sync += [rk[ax].eq(rk[ax] + 1), rpos[ax].eq(rpos[ax] + 1)]
+            carry = carry & wrap
+    inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
+    fields = [rpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)]
+    raw = {}
+    fm_waddr = reg(Cat(writer.addr_parts[0], writer.addr_parts[1][last],
+                       *[writer.wpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)],
+                       writer.addr_parts[2]), "fm_waddr")
+    fm_wdata = [reg(tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
+    for b in o.fibre_banks:
+        for pc in range(o.PC):
+            mem = Memory(shape=unsigned(o.data_width), depth=o.fibre_bank_depth, init=[], attrs=NO_COLLISIONS)
+            name = f"fm_bank_{b}_c{pc}"
+            m.submodules[name] = mem
+            wp = mem.write_port()
+            m.d.comb += [wp.addr.eq(fm_waddr),
+                         wp.en.eq(reg(fm_hs & (writer.wres[last] == b), f"fm_we_{name}", reset_less=False)),
+                         wp.data.eq(fm_wdata[pc])]
+            for j in range(g.input[last]):
+                if (j - o.padding[last]) % o.step[last] != b:
+                    continue
+                quo = (j - o.padding[last]) // o.step[last]
+                lo = -(-(o.padding[last] - j) // o.step[last])
+                hi = (o.feature_map[last] - 1 + o.padding[last] - j) // o.step[last]
+                ok = inside
+                if lo > 0:
+                    ok = ok & (tidx[last] >= lo)
+                if hi < o.tiles[last] - 1:
+                    ok = ok & (tidx[last] <= hi)
+                rp = mem.read_port(transparent_for=())
+                xq = (tidx[last] + quo)[:o.quotient_bits[last]]
+                m.d.comb += rp.addr.eq(reg(Cat(cg, xq, *fields, rgen), f"addr{j}_{pc}"))
+                data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
+                keep = reg(ok, f"d{pc}_{j}_in", 2 + FM_READ_REGISTERS)
+                q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
+                with m.If(keep):
                     m.d.sync += q.eq(data.as_signed())
                 with m.Else():
                     m.d.sync += q.eq(0)
@@ -191,7 +263,8 @@ def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, lo
 
 def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     """Serial B^T (:class:`~hdl.engine.options.InputTransform`): per input-channel lane, the input
-    tile read at each read slot of the walker ``wk`` goes through the serial transform into a block
+    tile read at each read slot of the walker ``wk`` (``raw``: :func:`feature_map_fibres`, one fibre
+    per cycle) goes through the serial transform into a block
     RAM of transformed tiles (two halves: the tiles being read and the ones being multiplied,
     ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
     multiplier operands ``{(lane pc, r): v}``."""
@@ -208,9 +281,9 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     v = {}
     for pc in range(o.PC):
         m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
-            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.plan.per_stage)
+            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.plan.per_stage, streamed=True)
         m.d.comb += bt.start.eq(start)
-        for j in range(g.n_d):
+        for j in range(g.input[-1]):
             m.d.comb += word(bt.x, j).eq(raw[j, pc])
         done = READ_TO_TILE + bt.latency
         # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic

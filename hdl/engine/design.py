@@ -197,7 +197,9 @@ def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) ->
         direct=_core(direct, EngineKind.DIRECT, "direct_engine"), rank=dp.rank,
         output_size=opts.output_size, tiles=opts.tiles,
         host_kernel_transform=tuple(tuple(r) for r in dp.scaled.G), divisors=tuple(dp.scaled.divisor),
-        bank_depth=opts.bank_depth, banks=len(opts.banks), weight_depth=opts.weight_depth)
+        # the Winograd engine's banks (with the serial B^T: along the last axis only)
+        bank_depth=opts.fibre_bank_depth if wino.input_passes else opts.bank_depth,
+        banks=len(opts.fibre_banks if wino.input_passes else opts.banks), weight_depth=opts.weight_depth)
 
 
 def sha256(text) -> str:

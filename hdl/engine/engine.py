@@ -35,7 +35,8 @@ channel groups (innermost).
 Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits):
 B^T runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker
 over a tile (C / PC x K / PK issues) reads the tile once per input-channel group, every K / PK
-issues, into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a block
+issues, one fibre (row) per cycle straight from feature-map banks laid out along the last axis
+only (no multiplexer), into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a block
 RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers read
 it for every output-channel group one pass later. So a frame's first pass only reads and one more
 pass after its last tile (the drain) only multiplies.
@@ -64,8 +65,8 @@ from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
 from ..widths import Range
 from .arith import EngineArithmetic
-from .buffers import (FM_READ_REGISTERS, feature_map_reads, feature_map_writer, output_fifo, registers,
-                      transformed_tiles, weight_counters, weight_memories)
+from .buffers import (FM_READ_REGISTERS, feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo,
+                      registers, transformed_tiles, weight_counters, weight_memories)
 from .options import EngineKind, EngineOptions, EnginePipeline, InputTransform, OutputTransform
 from .serial import SerialOutputTransform, lane_divisions, serial_latency
 from .perf import Plan, Timing
@@ -327,7 +328,10 @@ class LayerEngine(wiring.Component):
                                  w_raddr, 2 if wino else 1)
 
         # ---- feature-map banks: memories and read ports ---------------------------------------------
-        raw = feature_map_reads(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), mask1)
+        if serial_in:
+            raw = feature_map_fibres(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), wk.read_slot)
+        else:
+            raw = feature_map_reads(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), mask1)
 
         # group flags travel beside the data (valid resets; the rest need not)
         def flags_at(cycle: int):

@@ -272,6 +272,21 @@ class EngineOptions:
         (channel group, then the position quotients, then the frame bit)."""
         return 2 * (1 << bits_for(self.channel_groups)) * (1 << sum(self.quotient_bits))
 
+    @cached_property
+    def fibre_banks(self) -> tuple[int, ...]:
+        """Serial input transform: the feature map is banked along the last axis only (residue
+        modulo its step), so a fibre of the first pass (the words of one row of the input tile)
+        comes from fixed banks and read ports, one position per cycle along the other axes."""
+        ax = self.axes - 1
+        return tuple(sorted({(j - self.padding[ax]) % self.step[ax] for j in range(self.geometry.input[ax])}))
+
+    @property
+    def fibre_bank_depth(self) -> int:
+        """Words per bank of :attr:`fibre_banks`: two frames, the channel group, the last axis's
+        position quotient and every other axis's whole position (power-of-two fields)."""
+        lead = sum(bits_for(f) for f in self.feature_map[:-1])
+        return 2 * (1 << bits_for(self.channel_groups)) * (1 << self.quotient_bits[-1]) * (1 << lead)
+
     @property
     def weight_depth(self) -> int:
         return (1 << bits_for(self.channel_groups)) * (1 << bits_for(self.kernel_groups))

@@ -186,17 +186,22 @@ class SerialOutputTransform(wiring.Component):
         Given the last pass's row ranges (as built), the exact division of its lanes
         (:func:`lane_divisions`), applied to each fibre's results after a register: y are then the
         quotients, at the division's output width.
+    streamed : bool
+        The first pass's fibres arrive one per cycle on ``x`` (fibre f during cycle
+        ``start + 1 + f``) instead of all inputs at once: no multiplexer before the first pass.
 
     Attributes
     ----------
-    x : In, R words (held from ``start`` for ``F_1`` cycles)
+    x : In, R words (held from ``start`` for ``F_1`` cycles); streamed: the first pass's fibre length,
+        each at the widest range of its position over the fibres
     start : In(1), a one-cycle pulse: x holds a new group
     y : Out, |y| words (row-major over the output axes), valid from :attr:`latency` cycles after
         ``start`` until the next group's result replaces it
     """
 
     def __init__(self, passes: list[Pass], in_ranges: list[Range], cap, out_widths: list[int], per_stage: int,
-                 make_division=None):
+                 make_division=None, streamed: bool = False):
+        self._streamed = streamed
         self._passes, self._per_stage, self._out_widths = passes, per_stage, out_widths
         self._graphs: list[ShiftAddGraph] = [build_graph(p.matrix) for p in passes]
         # exact ranges per tensor position, pass by pass; each unit is built for the widest fibre
@@ -215,12 +220,13 @@ class SerialOutputTransform(wiring.Component):
             ranges = new
         self._division = make_division(self._units[-1][2]) if make_division else None
         self.latency = serial_latency(passes, per_stage, self._division.latency if self._division else None)
-        super().__init__({"x": In(words([r.width for r in cap(in_ranges)])), "start": In(1),
+        x_widths = [r.width for r in (self._units[0][0] if streamed else cap(in_ranges))]
+        super().__init__({"x": In(words(x_widths)), "start": In(1),
                           "y": Out(words(out_widths))})
 
     def elaborate(self, platform):
         m = Module()
-        src = [word(self.x, i) for i in range(math.prod(self._passes[0].shape))]
+        src = [] if self._streamed else [word(self.x, i) for i in range(math.prod(self._passes[0].shape))]
         go = self.start
         for n, (p, graph, (box, node_ranges, row_ranges)) in enumerate(zip(self._passes, self._graphs, self._units)):
             last = n == len(self._passes) - 1
@@ -239,7 +245,10 @@ class SerialOutputTransform(wiring.Component):
             # read: the fibre through a multiplexer, registered
             for j in range(p.shape[p.axis]):
                 x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
-                m.d.sync += x.eq(Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])[f])
+                if n == 0 and self._streamed:
+                    m.d.sync += x.eq(word(self.x, j))
+                else:
+                    m.d.sync += x.eq(Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])[f])
                 m.d.comb += word(unit.x, j).eq(x)
             results = [word(unit.y, i) for i in range(len(p.matrix))]
             delay_cycles = 1 + unit.latency

@@ -10,7 +10,7 @@ from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
 from .buffers import READ_TO_TILE
-from .options import EngineOptions, EnginePipeline, InputTransform, OutputTransform
+from .options import MEMORY_DEPTH, EngineOptions, EnginePipeline, InputTransform, OutputTransform
 from .serial import Pass, plan_passes, serial_fits, serial_latency, signed_kronecker_factors, transpose
 
 
@@ -32,7 +32,8 @@ def serial_output_passes(o: EngineOptions, dp: Datapath) -> tuple[list[int], lis
 
 def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
     """The serial input transform's passes (B^T once per tile and input-channel group, one pass
-    ahead of the multipliers), or None for the parallel one."""
+    ahead of the multipliers), or None for the parallel one (also where its feature-map banks,
+    :attr:`EngineOptions.fibre_bank_depth`, would pass the memory-depth limit)."""
     if o.input_transform is InputTransform.PARALLEL:
         return None
     g = o.geometry
@@ -46,8 +47,12 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
         ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
         # the last group's transformed tile is written before the next pass reads it
         need = READ_TO_TILE + serial_latency(passes, ps) + 1
-        if serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need:
+        fits = serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need
+        if fits and o.fibre_bank_depth <= MEMORY_DEPTH.value:
             return passes
+        if fits and o.input_transform is InputTransform.SERIAL:
+            # its feature-map banks hold whole positions along every axis but the last
+            MEMORY_DEPTH.check(o.fibre_bank_depth, "the depth of a feature-map bank of the serial input transform")
     if o.input_transform is InputTransform.SERIAL:
         why = ("a 1D card has no rows to share" if g.axes == 1 else
                "the card's B^T is not a sign-free Kronecker product of per-axis matrices" if passes is None else
