@@ -109,7 +109,7 @@ def test_serial_input_netlist_passes_post_synthesis(tmp_path):
     from hdl.synth import synthesise
     _, geo, _, _, C, K, PK, PC, kw = CASES["serial_in"]
     g = Geometry.parse(*geo)
-    o = EngineOptions(g, C, K, (6, 4), (0, 1), PK, PC, **kw)   # four tiles: gate-level simulation is slow
+    o = EngineOptions(g, C, K, (4, 4), (0, 0), PK, PC, **kw)   # one tile: gate-level simulation is slow
     folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(g), o))
     opened = open_engine_design(folder)
     core = opened.design.core("winograd")
