@@ -16,6 +16,7 @@ from amaranth.lib.memory import Memory
 from ..components import word
 from .options import EngineOptions, bits_for
 from .serial import SerialOutputTransform
+from .walker import tile_inside
 
 # The engine never uses a block-RAM read of an address written in the same cycle: weights load
 # only while no tile is issued or in flight, and a tile reads feature-map words written at least
@@ -56,16 +57,31 @@ class FeatureMapWriter:
     ----------
     wpos : list of Signal
         The position of the next beat, per axis.
-    wres : list of Signal
-        Its residue modulo the tile step, per axis (the bank it goes to).
-    addr : Value
-        Its bank address (channel group, position quotients, frame buffer).
+    wres, wquo : list of Signal
+        Its residue and quotient modulo the tile step, per axis (the bank it goes to, its address).
+    wcg : Signal
+        The input-channel group of the next beat.
+    wgen : Value
+        The frame buffer being written.
     """
 
     wpos: list
     wres: list
-    addr: Value
-    addr_parts: tuple   # (channel group, position quotients per axis, frame buffer)
+    wquo: list
+    wcg: Signal
+    wgen: Value
+
+    @property
+    def addr(self) -> Value:
+        """The bank address of :func:`feature_map_reads`' banks (channel group, position quotients,
+        frame buffer)."""
+        return Cat(self.wcg, *reversed(self.wquo), self.wgen)
+
+    def fibre_addr(self, o: EngineOptions) -> Value:
+        """The bank address of :func:`feature_map_fibres`' banks (channel group, the last axis's
+        position quotient, every other axis's whole position, frame buffer)."""
+        lead = [self.wpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(range(o.axes - 1))]
+        return Cat(self.wcg, self.wquo[-1], *lead, self.wgen)
 
 
 def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, frame_end: Signal) -> FeatureMapWriter:
@@ -97,45 +113,62 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # combinational block at time 0 whose inputs do not change)
     m.d.comb += frame_end.eq(fm_hs & (wcg == CG - 1)
                              & Cat(*[p == f - 1 for p, f in zip(wpos, o.feature_map)]).all())
-    return FeatureMapWriter(wpos, wres, Cat(wcg, *reversed(wquo), wgen), (wcg, wquo, wgen))
+    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen)
+
+
+def _bank(m: Module, o: EngineOptions, reg, name: str, depth: int, waddr: Value, write: Value, wdata: Value):
+    """One feature-map bank (block RAM, ``data_width`` bits a word) written at ``waddr`` with
+    ``wdata`` when ``write``. The write is registered (no handshake logic before the block RAMs'
+    enables); the walker sees a position three cycles after its beat, so a read always follows."""
+    mem = Memory(shape=unsigned(o.data_width), depth=depth, init=[], attrs=NO_COLLISIONS)
+    m.submodules[name] = mem
+    wp = mem.write_port()
+    m.d.comb += [wp.addr.eq(waddr), wp.en.eq(reg(write, f"fm_we_{name}", reset_less=False)), wp.data.eq(wdata)]
+    return mem
+
+
+def _padded_read(m: Module, o: EngineOptions, reg, mem, addr: Value, inside: Value, name: str) -> Signal:
+    """A read of ``mem`` at ``addr`` (registered once here): the block RAM's output into a register
+    beside it, then the word register, zero where ``inside`` (as of the address cycle, delayed to
+    match) is low: zero padding as the register's synchronous reset, no multiplexer."""
+    rp = mem.read_port(transparent_for=())
+    m.d.comb += rp.addr.eq(reg(addr, f"addr{name}"))
+    data = reg(rp.data, f"d{name}_ram", FM_READ_REGISTERS)
+    keep = reg(inside, f"d{name}_in", 2 + FM_READ_REGISTERS)
+    q = Signal(signed(o.data_width), name=f"d{name}", reset_less=True)
+    with m.If(keep):
+        m.d.sync += q.eq(data.as_signed())
+    with m.Else():
+        m.d.sync += q.eq(0)
+    return q
+
+
+def _lane_data(reg, o: EngineOptions, tdata: Value) -> list:
+    """Each input-channel lane's word of a feature-map beat, registered."""
+    return [reg(tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
 
 
 def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter, fm_hs: Value, tdata: Value,
-                      where: tuple, mask1: Value) -> dict:
+                      where: tuple) -> dict:
     """The feature-map banks (by position modulo the tile step, so every input-tile word has a fixed
     bank and read port), written from ``tdata`` and read at ``where`` = (tile index per axis, input-
-    channel group, frame buffer), registered once outside the block. Returns ``{(window word j,
-    lane pc): read register}``, zero outside the feature map (``mask1``: the window mask at stage 1)."""
+    channel group, frame buffer). Returns ``{(window word j, lane pc): read register}``, zero outside
+    the feature map."""
     tidx, cg, rgen = where
     raw = {}
-    fm_waddr = reg(writer.addr, "fm_waddr")
-    fm_wdata = [reg(tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
-    mask3 = reg(reg(mask1, "mask2"), "mask3", FM_READ_REGISTERS)
+    waddr = reg(writer.addr, "fm_waddr")
+    wdata = _lane_data(reg, o, tdata)
     for b in o.banks:
         for pc in range(o.PC):
-            mem = Memory(shape=unsigned(o.data_width), depth=o.bank_depth, init=[], attrs=NO_COLLISIONS)
             name = "fm_bank_" + "_".join(map(str, b)) + f"_c{pc}"
-            m.submodules[name] = mem
-            wp = mem.write_port()
             sel = Cat(*[r == bb for r, bb in zip(writer.wres, b)]).all()
-            # the write is registered (no handshake logic before the block RAMs' enables); the
-            # walker sees a position three cycles after its beat, so the read always follows
-            m.d.comb += [wp.addr.eq(fm_waddr), wp.en.eq(reg(fm_hs & sel, f"fm_we_{name}", reset_less=False)),
-                         wp.data.eq(fm_wdata[pc])]
+            mem = _bank(m, o, reg, name, o.bank_depth, waddr, fm_hs & sel, wdata[pc])
             for j, (jj, res, quo) in enumerate(o.window):
                 if res != b:
                     continue
-                rp = mem.read_port(transparent_for=())
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
-                m.d.comb += rp.addr.eq(reg(Cat(cg, *reversed(fields), rgen), f"addr{j}_{pc}"))
-                data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
-                # zero padding as the register's synchronous reset: no multiplexer
-                q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
-                with m.If(mask3[j]):
-                    m.d.sync += q.eq(data.as_signed())
-                with m.Else():
-                    m.d.sync += q.eq(0)
-                raw[j, pc] = q
+                inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
+                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), rgen), inside, f"{pc}_{j}")
     return raw
 
 
@@ -169,44 +202,21 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
                 with m.Else():
                     m.d.sync += [rk[ax].eq(rk[ax] + 1), rpos[ax].eq(rpos[ax] + 1)]
             carry = carry & wrap
-    inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
+    row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
     fields = [rpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)]
     raw = {}
-    fm_waddr = reg(Cat(writer.addr_parts[0], writer.addr_parts[1][last],
-                       *[writer.wpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)],
-                       writer.addr_parts[2]), "fm_waddr")
-    fm_wdata = [reg(tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
+    waddr = reg(writer.fibre_addr(o), "fm_waddr")
+    wdata = _lane_data(reg, o, tdata)
     for b in o.fibre_banks:
         for pc in range(o.PC):
-            mem = Memory(shape=unsigned(o.data_width), depth=o.fibre_bank_depth, init=[], attrs=NO_COLLISIONS)
             name = f"fm_bank_{b}_c{pc}"
-            m.submodules[name] = mem
-            wp = mem.write_port()
-            m.d.comb += [wp.addr.eq(fm_waddr),
-                         wp.en.eq(reg(fm_hs & (writer.wres[last] == b), f"fm_we_{name}", reset_less=False)),
-                         wp.data.eq(fm_wdata[pc])]
+            mem = _bank(m, o, reg, name, o.fibre_bank_depth, waddr, fm_hs & (writer.wres[last] == b), wdata[pc])
             for j in range(g.input[last]):
                 if (j - o.padding[last]) % o.step[last] != b:
                     continue
-                quo = (j - o.padding[last]) // o.step[last]
-                lo = -(-(o.padding[last] - j) // o.step[last])
-                hi = (o.feature_map[last] - 1 + o.padding[last] - j) // o.step[last]
-                ok = inside
-                if lo > 0:
-                    ok = ok & (tidx[last] >= lo)
-                if hi < o.tiles[last] - 1:
-                    ok = ok & (tidx[last] <= hi)
-                rp = mem.read_port(transparent_for=())
-                xq = (tidx[last] + quo)[:o.quotient_bits[last]]
-                m.d.comb += rp.addr.eq(reg(Cat(cg, xq, *fields, rgen), f"addr{j}_{pc}"))
-                data = reg(rp.data, f"d{pc}_{j}_ram", FM_READ_REGISTERS)  # beside the block RAM
-                keep = reg(ok, f"d{pc}_{j}_in", 2 + FM_READ_REGISTERS)
-                q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
-                with m.If(keep):
-                    m.d.sync += q.eq(data.as_signed())
-                with m.Else():
-                    m.d.sync += q.eq(0)
-                raw[j, pc] = q
+                xq = (tidx[last] + (j - o.padding[last]) // o.step[last])[:o.quotient_bits[last]]
+                inside = row_inside & tile_inside(o, tidx, last, j)
+                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, xq, *fields, rgen), inside, f"{pc}_{j}")
     return raw
 
 
@@ -273,7 +283,7 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     cg_bits = bits_for(o.channel_groups)
     # which half holds the tiles being read (it flips when a reading pass ends)
     half = Signal(name="bt_half")
-    with m.If(wk.issue & wk.last_cg & wk.last_kg & ~wk.drain):
+    with m.If(wk.advance):
         m.d.sync += half.eq(~half)
     start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
     v_addr = reg(Cat(wk.cg, ~half), "v_addr")

@@ -67,11 +67,11 @@ from ..widths import Range
 from .arith import EngineArithmetic
 from .buffers import (FM_READ_REGISTERS, feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo,
                       registers, transformed_tiles, weight_counters, weight_memories)
-from .options import EngineKind, EngineOptions, EnginePipeline, InputTransform, OutputTransform
+from .options import EngineKind, EngineOptions, InputTransform, OutputTransform
 from .serial import SerialOutputTransform, lane_divisions, serial_latency
 from .perf import Plan, Timing
 from .transforms import serial_input_passes, serial_output_passes
-from .walker import ISSUE_DELAY, WriterState, output_keep, walk, window_mask
+from .walker import ISSUE_DELAY, WriterState, output_keep, walk
 
 
 
@@ -185,7 +185,7 @@ class LayerEngine(wiring.Component):
 
     def _plan(self) -> Plan:
         o, a = self.opts, self.arith
-        ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
+        ps = o.per_stage
         if self.kind is EngineKind.WINOGRAD:
             dp = self.dp
             # serial B^T: the multiplier operand comes from the transformed-tile block RAM, read
@@ -292,8 +292,7 @@ class LayerEngine(wiring.Component):
         # ---- walker ----------------------------------------------------------------------------------
         credit = Signal(name="credit", init=1)   # fewer groups in flight than the FIFO holds (registered)
         wk = walk(m, o, WriterState(wpos, wbusy, wgen, frame_end), rgen, walk_end, credit, lag=serial_in)
-        cg, kg, tidx, issue, last_cg, last_kg, last_tile = (wk.cg, wk.kg, wk.tidx, wk.issue, wk.last_cg,
-                                                            wk.last_kg, wk.last_tile)
+        cg, kg, tidx, issue, last_cg, last_kg = wk.cg, wk.kg, wk.tidx, wk.issue, wk.last_cg, wk.last_kg
         m.d.comb += draining.eq(wk.drain)
         # the issue of a multiplier group (serial B^T: not in a frame's first pass, which only reads)
         mul_issue = Signal(name="mul_issue")
@@ -305,16 +304,15 @@ class LayerEngine(wiring.Component):
         m.d.comb += count_next.eq(count + (mul_issue & last_cg) - taken)
         m.d.sync += [count.eq(count_next), credit.eq(count_next < self.fifo_depth)]
 
-        mask0, keep0 = window_mask(m, o, tidx), output_keep(o, wk.mtidx)
+        keep0 = output_keep(o, wk.mtidx)
 
         # ---- stage 1: the issue registered (addresses, window mask, group flags) ----------------------
         valid1 = Signal(name="valid1")
         m.d.sync += valid1.eq(mul_issue)
         last1 = reg(last_cg, "last1")
         # the multipliers' frame ends with the drain pass when they lag the reads
-        tlast1 = reg(last_cg & last_kg & (wk.drain if serial_in else last_tile), "tlast1")
+        tlast1 = reg(last_cg & last_kg & wk.mlast_tile, "tlast1")
         keep1 = reg(keep0, "keep1")
-        mask1 = reg(mask0, "mask1")
         w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)
         pending = [valid1]
         for c in range(tm.weight_read_delay - 1):
@@ -331,7 +329,7 @@ class LayerEngine(wiring.Component):
         if serial_in:
             raw = feature_map_fibres(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), wk.read_slot)
         else:
-            raw = feature_map_reads(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), mask1)
+            raw = feature_map_reads(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen))
 
         # group flags travel beside the data (valid resets; the rest need not)
         def flags_at(cycle: int):

@@ -260,6 +260,11 @@ class EngineOptions:
         """KG = K / PK."""
         return self.K // self.PK
 
+    @property
+    def per_stage(self) -> int:
+        """Adder levels between registers inside the engine's adder graphs (``deep``: 1, else 2)."""
+        return 1 if self.pipeline is EnginePipeline.DEEP else 2
+
     # ---- feature-map buffer --------------------------------------------------------------------------
     @property
     def quotient_bits(self) -> tuple[int, ...]:

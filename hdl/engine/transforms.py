@@ -10,7 +10,7 @@ from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
 from .buffers import READ_TO_TILE
-from .options import MEMORY_DEPTH, EngineOptions, EnginePipeline, InputTransform, OutputTransform
+from .options import MEMORY_DEPTH, EngineOptions, InputTransform, OutputTransform
 from .serial import Pass, plan_passes, serial_fits, serial_latency, signed_kronecker_factors, transpose
 
 
@@ -44,9 +44,8 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
     passes = plan_passes([transpose(f) for f in found[1]]) if kron else None
     need = None
     if passes is not None:
-        ps = 1 if o.pipeline is EnginePipeline.DEEP else 2
         # the last group's transformed tile is written before the next pass reads it
-        need = READ_TO_TILE + serial_latency(passes, ps) + 1
+        need = READ_TO_TILE + serial_latency(passes, o.per_stage) + 1
         fits = serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need
         if fits and o.fibre_bank_depth <= MEMORY_DEPTH.value:
             return passes

@@ -3,8 +3,8 @@
 Tiles go in raster order, then output-channel groups, then input-channel groups (innermost). A
 tile may issue once the writer has stored its input: readiness is pipelined so that no comparator
 sits between the writer's counters and the issue (see :func:`walk`); the performance model's
-``Timing.issue_delay`` is :data:`ISSUE_DELAY`. Also here: the zero-padding mask of a tile's input
-words and the kept outputs of edge tiles, both from the tile index.
+``Timing.issue_delay`` is :data:`ISSUE_DELAY`. Also here: whether a tile's input position is padding
+(outside the feature map) and the kept outputs of edge tiles, both from the tile index.
 """
 
 from __future__ import annotations
@@ -68,6 +68,10 @@ class Walk:
         Lagging walk: the input-channel group the current block of ``K / PK`` issues reads.
     read_slot : Value
         Lagging walk: the first issue of a block of a reading pass (a new input tile is read).
+    advance : Signal
+        The current issue ends a reading pass: the walker moves to the next tile.
+    mlast_tile : Value
+        The multipliers work on a frame's last tile (lagging walk: the drain pass; else ``last_tile``).
     """
 
     cg: Signal
@@ -82,6 +86,8 @@ class Walk:
     mtidx: list
     read_cg: Value
     read_slot: Value
+    advance: Signal
+    mlast_tile: Value
 
 
 def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end: Signal,
@@ -207,7 +213,8 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
             carry = carry & wrap
 
     if not lag:
-        return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, Const(0), tidx, cg, Const(0))
+        return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, Const(0), tidx, cg, Const(0), adv,
+                    last_tile)
     with m.If(walk_end):
         m.d.sync += drain.eq(1)
     with m.Elif(issue & last_cg & last_kg):
@@ -227,29 +234,21 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
             m.d.sync += [block.eq(0), read_cg.eq(Mux(read_cg == CG - 1, 0, read_cg + 1))]
         with m.Else():
             m.d.sync += block.eq(block + 1)
-    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, first, mtidx, read_cg, read_slot)
+    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, first, mtidx, read_cg, read_slot, adv,
+                drain)
 
 
-def window_mask(m: Module, o: EngineOptions, tidx: list) -> Value:
-    """One bit per input-tile word (``o.window`` order): inside the feature map (else zero padding)."""
-    g, T = o.geometry, o.tiles
-    N = g.axes
-    axis_valid = []
-    for ax in range(N):
-        per = []
-        for j in range(g.input[ax]):
-            lo = -(-(o.padding[ax] - j) // o.step[ax])        # ceil
-            hi = (o.feature_map[ax] - 1 + o.padding[ax] - j) // o.step[ax]
-            v = Signal(name=f"inside{ax}_{j}")
-            cond = Const(1)
-            if lo > 0:
-                cond = cond & (tidx[ax] >= lo)
-            if hi < T[ax] - 1:
-                cond = cond & (tidx[ax] <= hi)
-            m.d.comb += v.eq(cond)
-            per.append(v)
-        axis_valid.append(per)
-    return Cat(*[Cat(*[axis_valid[ax][jj[ax]] for ax in range(N)]).all() for jj, _, _ in o.window])
+def tile_inside(o: EngineOptions, tidx: list, ax: int, j: int) -> Value:
+    """Input-tile position ``j`` along axis ``ax`` of tile ``tidx`` lies inside the feature map (else
+    it is zero padding): a range of tile indices, two comparisons with constants at most."""
+    lo = -(-(o.padding[ax] - j) // o.step[ax])        # ceil
+    hi = (o.feature_map[ax] - 1 + o.padding[ax] - j) // o.step[ax]
+    cond = Const(1)
+    if lo > 0:
+        cond = cond & (tidx[ax] >= lo)
+    if hi < o.tiles[ax] - 1:
+        cond = cond & (tidx[ax] <= hi)
+    return cond
 
 
 def output_keep(o: EngineOptions, tidx: list) -> Value:

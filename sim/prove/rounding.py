@@ -25,65 +25,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .affine import Aff, Region, Split, ceil_div, joint_delay, probe_points
 from .netlist import Unsupported
 from .polynomial import Poly
 from .spec import quantise_reference, round_shift
 from .symbolic import Symbolic, segment
 
 MAX_REGIONS = 50_000
-
-
-@dataclass(frozen=True)
-class Aff:
-    """``a t + c r + b``; ``delay``: the registers between the inputs and this value (None: a constant)."""
-
-    a: int
-    c: int
-    b: int
-    delay: int | None = None
-
-    def at(self, t: int, r: int) -> int:
-        return self.a * t + self.c * r + self.b
-
-    def plus(self, o: "Aff") -> "Aff":
-        return Aff(self.a + o.a, self.c + o.c, self.b + o.b, _delay(self.delay, o.delay))
-
-    def scale(self, k: int) -> "Aff":
-        return Aff(self.a * k, self.c * k, self.b * k, self.delay)
-
-
-def _delay(x, y):
-    if x is None:
-        return y
-    if y is None or x == y:
-        return x
-    raise Unsupported(f"the output logic mixes values of cycles t-{x} and t-{y}")
-
-
-@dataclass(frozen=True)
-class Region:
-    t0: int
-    t1: int
-    r0: int
-    r1: int
-
-    def corners(self):
-        return {(t, r) for t in (self.t0, self.t1) for r in (self.r0, self.r1)}
-
-    def halves(self) -> list["Region"]:
-        if self.t0 == self.t1 and self.r0 == self.r1:
-            raise AssertionError("a single point cannot be split")
-        if self.t0 < self.t1:
-            m = (self.t0 + self.t1) // 2
-            return [Region(self.t0, m, self.r0, self.r1), Region(m + 1, self.t1, self.r0, self.r1)]
-        m = (self.r0 + self.r1) // 2
-        return [Region(self.t0, self.t1, self.r0, m), Region(self.t0, self.t1, m + 1, self.r1)]
-
-
-class Split(Exception):
-    def __init__(self, parts: list[Region]):
-        super().__init__("split")
-        self.parts = parts
 
 
 class NotAffine(Unsupported):
@@ -107,22 +55,6 @@ class ConeResult:
     reason: str = ""
     undefined: bool = False
     delay: int | None = None
-
-
-def _probe_points(P: "Region") -> set:
-    """The corners of P, its centre and its points nearest y = 0 (t = 0 with small r, t = -1 with
-    large r): where a difference between two affine functions on P is looked for."""
-    def clamp(v, lo, hi):
-        return min(max(v, lo), hi)
-    pts = set(P.corners())
-    pts.add(((P.t0 + P.t1) // 2, (P.r0 + P.r1) // 2))
-    for t, r in ((0, P.r0), (0, P.r0 + 1), (-1, P.r1), (-1, P.r1 - 1)):
-        pts.add((clamp(t, P.t0, P.t1), clamp(r, P.r0, P.r1)))
-    return pts
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -((-a) // b)
 
 
 class ConeChecker:
@@ -209,7 +141,7 @@ class ConeChecker:
         if v.c == 0 and v.a:
             # v >= thr  <=>  t >= ceil((thr - b) / a)  (a > 0)  or  t <= floor((b - thr) / -a)  (a < 0)
             if v.a > 0:
-                ts = _cdiv(thr - v.b, v.a)
+                ts = ceil_div(thr - v.b, v.a)
                 cut = ts - 1
             else:
                 cut = (v.b - thr) // (-v.a)
@@ -217,7 +149,7 @@ class ConeChecker:
                 raise Split([Region(R.t0, cut, R.r0, R.r1), Region(cut + 1, R.t1, R.r0, R.r1)])
         elif v.a == 0 and v.c:
             if v.c > 0:
-                cut = _cdiv(thr - v.b, v.c) - 1
+                cut = ceil_div(thr - v.b, v.c) - 1
             else:
                 cut = (v.b - thr) // (-v.c)
             if R.r0 <= cut < R.r1:
@@ -313,9 +245,9 @@ class ConeChecker:
         if t == "$mul":
             A, B = self.operand(c.ports["A"], both), self.operand(c.ports["B"], both)
             if A.a == A.c == 0:
-                return Aff(B.a * A.b, B.c * A.b, B.b * A.b, _delay(A.delay, B.delay))
+                return Aff(B.a * A.b, B.c * A.b, B.b * A.b, joint_delay(A.delay, B.delay))
             if B.a == B.c == 0:
-                return Aff(A.a * B.b, A.c * B.b, A.b * B.b, _delay(A.delay, B.delay))
+                return Aff(A.a * B.b, A.c * B.b, A.b * B.b, joint_delay(A.delay, B.delay))
             raise Split(self.R.halves())
         if t in ("$neg", "$pos", "$not"):
             A = self.operand(c.ports["A"], "signed" if sa else "unsigned")
@@ -360,7 +292,7 @@ class ConeChecker:
         if t == "$mux":
             s = self._boolean(c.ports["S"])
             v = self.operand(c.ports["B" if s.b else "A"], "raw")
-            return Aff(v.a, v.c, v.b, _delay(v.delay, s.delay))
+            return Aff(v.a, v.c, v.b, joint_delay(v.delay, s.delay))
         if t == "$pmux":
             w = c.p("WIDTH")
             sel = [self._boolean(c.ports["S"][i:i + 1]) for i in range(c.p("S_WIDTH"))]
@@ -370,7 +302,7 @@ class ConeChecker:
             v = self.operand(c.ports["A"] if not on else c.ports["B"][on[0] * w:(on[0] + 1) * w], "raw")
             delay = v.delay
             for s in sel:
-                delay = _delay(delay, s.delay)
+                delay = joint_delay(delay, s.delay)
             return Aff(v.a, v.c, v.b, delay)
         if t in ("$dff", "$sdff"):
             if t == "$sdff":
@@ -384,14 +316,14 @@ class ConeChecker:
                 A, B = self._const(self.operand(c.ports["A"], both)), self._const(self.operand(c.ports["B"], both))
             a, b = A.b, B.b
             r = {"$and": a & b, "$or": a | b, "$xor": a ^ b, "$xnor": ~(a ^ b)}[t]
-            return Aff(0, 0, r & ((1 << yw) - 1), _delay(A.delay, B.delay))
+            return Aff(0, 0, r & ((1 << yw) - 1), joint_delay(A.delay, B.delay))
         if t in ("$logic_not", "$reduce_or", "$reduce_bool"):
             A = self._boolean(c.ports["A"])
             return Aff(0, 0, 1 - A.b if t == "$logic_not" else A.b, A.delay)
         if t in ("$logic_and", "$logic_or"):
             A, B = self._boolean(c.ports["A"]), self._boolean(c.ports["B"])
             r = (A.b and B.b) if t == "$logic_and" else (A.b or B.b)
-            return Aff(0, 0, int(r), _delay(A.delay, B.delay))
+            return Aff(0, 0, int(r), joint_delay(A.delay, B.delay))
         if t in ("$reduce_and", "$reduce_xor", "$reduce_xnor"):
             n = len(c.ports["A"])
             A = self._const(self.operand(c.ports["A"], "unsigned"))
@@ -420,7 +352,7 @@ class ConeChecker:
                     a = mid
                 else:
                     b = mid - 1
-            ta, tb = _cdiv(lo_q - rho, step), (hi_q - rho) // step
+            ta, tb = ceil_div(lo_q - rho, step), (hi_q - rho) // step
             for t0, t1, val in ((R.t0, min(R.t1, ta - 1), Aff(0, 0, lo_q)),
                                 (max(R.t0, ta), min(R.t1, tb), Aff(step, 0, rho, delay)),
                                 (max(R.t0, tb + 1), R.t1, Aff(0, 0, hi_q))):
@@ -496,7 +428,7 @@ class ConeChecker:
                     # both sides are affine on P, so they differ almost everywhere on it: report the
                     # differing points of smallest |y| (inputs realise a y near 0 most easily)
                     result.ok = False
-                    found = sorted({((t << K) + r, impl.at(t, r), spec.at(t, r)) for t, r in _probe_points(P)
+                    found = sorted({((t << K) + r, impl.at(t, r), spec.at(t, r)) for t, r in probe_points(P)
                                     if impl.at(t, r) != spec.at(t, r)}, key=lambda m: (abs(m[0]), m[0]))
                     result.mismatches.extend(found[:2])
                 if len(result.mismatches) >= max_mismatches:
