@@ -348,7 +348,12 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
 def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
     """ECP5: the serial B^T's memory of transformed tiles is block RAM even though it holds only
     2 x C / PC tiles (as LUT RAM its read multiplexers would cost more logic than the B^T it
-    saves): every multiplier-operand read register takes its data straight from a DP16KD."""
+    saves): every multiplier-operand read register takes its data straight from a DP16KD.
+
+    With the serial A^T too, the accumulators are staggered: each total register takes its data
+    straight from its adder (CCU2C) and is zero by synchronous reset outside its one cycle, and the
+    first pass of A^T reads the OR of the fibres: one LUT4 per bit for the four fibres of F(2x2),
+    where a multiplexer over them needs more."""
     import json
 
     from amaranth.back import verilog
@@ -356,12 +361,35 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
     from hdl.synth import synthesise
     o = EngineOptions(Geometry.parse("2x2", "3x3"), 11, 8, (8, 8), (1, 1), input_transform="serial")
     eng = LayerEngine(o, datapath(o.geometry, o), "winograd")
+    assert eng.staggered and eng.fibres == 4
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
     synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
     mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
-    driver = {b: c["type"] for c in mod["cells"].values() for p, d in c["port_directions"].items()
+    driver = {b: c for c in mod["cells"].values() for p, d in c["port_directions"].items()
               if d == "output" for b in c["connections"][p]}
-    bits = {b for n, net in mod["netnames"].items() if n.startswith("v_q0") for b in net["bits"]}
-    reads = [driver.get(c["connections"]["DI"][0]) for c in mod["cells"].values()
-             if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & bits]
+
+    def registers(prefix):
+        bits = {b for n, net in mod["netnames"].items() if n.startswith(prefix) for b in net["bits"]}
+        return [c for c in mod["cells"].values() if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & bits]
+
+    def kind(bit):
+        return driver[bit]["type"] if bit in driver else None
+
+    reads = [kind(c["connections"]["DI"][0]) for c in registers("v_q0")]
     assert len(reads) == sum(eng.dp.v_widths) and set(reads) == {"DP16KD"}
+    totals = registers("done0_")
+    assert len(totals) == sum(eng.accumulator_widths)
+    assert {kind(c["connections"]["DI"][0]) for c in totals} == {"CCU2C"}
+    assert {c["parameters"]["SRMODE"] for c in totals} == {"LSR_OVER_CE"}
+    assert all(isinstance(c["connections"]["LSR"][0], int) for c in totals)     # driven, not a constant
+    fibre = registers("at0.pass0_x")
+    cone, todo = set(), [c["connections"]["DI"][0] for c in fibre]
+    while todo:
+        bit = todo.pop()
+        if bit in cone or kind(bit) != "LUT4":
+            continue
+        cone.add(bit)
+        todo += [driver[bit]["connections"][p][0] for p in "ABCD"]
+    widths, per = eng.accumulator_widths, len(eng.accumulator_widths) // eng.fibres
+    assert len(fibre) == sum(max(widths[f * per + j] for f in range(eng.fibres)) for j in range(per))
+    assert len(cone) <= len(fibre)

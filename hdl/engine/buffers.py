@@ -220,28 +220,36 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     return raw
 
 
-def weight_memories(m: Module, o: EngineOptions, reg, width: int, data: Value, write: Value, counters: tuple,
-                    raddr: Value, read_registers: int) -> dict:
-    """One weight memory per (output lane pk, input lane pc), ``width`` bits a word, written with
-    ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), read at ``raddr``. Returns
-    ``{(pk, pc): read data}`` after ``read_registers`` registers."""
+def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: Value, write: Value, counters: tuple,
+                    raddrs: list[Value], read_registers: int) -> dict:
+    """The weight memories of each (output lane pk, input lane pc): one per slice of the stored
+    words (``widths`` bits each, in order; more than one when the accumulators are staggered),
+    written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
+    read at ``raddrs[i]``. Returns ``{(pk, pc): the slices' read data, concatenated}`` after
+    ``read_registers`` registers."""
     pc_w, cg_w, pk_w, kg_w = counters
     w_read = {}
     for pk in range(o.PK):
         for pc in range(o.PC):
-            mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=[], attrs=NO_COLLISIONS)
-            m.submodules[f"wmem_k{pk}_c{pc}"] = mem
-            wp = mem.write_port()
-            m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(data),
-                         wp.en.eq(write & (pk_w == pk) & (pc_w == pc))]
-            rp = mem.read_port(transparent_for=())
-            m.d.comb += rp.addr.eq(raddr)
-            # the block RAM's output straight into a register (its clock-to-out is long); the
-            # Winograd engine registers it again, the multiplier operand register a DSP block
-            # absorbs, so the first one stays beside the block RAM
-            w_read[pk, pc] = reg(rp.data, f"w_q{pk}_{pc}")
-            if read_registers > 1:
-                w_read[pk, pc] = reg(w_read[pk, pc], f"u_q{pk}_{pc}")
+            parts, lo = [], 0
+            for i, (width, raddr) in enumerate(zip(widths, raddrs)):
+                tag = f"_f{i}" if len(widths) > 1 else ""
+                mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=[], attrs=NO_COLLISIONS)
+                m.submodules[f"wmem_k{pk}_c{pc}{tag}"] = mem
+                wp = mem.write_port()
+                m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(data[lo:lo + width]),
+                             wp.en.eq(write & (pk_w == pk) & (pc_w == pc))]
+                rp = mem.read_port(transparent_for=())
+                m.d.comb += rp.addr.eq(raddr)
+                # the block RAM's output straight into a register (its clock-to-out is long); the
+                # Winograd engine registers it again, the multiplier operand register a DSP block
+                # absorbs, so the first one stays beside the block RAM
+                q = reg(rp.data, f"w_q{pk}_{pc}{tag}")
+                if read_registers > 1:
+                    q = reg(q, f"u_q{pk}_{pc}{tag}")
+                parts.append(q)
+                lo += width
+            w_read[pk, pc] = Cat(*parts)
     return w_read
 
 
@@ -286,8 +294,12 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     with m.If(wk.advance):
         m.d.sync += half.eq(~half)
     start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
-    v_addr = reg(Cat(wk.cg, ~half), "v_addr")
+    # staggered accumulators: fibre f of the tile reads its own memory f cycles after fibre 0
+    v_addrs = [reg(Cat(wk.cg, ~half), "v_addr")]
+    for f in range(1, engine.fibres if engine.staggered else 1):
+        v_addrs.append(reg(v_addrs[-1], f"v_addr_f{f}"))
     widths = dp.v_widths
+    per = R // len(v_addrs)
     v = {}
     for pc in range(o.PC):
         m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
@@ -296,23 +308,26 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
         for j in range(g.input[-1]):
             m.d.comb += word(bt.x, j).eq(raw[j, pc])
         done = READ_TO_TILE + bt.latency
-        # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic
-        # than the transform it replaces
-        mem = Memory(shape=unsigned(sum(widths)), depth=2 << cg_bits, init=[],
-                     attrs={**NO_COLLISIONS, "ram_style": "block"})
-        m.submodules[f"vmem_c{pc}"] = mem
-        wp = mem.write_port()
-        m.d.comb += [wp.addr.eq(reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)),
-                     wp.en.eq(reg(wk.read_slot, f"v_we{pc}", done, reset_less=False)),
-                     wp.data.eq(Cat(*[word(bt.y, r) for r in range(R)]))]
-        rp = mem.read_port(transparent_for=())
-        m.d.comb += rp.addr.eq(v_addr)
-        # the block RAM's output registered (beside it), then the multiplier operand register
-        data = reg(rp.data, f"v_q{pc}", FM_READ_REGISTERS)
-        lo = 0
-        for r, w in enumerate(widths):
-            v[pc, r] = reg(data[lo:lo + w].as_signed(), f"v{pc}_{r}")
-            lo += w
+        waddr = reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)
+        we = reg(wk.read_slot, f"v_we{pc}", done, reset_less=False)
+        for f, raddr in enumerate(v_addrs):
+            lanes = range(f * per, (f + 1) * per)
+            tag = f"_f{f}" if len(v_addrs) > 1 else ""
+            # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic
+            # than the transform it replaces
+            mem = Memory(shape=unsigned(sum(widths[r] for r in lanes)), depth=2 << cg_bits, init=[],
+                         attrs={**NO_COLLISIONS, "ram_style": "block"})
+            m.submodules[f"vmem_c{pc}{tag}"] = mem
+            wp = mem.write_port()
+            m.d.comb += [wp.addr.eq(waddr), wp.en.eq(we), wp.data.eq(Cat(*[word(bt.y, r) for r in lanes]))]
+            rp = mem.read_port(transparent_for=())
+            m.d.comb += rp.addr.eq(raddr)
+            # the block RAM's output registered (beside it), then the multiplier operand register
+            data = reg(rp.data, f"v_q{pc}{tag}", FM_READ_REGISTERS)
+            lo = 0
+            for r in lanes:
+                v[pc, r] = reg(data[lo:lo + widths[r]].as_signed(), f"v{pc}_{r}")
+                lo += widths[r]
     return v
 
 

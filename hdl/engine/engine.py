@@ -39,7 +39,11 @@ issues, one fibre (row) per cycle straight from feature-map banks laid out along
 only (no multiplexer), into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a block
 RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers read
 it for every output-channel group one pass later. So a frame's first pass only reads and one more
-pass after its last tile (the drain) only multiplies.
+pass after its last tile (the drain) only multiplies. With the serial A^T as well, the accumulators
+are staggered (:attr:`LayerEngine.staggered`): each fibre of them (along the last axis) has its own
+block RAMs of transformed tiles and weights, read one cycle after the previous fibre's, so the
+fibres finish one cycle apart, as A^T's first pass reads them, and it takes their OR instead of a
+multiplexer over them.
 
 Timing: nothing after the walker ever stalls. Every block is registered and the adder graphs
 are cut every ``adders per stage`` levels (balanced), block-RAM outputs and multiplier operands
@@ -54,8 +58,10 @@ fewer groups than that are in flight, so with ``tready`` held high the credit ne
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
 
-from amaranth.hdl import Cat, Module, Signal, signed
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -144,7 +150,7 @@ class LayerEngine(wiring.Component):
     def timing(self) -> Timing:
         """What the performance model needs: the latency, the weight pipeline's delay and the
         weight reads still in flight after the walker's last issue."""
-        return Timing(self.plan.latency, self.plan.weight_delay, max(1, self.plan.weight_read_delay), ISSUE_DELAY,
+        return Timing(self.plan.latency, self.plan.weight_delay, self.plan.weight_drain, ISSUE_DELAY,
                       lag=self.input_passes is not None)
 
     @property
@@ -157,6 +163,24 @@ class LayerEngine(wiring.Component):
     def input_transform(self) -> InputTransform:
         """The Winograd engine's B^T as built (parallel or serial; the direct engine: parallel)."""
         return InputTransform.SERIAL if self.input_passes else InputTransform.PARALLEL
+
+    @property
+    def staggered(self) -> bool:
+        """The accumulators' fibres are staggered (Winograd engine with the serial B^T and A^T).
+
+        The serial A^T's first pass reads the accumulator totals one fibre (along the last axis)
+        per cycle. Staggered, fibre f's multiplier operands are read f cycles after fibre 0's
+        (its own block RAMs of weights and transformed tiles, the read address delayed), so its
+        accumulators finish f cycles later, exactly when the first pass reads that fibre. Each
+        total is then held for that one cycle only (a register with a synchronous reset, no
+        logic) and the first pass takes the OR of the fibres instead of a multiplexer over them.
+        """
+        return bool(self.input_passes and self.passes)
+
+    @property
+    def fibres(self) -> int:
+        """Fibres of accumulators along the last axis (the serial A^T's first pass; 1 if parallel)."""
+        return self.passes[0].fibres if self.passes else 1
 
     @property
     def accumulator_ranges(self) -> list[Range]:
@@ -193,14 +217,18 @@ class LayerEngine(wiring.Component):
             lbt = graph_latency(dp.data_graph, ps) if not self.input_passes else -1
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
             acc = 5 + FM_READ_REGISTERS + lbt + lane + self.split_levels
+            # A^T starts with the last sum (staggered: its first fibre is the one register after),
+            # or one register later (its fibres held in registers)
+            start = acc if self.staggered else acc + 1
             if self.lane_divisions:   # the division inside the serial transform's last pass
-                write = acc + 1 + serial_latency(self.passes, ps, self._division(ps, self.lane_divisions).latency)
+                write = start + serial_latency(self.passes, ps, self._division(ps, self.lane_divisions).latency)
             else:
                 at = serial_latency(self.passes, ps) if self.passes else graph_latency(dp.output_graph, ps)
-                write = acc + 1 + at + 1 + self._division(ps).latency
+                write = start + at + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
+            stagger = self.fibres - 1 if self.staggered else 0
             # the weight read is registered twice (below), the address delayed to meet B^T's output
-            return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write)
+            return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write, stagger)
 
         acc = 4 + FM_READ_REGISTERS + self.split_levels + graph_latency(a.tree, ps) + 1
         return Plan(ps, 0, FM_READ_REGISTERS, acc, acc + 1)
@@ -314,16 +342,20 @@ class LayerEngine(wiring.Component):
         tlast1 = reg(last_cg & last_kg & wk.mlast_tile, "tlast1")
         keep1 = reg(keep0, "keep1")
         w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)
+        # staggered accumulators: fibre f reads its own weight memories f cycles after fibre 0
+        w_raddrs = [w_raddr]
+        for f in range(1, self.fibres if self.staggered else 1):
+            w_raddrs.append(reg(w_raddrs[-1], f"w_addr_f{f}"))
         pending = [valid1]
-        for c in range(tm.weight_read_delay - 1):
+        for c in range(tm.weight_drain - 1):
             nxt = Signal(name=f"w_pending{c}")
             m.d.sync += nxt.eq(pending[-1])
             pending.append(nxt)
         m.d.comb += reading.eq(Cat(*pending).any())
 
         # ---- weight memories ----------------------------------------------------------------------------
-        w_read = weight_memories(m, o, reg, self.n_store * sw_bits, w_packed, w_do, (pc_w, cg_w, pk_w, kg_w),
-                                 w_raddr, 2 if wino else 1)
+        w_read = weight_memories(m, o, reg, [self.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs), w_packed,
+                                 w_do, (pc_w, cg_w, pk_w, kg_w), w_raddrs, 2 if wino else 1)
 
         # ---- feature-map banks: memories and read ports ---------------------------------------------
         if serial_in:
@@ -397,9 +429,16 @@ class LayerEngine(wiring.Component):
         valid_a, last_a, tlast_a, keep_a = flags_at(tm.accumulate)
         clear_a = Signal(name="acc_clear")
         m.d.comb += clear_a.eq(valid_a & last_a)
+        # staggered: the flags of fibre f of accumulators (``per`` of them each) f cycles later
+        per = n_acc // self.fibres if self.staggered else n_acc
+        valids, clears = [valid_a], [clear_a]
+        for f in range(1, n_acc // per):
+            valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
+            clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
         done = {}
         for pk in range(o.PK):
             for i in range(n_acc):
+                valid, clear = valids[i // per], clears[i // per]
                 w = self.accumulator_widths[i]
                 acc = Signal(signed(w), name=f"acc{pk}_{i}")
                 total = Signal(signed(w), name=f"total{pk}_{i}")
@@ -409,10 +448,16 @@ class LayerEngine(wiring.Component):
                 # the clear first, the enable second: Yosys then infers a flip-flop whose synchronous
                 # reset overrides its enable (ECP5 TRELLIS_FF, Xilinx FDRE); a clear nested inside the
                 # enable is not such a flip-flop and costs a LUT per accumulator bit
-                with m.If(clear_a):
-                    m.d.sync += [acc.eq(0), fin.eq(total)]
-                with m.Elif(valid_a):
+                with m.If(clear):
+                    m.d.sync += acc.eq(0)
+                with m.Elif(valid):
                     m.d.sync += acc.eq(total)
+                if self.staggered:
+                    # the total for one cycle, zero otherwise: a synchronous reset, no logic
+                    m.d.sync += fin.eq(Mux(clear, total, 0))
+                else:
+                    with m.If(clear):
+                        m.d.sync += fin.eq(total)
                 done[pk, i] = fin
         out_valid = Signal(name="out_valid")
         m.d.sync += out_valid.eq(clear_a)
@@ -421,32 +466,42 @@ class LayerEngine(wiring.Component):
         if wino:
             hw = HardwareOptions(o.data_width, o.kernel_width)
             for pk in range(o.PK):
-                if self.lane_divisions:
-                    m.submodules[f"at{pk}"] = at = SerialOutputTransform(
-                        self.passes, self.accumulator_ranges, a.hw, [a.y_width] * g.n_y, ps,
-                        lambda rows: self._division(ps, self.lane_divisions, rows))
-                    m.d.comb += at.start.eq(out_valid)
-                    for r in range(R):
-                        m.d.comb += word(at.x, r).eq(done[pk, r])
-                    for oi in range(g.n_y):
-                        outs[pk, oi] = word(at.y, oi)
-                    continue
                 if self.passes:
+                    if self.lane_divisions:
+                        widths = [a.y_width] * g.n_y
+                        make_division = lambda rows: self._division(ps, self.lane_divisions, rows)  # noqa: E731
+                    else:
+                        widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
                     m.submodules[f"at{pk}"] = at = SerialOutputTransform(
-                        self.passes, self.accumulator_ranges, a.hw, [r.width for r in a.hw(a.pre_ranges)], ps)
-                    m.d.comb += at.start.eq(out_valid)
+                        self.passes, self.accumulator_ranges, a.hw, widths, ps, make_division,
+                        streamed=self.staggered)
+                    if self.staggered:
+                        # fibre f finishes f cycles after the first, when the first pass reads it:
+                        # the only total not zero in that cycle, so an OR selects it
+                        m.d.comb += at.start.eq(clear_a)
+                        for j in range(per):
+                            m.d.comb += word(at.x, j).eq(
+                                reduce(operator.or_, [done[pk, f * per + j] for f in range(self.fibres)]))
+                    else:
+                        m.d.comb += at.start.eq(out_valid)
+                        for r in range(n_acc):
+                            m.d.comb += word(at.x, r).eq(done[pk, r])
+                    if self.lane_divisions:
+                        for oi in range(g.n_y):
+                            outs[pk, oi] = word(at.y, oi)
+                        continue
                 else:
                     m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
                         dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
-                for r in range(R):
-                    m.d.comb += word(at.x, r).eq(done[pk, r])
+                    for r in range(n_acc):
+                        m.d.comb += word(at.x, r).eq(done[pk, r])
                 m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width, hw, ps)
                 for oi in range(g.n_y):
                     m.d.comb += word(div.x, oi).eq(reg(word(at.y, oi), f"pre{pk}_{oi}"))
                 for oi in range(g.n_y):
                     outs[pk, oi] = word(div.y, oi)
             extra = tm.write - tm.accumulate - 1
-            assert extra == at.latency + (0 if self.lane_divisions else 1 + div.latency), \
+            assert extra == at.latency - self.staggered + (0 if self.lane_divisions else 1 + div.latency), \
                 "the timing plan does not match the output side"
         else:
             outs = dict(done)

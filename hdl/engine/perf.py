@@ -57,11 +57,16 @@ class Plan:
         Registers added to the weight memory's read address (aligns u with B^T's output; the
         Winograd engine's read data is registered twice).
     accumulate : int
-        The cycle the accumulators add the group's last sum.
+        The cycle the accumulators add the group's last sum (the first fibre's, when staggered).
     write : int
         The cycle the group's result is written into the output FIFO.
+    stagger : int
+        Cycles the last fibre of accumulators lags the first (0: all add in the same cycle; see
+        :attr:`hdl.engine.engine.LayerEngine.staggered`).
     latency : int
         The cycle its output beat is on ``m_axis_y`` (``write + 2``: the FIFO and the output register).
+    weight_drain : int
+        Cycles after the walker's last issue during which a weight memory may still be read.
     """
 
     per_stage: int
@@ -69,10 +74,15 @@ class Plan:
     weight_read_delay: int
     accumulate: int
     write: int
+    stagger: int = 0
 
     @property
     def latency(self) -> int:
         return self.write + 2
+
+    @property
+    def weight_drain(self) -> int:
+        return max(1, self.weight_read_delay) + self.stagger
 
 
 @dataclass(frozen=True)
