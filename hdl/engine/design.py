@@ -84,6 +84,7 @@ class EngineCore:
     serial_fibres: tuple[int, ...] = ()  # serial: fibres per pass (cycles each pass reads)
     input_transform: str = "parallel"    # Winograd B^T as built: parallel or serial (once per tile and channel)
     input_fibres: tuple[int, ...] = ()   # serial B^T: fibres per pass
+    staggered: bool = False              # accumulator fibres finish one cycle apart (LayerEngine.staggered)
 
     @property
     def latency(self) -> int:
@@ -100,7 +101,8 @@ class EngineCore:
                 "weight_width": self.weight_width, "y_width": self.y_width,
                 "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json(),
                 "output_transform": self.output_transform, "serial_fibres": list(self.serial_fibres),
-                "input_transform": self.input_transform, "input_fibres": list(self.input_fibres)}
+                "input_transform": self.input_transform, "input_fibres": list(self.input_fibres),
+                "staggered": self.staggered}
 
 
 STREAMS = {
@@ -154,7 +156,9 @@ class EngineDesign:
                  f"parallel   PK={o.PK} output channels, PC={o.PC} input channels; {o.data_width}-bit data, "
                  f"{o.kernel_width}-bit kernels, kernel transform {o.kernel_transform.value}",
                  f"buffers    {self.banks} x {o.PC} feature-map banks of {self.bank_depth} words (two frames), "
-                 f"{o.PK * o.PC} weight memories of {self.weight_depth} kernels",
+                 f"{o.PK * o.PC} weight memories of {self.weight_depth} kernels"
+                 + (f" (Winograd: each in {self.winograd.serial_fibres[0]} slices, one per accumulator fibre, "
+                    "as are the transformed tiles)" if self.winograd.staggered else ""),
                  f"{'':<10} {'multipliers':>11} {'latency':>8} {'cycles':>8} {'period':>8} {'ideal':>8} "
                  f"{'util':>6} {'MAC/mult/cyc':>12}"]
         for c in (self.winograd, self.direct):
@@ -166,7 +170,9 @@ class EngineDesign:
         w = self.winograd
         lines.append(f"A^T        {w.output_transform}" + (
             f": row-column, one 1D unit per axis reused, passes of {' + '.join(map(str, w.serial_fibres))} fibres "
-            f"(one per cycle) within the {o.C // o.PC} cycles per output tile" if w.serial_fibres else
+            f"(one per cycle) within the {o.C // o.PC} cycles per output tile"
+            + ("; accumulator fibres staggered one cycle apart, so the first pass reads their OR, no multiplexer"
+               if w.staggered else "") if w.serial_fibres else
             ": one shift-add graph, every output at once"))
         lines.append(f"B^T        {w.input_transform}" + (
             f": once per tile and input channel, row-column, passes of {' + '.join(map(str, w.input_fibres))} "
@@ -184,7 +190,8 @@ def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
                       engine.multipliers,
                       engine.n_w, engine.w_width, engine.y_width, tuple(engine.accumulator_widths), perf,
                       engine.output_transform.value, tuple(p.fibres for p in engine.passes or ()),
-                      engine.input_transform.value, tuple(p.fibres for p in engine.input_passes or ()))
+                      engine.input_transform.value, tuple(p.fibres for p in engine.input_passes or ()),
+                      engine.staggered)
 
 
 def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) -> EngineDesign:
