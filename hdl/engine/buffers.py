@@ -296,7 +296,7 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
     # staggered accumulators: fibre f of the tile reads its own memory f cycles after fibre 0
     v_addrs = [reg(Cat(wk.cg, ~half), "v_addr")]
-    for f in range(1, engine.fibres if engine.staggered else 1):
+    for f in range(1, engine.slices):
         v_addrs.append(reg(v_addrs[-1], f"v_addr_f{f}"))
     widths = dp.v_widths
     per = R // len(v_addrs)

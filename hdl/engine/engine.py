@@ -58,10 +58,8 @@ fewer groups than that are in flight, so with ``tready`` held high the credit ne
 
 from __future__ import annotations
 
-import operator
-from functools import reduce
 
-from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -71,10 +69,11 @@ from ..datapath import Datapath
 from ..options import HardwareOptions, KernelTransform
 from ..widths import Range
 from .arith import EngineArithmetic
+from .accumulate import accumulators, output_words
 from .buffers import (FM_READ_REGISTERS, feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo,
                       registers, transformed_tiles, weight_counters, weight_memories)
 from .options import EngineKind, EngineOptions, InputTransform, OutputTransform
-from .serial import SerialOutputTransform, lane_divisions, serial_latency
+from .serial import lane_divisions, serial_latency
 from .perf import Plan, Timing
 from .transforms import serial_input_passes, serial_output_passes
 from .walker import ISSUE_DELAY, WriterState, output_keep, walk
@@ -183,6 +182,12 @@ class LayerEngine(wiring.Component):
         return self.passes[0].fibres if self.passes else 1
 
     @property
+    def slices(self) -> int:
+        """Groups of accumulators finishing together, one per fibre when staggered (else 1): each
+        group's weights and transformed tiles are a memory slice of their own, read one cycle later."""
+        return self.fibres if self.staggered else 1
+
+    @property
     def accumulator_ranges(self) -> list[Range]:
         """Exact range of each accumulator's total (negated where it subtracts)."""
         signs = self.acc_signs or [1] * len(self.arith.acc_ranges)
@@ -226,7 +231,7 @@ class LayerEngine(wiring.Component):
                 at = serial_latency(self.passes, ps) if self.passes else graph_latency(dp.output_graph, ps)
                 write = start + at + 1 + self._division(ps).latency
             wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
-            stagger = self.fibres - 1 if self.staggered else 0
+            stagger = self.slices - 1
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write, stagger)
 
@@ -344,7 +349,7 @@ class LayerEngine(wiring.Component):
         w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)
         # staggered accumulators: fibre f reads its own weight memories f cycles after fibre 0
         w_raddrs = [w_raddr]
-        for f in range(1, self.fibres if self.staggered else 1):
+        for f in range(1, self.slices):
             w_raddrs.append(reg(w_raddrs[-1], f"w_addr_f{f}"))
         pending = [valid1]
         for c in range(tm.weight_drain - 1):
@@ -429,83 +434,11 @@ class LayerEngine(wiring.Component):
         valid_a, last_a, tlast_a, keep_a = flags_at(tm.accumulate)
         clear_a = Signal(name="acc_clear")
         m.d.comb += clear_a.eq(valid_a & last_a)
-        # staggered: the flags of fibre f of accumulators (``per`` of them each) f cycles later
-        per = n_acc // self.fibres if self.staggered else n_acc
-        valids, clears = [valid_a], [clear_a]
-        for f in range(1, n_acc // per):
-            valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
-            clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
-        done = {}
-        for pk in range(o.PK):
-            for i in range(n_acc):
-                valid, clear = valids[i // per], clears[i // per]
-                w = self.accumulator_widths[i]
-                acc = Signal(signed(w), name=f"acc{pk}_{i}")
-                total = Signal(signed(w), name=f"total{pk}_{i}")
-                m.d.comb += total.eq(acc - sums[pk, i] if self.acc_signs and self.acc_signs[i] < 0
-                                     else acc + sums[pk, i])
-                fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
-                # the clear first, the enable second: Yosys then infers a flip-flop whose synchronous
-                # reset overrides its enable (ECP5 TRELLIS_FF, Xilinx FDRE); a clear nested inside the
-                # enable is not such a flip-flop and costs a LUT per accumulator bit
-                with m.If(clear):
-                    m.d.sync += acc.eq(0)
-                with m.Elif(valid):
-                    m.d.sync += acc.eq(total)
-                if self.staggered:
-                    # the total for one cycle, zero otherwise: a synchronous reset, no logic
-                    m.d.sync += fin.eq(Mux(clear, total, 0))
-                else:
-                    with m.If(clear):
-                        m.d.sync += fin.eq(total)
-                done[pk, i] = fin
+        done = accumulators(m, self, reg, sums, n_acc, valid_a, clear_a)
         out_valid = Signal(name="out_valid")
         m.d.sync += out_valid.eq(clear_a)
         out_meta = (reg(tlast_a, "tlast_o"), reg(keep_a, "keep_o"))   # cycle accumulate + 1
-        outs = {}
-        if wino:
-            hw = HardwareOptions(o.data_width, o.kernel_width)
-            for pk in range(o.PK):
-                if self.passes:
-                    if self.lane_divisions:
-                        widths = [a.y_width] * g.n_y
-                        make_division = lambda rows: self._division(ps, self.lane_divisions, rows)  # noqa: E731
-                    else:
-                        widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
-                    m.submodules[f"at{pk}"] = at = SerialOutputTransform(
-                        self.passes, self.accumulator_ranges, a.hw, widths, ps, make_division,
-                        streamed=self.staggered)
-                    if self.staggered:
-                        # fibre f finishes f cycles after the first, when the first pass reads it:
-                        # the only total not zero in that cycle, so an OR selects it
-                        m.d.comb += at.start.eq(clear_a)
-                        for j in range(per):
-                            m.d.comb += word(at.x, j).eq(
-                                reduce(operator.or_, [done[pk, f * per + j] for f in range(self.fibres)]))
-                    else:
-                        m.d.comb += at.start.eq(out_valid)
-                        for r in range(n_acc):
-                            m.d.comb += word(at.x, r).eq(done[pk, r])
-                    if self.lane_divisions:
-                        for oi in range(g.n_y):
-                            outs[pk, oi] = word(at.y, oi)
-                        continue
-                else:
-                    m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
-                        dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
-                    for r in range(n_acc):
-                        m.d.comb += word(at.x, r).eq(done[pk, r])
-                m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width, hw, ps)
-                for oi in range(g.n_y):
-                    m.d.comb += word(div.x, oi).eq(reg(word(at.y, oi), f"pre{pk}_{oi}"))
-                for oi in range(g.n_y):
-                    outs[pk, oi] = word(div.y, oi)
-            extra = tm.write - tm.accumulate - 1
-            assert extra == at.latency - self.staggered + (0 if self.lane_divisions else 1 + div.latency), \
-                "the timing plan does not match the output side"
-        else:
-            outs = dict(done)
-            extra = 0
+        outs, extra = output_words(m, self, reg, done, clear_a, out_valid) if wino else (dict(done), 0)
         w_valid = out_valid
         for c in range(extra):
             nxt = Signal(name=f"out_valid_d{c}")

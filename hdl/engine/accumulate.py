@@ -1,0 +1,106 @@
+"""The engine's output side: the accumulators, and (Winograd) A^T and the exact division.
+
+Winograd: R x PK accumulators in the transform domain, A^T and the division once per (tile, output
+channel); direct: the outputs themselves are accumulated. The accumulators clear by synchronous
+reset with the group's last sum, whose total goes to a ``done`` register. Staggered
+(:attr:`~hdl.engine.engine.LayerEngine.staggered`), fibre f of accumulators adds its sums f cycles
+after fibre 0 and its ``done`` register holds the total for one cycle only, so the serial A^T's
+first pass selects each fibre by an OR.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import reduce
+
+from amaranth.hdl import Module, Mux, Signal, signed
+
+from ..components import ConstantMatrixProduct, ExactDivision, word
+from ..options import HardwareOptions
+from .serial import SerialOutputTransform
+
+
+def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear) -> dict:
+    """``n_acc`` accumulators per output lane pk, adding ``sums[pk, i]`` while ``valid`` and
+    clearing with ``clear`` (the group's last sum; fibre f's flags f cycles later when staggered).
+    Returns ``{(pk, i): done}``: the total, registered."""
+    per = n_acc // engine.slices
+    valids, clears = [valid], [clear]
+    for f in range(1, engine.slices):
+        valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
+        clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
+    signs = engine.acc_signs
+    done = {}
+    for pk in range(engine.opts.PK):
+        for i in range(n_acc):
+            valid_i, clear_i = valids[i // per], clears[i // per]
+            w = engine.accumulator_widths[i]
+            acc = Signal(signed(w), name=f"acc{pk}_{i}")
+            total = Signal(signed(w), name=f"total{pk}_{i}")
+            m.d.comb += total.eq(acc - sums[pk, i] if signs and signs[i] < 0 else acc + sums[pk, i])
+            fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
+            # the clear first, the enable second: Yosys then infers a flip-flop whose synchronous
+            # reset overrides its enable (ECP5 TRELLIS_FF, Xilinx FDRE); a clear nested inside the
+            # enable is not such a flip-flop and costs a LUT per accumulator bit
+            with m.If(clear_i):
+                m.d.sync += acc.eq(0)
+            with m.Elif(valid_i):
+                m.d.sync += acc.eq(total)
+            if engine.staggered:
+                # the total for one cycle, zero otherwise: a synchronous reset, no logic
+                m.d.sync += fin.eq(Mux(clear_i, total, 0))
+            else:
+                with m.If(clear_i):
+                    m.d.sync += fin.eq(total)
+            done[pk, i] = fin
+    return done
+
+
+def output_words(m: Module, engine, reg, done: dict, clear, out_valid) -> tuple[dict, int]:
+    """Winograd: A^T (serial or parallel) and the exact division of every lane's ``done`` totals
+    (``clear``: the first fibre's last sum; ``out_valid``: one cycle later). Returns
+    ``({(pk, o): output word}, cycles from out_valid to the words)``."""
+    o, a, tm = engine.opts, engine.arith, engine.plan
+    g, ps, n_acc = o.geometry, tm.per_stage, engine.dp.rank
+    hw = HardwareOptions(o.data_width, o.kernel_width)
+    per = n_acc // engine.slices
+    outs = {}
+    for pk in range(o.PK):
+        if engine.passes:
+            if engine.lane_divisions:
+                widths = [a.y_width] * g.n_y
+                make_division = lambda rows: engine._division(ps, engine.lane_divisions, rows)  # noqa: E731
+            else:
+                widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
+            m.submodules[f"at{pk}"] = at = SerialOutputTransform(
+                engine.passes, engine.accumulator_ranges, a.hw, widths, ps, make_division,
+                streamed=engine.staggered)
+            if engine.staggered:
+                # fibre f finishes f cycles after the first, when the first pass reads it: the
+                # only total not zero in that cycle, so an OR selects it
+                m.d.comb += at.start.eq(clear)
+                for j in range(per):
+                    m.d.comb += word(at.x, j).eq(
+                        reduce(operator.or_, [done[pk, f * per + j] for f in range(engine.slices)]))
+            else:
+                m.d.comb += at.start.eq(out_valid)
+                for r in range(n_acc):
+                    m.d.comb += word(at.x, r).eq(done[pk, r])
+            if engine.lane_divisions:
+                for oi in range(g.n_y):
+                    outs[pk, oi] = word(at.y, oi)
+                continue
+        else:
+            m.submodules[f"at{pk}"] = at = ConstantMatrixProduct(
+                engine.dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
+            for r in range(n_acc):
+                m.d.comb += word(at.x, r).eq(done[pk, r])
+        m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width, hw, ps)
+        for oi in range(g.n_y):
+            m.d.comb += word(div.x, oi).eq(reg(word(at.y, oi), f"pre{pk}_{oi}"))
+        for oi in range(g.n_y):
+            outs[pk, oi] = word(div.y, oi)
+    extra = tm.write - tm.accumulate - 1
+    assert extra == at.latency - engine.staggered + (0 if engine.lane_divisions else 1 + div.latency), \
+        "the timing plan does not match the output side"
+    return outs, extra
