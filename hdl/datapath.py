@@ -20,7 +20,7 @@ from winohdl.core.geometry import Geometry
 
 from .options import HardwareOptions, KernelTransform
 from .rowcol import candidates
-from .scaling import PLACEMENTS, ScaledCard, scale_card
+from .scaling import ScaledCard, scale_card
 from .shiftadd import ShiftAddGraph, division_graph
 from .widths import Range, bilinear_range, linear_range, product_range, word_range
 
@@ -90,17 +90,22 @@ class Plan:
     estimate: tuple
 
 
-def plan_card(card: AlgorithmCard, options: HardwareOptions) -> Plan:
-    """Choose where G's denominators go (:data:`hdl.scaling.PLACEMENTS`; signs are folded on
-    the realised graphs) and, per transform, flat or row-column, minimising (multiplier
-    blocks, adder bits, depth, adders) with a sound bound for the output transform's widths
-    (cheap: linear forms only). Every placement is an exact rescaling of the card."""
+TILE_PLACEMENTS = ("AT", "G")
+"""The placements a tile chooses among (ties go to the first)."""
+
+
+def plan_card(card: AlgorithmCard, options: HardwareOptions, placements: tuple[str, ...] = TILE_PLACEMENTS) -> Plan:
+    """Choose where G's denominators go (among ``placements``, :data:`hdl.scaling.PLACEMENTS`;
+    signs are folded on the realised graphs) and, per transform, flat or row-column, minimising
+    (multiplier blocks, adder bits, depth, adders, the placement's index) with a sound bound for
+    the output transform's widths (cheap: linear forms only). Every placement is an exact
+    rescaling of the card."""
     g = card.geometry
     d_box, g_box = [word_range(options.data_width)] * g.n_d, [word_range(options.kernel_width)] * g.n_g
     hw = options.kernel_transform is KernelTransform.HW
     y_width = max(r.width for r in _y_ranges(g, options.data_width, options.kernel_width))
     best = None
-    for placement in PLACEMENTS:
+    for placement in placements:
         memo: dict = {}
 
         def choice(M, which):
@@ -116,7 +121,7 @@ def plan_card(card: AlgorithmCard, options: HardwareOptions) -> Plan:
         try:
             s = scale_card(card, placement, real)
         except WinohdlError:
-            if placement == PLACEMENTS[0]:
+            if placement == placements[0]:
                 raise
             continue
         (bt_name, bt), (g_name, gt) = memo[(s.BT, "BT")] if (s.BT, "BT") in memo else             realise(s.BT, g.input, "in", d_box), realise(s.G, g.kernel, "in", g_box)
@@ -133,7 +138,7 @@ def plan_card(card: AlgorithmCard, options: HardwareOptions) -> Plan:
         dsp = sum(dsp_blocks(a.width, b.width) for a, b in zip(v, u))
         depth = max(bt.depth, gt.depth if hw else 0) + at.depth + max((dv.depth for dv in divs), default=0)
         adders = bt.adder_count + at.adder_count + (gt.adder_count if hw else 0) + sum(dv.adder_count for dv in divs)
-        key = (dsp, bits, depth, adders, PLACEMENTS.index(placement))
+        key = (dsp, bits, depth, adders, placements.index(placement))
         if best is None or key < best.estimate:
             best = Plan(s, {"BT": bt, "G": gt, "AT": at}, {"BT": bt_name, "G": g_name, "AT": at_name}, key)
     return best
@@ -162,15 +167,17 @@ class Datapath:
     card : AlgorithmCard
         Re-proven here before anything is generated.
     options : HardwareOptions
+    placements : tuple of str
+        Where G's denominators may go (:func:`plan_card`).
     """
 
-    def __init__(self, card: AlgorithmCard, options: HardwareOptions):
+    def __init__(self, card: AlgorithmCard, options: HardwareOptions, placements: tuple[str, ...] = TILE_PLACEMENTS):
         t0 = time.perf_counter()
         prove_identity(card.geometry, card.BT, card.G, card.AT)  # the generator re-checks the proof
         self.card = card
         self.options = options
         self.geometry = card.geometry
-        self.plan = plan_card(card, options)
+        self.plan = plan_card(card, options, placements)
         self.scaled: ScaledCard = self.plan.scaled
         prove_identity(card.geometry, *self.scaled.rational_terms())  # scaling kept the identity
         self.data_graph = self.plan.graphs["BT"]

@@ -58,6 +58,12 @@ class ScaledCard:
         return out
 
 
+def _two_part(x: Fraction) -> int:
+    """The largest power of two dividing the positive integer ``x`` (a Fraction with denominator 1)."""
+    n = int(x)
+    return n & -n
+
+
 def fold_signs(BT_int, G_int, AT_int, realise=None):
     """Move the sign of a negated transform output into the neighbouring transform (per-term
     scaling by -1 keeps the identity): a B^T row whose shift-add graph ends negated is negated
@@ -79,11 +85,15 @@ def fold_signs(BT_int, G_int, AT_int, realise=None):
     return tuple(map(tuple, BT)), tuple(map(tuple, G)), tuple(map(tuple, AT))
 
 
-PLACEMENTS = ("AT", "G")
+PLACEMENTS = ("AT", "G", "G-odd")
 """Where the denominators of G go. ``AT``: every G row primitive, its scale moves into the
 A^T column (and so into the final division). ``G``: every G row is scaled by the common
 denominator L of G, so the A^T columns stay the card's primitive columns and the final
-division is by L (over the terms each output reads)."""
+division is by L (over the terms each output reads). ``G-odd``: as ``G``, then the power of
+two dividing each G row moves into its A^T column (a shift, no adder; the divisors stay
+``G``'s), so no ``u`` word has low bits that are always zero: the multiplier operands, the products and the whole-layer
+engine's accumulators are that many bits narrower (F(4x4,3x3): G rows 6, 4, 4, 1, 1, 24 per
+axis become 3, 1, 1, 1, 1, 3)."""
 
 
 def integer_form(BT, G, AT, placement: str = "AT", realise=None):
@@ -105,9 +115,14 @@ def integer_form(BT, G, AT, placement: str = "AT", realise=None):
     else:
         L = math.lcm(1, *den)
         gamma = [Fraction(L)] * len(G)
+        if placement == "G-odd":
+            gamma = [Fraction(L, _two_part(Fraction(L * content[r], den[r]))) for r in range(len(G))]
     G_int = tuple(tuple(int(v * gamma[r]) for v in row) for r, row in enumerate(G))
     AT_rat = [[v / gamma[r] for r, v in enumerate(row)] for row in AT]
-    D = tuple(math.lcm(1, *(v.denominator for v in row)) for row in AT_rat)
+    # G-odd keeps G's divisors (every A^T entry only gains a power of two), so an output's
+    # divisor still factors over the axes and a serial output transform divides per lane
+    D = tuple(math.lcm(1, *(v.denominator for v in row))
+              for row in ([[v / L for v in row] for row in AT] if placement == "G-odd" else AT_rat))
     AT_int = tuple(tuple(int(v * D[o]) for v in row) for o, row in enumerate(AT_rat))
     BT_int = tuple(tuple(int(v) for v in row) for row in BT)
     widest = max((abs(v).bit_length() for m in (BT_int, G_int, AT_int, (D,)) for row in m for v in row), default=0)

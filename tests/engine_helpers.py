@@ -7,9 +7,8 @@ import random
 import numpy as np
 from amaranth.sim import Simulator
 
-from hdl.datapath import Datapath
+from hdl.engine.design import engine_datapath
 from hdl.engine.model import EngineModel, fm_beats
-from hdl.options import HardwareOptions
 from miner.constructive import constructive_card
 
 
@@ -27,7 +26,7 @@ def unpack(word, width, n):
 
 
 def datapath(geometry, opts):
-    return Datapath(constructive_card(geometry), HardwareOptions(opts.data_width, opts.kernel_width))
+    return engine_datapath(constructive_card(geometry), opts)
 
 
 def random_layer(opts, rng, extreme=None):

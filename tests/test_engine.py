@@ -14,6 +14,7 @@ from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, decode_output, ideal_cycles, torch_reference
 from hdl.engine.options import EngineOptions
 from hdl.engine.perf import Timing, performance, schedule
+from hdl.engine.serial import or_luts, pass_units
 from miner.constructive import constructive_card
 from winohdl.core.errors import LimitError, WinohdlError
 from winohdl.core.geometry import Geometry
@@ -352,14 +353,15 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
 
     With the serial A^T too, the accumulators are staggered: each total register takes its data
     straight from its adder (CCU2C) and is zero by synchronous reset outside its one cycle, and the
-    first pass of A^T reads the OR of the fibres: one LUT4 per bit for the four fibres of F(2x2),
-    where a multiplexer over them needs more."""
+    first pass of A^T reads the OR of the fibres, and of the second pass's fibre where the passes
+    share one unit: two LUT4 per bit for the four fibres of F(2x2) and the second pass's register
+    (zero outside its window by a synchronous reset), where a multiplexer over them needs more."""
     import json
 
     from amaranth.back import verilog
 
     from hdl.synth import synthesise
-    o = EngineOptions(Geometry.parse("2x2", "3x3"), 11, 8, (8, 8), (1, 1), input_transform="serial")
+    o = EngineOptions(Geometry.parse("2x2", "3x3"), 16, 8, (8, 8), (1, 1), input_transform="serial")
     eng = LayerEngine(o, datapath(o.geometry, o), "winograd")
     assert eng.staggered and eng.fibres == 4
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
@@ -382,7 +384,13 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
     assert {kind(c["connections"]["DI"][0]) for c in totals} == {"CCU2C"}
     assert {c["parameters"]["SRMODE"] for c in totals} == {"LSR_OVER_CE"}
     assert all(isinstance(c["connections"]["LSR"][0], int) for c in totals)     # driven, not a constant
-    fibre = registers("at0.pass0_x")
+    # the first pass's input registers: its own, or the unit it shares with the second pass,
+    # whose fibre register is zero outside its window by a synchronous reset
+    assert eng.output_unit_shared
+    early = registers("at0.pass1_x")
+    assert early and {c["parameters"]["SRMODE"] for c in early} == {"LSR_OVER_CE"}
+    assert all(isinstance(c["connections"]["LSR"][0], int) for c in early)
+    fibre = registers("at0.unit_x")
     cone, todo = set(), [c["connections"]["DI"][0] for c in fibre]
     while todo:
         bit = todo.pop()
@@ -390,6 +398,10 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
             continue
         cone.add(bit)
         todo += [driver[bit]["connections"][p][0] for p in "ABCD"]
+    # the unit's input words: at the widest of the accumulators (first pass) and the first pass's
+    # results (second pass)
     widths, per = eng.accumulator_widths, len(eng.accumulator_widths) // eng.fibres
-    assert len(fibre) == sum(max(widths[f * per + j] for f in range(eng.fibres)) for j in range(per))
-    assert len(cone) <= len(fibre)
+    second = pass_units(eng.passes, eng.accumulator_ranges, eng.arith.hw)[1][0]
+    assert len(fibre) == sum(max(second[j].width, *(widths[f * per + j] for f in range(eng.fibres)))
+                             for j in range(per))
+    assert len(cone) <= or_luts(eng.fibres + 1) * len(fibre)      # five inputs: two LUT4 a bit

@@ -32,3 +32,27 @@ def test_power_of_two_denominators_become_shifts():
     from winohdl.core.suite import BY_NAME
     s = scale_card(constructive_card(BY_NAME["f2_3"].geometry))
     assert set(s.divisor) == {2} and s.shift_and_odd(0) == (1, 1)
+
+
+def test_g_odd_placement_moves_every_power_of_two_of_g_into_a_t(suite_entry):
+    """``G-odd``: proven, no G row divisible by 2, and each A^T column that many times the
+    ``G`` placement's (up to the folded signs), the divisors unchanged."""
+    card = constructive_card(suite_entry.geometry)
+    odd, even = scale_card(card, "G-odd"), scale_card(card, "G")
+    assert prove_identity(card.geometry, *odd.rational_terms()) == card.entries_checked
+    assert odd.divisor == even.divisor
+    for r, (row_odd, row_even) in enumerate(zip(odd.G, even.G)):
+        content = np.gcd.reduce([abs(v) for v in row_odd])
+        assert content % 2 == 1
+        factor = Fraction(np.gcd.reduce([abs(v) for v in row_even]), content)
+        assert factor.denominator == 1 and factor.numerator & (factor.numerator - 1) == 0
+        assert [abs(v) * factor for v in row_odd] == [abs(v) for v in row_even]
+        assert [abs(row[r]) for row in odd.AT] == [abs(row[r]) * factor for row in even.AT]
+
+
+def test_g_odd_placement_frees_f4x4_from_g_scales():
+    from winohdl.core.suite import BY_NAME
+    s = scale_card(constructive_card(BY_NAME["f4_3"].geometry), "G-odd")
+    assert [np.gcd.reduce([abs(v) for v in row]) for row in s.G] == [3, 1, 1, 1, 1, 3]
+    assert [np.gcd.reduce([abs(v) for v in col]) for col in zip(*s.AT)] == [2, 4, 4, 1, 1, 8]
+    assert s.divisor == (24,) * 4

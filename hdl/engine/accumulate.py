@@ -74,7 +74,8 @@ def output_words(m: Module, engine, reg, done: dict, clear, out_valid) -> tuple[
                 widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
             m.submodules[f"at{pk}"] = at = SerialOutputTransform(
                 engine.passes, engine.accumulator_ranges, a.hw, widths, ps, make_division,
-                streamed=engine.staggered)
+                streamed=engine.staggered, shared=engine.output_unit_shared,
+                out_bits=engine.output_bits)
             if engine.staggered:
                 # fibre f finishes f cycles after the first, when the first pass reads it: the
                 # only total not zero in that cycle, so an OR selects it

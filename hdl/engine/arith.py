@@ -11,7 +11,14 @@ Modular Winograd domain: the exact division of output o only reads bits ``shift_
 products, sums and the output transform are ring operations, so every Winograd-domain word
 (products, lane sums, accumulators, output-transform nodes and rows) is kept modulo
 ``2^W`` with ``W = w + max shift`` (:attr:`EngineArithmetic.modulus_bits`): a word whose exact
-range is wider wraps, and the outputs are still exact. The ``*_ranges`` stay the exact ranges
+range is wider wraps, and the outputs are still exact. Each Winograd-domain word r (product, lane
+sum, accumulator) needs fewer: output o reads ``AT[o, r] * acc[r]`` modulo ``2^(w + shift_o)``, so
+a change of ``acc[r]`` by a multiple of ``2^b`` with ``b + v2(AT[o, r]) >= w + shift_o`` (v2: the
+power of two dividing) is never read. Word r is kept modulo ``2^word_bits[r]``, the least b that
+holds for every output that reads it (:attr:`EngineArithmetic.word_bits`); A^T itself stays modulo
+``2^W`` (it is linear, so its outputs are ``sum_r AT[o, r] * acc[r]`` modulo ``2^W`` whatever its
+graph). F(4x4,3x3)'s A^T columns carry G's scales 6, 4, 4, 1, 1, 24 per axis: 96 accumulator
+bits fewer than 36 x W. The ``*_ranges`` stay the exact ranges
 (the golden model checks them); the ``hw_*`` widths are what the hardware builds.
 """
 
@@ -24,6 +31,12 @@ from ..model import RangeViolation
 from ..shiftadd import build_graph, division_graph
 from ..widths import Range, bilinear_range, linear_range, product_range, word_range
 from .options import EngineKind, EngineOptions
+
+
+def two_adic(c: int) -> int:
+    """The exponent of the largest power of two dividing the non-zero integer c."""
+    c = abs(int(c))
+    return (c & -c).bit_length() - 1
 
 
 def scale(r: Range, n: int) -> Range:
@@ -48,6 +61,9 @@ class EngineArithmetic:
         Winograd: the exact division of each output, modulo ``2^y_width``.
     modulus_bits : int or None
         Winograd: W, the width every Winograd-domain word is kept at most (modulo ``2^W``).
+    word_bits : list of int or None
+        Winograd: per Winograd-domain word r (product, lane sum, accumulator), the bits any
+        output reads, at most W: the word is kept modulo ``2^word_bits[r]``.
     """
 
     def __init__(self, opts: EngineOptions, dp: Datapath | None, kind: EngineKind):
@@ -76,6 +92,7 @@ class EngineArithmetic:
             self.lane_node_ranges = [[linear_range(f, [r] * PC) for f in self.lane_graph.forms()]
                                      for r in dp.m_ranges]
             self.modulus_bits = self.y_width + max(d.shift for d in self.divisions)
+            self.word_bits = [self._word_bits(column) for column in zip(*dp.scaled.AT)]
         else:
             p = product_range(self.d_range, self.g_range)
             self.product_ranges = [p]
@@ -91,6 +108,13 @@ class EngineArithmetic:
             self.y_ranges = list(self.acc_ranges)
             self.y_width = max(r.width for r in self.y_ranges)
             self.modulus_bits = None  # the outputs are the accumulators: nothing wraps
+            self.word_bits = None
+
+    def _word_bits(self, column) -> int:
+        """The low bits of a Winograd-domain word that the outputs read (``column``: its A^T
+        coefficient per output; see the module docstring)."""
+        need = [self.y_width + d.shift - two_adic(c) for c, d in zip(column, self.divisions) if c]
+        return max(1, min(self.modulus_bits, max(need, default=1)))
 
     def hw(self, ranges: list[Range]) -> list[Range]:
         """``ranges`` as built: a range wider than :attr:`modulus_bits` becomes the full
@@ -101,13 +125,23 @@ class EngineArithmetic:
         full = Range(-(1 << (W - 1)), (1 << (W - 1)) - 1, False)
         return [r if r.width <= W else full for r in ranges]
 
-    def hw_width(self, width: int) -> int:
-        return width if self.modulus_bits is None else min(width, self.modulus_bits)
+    def hw_word(self, r: int, ranges: list[Range]) -> list[Range]:
+        """``ranges`` of Winograd-domain word r as built: kept modulo ``2^word_bits[r]``
+        (the direct engine: unchanged)."""
+        if self.word_bits is None:
+            return list(ranges)
+        b = self.word_bits[r]
+        full = Range(-(1 << (b - 1)), (1 << (b - 1)) - 1, False)
+        return [x if x.width <= b else full for x in ranges]
+
+    def word_width(self, r: int, width: int) -> int:
+        """A width of Winograd-domain word r as built (at most ``word_bits[r]``)."""
+        return width if self.word_bits is None else min(width, self.word_bits[r])
 
     @property
     def acc_widths(self) -> list[int]:
-        """Accumulator widths as built (modulo ``2^modulus_bits`` in the Winograd engine)."""
-        return [r.width for r in self.hw(self.acc_ranges)]
+        """Accumulator widths as built (modulo ``2^word_bits[r]`` in the Winograd engine)."""
+        return [self.hw_word(r, [x])[0].width for r, x in enumerate(self.acc_ranges)]
 
     @property
     def acc_width_max(self) -> int:

@@ -8,6 +8,8 @@ adds its logic to the engine's module ``m``; :class:`~hdl.engine.engine.LayerEng
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
@@ -173,13 +175,14 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
 
 
 def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter, fm_hs: Value, tdata: Value,
-                       where: tuple, slot: Value) -> dict:
+                       where: tuple, slot: Value, windowed: bool = False) -> dict:
     """The feature-map banks of the serial input transform (:attr:`EngineOptions.fibre_banks`: by
     the last axis's residue only), read one fibre of the input tile per cycle: from the read
     ``slot`` (an issue), fibre f (the words of one row: the other axes' offsets row-major) is in the
     read registers during cycle ``slot + READ_TO_TILE + 1 + f``, zero outside the feature map.
-    ``where`` = (tile index per axis, input-channel group, frame buffer). Returns ``{(position j
-    along the last axis, lane pc): read register}``."""
+    ``where`` = (tile index per axis, input-channel group, frame buffer); ``windowed``: zero too
+    outside the tile's fibres (a transform unit that the passes share reads the OR of its inputs).
+    Returns ``{(position j along the last axis, lane pc): read register}``."""
     tidx, cg, rgen = where
     g, N = o.geometry, o.axes
     last = N - 1
@@ -203,6 +206,15 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
                     m.d.sync += [rk[ax].eq(rk[ax] + 1), rpos[ax].eq(rpos[ax] + 1)]
             carry = carry & wrap
     row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
+    if windowed:
+        # the fibres' address cycles: the F after the slot
+        fibres = math.prod(g.input[:last])
+        left = Signal(range(fibres + 1), name="fibres_left")
+        with m.If(slot):
+            m.d.sync += left.eq(fibres)
+        with m.Elif(left != 0):
+            m.d.sync += left.eq(left - 1)
+        row_inside = row_inside & (left != 0)
     fields = [rpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)]
     raw = {}
     waddr = reg(writer.fibre_addr(o), "fm_waddr")
@@ -303,7 +315,8 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     v = {}
     for pc in range(o.PC):
         m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
-            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.plan.per_stage, streamed=True)
+            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.plan.per_stage, streamed=True,
+            shared=engine.input_unit_shared)
         m.d.comb += bt.start.eq(start)
         for j in range(g.input[-1]):
             m.d.comb += word(bt.x, j).eq(raw[j, pc])

@@ -56,12 +56,17 @@ def engine_ports(component: wiring.Component) -> tuple[Port, ...]:
     return tuple(ports)
 
 
+ENGINE_PLACEMENTS = ("G-odd", "AT", "G")
+"""Where the engine's G denominators may go (:func:`hdl.datapath.plan_card`): ``G-odd`` first,
+so that on a tie no ``u`` word carries low zero bits into the multipliers and accumulators."""
+
+
 def engine_datapath(card: AlgorithmCard, opts: EngineOptions) -> Datapath:
     """The card's datapath at the engine's widths (re-proves the card)."""
     if card.geometry != opts.geometry:
         raise WinohdlError(f"the card is for {card.geometry.describe()}, the engine options for "
                            f"{opts.geometry.describe()}")
-    return Datapath(card, HardwareOptions(opts.data_width, opts.kernel_width))
+    return Datapath(card, HardwareOptions(opts.data_width, opts.kernel_width), ENGINE_PLACEMENTS)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ from .accumulate import accumulators, output_words
 from .buffers import (FM_READ_REGISTERS, feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo,
                       registers, transformed_tiles, weight_counters, weight_memories)
 from .options import EngineKind, EngineOptions, InputTransform, OutputTransform
-from .serial import lane_divisions, serial_latency
+from .serial import lane_divisions, serial_latency, sharing_pays
 from .perf import Plan, Timing
 from .transforms import serial_input_passes, serial_output_passes
 from .walker import ISSUE_DELAY, WriterState, output_keep, walk
@@ -177,6 +177,32 @@ class LayerEngine(wiring.Component):
         return bool(self.input_passes and self.passes)
 
     @property
+    def output_unit_shared(self) -> bool:
+        """The serial A^T's passes share one 1D unit (:func:`~hdl.engine.serial.sharing_pays`: the
+        same matrix on every axis, their windows fit in the C / PC cycles of a group, and the
+        adders saved outweigh the OR at the unit's input)."""
+        if not self.passes:
+            return False
+        # staggered, the first pass's input is already the OR of the fibres; else a multiplexer
+        fan_in = self.slices if self.staggered else 1
+        return sharing_pays(self.passes, self.accumulator_ranges, self.arith.hw, self.opts.per_stage,
+                            self.opts.channel_groups, fan_in, self.output_bits)
+
+    @property
+    def output_bits(self) -> list[int]:
+        """Winograd: the low bits of each output's dividend that its exact division reads."""
+        return [self.arith.y_width + d.shift for d in self.arith.divisions]
+
+    @property
+    def input_unit_shared(self) -> bool:
+        """The serial B^T's passes share one 1D unit (as :attr:`output_unit_shared`, in the
+        K / PK cycles between two input tiles); its feature-map fibres are then zero outside
+        their cycles."""
+        return bool(self.input_passes) and sharing_pays(
+            self.input_passes, [self.arith.d_range] * self.opts.geometry.n_d, list, self.opts.per_stage,
+            self.opts.kernel_groups, 1)
+
+    @property
     def fibres(self) -> int:
         """Fibres of accumulators along the last axis (the serial A^T's first pass; 1 if parallel)."""
         return self.passes[0].fibres if self.passes else 1
@@ -195,8 +221,8 @@ class LayerEngine(wiring.Component):
 
     @property
     def accumulator_widths(self) -> list[int]:
-        """Accumulator widths as built (modulo ``2^W`` in the Winograd engine)."""
-        return [r.width for r in self.arith.hw(self.accumulator_ranges)]
+        """Accumulator widths as built (modulo ``2^word_bits[r]`` in the Winograd engine)."""
+        return [self.arith.hw_word(r, [x])[0].width for r, x in enumerate(self.accumulator_ranges)]
 
     @property
     def output_transform(self) -> OutputTransform:
@@ -364,7 +390,8 @@ class LayerEngine(wiring.Component):
 
         # ---- feature-map banks: memories and read ports ---------------------------------------------
         if serial_in:
-            raw = feature_map_fibres(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), wk.read_slot)
+            raw = feature_map_fibres(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen), wk.read_slot,
+                                     windowed=self.input_unit_shared)
         else:
             raw = feature_map_reads(m, o, reg, writer, fm_hs, sfm.tdata, (tidx, wk.read_cg, rgen))
 
@@ -400,7 +427,7 @@ class LayerEngine(wiring.Component):
                     for r in range(R):
                         u = _trunc(wstore[pk, pc][r], dp.u_widths[r])
                         # the product register (and the registered sums of a split product)
-                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.hw_width(dp.m_widths[r]), 1,
+                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), 1,
                                                         self.split_levels, f"p{pk}_{pc}_{r}", split=True)
             n_acc = R
             sums = {}
@@ -410,8 +437,8 @@ class LayerEngine(wiring.Component):
                         sums[pk, r] = prods[pk, 0, r]
                         continue
                     (row,) = emit_graph(m, a.lane_graph, [prods[pk, pc, r] for pc in range(o.PC)],
-                                        [x.width for x in a.hw(a.lane_node_ranges[r])], f"lane{pk}_{r}", ps)
-                    s = Signal(signed(a.hw_width(a.lane_ranges[r].width)), name=f"lane{pk}_{r}")
+                                        [x.width for x in a.hw_word(r, a.lane_node_ranges[r])], f"lane{pk}_{r}", ps)
+                    s = Signal(signed(a.word_width(r, a.lane_ranges[r].width)), name=f"lane{pk}_{r}")
                     m.d.comb += s.eq(row)
                     sums[pk, r] = reg(s, f"lane{pk}_{r}_q")
         else:

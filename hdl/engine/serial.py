@@ -20,16 +20,20 @@ and ``F_1 <= P``, P the cycles between two groups (C / PC): :func:`serial_fits`.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
+from functools import reduce
 
 import numpy as np
-from amaranth.hdl import Array, Module, Signal, signed
+from amaranth.hdl import Array, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..components import ConstantMatrixProduct, graph_latency, word, words
+from ..datapath import graph_bits
 from ..shiftadd import ShiftAddGraph, build_graph
 from ..widths import Range, linear_range
+from .arith import two_adic
 
 Matrix = list[list[int]]
 
@@ -155,6 +159,97 @@ def serial_latency(passes: list[Pass], per_stage: int, division_latency: int | N
     return extra + sum(p.fibres + 2 + graph_latency(build_graph(p.matrix), per_stage) for p in passes)
 
 
+def shares_unit(passes: list[Pass], per_stage: int, period: int) -> bool:
+    """One 1D unit can serve every pass: the passes apply the same matrix and their reading
+    windows fit between two groups ``period`` cycles apart. Pass p reads in cycles ``s_p + 1 ..
+    s_p + F_p`` with ``s_{p+1} = s_p + F_p + L + 2`` (L the unit's latency), so the last window
+    ends before the next group's first one begins when ``sum F_p + (N - 1)(L + 2) <= period``."""
+    if len(passes) < 2 or any(p.matrix != passes[0].matrix for p in passes):
+        return False
+    latency = graph_latency(build_graph(passes[0].matrix), per_stage)
+    return sum(p.fibres for p in passes) + (len(passes) - 1) * (latency + 2) <= period
+
+
+def pass_demands(passes: list[Pass], out_bits: list[int]) -> list[list[int]]:
+    """Per pass, the low bits of each word of its result tensor that the outputs read, from
+    ``out_bits`` (each output word's, the last pass's result): a word read only through
+    coefficients divisible by ``2^k`` needs k bits fewer than the words it feeds (the
+    arithmetic is modulo powers of two; see :mod:`hdl.engine.arith`)."""
+    demands = [list(out_bits)]
+    for p in reversed(passes[1:]):
+        demands.insert(0, _source_demand(p, demands[0]))
+    return demands
+
+
+def _source_demand(p: Pass, out: list[int]) -> list[int]:
+    """The bits each word of pass p's source needs, given those of its result words (``out``)."""
+    src = [1] * math.prod(p.shape)
+    for f in range(p.fibres):
+        for i, row in enumerate(p.matrix):
+            for j, c in enumerate(row):
+                if c:
+                    k = p.fibre_index(f, j, p.shape)
+                    src[k] = max(src[k], out[p.fibre_index(f, i, p.out_shape)] - two_adic(c))
+    return src
+
+
+def _within(r: Range, bits: int) -> Range:
+    """``r`` as built when its word is kept modulo ``2^bits``."""
+    return r if r.width <= bits else Range(-(1 << (bits - 1)), (1 << (bits - 1)) - 1, False)
+
+
+def pass_units(passes: list[Pass], in_ranges: list[Range], cap,
+               out_bits: list[int] | None = None) -> list[tuple[list[Range], list[Range], list[Range]]]:
+    """Per pass, its unit's ranges as built (``cap`` applied): the input words, every graph node
+    and the rows, each the widest over the pass's fibres (exact ranges propagated pass by pass);
+    with ``out_bits`` (:func:`pass_demands`), the input words and rows no wider than the outputs read."""
+    ranges = list(in_ranges)
+    units = []
+    demands = pass_demands(passes, out_bits) if out_bits else None
+    for n, p in enumerate(passes):
+        graph = build_graph(p.matrix)
+        along = range(p.shape[p.axis])
+        box = [_hull(ranges[p.fibre_index(f, j, p.shape)] for f in range(p.fibres)) for j in along]
+        new = [None] * math.prod(p.out_shape)
+        for f in range(p.fibres):
+            fibre = [ranges[p.fibre_index(f, j, p.shape)] for j in along]
+            for i, row in enumerate(p.matrix):
+                new[p.fibre_index(f, i, p.out_shape)] = linear_range(row, fibre)
+        rows = [_hull(new[p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)) for i in range(len(p.matrix))]
+        box, rows = cap(box), cap(rows)
+        if demands:
+            src = _source_demand(p, demands[n])
+            box = [_within(r, max(src[p.fibre_index(f, j, p.shape)] for f in range(p.fibres)))
+                   for j, r in zip(along, box)]
+            rows = [_within(r, max(demands[n][p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)))
+                    for i, r in enumerate(rows)]
+        units.append((box, cap([linear_range(form, box) for form in graph.forms()]), rows))
+        ranges = new
+    return units
+
+
+def or_luts(inputs: int) -> int:
+    """LUT4 per bit of an OR of ``inputs`` bits (a tree of 4-input LUTs; none for one input)."""
+    return -(-(inputs - 1) // 3) if inputs > 1 else 0
+
+
+def sharing_pays(passes: list[Pass], in_ranges: list[Range], cap, per_stage: int, period: int,
+                 stream_fan_in: int, out_bits: list[int] | None = None) -> bool:
+    """Share one unit between the passes (:func:`shares_unit`) when it saves logic: the adders of
+    every unit but one (one bit of carry chain per adder bit) against the OR that the streamed
+    first pass's inputs gain at the shared unit's input widths (its fibre is already the OR of
+    ``stream_fan_in`` words; one more input per bit). On ECP5, F(2x2,3x3)'s B^T: 36 adder bits
+    saved against 40 OR bits, not shared (measured: 7 logic more if it were)."""
+    if not shares_unit(passes, per_stage, period):
+        return False
+    units = pass_units(passes, in_ranges, cap, out_bits)
+    graph = build_graph(passes[0].matrix)
+    bits = [graph_bits(graph, nodes, rows) for _, nodes, rows in units]
+    extra = or_luts(stream_fan_in + 1) - or_luts(stream_fan_in)
+    widest = [max(r.width for r in words) for words in zip(*(u[0] for u in units))]   # the shared unit's inputs
+    return sum(bits) - max(bits) > extra * sum(widest)
+
+
 def lane_divisions(passes: list[Pass], divisions: list):
     """The divisions of the last pass's lanes when every output's divisor depends only on its
     position along that pass's axis (then one division per lane, reused for every fibre), else None."""
@@ -189,6 +284,14 @@ class SerialOutputTransform(wiring.Component):
     streamed : bool
         The first pass's fibres arrive one per cycle on ``x`` (fibre f during cycle
         ``start + 1 + f``) instead of all inputs at once: no multiplexer before the first pass.
+    shared : bool
+        Every pass uses one 1D unit (:func:`shares_unit` must hold for the groups' period): each
+        pass reads its fibre one cycle ahead into a register that is zero outside its reading
+        window (a synchronous reset), and the unit's input registers take the OR of the passes'.
+        Streamed, ``x`` must then be zero outside the first pass's window.
+    out_bits : list of int or None
+        The low bits of each output word that are read (the engine: its exact division's); every
+        word before is then kept modulo the power of two that it needs (:func:`pass_demands`).
 
     Attributes
     ----------
@@ -200,24 +303,15 @@ class SerialOutputTransform(wiring.Component):
     """
 
     def __init__(self, passes: list[Pass], in_ranges: list[Range], cap, out_widths: list[int], per_stage: int,
-                 make_division=None, streamed: bool = False):
-        self._streamed = streamed
+                 make_division=None, streamed: bool = False, shared: bool = False, out_bits: list[int] | None = None):
+        self._streamed, self._shared = streamed, shared
+        self._demands = pass_demands(passes, out_bits) if out_bits else None
         self._passes, self._per_stage, self._out_widths = passes, per_stage, out_widths
         self._graphs: list[ShiftAddGraph] = [build_graph(p.matrix) for p in passes]
-        # exact ranges per tensor position, pass by pass; each unit is built for the widest fibre
-        ranges = list(in_ranges)
-        self._units = []
-        for p, graph in zip(passes, self._graphs):
-            along = range(p.shape[p.axis])
-            box = [_hull(ranges[p.fibre_index(f, j, p.shape)] for f in range(p.fibres)) for j in along]
-            new = [None] * math.prod(p.out_shape)
-            for f in range(p.fibres):
-                fibre = [ranges[p.fibre_index(f, j, p.shape)] for j in along]
-                for i, row in enumerate(p.matrix):
-                    new[p.fibre_index(f, i, p.out_shape)] = linear_range(row, fibre)
-            rows = [_hull(new[p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)) for i in range(len(p.matrix))]
-            self._units.append((cap(box), cap([linear_range(form, box) for form in graph.forms()]), cap(rows)))
-            ranges = new
+        self._units = pass_units(passes, in_ranges, cap, out_bits)
+        if shared:
+            # one unit at the widest of every pass's words
+            self._unit_ranges = tuple([_hull(rs) for rs in zip(*(u[k] for u in self._units))] for k in range(3))
         self._division = make_division(self._units[-1][2]) if make_division else None
         self.latency = serial_latency(passes, per_stage, self._division.latency if self._division else None)
         x_widths = [r.width for r in (self._units[0][0] if streamed else cap(in_ranges))]
@@ -228,10 +322,19 @@ class SerialOutputTransform(wiring.Component):
         m = Module()
         src = [] if self._streamed else [word(self.x, i) for i in range(math.prod(self._passes[0].shape))]
         go = self.start
+        shared = None
+        if self._shared:
+            box, node_ranges, row_ranges = self._unit_ranges
+            m.submodules.unit = shared = ConstantMatrixProduct(
+                self._graphs[0], [r.width for r in box], node_ranges, row_ranges, "unit", self._per_stage)
+            feeds = [[] for _ in box]     # per input word: each pass's fibre, zero outside its window
         for n, (p, graph, (box, node_ranges, row_ranges)) in enumerate(zip(self._passes, self._graphs, self._units)):
             last = n == len(self._passes) - 1
-            m.submodules[f"pass{n}"] = unit = ConstantMatrixProduct(
-                graph, [r.width for r in box], node_ranges, row_ranges, f"pass{n}", self._per_stage)
+            if shared is None:
+                m.submodules[f"pass{n}"] = unit = ConstantMatrixProduct(
+                    graph, [r.width for r in box], node_ranges, row_ranges, f"pass{n}", self._per_stage)
+            else:
+                unit = shared
             F = p.fibres
             # the fibre counter runs F cycles from ``go``
             f = Signal(range(max(F, 2)), name=f"pass{n}_fibre")
@@ -242,13 +345,34 @@ class SerialOutputTransform(wiring.Component):
                 m.d.sync += f.eq(f + 1)
                 with m.If(f == F - 1):
                     m.d.sync += active.eq(0)
+            if shared is not None and not (n == 0 and self._streamed):
+                # shared unit: the fibre is read one cycle ahead into a register that a synchronous
+                # reset zeroes outside the window (no logic), so the unit's input is a plain OR
+                reading = Signal(name=f"pass{n}_reading")
+                m.d.comb += reading.eq(go | (active & (f != F - 1)))
+                # the fibre read next: a register (0 when idle), so the multiplexer's selects are flip-flops
+                ahead = Signal(range(max(F, 2)), name=f"pass{n}_ahead")
+                m.d.sync += ahead.eq(Mux(reading & (ahead != F - 1), ahead + 1, 0))
             # read: the fibre through a multiplexer, registered
             for j in range(p.shape[p.axis]):
-                x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
                 if n == 0 and self._streamed:
-                    m.d.sync += x.eq(word(self.x, j))
+                    if shared is not None:
+                        feeds[j].append(word(self.x, j))
+                        continue
+                    fibre = word(self.x, j)
                 else:
-                    m.d.sync += x.eq(Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])[f])
+                    fibres = Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])
+                    if shared is not None:
+                        early = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
+                        with m.If(reading):
+                            m.d.sync += early.eq(fibres[ahead])
+                        with m.Else():
+                            m.d.sync += early.eq(0)
+                        feeds[j].append(early)
+                        continue
+                    fibre = fibres[f]
+                x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
+                m.d.sync += x.eq(fibre)
                 m.d.comb += word(unit.x, j).eq(x)
             results = [word(unit.y, i) for i in range(len(p.matrix))]
             delay_cycles = 1 + unit.latency
@@ -273,6 +397,8 @@ class SerialOutputTransform(wiring.Component):
                 # the last pass's words at the parallel A^T's widths: the true value fits them and
                 # the arithmetic is modulo a power of two, so dropping high bits keeps it exact
                 width = self._out_widths[idx] if last else row_ranges[i].width
+                if self._demands and not last:
+                    width = min(width, self._demands[n][idx])
                 r = Signal(signed(width), name=f"pass{n}_t{idx}", reset_less=True)
                 with m.If(wv & (wf == ff)):
                     m.d.sync += r.eq(results[i])
@@ -280,6 +406,11 @@ class SerialOutputTransform(wiring.Component):
             done = Signal(name=f"pass{n}_done")
             m.d.sync += done.eq(wv & (wf == F - 1))
             src, go = dest, done
+        if shared is not None:
+            for j, fibres in enumerate(feeds):
+                x = Signal(signed(self._unit_ranges[0][j].width), name=f"unit_x{j}", reset_less=True)
+                m.d.sync += x.eq(reduce(operator.or_, fibres))
+                m.d.comb += word(shared.x, j).eq(x)
         for i, v in enumerate(src):
             m.d.comb += word(self.y, i).eq(v)
         return m
