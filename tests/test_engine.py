@@ -140,10 +140,12 @@ SERIAL_IN = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, "stages"),
              (("4x4", "3x3", "1", "1"), (9, 7), (1, 0), 11, 24, 2, 1, "deep"),
              (("2x2", "3x3", "2", "1"), (9, 8), (1, 1), 18, 20, 2, 2, "deep"),
              (("2x2", "3x3", "2x1", "1"), (9, 8), (0, 1), 7, 11, 1, 1, "stages"),
-             (("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 9, 9, 1, 1, "stages")]
+             (("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 9, 9, 1, 1, "stages"),
+             # K / PK = C / PC = 16: both transforms' passes share their unit (the target layer's case)
+             (("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, "deep")]
 
 
-@pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym"])
+@pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "f4x4_shared"])
 def test_serial_input_transform_streams_bit_exact(case):
     """B^T once per (tile, input channel), one pass ahead of the multipliers: bit-exact with gaps,
     back-pressure, extremes and a frame on the same kernels, the same beats as the golden model,
@@ -153,6 +155,7 @@ def test_serial_input_transform_streams_bit_exact(case):
     dp = datapath(o.geometry, o)
     eng = LayerEngine(o, dp, "winograd")
     assert eng.input_transform.value == "serial" and eng.timing.lag
+    assert eng.input_unit_shared == eng.output_unit_shared == (o.C == o.K == 16)
     rng = np.random.default_rng(1)
     layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
     got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
