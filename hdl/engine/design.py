@@ -90,6 +90,8 @@ class EngineCore:
     input_transform: str = "parallel"    # Winograd B^T as built: parallel or serial (once per tile and channel)
     input_fibres: tuple[int, ...] = ()   # serial B^T: fibres per pass
     staggered: bool = False              # accumulator fibres finish one cycle apart (LayerEngine.staggered)
+    output_unit_shared: bool = False     # serial A^T: its passes share one 1D unit (LayerEngine.output_unit_shared)
+    input_unit_shared: bool = False      # serial B^T: its passes share one 1D unit
 
     @property
     def latency(self) -> int:
@@ -107,7 +109,8 @@ class EngineCore:
                 "accumulator_widths": list(self.accumulator_widths), "performance": self.performance.to_json(),
                 "output_transform": self.output_transform, "serial_fibres": list(self.serial_fibres),
                 "input_transform": self.input_transform, "input_fibres": list(self.input_fibres),
-                "staggered": self.staggered}
+                "staggered": self.staggered, "output_unit_shared": self.output_unit_shared,
+                "input_unit_shared": self.input_unit_shared}
 
 
 STREAMS = {
@@ -174,13 +177,16 @@ class EngineDesign:
                      "back to back")
         w = self.winograd
         lines.append(f"A^T        {w.output_transform}" + (
-            f": row-column, one 1D unit per axis reused, passes of {' + '.join(map(str, w.serial_fibres))} fibres "
+            f": row-column, {'one 1D unit for every pass' if w.output_unit_shared else 'one 1D unit per axis reused'}"
+            f", passes of {' + '.join(map(str, w.serial_fibres))} fibres "
             f"(one per cycle) within the {o.C // o.PC} cycles per output tile"
             + ("; accumulator fibres staggered one cycle apart, so the first pass reads their OR, no multiplexer"
                if w.staggered else "") if w.serial_fibres else
             ": one shift-add graph, every output at once"))
         lines.append(f"B^T        {w.input_transform}" + (
-            f": once per tile and input channel, row-column, passes of {' + '.join(map(str, w.input_fibres))} "
+            f": once per tile and input channel, row-column"
+            f"{' (one 1D unit for every pass)' if w.input_unit_shared else ''}, passes of "
+            f"{' + '.join(map(str, w.input_fibres))} "
             f"fibres, one pass ahead of the multipliers into a block RAM read by all {o.K // o.PK} output-channel "
             f"groups (one extra pass per frame)" if w.input_fibres else ": one shift-add graph, every cycle"))
         lines += [f"stream     {k}: {v}" for k, v in STREAMS.items()]
@@ -196,7 +202,7 @@ def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
                       engine.n_w, engine.w_width, engine.y_width, tuple(engine.accumulator_widths), perf,
                       engine.output_transform.value, tuple(p.fibres for p in engine.passes or ()),
                       engine.input_transform.value, tuple(p.fibres for p in engine.input_passes or ()),
-                      engine.staggered)
+                      engine.staggered, engine.output_unit_shared, engine.input_unit_shared)
 
 
 def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) -> EngineDesign:
