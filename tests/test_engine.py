@@ -155,7 +155,9 @@ def test_serial_input_transform_streams_bit_exact(case):
     dp = datapath(o.geometry, o)
     eng = LayerEngine(o, dp, "winograd")
     assert eng.input_transform.value == "serial" and eng.timing.lag
-    assert eng.input_unit_shared == eng.output_unit_shared == (o.C == o.K == 16)
+    # F(4x4) at C = K = 16: both transforms share their unit (elsewhere the B^T's windows do not fit)
+    assert eng.input_unit_shared == (o.C == o.K == 16)
+    assert eng.output_unit_shared or o.C != 16
     rng = np.random.default_rng(1)
     layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
     got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
