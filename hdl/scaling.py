@@ -38,9 +38,8 @@ class ScaledCard:
 
     def shift_and_odd(self, o: int) -> tuple[int, int]:
         """D[o] = odd << shift."""
-        d = self.divisor[o]
-        shift = (d & -d).bit_length() - 1
-        return shift, d >> shift
+        shift = two_adic(self.divisor[o])
+        return shift, self.divisor[o] >> shift
 
     def rational_terms(self):
         """The scaled algorithm as rationals (B^T, G, A^T / D), for re-proving it."""
@@ -58,10 +57,10 @@ class ScaledCard:
         return out
 
 
-def _two_part(x: Fraction) -> int:
-    """The largest power of two dividing the positive integer ``x`` (a Fraction with denominator 1)."""
-    n = int(x)
-    return n & -n
+def two_adic(c: int) -> int:
+    """The exponent of the largest power of two dividing the non-zero integer c."""
+    c = abs(int(c))
+    return (c & -c).bit_length() - 1
 
 
 def fold_signs(BT_int, G_int, AT_int, realise=None):
@@ -116,7 +115,7 @@ def integer_form(BT, G, AT, placement: str = "AT", realise=None):
         L = math.lcm(1, *den)
         gamma = [Fraction(L)] * len(G)
         if placement == "G-odd":
-            gamma = [Fraction(L, _two_part(Fraction(L * content[r], den[r]))) for r in range(len(G))]
+            gamma = [Fraction(L, 1 << two_adic(Fraction(L * content[r], den[r]))) for r in range(len(G))]
     G_int = tuple(tuple(int(v * gamma[r]) for v in row) for r, row in enumerate(G))
     AT_rat = [[v / gamma[r] for r, v in enumerate(row)] for row in AT]
     # G-odd keeps G's divisors (every A^T entry only gains a power of two), so an output's

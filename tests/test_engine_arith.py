@@ -4,7 +4,8 @@ output exactly, and one bit fewer does not (the bit is read)."""
 import numpy as np
 import pytest
 
-from hdl.engine.arith import EngineArithmetic, two_adic
+from hdl.engine.arith import EngineArithmetic
+from hdl.scaling import two_adic
 from hdl.engine.options import EngineKind, EngineOptions
 from winohdl.core.suite import SUITE
 

@@ -75,7 +75,7 @@ def output_words(m: Module, engine, reg, done: dict, clear, out_valid) -> tuple[
             m.submodules[f"at{pk}"] = at = SerialOutputTransform(
                 engine.passes, engine.accumulator_ranges, a.hw, widths, ps, make_division,
                 streamed=engine.staggered, shared=engine.output_unit_shared,
-                out_bits=engine.output_bits)
+                out_bits=a.output_bits)
             if engine.staggered:
                 # fibre f finishes f cycles after the first, when the first pass reads it: the
                 # only total not zero in that cycle, so an OR selects it

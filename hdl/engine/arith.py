@@ -28,15 +28,15 @@ import numpy as np
 
 from ..datapath import Datapath, Division
 from ..model import RangeViolation
+from ..scaling import two_adic
 from ..shiftadd import build_graph, division_graph
 from ..widths import Range, bilinear_range, linear_range, product_range, word_range
 from .options import EngineKind, EngineOptions
 
 
-def two_adic(c: int) -> int:
-    """The exponent of the largest power of two dividing the non-zero integer c."""
-    c = abs(int(c))
-    return (c & -c).bit_length() - 1
+def within(r: Range, bits: int) -> Range:
+    """``r`` as built when its word is kept modulo ``2^bits`` (the full ``bits``-bit range if wider)."""
+    return r if r.width <= bits else Range(-(1 << (bits - 1)), (1 << (bits - 1)) - 1, False)
 
 
 def scale(r: Range, n: int) -> Range:
@@ -110,29 +110,30 @@ class EngineArithmetic:
             self.modulus_bits = None  # the outputs are the accumulators: nothing wraps
             self.word_bits = None
 
+    @property
+    def output_bits(self) -> list[int]:
+        """Winograd: the low bits of each output's dividend that its exact division reads."""
+        return [self.y_width + d.shift for d in self.divisions]
+
     def _word_bits(self, column) -> int:
         """The low bits of a Winograd-domain word that the outputs read (``column``: its A^T
         coefficient per output; see the module docstring)."""
-        need = [self.y_width + d.shift - two_adic(c) for c, d in zip(column, self.divisions) if c]
+        need = [b - two_adic(c) for c, b in zip(column, self.output_bits) if c]
         return max(1, min(self.modulus_bits, max(need, default=1)))
 
     def hw(self, ranges: list[Range]) -> list[Range]:
         """``ranges`` as built: a range wider than :attr:`modulus_bits` becomes the full
         ``modulus_bits``-bit two's-complement range (the word wraps; see the module docstring)."""
-        W = self.modulus_bits
-        if W is None:
+        if self.modulus_bits is None:
             return list(ranges)
-        full = Range(-(1 << (W - 1)), (1 << (W - 1)) - 1, False)
-        return [r if r.width <= W else full for r in ranges]
+        return [within(r, self.modulus_bits) for r in ranges]
 
     def hw_word(self, r: int, ranges: list[Range]) -> list[Range]:
         """``ranges`` of Winograd-domain word r as built: kept modulo ``2^word_bits[r]``
         (the direct engine: unchanged)."""
         if self.word_bits is None:
             return list(ranges)
-        b = self.word_bits[r]
-        full = Range(-(1 << (b - 1)), (1 << (b - 1)) - 1, False)
-        return [x if x.width <= b else full for x in ranges]
+        return [within(x, self.word_bits[r]) for x in ranges]
 
     def word_width(self, r: int, width: int) -> int:
         """A width of Winograd-domain word r as built (at most ``word_bits[r]``)."""

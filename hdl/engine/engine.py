@@ -186,12 +186,7 @@ class LayerEngine(wiring.Component):
         # staggered, the first pass's input is already the OR of the fibres; else a multiplexer
         fan_in = self.slices if self.staggered else 1
         return sharing_pays(self.passes, self.accumulator_ranges, self.arith.hw, self.opts.per_stage,
-                            self.opts.channel_groups, fan_in, self.output_bits)
-
-    @property
-    def output_bits(self) -> list[int]:
-        """Winograd: the low bits of each output's dividend that its exact division reads."""
-        return [self.arith.y_width + d.shift for d in self.arith.divisions]
+                            self.opts.channel_groups, fan_in, self.arith.output_bits)
 
     @property
     def input_unit_shared(self) -> bool:

@@ -33,7 +33,8 @@ from ..components import ConstantMatrixProduct, graph_latency, word, words
 from ..datapath import graph_bits
 from ..shiftadd import ShiftAddGraph, build_graph
 from ..widths import Range, linear_range
-from .arith import two_adic
+from ..scaling import two_adic
+from .arith import within
 
 Matrix = list[list[int]]
 
@@ -193,11 +194,6 @@ def _source_demand(p: Pass, out: list[int]) -> list[int]:
     return src
 
 
-def _within(r: Range, bits: int) -> Range:
-    """``r`` as built when its word is kept modulo ``2^bits``."""
-    return r if r.width <= bits else Range(-(1 << (bits - 1)), (1 << (bits - 1)) - 1, False)
-
-
 def pass_units(passes: list[Pass], in_ranges: list[Range], cap,
                out_bits: list[int] | None = None) -> list[tuple[list[Range], list[Range], list[Range]]]:
     """Per pass, its unit's ranges as built (``cap`` applied): the input words, every graph node
@@ -219,9 +215,9 @@ def pass_units(passes: list[Pass], in_ranges: list[Range], cap,
         box, rows = cap(box), cap(rows)
         if demands:
             src = _source_demand(p, demands[n])
-            box = [_within(r, max(src[p.fibre_index(f, j, p.shape)] for f in range(p.fibres)))
+            box = [within(r, max(src[p.fibre_index(f, j, p.shape)] for f in range(p.fibres)))
                    for j, r in zip(along, box)]
-            rows = [_within(r, max(demands[n][p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)))
+            rows = [within(r, max(demands[n][p.fibre_index(f, i, p.out_shape)] for f in range(p.fibres)))
                     for i, r in enumerate(rows)]
         units.append((box, cap([linear_range(form, box) for form in graph.forms()]), rows))
         ranges = new
