@@ -24,8 +24,8 @@ from winohdl.core.io import write_json_atomic, write_text_atomic
 
 from .design import OpenedDesign
 from .options import parse_choices
-from .synth import (DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, FmaxResult, SynthResult, asic_estimate,
-                    measure_fmax, synthesise)
+from .synth import (DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, CriticalPath, FmaxResult, SynthResult,
+                    asic_estimate, measure_fmax, synthesise)
 
 # verify(opened, target ("wino" | "direct"), family, netlist, work) -> {"status", "checked", "message", ...};
 # sim.postsynth.check_netlist is the one the app passes (hdl may not import sim).
@@ -152,6 +152,14 @@ ALWAYS_SHOWN = {"ecp5": ("LUT4", "CCU2C"), "ice40": ("SB_LUT4", "SB_CARRY"), "xi
 CARRY_CELLS = ("CCU2C", "SB_CARRY", "CARRY4", "ALU")
 
 
+def median_seed_path(fmax: dict) -> CriticalPath | None:
+    """The critical path of the seed whose Fmax is the median (the lower middle of an even count):
+    what limits the figure shown."""
+    runs = sorted((s for s in fmax.get("seeds") or [] if s.get("fmax_mhz") and s.get("critical_path")),
+                  key=lambda s: s["fmax_mhz"])
+    return CriticalPath(**runs[(len(runs) - 1) // 2]["critical_path"]) if runs else None
+
+
 def _fmt(v, spec="{:>12}"):
     if v is None:
         return f"{'-':>{W}}"
@@ -231,6 +239,8 @@ def format_report(rep: dict) -> str:
                     lines.append(f"  Fmax: {FAMILY_SPECS[fam].no_pnr}")
             elif not e.get("placed") and e.get("not_placed"):
                 lines.append(f"  {kind} not placed: {e['not_placed']}")
+            elif (cp := median_seed_path(e.get("fmax") or {})) is not None:
+                lines.append(f"  {kind} critical path (median seed): {cp.line()}")
         wn, dn = ([n for n in (e.get("note") or "").split("; ") if n] for e in (w, d))
         for n in wn + [n for n in dn if n not in wn]:
             who = "" if n in wn and n in dn else ("winograd: " if n in wn else "direct: ")

@@ -12,7 +12,8 @@ import pytest
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
 from hdl.synth import (FAMILY_SPECS, FPGA_FAMILIES, FmaxResult, absorb_ecp5_dsp_registers, asic_estimate,
-                       cells_by_kind, logic_count, measure_fmax, parse_fmax, parse_stat, synthesise)
+                       cells_by_kind, logic_count, measure_fmax, parse_critical_path, parse_fmax, parse_stat,
+                       synthesise)
 from hdl.synth_report import format_report, synth_design
 from miner.constructive import constructive_card
 from winohdl import cli as winohdl
@@ -61,6 +62,30 @@ def test_logic_formula_per_family(family, cells, logic, kinds):
 
 def test_parse_stored_nextpnr_report():
     assert parse_fmax(DATA / "nextpnr_report_ecp5.json") == pytest.approx(32.0636, abs=1e-3)
+
+
+def test_critical_path_of_a_stored_nextpnr_report():
+    """A real report (a layer engine's harness, seed 1): the path that set the Fmax, its delay split."""
+    report = DATA / "nextpnr_report_ecp5_paths.json"
+    cp = parse_critical_path(report)
+    assert (cp.start, cp.end) == ("engine.fm_bank_2_c0.0.0", "engine.d0_3_ram_TRELLIS_FF_Q_2")
+    assert cp.clock_to_out_ns == pytest.approx(5.83, abs=1e-6)
+    assert cp.routing_ns == pytest.approx(3.258, abs=1e-6)
+    assert cp.logic_ns == 0 and cp.setup_ns == 0
+    assert 1000 / cp.total_ns == pytest.approx(parse_fmax(report), rel=1e-6)
+    assert "5.83" in cp.line() and "fm_bank_2_c0" in cp.line()
+    assert parse_critical_path(DATA / "nextpnr_report_ecp5.json") is None  # a report without paths
+
+
+def test_critical_path_leaves_out_pin_paths(tmp_path):
+    data = json.loads((DATA / "nextpnr_report_ecp5_paths.json").read_text())
+    pin = next(cp for cp in data["critical_paths"] if cp["from"] == "<async>")
+    pin["path"][1]["delay"] = 50.0  # a pin path slower than every clocked one does not set Fmax
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    assert parse_critical_path(tmp_path / "r.json").total_ns == pytest.approx(9.088, abs=1e-3)
+    data["critical_paths"] = [pin]
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    assert parse_critical_path(tmp_path / "r.json") is None
 
 
 def test_malformed_stat_is_one_line(tmp_path):
@@ -227,8 +252,11 @@ def test_place_and_route_over_seeds(f23_small_deep, tmp_path):
         assert all(t > f["median_mhz"] for t in f["target_mhz"][-1:])  # the target stayed above the result
         assert e["logic"] == e["kinds"].get("logic", {}).get("LUT4", 0) + 2 * e["kinds"]["carry"]["CCU2C"]
         assert e["absorbed"]["inputs"] == e["dsps"]  # deep pipeline: DSP registers in the block
+        for s in f["seeds"]:  # each seed's path that set its Fmax
+            assert 1000 / s["critical_path"]["total_ns"] == pytest.approx(s["fmax_mhz"], abs=0.01), s
     text = (tmp_path / "a" / "report.txt").read_text()
     assert "logic = LUT4 + 2 x CCU2C" in text and "spread min..max" in text
+    assert text.count("critical path (median seed): ") == 2
     rep = synth_design(open_design(folder), ["ice40", "gowin", "xilinx"], tmp_path / "b", seeds=1)
     for fam in ("ice40", "gowin"):
         assert rep["families"][fam]["winograd"]["fmax_mhz"] > 10, rep["families"][fam]["winograd"]["not_placed"]

@@ -248,9 +248,15 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
                 tag = f"_f{i}" if len(widths) > 1 else ""
                 mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=[], attrs=NO_COLLISIONS)
                 m.submodules[f"wmem_k{pk}_c{pc}{tag}"] = mem
+                # the write registered: the handshake's logic would otherwise fan out to every
+                # weight block RAM's write enable (ECP5: 8.3 ns, the critical path of a small
+                # layer); a read follows the last write by many cycles (a frame's first tile).
+                # No reset: a write still in the register at a reset stores the beat it took
+                # where it belongs (and a reset asks for a new load anyway)
                 wp = mem.write_port()
-                m.d.comb += [wp.addr.eq(Cat(cg_w, kg_w)), wp.data.eq(data[lo:lo + width]),
-                             wp.en.eq(write & (pk_w == pk) & (pc_w == pc))]
+                m.d.comb += [wp.addr.eq(reg(Cat(cg_w, kg_w), f"w_waddr{pk}_{pc}{tag}")),
+                             wp.data.eq(reg(data[lo:lo + width], f"w_wdata{pk}_{pc}{tag}")),
+                             wp.en.eq(reg(write & (pk_w == pk) & (pc_w == pc), f"w_we{pk}_{pc}{tag}"))]
                 rp = mem.read_port(transparent_for=())
                 m.d.comb += rp.addr.eq(raddr)
                 # the block RAM's output straight into a register (its clock-to-out is long); the
