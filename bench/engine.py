@@ -36,8 +36,8 @@ from miner.constructive import constructive_card  # noqa: E402
 from winohdl.core.geometry import Geometry  # noqa: E402
 
 
-# nextpnr times every DP16KD read at its unregistered clock-to-out (5.83 ns at speed grade 6; its
-# timing database has no other DP16KD entry, whatever REGMODE says), so no engine reading block RAM
+# nextpnr times every DP16KD read at its unregistered clock-to-out (5.83 ns at speed grade 6: its
+# ECP5 arch reads the NOREG timing entry whatever REGMODE says), so no engine reading block RAM
 # can reach 1 / 5.83 ns = 171 MHz: a first target of 200 MHz stays above every result, like the
 # family's 350 MHz, without asking the placer for paths 3.5 times faster than any block RAM allows
 ENGINE_TARGET_MHZ = 200.0
