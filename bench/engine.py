@@ -7,7 +7,7 @@ LUT4 + 2 x CCU2C, FFs, MULT18X18D, DP16KD) and optionally Fmax (``--fmax``: next
 of ``--seeds`` 3 seeds, through :class:`hdl.engine.harness.EngineHarness`). Effective MACs per DSP per
 cycle and GOPS/DSP (2 x MACs per second / DSP blocks) use the back-to-back period.
 
-    .venv/bin/python bench/engine.py [--output 4x4] [--pipeline deep|stages] [--sim] [--fmax [--seeds 3]]
+    .venv/bin/python bench/engine.py [--output 4x4] [--pipeline deep|stages] [--sim] [--fmax [--seeds 3] [--target 200]]
                                      [--only winograd|direct] [--work build/bench/engine]
 
 Run one place and route at a time on a shared machine (a run of both engines, 3 seeds each, takes
