@@ -34,6 +34,7 @@ from pathlib import Path
 from winohdl.core.errors import WinohdlError
 
 from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
+from .nextpnr_report import CriticalPath, parse_critical_path, parse_fmax, pnr_report, pnr_tag  # noqa: F401
 from .xilinx_dsp import keep_shared_operand_registers
 
 FAMILIES = ("ice40", "ecp5", "xilinx", "gowin", "asic")
@@ -252,64 +253,6 @@ def parse_stat(path: Path) -> dict:
     return {k: int(v) for k, v in cells.items() if k != "$scopeinfo"}
 
 
-def parse_fmax(path: Path) -> float | None:
-    """Lowest achieved clock frequency (MHz) in a nextpnr ``--report`` JSON."""
-    data = json.loads(Path(path).read_text())
-    fmax = data.get("fmax") or {}
-    vals = [v["achieved"] for v in fmax.values() if "achieved" in v]
-    return min(vals) if vals else None
-
-
-@dataclass(frozen=True)
-class CriticalPath:
-    """The worst clock-to-clock path of a nextpnr ``--report`` JSON, its delay split by kind.
-
-    Attributes
-    ----------
-    start, end : str
-        The cells the path leaves (clock-to-out) and enters (setup).
-    total_ns, clock_to_out_ns, logic_ns, routing_ns, setup_ns : float
-        Its delay and the share of each kind of step.
-    """
-
-    start: str
-    end: str
-    total_ns: float
-    clock_to_out_ns: float
-    logic_ns: float
-    routing_ns: float
-    setup_ns: float
-
-    def line(self) -> str:
-        return (f"{self.total_ns:.2f} ns {self.start} -> {self.end} (clock-to-out {self.clock_to_out_ns:.2f}, "
-                f"logic {self.logic_ns:.2f}, routing {self.routing_ns:.2f}, setup {self.setup_ns:.2f})")
-
-    def to_json(self) -> dict:
-        return {"start": self.start, "end": self.end, "total_ns": round(self.total_ns, 3),
-                "clock_to_out_ns": round(self.clock_to_out_ns, 3), "logic_ns": round(self.logic_ns, 3),
-                "routing_ns": round(self.routing_ns, 3), "setup_ns": round(self.setup_ns, 3)}
-
-
-def parse_critical_path(path: Path) -> CriticalPath | None:
-    """The slowest register-to-register path (both ends clocked) of a nextpnr ``--report`` JSON;
-    None when it lists none (an older nextpnr, or a design without one). Paths from or to a pin
-    (``<async>``) do not set Fmax and are left out."""
-    data = json.loads(Path(path).read_text())
-    best = None
-    for cp in data.get("critical_paths") or []:
-        if "<async>" in (cp.get("from", ""), cp.get("to", "")) or not cp.get("path"):
-            continue
-        by = defaultdict(float)
-        for step in cp["path"]:
-            by[step["type"]] += step["delay"]
-        total = sum(by.values())
-        if best is None or total > best.total_ns:
-            steps = cp["path"]
-            best = CriticalPath(steps[0]["from"]["cell"], steps[-1]["to"]["cell"], total, by["clk-to-q"],
-                                by["logic"], by["routing"], by["setup"])
-    return best
-
-
 def _local(path: Path, workdir: Path) -> str:
     """The file's name inside ``workdir`` (copied there when elsewhere). yowasp tools run with
     ``workdir`` as their current folder and get relative names only: their WebAssembly
@@ -409,19 +352,14 @@ def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: 
     return netlist
 
 
-def pnr_report(workdir: Path, name: str, family: str, seed: int, target_mhz: float) -> Path:
-    """Where :func:`place_and_route` writes nextpnr's report for one seed and target."""
-    return workdir / f"{name}_{family}_s{seed}_t{target_mhz:g}_report.json"
-
-
 def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
                     timeout: float) -> float | None:
     """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds. Its
     report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax)."""
     spec = FAMILY_SPECS[family]
     assert spec.pnr is not None
-    tag = f"{name}_{family}_s{seed}_t{target_mhz:g}"
-    report = pnr_report(workdir, name, family, seed, target_mhz)
+    tag = pnr_tag(name, family, seed, target_mhz)
+    report = pnr_report(workdir, tag)
     extra = []
     if family == "gowin":
         cst = workdir / "harness_gowin.cst"
@@ -469,7 +407,7 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
                 return res
             run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
                    "seconds": round(time.perf_counter() - t0, 1)}
-            cp = parse_critical_path(pnr_report(workdir, name, family, seed, t))
+            cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
             if cp is not None:
                 run["critical_path"] = cp.to_json()
             if f is None:
