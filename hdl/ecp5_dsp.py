@@ -20,7 +20,7 @@ def absorbed_line(a: dict) -> str:
 
 # ---- ECP5: MULT18X18D register absorption --------------------------------------------------------
 
-def _plain_ff(cell: dict) -> bool:
+def plain_ff(cell: dict) -> bool:
     """A TRELLIS_FF that is a plain D flip-flop: rising clock, no enable, reset tied low, GSR off,
     initial value 0 (like the DSP block's registers)."""
     if cell.get("type") != "TRELLIS_FF":
@@ -33,11 +33,31 @@ def _plain_ff(cell: dict) -> bool:
             and conn.get("LSR", ["0"]) == ["0"] and "M" not in conn)
 
 
+def net_index(mod: dict) -> tuple[dict, defaultdict]:
+    """A Yosys JSON module's nets: ``drivers[bit] = (cell, port, index)`` and ``loads[bit]``, a
+    list of those (an output port of the module is a load ``("$port", "", 0)``)."""
+    drivers, loads = {}, defaultdict(list)
+    for name, c in mod.get("cells", {}).items():
+        dirs = c.get("port_directions", {})
+        for port, bits in c.get("connections", {}).items():
+            for i, b in enumerate(bits):
+                if isinstance(b, int):
+                    if dirs.get(port) == "output":
+                        drivers[b] = (name, port, i)
+                    else:
+                        loads[b].append((name, port, i))
+    for port in mod.get("ports", {}).values():
+        for b in port.get("bits", []):
+            if isinstance(b, int) and port.get("direction") == "output":
+                loads[b].append(("$port", "", 0))
+    return drivers, loads
+
+
 def absorb_ecp5_dsp_registers(src: Path, dst: Path) -> dict:
     """Move the fabric registers around each MULT18X18D into the block; returns a summary.
 
     A Yosys JSON netlist pass. For each MULT18X18D whose data inputs are all driven by plain
-    flip-flops (:func:`_plain_ff`: same clock, no enable, no reset) or constants, on both A and B,
+    flip-flops (:func:`plain_ff`: same clock, no enable, no reset) or constants, on both A and B,
     the inputs are rewired to those flip-flops' D nets and ``REG_INPUTA/B`` enabled (a flip-flop
     left without loads is removed; one that also drives other cells stays, so an operand shared by
     several multipliers is registered once per block, as the hardware requires). For the product:
@@ -56,32 +76,18 @@ def absorb_ecp5_dsp_registers(src: Path, dst: Path) -> dict:
         if not dsps:
             continue
         summary["dsps"] += len(dsps)
-        drivers, loads = {}, defaultdict(list)
-        for name, c in cells.items():
-            dirs = c.get("port_directions", {})
-            for port, bits in c.get("connections", {}).items():
-                for i, b in enumerate(bits):
-                    if isinstance(b, int):
-                        if dirs.get(port) == "output":
-                            drivers[b] = (name, port, i)
-                        else:
-                            loads[b].append((name, port, i))
-        for port in mod.get("ports", {}).values():
-            for b in port.get("bits", []):
-                if isinstance(b, int):
-                    if port.get("direction") == "output":
-                        loads[b].append(("$port", "", 0))
+        drivers, loads = net_index(mod)
         removed: set[str] = set()
 
         def ff_driving(bit):
             d = drivers.get(bit)
-            if d and d[1] == "Q" and d[0] not in removed and _plain_ff(cells[d[0]]):
+            if d and d[1] == "Q" and d[0] not in removed and plain_ff(cells[d[0]]):
                 return d[0]
             return None
 
         def sole_ff_load(bit):
             ls = [ld for ld in loads.get(bit, []) if ld[0] not in removed]
-            if len(ls) == 1 and ls[0][1] == "DI" and _plain_ff(cells[ls[0][0]]):
+            if len(ls) == 1 and ls[0][1] == "DI" and plain_ff(cells[ls[0][0]]):
                 return ls[0][0]
             return None
 

@@ -14,7 +14,10 @@ Figures (shared/DESIGN.md, "Reporting figures honestly"):
 
 On ECP5, Yosys maps multipliers to combinational MULT18X18D blocks and leaves the operand and
 product registers in the fabric; :func:`absorb_ecp5_dsp_registers` moves them into the block
-(``REG_INPUTA/B``, ``REG_PIPELINE``, ``REG_OUTPUT``) when that is provably the same function. The
+(``REG_INPUTA/B``, ``REG_PIPELINE``, ``REG_OUTPUT``) when that is provably the same function; it
+maps a synchronous memory read to a DP16KD without its output register and leaves the register
+after it in the fabric, and :func:`absorb_ecp5_bram_output_registers` moves that one into the block
+(``REGMODE "OUTREG"``: nextpnr times the read at about 1 ns clock-to-out instead of 5.8). The
 post-synthesis simulation (``sim/postsynth.py``) runs on the transformed netlist.
 """
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
 
+from .ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line  # noqa: F401 (re-exported)
 from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
 from .nextpnr_report import CriticalPath, parse_critical_path, parse_fmax, pnr_report, pnr_tag  # noqa: F401
 from .xilinx_dsp import keep_shared_operand_registers
@@ -171,7 +175,7 @@ class SynthResult:
     note: str = ""
     seconds: float = 0.0
     netlist: Path | None = None  # the mapped netlist (Verilog), for the post-synthesis check
-    absorbed: dict = field(default_factory=dict)  # ECP5: DSP register absorption summary
+    absorbed: dict = field(default_factory=dict)  # ECP5: DSP and block-RAM register absorption summary
 
     def kind(self, kind: str) -> int:
         return sum(self.kinds.get(kind, {}).values())
@@ -282,6 +286,12 @@ def _run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> N
     _yosys(f"read_rtlil {pre.name}.il; {rest}", workdir, log_name.replace(".log", "_dsp.log"), what)
 
 
+def absorb_ecp5_registers(netlist: Path) -> dict:
+    """Both ECP5 netlist passes in place, DSP blocks first (a block RAM's register that feeds a
+    multiplier through another register stays a block RAM register either way); their summaries."""
+    return {**absorb_ecp5_dsp_registers(netlist, netlist), **absorb_ecp5_bram_output_registers(netlist, netlist)}
+
+
 def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: bool = False) -> SynthResult:
     """Yosys synthesis of ``top`` for ``family``: resource counts, and with ``netlist`` the mapped
     netlist as Verilog (``<top>_<family>_netlist.v``) for the post-synthesis check."""
@@ -295,9 +305,7 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     mapped = workdir / f"{base}_mapped.json"
     _run_synth_script(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
                       f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
-    absorbed = {}
-    if family == "ecp5":
-        absorbed = absorb_ecp5_dsp_registers(mapped, mapped)
+    absorbed = absorb_ecp5_registers(mapped) if family == "ecp5" else {}
     stat = workdir / f"{base}_stat.json"
     out_v = workdir / f"{base}_netlist.v"
     script = f"read_json {mapped.name}; hierarchy -top {top}; tee -q -o {stat.name} stat -json"
@@ -307,6 +315,8 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     note = "; ".join(filter(None, [ABC_NOTE, FLOW_NOTES.get(family)]))
     if absorbed.get("inputs") or absorbed.get("output"):
         note += f"; {absorbed_line(absorbed)}"
+    if absorbed.get("bram_ports"):
+        note += f"; {bram_absorbed_line(absorbed)}"
     return SynthResult(family, parse_stat(stat), note=note, seconds=time.perf_counter() - t0,
                        netlist=out_v if netlist else None, absorbed=absorbed)
 
@@ -342,13 +352,14 @@ class FmaxResult:
 
 
 def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
-    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP registers absorbed)."""
+    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP and block-RAM registers
+    absorbed)."""
     netlist = workdir / f"{name}_{family}_pnr.json"
     _run_synth_script(f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
                       f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
                       f"yosys {family} (harness)")
     if family == "ecp5":
-        absorb_ecp5_dsp_registers(netlist, netlist)
+        absorb_ecp5_registers(netlist)
     return netlist
 
 

@@ -107,3 +107,31 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
     sim.run()
     cycles = [last_out[i] - first_fm[i] + 1 for i in range(len(layers))]
     return got, cycles
+
+
+def read_registers(mod: dict, prefixes) -> list[str]:
+    """Where each register bit of the netnames starting with ``prefixes`` (a Yosys ECP5 JSON
+    module) takes its data from: "OUTREG" for a DP16KD's own output register (winohdl's pass moved
+    the fabric register into the block), else the type of the cell driving the fabric flip-flop's
+    D input ("NOREG" for a DP16KD read without its output register)."""
+    driver = {b: (c, p) for c in mod["cells"].values() for p, d in c["port_directions"].items()
+              if d == "output" for b in c["connections"][p]}
+
+    def source(bit):
+        cell, pin = driver.get(bit, (None, ""))
+        if cell is None:
+            return None
+        if cell["type"] == "DP16KD":
+            return str(cell["parameters"].get(f"REGMODE_{pin[2]}", "NOREG")).strip()
+        return cell["type"]
+
+    bits = {b for n, net in mod["netnames"].items() if n.startswith(prefixes) for b in net["bits"]
+            if isinstance(b, int)}
+    out = []
+    for b in sorted(bits):
+        cell, _ = driver.get(b, (None, ""))
+        if cell is not None and cell["type"] == "DP16KD":
+            out.append(source(b))
+        elif cell is not None and cell["type"] == "TRELLIS_FF":
+            out.append(source(cell["connections"]["DI"][0]))
+    return out

@@ -17,9 +17,15 @@
 //   ("READBEFOREWRITE"), the new data ("WRITETHROUGH") or its previous output ("NORMAL"). RSTx
 //   clears that port's output and blocks its write (RESETMODE "SYNC": at the edge, whatever CEx;
 //   "ASYNC": at once). Outputs start at 0.
+//   REGMODE_x "OUTREG": the output bus x goes through the block's output register, which takes
+//   the read output (the NOREG value) on the reading port's clock edge when that port's OCE is
+//   high, and is cleared by its RST like the read output. DOA is read by port B in a 36-bit read
+//   (DATA_WIDTH_B 36), so its register then has port B's clock, OCEB and RSTB, and both REGMODEs
+//   must agree (the PDPW16KD primitive has one; nextpnr sets both from it).
 // Not modelled (an elaboration error names it, so a netlist that relies on it fails the check
-// instead of passing): REGMODE "OUTREG", chip selects other than CSDECODE "0b000" with CS tied
-// to 0 (checked at run time: a CS at 1 makes the port's output X), mixed widths below 9.
+// instead of passing): a 36-bit read with different REGMODEs, chip selects other than CSDECODE
+// "0b000" with CS tied to 0 (checked at run time: a CS at 1 makes the port's output X), mixed
+// widths below 9.
 // A read of a word the other port writes at the same edge gives X: the hardware does not define
 // it, and a design that uses such data fails the four-state check.
 
@@ -92,8 +98,11 @@ module DP16KD(
   integer r;
 
   initial begin
-    if (REGMODE_A != "NOREG" || REGMODE_B != "NOREG") begin
-      $display("ERROR: DP16KD model: REGMODE \"OUTREG\" is not modelled"); $finish(1);
+    if ((REGMODE_A != "NOREG" && REGMODE_A != "OUTREG") || (REGMODE_B != "NOREG" && REGMODE_B != "OUTREG")) begin
+      $display("ERROR: DP16KD model: REGMODE is NOREG or OUTREG"); $finish(1);
+    end
+    if (DATA_WIDTH_B == 36 && REGMODE_A != REGMODE_B) begin
+      $display("ERROR: DP16KD model: a 36-bit read with different REGMODEs is not modelled"); $finish(1);
     end
     if (CSDECODE_A != "0b000" || CSDECODE_B != "0b000") begin
       $display("ERROR: DP16KD model: chip-select decoding is not modelled"); $finish(1);
@@ -227,6 +236,28 @@ module DP16KD(
 
   // 36-bit reads (port B): words 0, 1 on DOA and 2, 3 on DOB (Yosys: DO = {DOB, DOA})
   wire [17:0] doa = DATA_WIDTH_B == 36 ? qb_low : qa;
-  assign {DOA17, DOA16, DOA15, DOA14, DOA13, DOA12, DOA11, DOA10, DOA9, DOA8, DOA7, DOA6, DOA5, DOA4, DOA3, DOA2, DOA1, DOA0} = doa;
-  assign {DOB17, DOB16, DOB15, DOB14, DOB13, DOB12, DOB11, DOB10, DOB9, DOB8, DOB7, DOB6, DOB5, DOB4, DOB3, DOB2, DOB1, DOB0} = qb;
+
+  // REGMODE "OUTREG": the output registers (DOA's on port B's clock in a 36-bit read)
+  wire oclka = DATA_WIDTH_B == 36 ? clkb : clka;
+  wire oocea = DATA_WIDTH_B == 36 ? OCEB : OCEA;
+  wire orsta = DATA_WIDTH_B == 36 ? RSTB : RSTA;
+  reg [17:0] oa = 18'd0, ob = 18'd0;
+  generate
+    if (RESETMODE == "ASYNC") begin : async_output_reset
+      always @(posedge oclka or posedge orsta)
+        if (orsta) oa <= 18'd0; else if (oocea) oa <= doa;
+      always @(posedge clkb or posedge RSTB)
+        if (RSTB) ob <= 18'd0; else if (OCEB) ob <= qb;
+    end else begin : sync_output_reset
+      always @(posedge oclka)
+        if (orsta) oa <= 18'd0; else if (oocea) oa <= doa;
+      always @(posedge clkb)
+        if (RSTB) ob <= 18'd0; else if (OCEB) ob <= qb;
+    end
+  endgenerate
+
+  assign {DOA17, DOA16, DOA15, DOA14, DOA13, DOA12, DOA11, DOA10, DOA9, DOA8, DOA7, DOA6, DOA5, DOA4, DOA3, DOA2, DOA1, DOA0} =
+    REGMODE_A == "OUTREG" ? oa : doa;
+  assign {DOB17, DOB16, DOB15, DOB14, DOB13, DOB12, DOB11, DOB10, DOB9, DOB8, DOB7, DOB6, DOB5, DOB4, DOB3, DOB2, DOB1, DOB0} =
+    REGMODE_B == "OUTREG" ? ob : qb;
 endmodule

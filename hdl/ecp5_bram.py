@@ -1,0 +1,116 @@
+"""ECP5 DP16KD output-register absorption: a pass over Yosys's JSON netlist.
+
+Yosys maps a synchronous memory read to a DP16KD with ``REGMODE "NOREG"`` and leaves the
+register after it in the fabric (``memory_libmap`` has no output-register option: YosysHQ/yosys
+issue 5814). nextpnr times a NOREG read at 5.6 to 5.8 ns clock-to-out (speed grade 6) and an
+OUTREG read at about 1 ns, so a design that reads block RAM into a register every cycle is capped
+near 170 MHz until that register moves into the block: :func:`absorb_ecp5_bram_output_registers`
+moves it, for plain flip-flops only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .ecp5_dsp import net_index, plain_ff
+
+
+def bram_absorbed_line(a: dict) -> str:
+    return (f"DP16KD output registers absorbed by winohdl's netlist pass: {a['bram_ports']} read ports "
+            f"of {a['brams']} blocks ({a['bram_ffs_removed']} fabric FFs removed)")
+
+
+def _int(value) -> int:
+    """A Yosys JSON integer parameter (a binary string, or a number)."""
+    text = str(value).strip()
+    return int(text, 2) if text and set(text) <= {"0", "1"} else int(text)
+
+
+def _read_groups(cell: dict) -> list[tuple[str, list[str]]]:
+    """The block's read ports: (port letter, the output buses it drives). A 36-bit read (pseudo dual
+    port, DATA_WIDTH_B 36) drives both buses from port B; with DATA_WIDTH_A 36 port A only writes."""
+    p = cell.get("parameters", {})
+    wa, wb = _int(p.get("DATA_WIDTH_A", 18)), _int(p.get("DATA_WIDTH_B", 18))
+    if wb == 36:
+        return [("B", ["A", "B"])]
+    if wa == 36:
+        return [("B", ["B"])]
+    return [("A", ["A"]), ("B", ["B"])]
+
+
+def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
+    """Move the fabric register after each DP16KD read port into the block (``REGMODE "OUTREG"``).
+
+    A Yosys JSON netlist pass. A read port qualifies when its register mode is NOREG, its reset
+    (both resets for a 36-bit read) is tied to 0, its clock is not inverted, and every output bit
+    it drives that has a load drives exactly one flip-flop's D input and nothing else, each a plain
+    flip-flop (:func:`hdl.ecp5_dsp.plain_ff`: no enable, no reset, GSR off, initial value 0) on the
+    port's clock net. Those flip-flops are removed, the output bits drive their Q nets, the port's
+    ``REGMODE`` becomes OUTREG (both ports' for a 36-bit read: nextpnr's own PDPW16KD conversion
+    sets both) and its output clock enable ``OCE`` is tied high (both for a 36-bit read). The
+    block's output register is clocked by the port's clock, starts at 0 and is not reset: the same
+    function cycle for cycle. The post-synthesis simulation checks the transformed netlist with the
+    documented model ``sim/models/ecp5_dp16kd.v``.
+    """
+    data = json.loads(Path(src).read_text())
+    summary = {"brams": 0, "bram_ports": 0, "bram_ffs_removed": 0}
+    for mod in data.get("modules", {}).values():
+        cells = mod.get("cells", {})
+        brams = [n for n, c in cells.items() if c.get("type") == "DP16KD"]
+        if not brams:
+            continue
+        summary["brams"] += len(brams)
+        _, loads = net_index(mod)
+        removed: set[str] = set()
+        for name in brams:
+            cell = cells[name]
+            conn, params = cell["connections"], cell.setdefault("parameters", {})
+            for port, buses in _read_groups(cell):
+                plan = _register_plan(cell, cells, loads, port, buses)
+                if not plan:
+                    continue
+                for out_pin, ff in plan:
+                    conn[out_pin] = list(cells[ff]["connections"]["Q"])
+                    removed.add(ff)
+                    summary["bram_ffs_removed"] += 1
+                regmodes = ("A", "B") if buses == ["A", "B"] else (port,)
+                for p in regmodes:
+                    params[f"REGMODE_{p}"] = "OUTREG"
+                    conn[f"OCE{p}"] = ["1"]
+                    cell.setdefault("port_directions", {})[f"OCE{p}"] = "input"
+                summary["bram_ports"] += 1
+        for ff in removed:
+            del cells[ff]
+    Path(dst).write_text(json.dumps(data))
+    return summary
+
+
+def _register_plan(cell: dict, cells: dict, loads, port: str, buses: list[str]) -> list[tuple[str, str]]:
+    """(output pin, flip-flop) for every loaded output bit of ``port``'s read, or [] when that read
+    does not qualify (:func:`absorb_ecp5_bram_output_registers`)."""
+    conn, params = cell["connections"], cell.get("parameters", {})
+    regmodes = ("A", "B") if buses == ["A", "B"] else (port,)
+    if any(str(params.get(f"REGMODE_{p}", "NOREG")).strip() != "NOREG" for p in regmodes):
+        return []
+    resets = ("A", "B") if buses == ["A", "B"] else (port,)
+    if any(conn.get(f"RST{p}", ["0"]) != ["0"] for p in resets):
+        return []
+    if str(params.get(f"CLK{port}MUX", f"CLK{port}")).strip() == "INV":
+        return []
+    clock = conn.get(f"CLK{port}")
+    plan = []
+    for bus in buses:
+        for i in range(18):
+            pin = f"DO{bus}{i}"
+            bit = conn.get(pin, [None])[0]
+            if not isinstance(bit, int) or not loads.get(bit):
+                continue
+            ls = loads[bit]
+            if len(ls) != 1 or ls[0][1] != "DI" or ls[0][0] not in cells:
+                return []
+            ff = cells[ls[0][0]]
+            if not plain_ff(ff) or ff["connections"].get("CLK") != clock:
+                return []
+            plan.append((pin, ls[0][0]))
+    return plan
