@@ -78,6 +78,12 @@ from .perf import Plan, Timing
 from .transforms import serial_input_passes, serial_output_passes
 from .walker import ISSUE_DELAY, WriterState, output_keep, walk
 
+# Registers after each product: a DSP block's pipeline and output registers, then one in the
+# fabric, so that the route out of the block (about 3 ns on ECP5) and the adder after it (the
+# accumulator's carry chain, or the direct engine's product tree) are in different cycles: together
+# they took 7.1 ns, a small layer's critical path once the block-RAM reads were fast
+PRODUCT_REGISTERS = 3
+
 
 
 
@@ -242,7 +248,7 @@ class LayerEngine(wiring.Component):
             # like a feature-map bank (no zero-padding register), the weights one cycle earlier
             lbt = graph_latency(dp.data_graph, ps) if not self.input_passes else -1
             lane = graph_latency(a.lane_graph, ps) + 1 if o.PC > 1 else 0
-            acc = 5 + FM_READ_REGISTERS + lbt + lane + self.split_levels
+            acc = 4 + PRODUCT_REGISTERS + FM_READ_REGISTERS + lbt + lane + self.split_levels
             # A^T starts with the last sum (staggered: its first fibre is the one register after),
             # or one register later (its fibres held in registers)
             start = acc if self.staggered else acc + 1
@@ -256,7 +262,7 @@ class LayerEngine(wiring.Component):
             # the weight read is registered twice (below), the address delayed to meet B^T's output
             return Plan(ps, wdelay, FM_READ_REGISTERS + lbt, acc, write, stagger)
 
-        acc = 4 + FM_READ_REGISTERS + self.split_levels + graph_latency(a.tree, ps) + 1
+        acc = 3 + PRODUCT_REGISTERS + FM_READ_REGISTERS + self.split_levels + graph_latency(a.tree, ps) + 1
         return Plan(ps, 0, FM_READ_REGISTERS, acc, acc + 1)
 
     def _division(self, per_stage: int, divisions=None, in_ranges=None) -> ExactDivision:
@@ -421,8 +427,8 @@ class LayerEngine(wiring.Component):
                 for pc in range(o.PC):
                     for r in range(R):
                         u = _trunc(wstore[pk, pc][r], dp.u_widths[r])
-                        # the product register (and the registered sums of a split product)
-                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), 1,
+                        # the product registers (and the registered sums of a split product)
+                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS,
                                                         self.split_levels, f"p{pk}_{pc}_{r}", split=True)
             n_acc = R
             sums = {}
@@ -444,7 +450,7 @@ class LayerEngine(wiring.Component):
                 prods = []
                 for i, (_, dj, gk) in enumerate(a.pairs):
                     for pc in range(o.PC):
-                        prods.append(emit_product(m, raw[dj, pc], wstore[pk, pc][gk], pw, 1, self.split_levels,
+                        prods.append(emit_product(m, raw[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS, self.split_levels,
                                                   f"p{pk}_{i}_{pc}", split=True))
                 rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
                 for oi, val in enumerate(rows):
