@@ -135,7 +135,7 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     ahead_b = Signal(range(3), name="ahead_b", init=(2 if len(order) == 1 else int(len(order) == 2)))
     full = [Signal(name=f"full{b}") for b in range(2)]   # buffer b holds a whole frame not yet walked
 
-    past = _past_comparison(m, o, wpos, lshape)
+    past = _past_comparison(o, wpos)
 
     def checks(last, ahead, name):
         """A pointer's tile as the writer stands this cycle: (past its last position, the writer in
@@ -233,26 +233,24 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
                 drain)
 
 
-def _past_comparison(m: Module, o: EngineOptions, wpos: list, lshape):
+def _past_comparison(o: EngineOptions, wpos: list):
     """``past(last)``: the writer has passed position ``last`` (lexicographic, row-major), for the
     tile pointers' clamped last positions.
 
     Every tile's clamped last position lies in [0, F - 1] on every axis (padding is at most the
     kernel extent minus one, below the input tile: checked here over all tiles), and so does the
     writer's position, so the lexicographic order is the order of the axes' fields concatenated
-    (the first axis on top): one comparator, one carry chain, where a comparison and an equality
-    per axis combined took four LUT levels after the chain (ECP5: 8.6 ns, a whole layer's
+    (the first axis on top, unsigned): one comparator, one carry chain, where a comparison and an
+    equality per axis combined took four LUT levels after the chain (ECP5: 8.6 ns, a whole layer's
     critical path)."""
     N = o.axes
     widths = [max(1, f.bit_length()) for f in o.feature_map]
     assert all(0 <= o.last_input(tuple(t if a == ax else 0 for a in range(N)))[1][ax] < 2 ** widths[ax]
                for ax in range(N) for t in range(o.tiles[ax])), "a tile's last input position off the map"
-    top = Signal(lshape, name="wpos_top")   # the writer's first-axis position, widened (signed)
-    m.d.comb += top.eq(wpos[0])
-    writer_key = Cat(*[wpos[ax][:widths[ax]] for ax in reversed(range(1, N))], top).as_signed()
+    writer_key = Cat(*[wpos[ax][:widths[ax]] for ax in reversed(range(N))])
 
     def concatenated(last):
-        return writer_key > Cat(*[last[ax][:widths[ax]] for ax in reversed(range(1, N))], last[0]).as_signed()
+        return writer_key > Cat(*[last[ax][:widths[ax]] for ax in reversed(range(N))])
     return concatenated
 
 
