@@ -239,7 +239,14 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
     read at ``raddrs[i]``. Returns ``{(pk, pc): the slices' read data, concatenated}`` after
     ``read_registers`` registers."""
-    pc_w, cg_w, pk_w, kg_w = counters
+    # the write registered twice: once here, once beside each memory. The handshake's logic
+    # straight into every weight block RAM's write enable was 8.3 ns (ECP5, a small layer's
+    # critical path), and registered once beside each memory still 6 ns of routing from the
+    # central control (a whole layer's). A read follows the last write by many cycles (a frame's
+    # first tile). No reset: a write still in the registers at a reset stores the beat it took
+    # where it belongs (and a reset asks for a new load anyway)
+    pc_w, cg_w, pk_w, kg_w = (reg(c, f"w_{n}_q") for c, n in zip(counters, ("pc", "cg", "pk", "kg")))
+    write, data = reg(write, "w_write_q"), reg(data, "w_data_q")
     w_read = {}
     for pk in range(o.PK):
         for pc in range(o.PC):
@@ -248,11 +255,6 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
                 tag = f"_f{i}" if len(widths) > 1 else ""
                 mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=[], attrs=NO_COLLISIONS)
                 m.submodules[f"wmem_k{pk}_c{pc}{tag}"] = mem
-                # the write registered: the handshake's logic would otherwise fan out to every
-                # weight block RAM's write enable (ECP5: 8.3 ns, the critical path of a small
-                # layer); a read follows the last write by many cycles (a frame's first tile).
-                # No reset: a write still in the register at a reset stores the beat it took
-                # where it belongs (and a reset asks for a new load anyway)
                 wp = mem.write_port()
                 m.d.comb += [wp.addr.eq(reg(Cat(cg_w, kg_w), f"w_waddr{pk}_{pc}{tag}")),
                              wp.data.eq(reg(data[lo:lo + width], f"w_wdata{pk}_{pc}{tag}")),
