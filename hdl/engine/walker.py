@@ -221,14 +221,17 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     m.d.comb += first.eq(~drain & Cat(*[t == 0 for t in tidx]).all())
     # a block is K / PK issues: the read of input-channel group ``read_cg`` is held through it
     block = Signal(range(max(KG, 2)), name="read_block")
+    # ``block == 0`` as a register of its own: the read slot is then one LUT of registers (it
+    # drives the serial B^T's fibre counter, on a small layer's critical path)
+    block_start = Signal(name="read_block_start", init=1)
     read_cg = Signal(cg_bits, name="read_cg")
     read_slot = Signal(name="read_slot")
-    m.d.comb += read_slot.eq(issue & ~drain & (block == 0))
+    m.d.comb += read_slot.eq(issue & ~drain & block_start)
     with m.If(issue):
         with m.If(block == KG - 1):
-            m.d.sync += [block.eq(0), read_cg.eq(Mux(read_cg == CG - 1, 0, read_cg + 1))]
+            m.d.sync += [block.eq(0), block_start.eq(1), read_cg.eq(Mux(read_cg == CG - 1, 0, read_cg + 1))]
         with m.Else():
-            m.d.sync += block.eq(block + 1)
+            m.d.sync += [block.eq(block + 1), block_start.eq(0)]
     return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, first, mtidx, read_cg, read_slot, adv,
                 drain)
 
