@@ -273,18 +273,21 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
     return w_read
 
 
-def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, loaded: Signal) -> tuple:
+def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, loaded: Signal,
+                    counting: Signal) -> tuple:
     """The weight loader's word counters (pc, cg, pk, kg: the order of the beats, fastest first),
-    advanced on each ``write``, with the load's beat ``count`` and ``loaded`` (a full set stored)."""
+    advanced on each ``write``, with the load's beat ``count``, ``loaded`` (a full set stored) and
+    ``counting`` (``count != 0`` as a register of its own: the feature-map stream's ready waits
+    for it, and the comparison took two LUT levels of that path)."""
     pc_w = Signal(range(max(o.PC, 2)), name="w_pc")
     cg_w = Signal(bits_for(o.channel_groups), name="w_cg")
     pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
     kg_w = Signal(bits_for(o.kernel_groups), name="w_kg")
     with m.If(write):
         with m.If(count == o.weight_beats - 1):
-            m.d.sync += [count.eq(0), loaded.eq(1)]
+            m.d.sync += [count.eq(0), loaded.eq(1), counting.eq(0)]
         with m.Else():
-            m.d.sync += [count.eq(count + 1), loaded.eq(0)]
+            m.d.sync += [count.eq(count + 1), loaded.eq(0), counting.eq(1)]
         carry = Const(1)
         for sig, n in [(pc_w, o.PC), (cg_w, o.channel_groups), (pk_w, o.PK), (kg_w, o.kernel_groups)]:
             with m.If(carry):

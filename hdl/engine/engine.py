@@ -298,6 +298,7 @@ class LayerEngine(wiring.Component):
         loaded = Signal(name="loaded")
         w_count = Signal(range(o.weight_beats + 1), name="w_count")
         mid_load = Signal(name="mid_load")
+        w_counting = Signal(name="w_counting")   # w_count != 0
         count = Signal(range(self.fifo_depth + 1), name="credit_count")  # groups issued, not yet taken
         # a weight load waits until the walker has issued every group and the last weight read is done
         reading = Signal(name="w_reading")
@@ -337,11 +338,11 @@ class LayerEngine(wiring.Component):
                 nxt = Signal(name=f"w_hs_d{c}")
                 m.d.sync += nxt.eq(pipe[-1])
                 pipe.append(nxt)
-            m.d.comb += [w_do.eq(pipe[-1]), mid_load.eq((w_count != 0) | Cat(*pipe[:-1]).any())]
+            m.d.comb += [w_do.eq(pipe[-1]), mid_load.eq(w_counting | Cat(*pipe[:-1]).any())]
         else:
             store, w_do = w_words, w_hs
-            m.d.comb += mid_load.eq(w_count != 0)
-        pc_w, cg_w, pk_w, kg_w = weight_counters(m, o, w_do, w_count, loaded)
+            m.d.comb += mid_load.eq(w_counting)
+        pc_w, cg_w, pk_w, kg_w = weight_counters(m, o, w_do, w_count, loaded, w_counting)
         sw_bits = self.store_width
         w_packed = Cat(*[_sext(v, sw_bits) for v in store])
 
