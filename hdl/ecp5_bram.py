@@ -11,6 +11,7 @@ moves it, for plain flip-flops only.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from .ecp5_dsp import net_index, plain_ff
@@ -27,16 +28,27 @@ def _int(value) -> int:
     return int(text, 2) if text and set(text) <= {"0", "1"} else int(text)
 
 
-def _read_groups(cell: dict) -> list[tuple[str, list[str]]]:
-    """The block's read ports: (port letter, the output buses it drives). A 36-bit read (pseudo dual
-    port, DATA_WIDTH_B 36) drives both buses from port B; with DATA_WIDTH_A 36 port A only writes."""
+@dataclass(frozen=True)
+class ReadPort:
+    """One read of a DP16KD: the port that reads (its clock), the output buses it drives, and the
+    ports whose REGMODE, OCE and RST govern those buses (both for a 36-bit read: nextpnr's own
+    PDPW16KD conversion sets both REGMODEs and ties both resets together)."""
+
+    port: str
+    buses: tuple[str, ...]
+    controls: tuple[str, ...]
+
+
+def _read_ports(cell: dict) -> list[ReadPort]:
+    """The block's reads. A 36-bit read (pseudo dual port, DATA_WIDTH_B 36) drives both buses from
+    port B; with DATA_WIDTH_A 36 port A only writes."""
     p = cell.get("parameters", {})
     wa, wb = _int(p.get("DATA_WIDTH_A", 18)), _int(p.get("DATA_WIDTH_B", 18))
     if wb == 36:
-        return [("B", ["A", "B"])]
+        return [ReadPort("B", ("A", "B"), ("A", "B"))]
     if wa == 36:
-        return [("B", ["B"])]
-    return [("A", ["A"]), ("B", ["B"])]
+        return [ReadPort("B", ("B",), ("B",))]
+    return [ReadPort("A", ("A",), ("A",)), ReadPort("B", ("B",), ("B",))]
 
 
 def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
@@ -66,16 +78,15 @@ def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
         for name in brams:
             cell = cells[name]
             conn, params = cell["connections"], cell.setdefault("parameters", {})
-            for port, buses in _read_groups(cell):
-                plan = _register_plan(cell, cells, loads, port, buses)
+            for read in _read_ports(cell):
+                plan = _register_plan(cell, cells, loads, read)
                 if not plan:
                     continue
                 for out_pin, ff in plan:
                     conn[out_pin] = list(cells[ff]["connections"]["Q"])
                     removed.add(ff)
                     summary["bram_ffs_removed"] += 1
-                regmodes = ("A", "B") if buses == ["A", "B"] else (port,)
-                for p in regmodes:
+                for p in read.controls:
                     params[f"REGMODE_{p}"] = "OUTREG"
                     conn[f"OCE{p}"] = ["1"]
                     cell.setdefault("port_directions", {})[f"OCE{p}"] = "input"
@@ -86,28 +97,26 @@ def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
     return summary
 
 
-def _register_plan(cell: dict, cells: dict, loads, port: str, buses: list[str]) -> list[tuple[str, str]]:
-    """(output pin, flip-flop) for every loaded output bit of ``port``'s read, or [] when that read
-    does not qualify (:func:`absorb_ecp5_bram_output_registers`)."""
+def _register_plan(cell: dict, cells: dict, loads, read: ReadPort) -> list[tuple[str, str]]:
+    """(output pin, flip-flop) for every loaded output bit of ``read``, or [] when that read does
+    not qualify (:func:`absorb_ecp5_bram_output_registers`)."""
     conn, params = cell["connections"], cell.get("parameters", {})
-    regmodes = ("A", "B") if buses == ["A", "B"] else (port,)
-    if any(str(params.get(f"REGMODE_{p}", "NOREG")).strip() != "NOREG" for p in regmodes):
+    if any(str(params.get(f"REGMODE_{p}", "NOREG")).strip() != "NOREG" for p in read.controls):
         return []
-    resets = ("A", "B") if buses == ["A", "B"] else (port,)
-    if any(conn.get(f"RST{p}", ["0"]) != ["0"] for p in resets):
+    if any(conn.get(f"RST{p}", ["0"]) != ["0"] for p in read.controls):
         return []
-    if str(params.get(f"CLK{port}MUX", f"CLK{port}")).strip() == "INV":
+    if str(params.get(f"CLK{read.port}MUX", f"CLK{read.port}")).strip() == "INV":
         return []
-    clock = conn.get(f"CLK{port}")
+    clock = conn.get(f"CLK{read.port}")
     plan = []
-    for bus in buses:
+    for bus in read.buses:
         for i in range(18):
             pin = f"DO{bus}{i}"
             bit = conn.get(pin, [None])[0]
             if not isinstance(bit, int) or not loads.get(bit):
                 continue
             ls = loads[bit]
-            if len(ls) != 1 or ls[0][1] != "DI" or ls[0][0] not in cells:
+            if len(ls) != 1 or ls[0][1] != "DI":   # (a module port is a load with no pin name)
                 return []
             ff = cells[ls[0][0]]
             if not plain_ff(ff) or ff["connections"].get("CLK") != clock:

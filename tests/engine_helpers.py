@@ -116,22 +116,19 @@ def read_registers(mod: dict, prefixes) -> list[str]:
     D input ("NOREG" for a DP16KD read without its output register)."""
     driver = {b: (c, p) for c in mod["cells"].values() for p, d in c["port_directions"].items()
               if d == "output" for b in c["connections"][p]}
-
-    def source(bit):
-        cell, pin = driver.get(bit, (None, ""))
-        if cell is None:
-            return None
-        if cell["type"] == "DP16KD":
-            return str(cell["parameters"].get(f"REGMODE_{pin[2]}", "NOREG")).strip()
-        return cell["type"]
-
     bits = {b for n, net in mod["netnames"].items() if n.startswith(prefixes) for b in net["bits"]
             if isinstance(b, int)}
     out = []
     for b in sorted(bits):
-        cell, _ = driver.get(b, (None, ""))
-        if cell is not None and cell["type"] == "DP16KD":
-            out.append(source(b))
-        elif cell is not None and cell["type"] == "TRELLIS_FF":
-            out.append(source(cell["connections"]["DI"][0]))
+        cell, pin = driver.get(b, (None, ""))
+        if cell is None or cell["type"] not in ("DP16KD", "TRELLIS_FF"):
+            continue
+        if cell["type"] == "TRELLIS_FF":     # a fabric register: where its D input comes from
+            cell, pin = driver.get(cell["connections"]["DI"][0], (None, ""))
+        if cell is None:
+            out.append(None)
+        elif cell["type"] == "DP16KD":
+            out.append(str(cell["parameters"].get(f"REGMODE_{pin[2]}", "NOREG")).strip())
+        else:
+            out.append(cell["type"])
     return out

@@ -429,8 +429,9 @@ class LayerEngine(wiring.Component):
                     for r in range(R):
                         u = _trunc(wstore[pk, pc][r], dp.u_widths[r])
                         # the product registers (and the registered sums of a split product)
-                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS,
-                                                        self.split_levels, f"p{pk}_{pc}_{r}", split=True)
+                        prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]),
+                                                        PRODUCT_REGISTERS, self.split_levels, f"p{pk}_{pc}_{r}",
+                                                        split=True)
             n_acc = R
             sums = {}
             for pk in range(o.PK):
@@ -451,8 +452,8 @@ class LayerEngine(wiring.Component):
                 prods = []
                 for i, (_, dj, gk) in enumerate(a.pairs):
                     for pc in range(o.PC):
-                        prods.append(emit_product(m, raw[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS, self.split_levels,
-                                                  f"p{pk}_{i}_{pc}", split=True))
+                        prods.append(emit_product(m, raw[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS,
+                                                  self.split_levels, f"p{pk}_{i}_{pc}", split=True))
                 rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
                 for oi, val in enumerate(rows):
                     s = Signal(signed(a.lane_ranges[oi].width), name=f"lane{pk}_{oi}")
