@@ -254,6 +254,7 @@ def test_place_and_route_over_seeds(f23_small_deep, tmp_path):
         assert e["absorbed"]["inputs"] == e["dsps"]  # deep pipeline: DSP registers in the block
         for s in f["seeds"]:  # each seed's path that set its Fmax
             assert 1000 / s["critical_path"]["total_ns"] == pytest.approx(s["fmax_mhz"], abs=0.01), s
+        assert "--placer static" in f["note"]  # how the figure was made
     text = (tmp_path / "a" / "report.txt").read_text()
     assert "logic = LUT4 + 2 x CCU2C" in text and "spread min..max" in text
     assert text.count("critical path (median seed): ") == 2
