@@ -20,29 +20,39 @@ from ..options import HardwareOptions
 from .serial import SerialOutputTransform
 
 
-def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear) -> dict:
+def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, clear_next) -> dict:
     """``n_acc`` accumulators per output lane pk, adding ``sums[pk, i]`` while ``valid`` and
-    clearing with ``clear`` (the group's last sum; fibre f's flags f cycles later when staggered).
-    Returns ``{(pk, i): done}``: the total, registered."""
+    clearing with ``clear`` (the group's last sum, a register: ``clear_next`` is its input; fibre
+    f's flags f cycles later when staggered). Returns ``{(pk, i): done}``: the total, registered.
+
+    The accumulators have no reset of their own: each fibre's synchronous clear is a register that
+    the domain's reset sets (``init`` 1), so they clear one cycle into a reset and stay clear through
+    it, and their reset pin is a flip-flop's output, not ``rst | clear`` through a LUT."""
     per = n_acc // engine.slices
     valids, clears = [valid], [clear]
+    # the accumulators' reset pins: ``clears`` again, but set by the domain's reset (a different
+    # reset value, so synthesis keeps them apart from ``clears``)
+    wipes = [Signal(name="acc_wipe", init=1)]
+    m.d.sync += wipes[0].eq(clear_next)
     for f in range(1, engine.slices):
         valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
         clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
+        wipes.append(Signal(name=f"acc_wipe_f{f}", init=1))
+        m.d.sync += wipes[-1].eq(clears[-2])
     signs = engine.acc_signs
     done = {}
     for pk in range(engine.opts.PK):
         for i in range(n_acc):
-            valid_i, clear_i = valids[i // per], clears[i // per]
+            valid_i, clear_i, wipe_i = valids[i // per], clears[i // per], wipes[i // per]
             w = engine.accumulator_widths[i]
-            acc = Signal(signed(w), name=f"acc{pk}_{i}")
+            acc = Signal(signed(w), name=f"acc{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
             m.d.comb += total.eq(acc - sums[pk, i] if signs and signs[i] < 0 else acc + sums[pk, i])
             fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
             # the clear first, the enable second: Yosys then infers a flip-flop whose synchronous
             # reset overrides its enable (ECP5 TRELLIS_FF, Xilinx FDRE); a clear nested inside the
             # enable is not such a flip-flop and costs a LUT per accumulator bit
-            with m.If(clear_i):
+            with m.If(wipe_i):
                 m.d.sync += acc.eq(0)
             with m.Elif(valid_i):
                 m.d.sync += acc.eq(total)

@@ -111,11 +111,27 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
                 carry = carry & wrap
         with m.Else():
             m.d.sync += wcg.eq(wcg + 1)
+    # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
+    # penultimate beat), so ``frame_end`` is one LUT after the handshake, not the counters'
+    # comparisons (4 LUT levels from ``wpos`` to ``wbusy``, a layer's critical path at 6.5 ns)
+    at_end = Signal(name="at_end", init=int(o.fm_beats == 1))
+    with m.If(fm_hs):
+        m.d.sync += at_end.eq(_last_after_step([(wcg, CG)] + [(p, f) for p, f in zip(reversed(wpos),
+                                                                                 reversed(o.feature_map))]))
     # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
     # combinational block at time 0 whose inputs do not change)
-    m.d.comb += frame_end.eq(fm_hs & (wcg == CG - 1)
-                             & Cat(*[p == f - 1 for p, f in zip(wpos, o.feature_map)]).all())
+    m.d.comb += frame_end.eq(fm_hs & at_end)
     return FeatureMapWriter(wpos, wres, wquo, wcg, wgen)
+
+
+def _last_after_step(digits: list) -> Value:
+    """One step of the mixed-radix counter ``digits`` (``(signal, radix)``, fastest first) brings it
+    to its last value (every digit at its largest): it stands one before it, or has one value only."""
+    moving = [k for k, (_, radix) in enumerate(digits) if radix > 1]
+    if not moving:
+        return Const(1)
+    k = moving[0]
+    return Cat(*[d == (radix - 2 if i == k else radix - 1) for i, (d, radix) in enumerate(digits)]).all()
 
 
 def _bank(m: Module, o: EngineOptions, reg, name: str, depth: int, waddr: Value, write: Value, wdata: Value):
