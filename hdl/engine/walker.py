@@ -253,7 +253,9 @@ def _past_comparison(o: EngineOptions, wpos: list):
     writer_key = Cat(*[wpos[ax][:widths[ax]] for ax in reversed(range(N))])
 
     def concatenated(last):
-        return writer_key > Cat(*[last[ax][:widths[ax]] for ax in reversed(range(N))])
+        # as the borrow of a subtraction, so synthesis keeps one carry chain whose last bit is the
+        # answer (written as ``>``, Yosys split it back into a comparison and an equality per axis)
+        return (Cat(*[last[ax][:widths[ax]] for ax in reversed(range(N))]) - writer_key)[len(writer_key)]
     return concatenated
 
 
