@@ -161,8 +161,9 @@ class LayerEngine(wiring.Component):
     @property
     def fifo_depth(self) -> int:
         """Output FIFO entries: every group in flight (issued, not yet taken) without back-pressure
-        fits, so the credit never binds then: one group per C / PC cycles over the latency, plus one."""
-        return -(-self.latency // self.opts.channel_groups) + 1
+        fits, so the credit never binds then: one group per C / PC cycles over the latency, plus one,
+        plus the one the credit's lag can let in (it is computed from the count a cycle old)."""
+        return -(-self.latency // self.opts.channel_groups) + 2
 
     @property
     def input_transform(self) -> InputTransform:
@@ -363,7 +364,10 @@ class LayerEngine(wiring.Component):
         m.d.comb += taken.eq(my.tvalid & my.tready)
         count_next = Signal.like(count, name="credit_next")
         m.d.comb += count_next.eq(count + (mul_issue & last_cg) - taken)
-        m.d.sync += [count.eq(count_next), credit.eq(count_next < self.fifo_depth)]
+        # the credit from the registered count (a group at most enters per cycle, so one entry of
+        # margin keeps the FIFO from overflowing): not from ``count_next``, which is the issue's
+        # adder and comparator after the credit itself (credit -> credit was a critical path, 6.2 ns)
+        m.d.sync += [count.eq(count_next), credit.eq(count < self.fifo_depth - 1)]
 
         keep0 = output_keep(o, wk.mtidx)
 
