@@ -464,10 +464,8 @@ class LayerEngine(wiring.Component):
                     m.d.comb += s.eq(val)
                     sums[pk, oi] = reg(s, f"lane{pk}_{oi}_q")
         # ---- accumulators: Winograd domain (R per output channel) or outputs (direct) ----------------
-        # They clear by synchronous reset with the group's last sum, whose total goes to ``done``.
-        # the group's last sum (``acc_clear``) as a register of its own, computed a stage earlier: it
-        # drives the synchronous resets of hundreds of accumulator bits (a LUT before them was a
-        # layer's critical path, 6.4 ns)
+        # They clear by synchronous reset with the group's last sum (``acc_clear``, a register of its
+        # own: a LUT before hundreds of reset pins was a layer's critical path, 6.4 ns).
         valid_p, last_p, tlast_p, keep_p = flags_at(tm.accumulate - 1)
         valid_a = reg(valid_p, f"valid{tm.accumulate}", reset_less=False)
         clear_a = reg(valid_p & last_p, "acc_clear", reset_less=False)
