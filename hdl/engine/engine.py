@@ -464,13 +464,13 @@ class LayerEngine(wiring.Component):
                     m.d.comb += s.eq(val)
                     sums[pk, oi] = reg(s, f"lane{pk}_{oi}_q")
         # ---- accumulators: Winograd domain (R per output channel) or outputs (direct) ----------------
-        # They clear by synchronous reset with the group's last sum (``acc_clear``, a register of its
-        # own: a LUT before hundreds of reset pins was a layer's critical path, 6.4 ns).
+        # cleared by the group's last sum (``acc_clear``, a register: a LUT before hundreds of reset pins was 6.4 ns)
         valid_p, last_p, tlast_p, keep_p = flags_at(tm.accumulate - 1)
+        clear_p = valid_p & last_p
         valid_a = reg(valid_p, f"valid{tm.accumulate}", reset_less=False)
-        clear_a = reg(valid_p & last_p, "acc_clear", reset_less=False)
+        clear_a = reg(clear_p, "acc_clear", reset_less=False)
         tlast_a, keep_a = reg(tlast_p, "tlast_a"), reg(keep_p, "keep_a")
-        done = accumulators(m, self, reg, sums, n_acc, valid_a, clear_a, valid_p & last_p)
+        done = accumulators(m, self, reg, sums, n_acc, valid_a, clear_a, clear_p)
         out_valid = Signal(name="out_valid")
         m.d.sync += out_valid.eq(clear_a)
         out_meta = (reg(tlast_a, "tlast_o"), reg(keep_a, "keep_o"))   # cycle accumulate + 1
