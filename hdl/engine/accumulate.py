@@ -34,16 +34,22 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
     # reset value, so synthesis keeps them apart from ``clears``)
     wipes = [Signal(name="acc_wipe", init=1)]
     m.d.sync += wipes[0].eq(clear_next)
+    # staggered, the ``done`` registers' reset pins: ``~clears``, a register each (a shift of the
+    # first, no logic), where an inverter after ``clears`` drove them (6 ns of routing into them)
+    holds = [Signal(name="acc_hold", init=1)]
+    m.d.sync += holds[0].eq(~clear_next)
     for f in range(1, engine.slices):
         valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
         clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
         wipes.append(Signal(name=f"acc_wipe_f{f}", init=1))
         m.d.sync += wipes[-1].eq(clears[-2])
+        holds.append(Signal(name=f"acc_hold_f{f}", init=1))
+        m.d.sync += holds[-1].eq(holds[-2])
     signs = engine.acc_signs
     done = {}
     for pk in range(engine.opts.PK):
         for i in range(n_acc):
-            valid_i, clear_i, wipe_i = valids[i // per], clears[i // per], wipes[i // per]
+            valid_i, clear_i, wipe_i, hold_i = valids[i // per], clears[i // per], wipes[i // per], holds[i // per]
             w = engine.accumulator_widths[i]
             acc = Signal(signed(w), name=f"acc{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
@@ -58,7 +64,7 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
                 m.d.sync += acc.eq(total)
             if engine.staggered:
                 # the total for one cycle, zero otherwise: a synchronous reset, no logic
-                m.d.sync += fin.eq(Mux(clear_i, total, 0))
+                m.d.sync += fin.eq(Mux(hold_i, 0, total))
             else:
                 with m.If(clear_i):
                     m.d.sync += fin.eq(total)

@@ -56,6 +56,17 @@ def registers(m: Module):
     return reg
 
 
+def delay_line(m: Module, first: Value, n: int, name: str, first_index: int = 0) -> list:
+    """``[first, ...]``: ``first`` and ``n`` copies of it, each a cycle after the one before
+    (flip-flops with a reset, named ``name`` and their index from ``first_index``)."""
+    line = [first]
+    for c in range(n):
+        r = Signal(name=f"{name}{first_index + c}")
+        m.d.sync += r.eq(line[-1])
+        line.append(r)
+    return line
+
+
 @dataclass(frozen=True)
 class FeatureMapWriter:
     """The feature-map writer's state (signals of the engine's module).
@@ -98,24 +109,29 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     wres = [Signal(range(max(s, 2)), name=f"wres{ax}") for ax, s in enumerate(o.step)]
     wquo = [Signal(b, name=f"wquo{ax}") for ax, b in enumerate(o.quotient_bits)]
     wcg = Signal(bits_for(CG), name="wcg")
+    # each counter's "at its last value" as a register kept beside it (set one step ahead): the
+    # counters' enables are then the handshake and flip-flops, not comparisons after it (the
+    # handshake, ``wcg == CG - 1`` and the carry were three LUT levels into ``wpos``, 6.2 ns)
+    wcg_last = Signal(name="wcg_last", init=int(CG == 1))
+    wlast = [Signal(name=f"wpos{ax}_last", init=int(f == 1)) for ax, f in enumerate(o.feature_map)]
     with m.If(fm_hs):
-        with m.If(wcg == CG - 1):
-            m.d.sync += wcg.eq(0)
+        with m.If(wcg_last):
+            m.d.sync += [wcg.eq(0), wcg_last.eq(CG == 1)]
             carry = Const(1)
             for ax in reversed(range(N)):
-                wrap = wpos[ax] == o.feature_map[ax] - 1
+                f = o.feature_map[ax]
                 with m.If(carry):
-                    with m.If(wrap):
-                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0)]
+                    with m.If(wlast[ax]):
+                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0), wlast[ax].eq(f == 1)]
                     with m.Else():
-                        m.d.sync += wpos[ax].eq(wpos[ax] + 1)
+                        m.d.sync += [wpos[ax].eq(wpos[ax] + 1), wlast[ax].eq(wpos[ax] == f - 2)]
                         with m.If(wres[ax] == o.step[ax] - 1):
                             m.d.sync += [wres[ax].eq(0), wquo[ax].eq(wquo[ax] + 1)]
                         with m.Else():
                             m.d.sync += wres[ax].eq(wres[ax] + 1)
-                carry = carry & wrap
+                carry = carry & wlast[ax]
         with m.Else():
-            m.d.sync += wcg.eq(wcg + 1)
+            m.d.sync += [wcg.eq(wcg + 1), wcg_last.eq(wcg == CG - 2)]
     # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
     # penultimate beat), so ``frame_end`` is one LUT after the handshake, not the counters'
     # comparisons (4 LUT levels from ``wpos`` to ``wbusy``, a layer's critical path at 6.5 ns)
@@ -380,27 +396,30 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
 def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: int, n_keep: int) -> None:
     """A first-word-fall-through FIFO of ``depth`` results (``packed``: data, keep, last), written
     when ``write``, popped into the output register of the stream ``out`` (tdata ``nbits`` wide,
-    tkeep ``n_keep``) whenever it is empty or taken."""
-    fifo = Memory(shape=unsigned(len(packed)), depth=depth, init=[])
+    tkeep ``n_keep``) whenever it is empty or taken. The writer never offers more than ``depth``
+    results (the engine's credit)."""
+    # one slot more than it ever holds, so that the pointers alone tell empty from full: no level
+    # counter, whose update sat after ``tready``, the pop and an adder (6.0 to 6.3 ns, a layer's
+    # critical path on every seed)
+    slots = depth + 1
+    fifo = Memory(shape=unsigned(len(packed)), depth=slots, init=[])
     m.submodules.out_fifo = fifo
     fw = fifo.write_port()
     fr = fifo.read_port(domain="comb")
-    wr = Signal(range(depth), name="fifo_wr")
-    rd = Signal(range(depth), name="fifo_rd")
-    level = Signal(range(depth + 1), name="fifo_level")
+    wr = Signal(range(slots), name="fifo_wr")
+    rd = Signal(range(slots), name="fifo_rd")
+    nonempty = Signal(name="fifo_nonempty")
     take = Signal(name="fifo_take")    # the output register may load
     pop = Signal(name="fifo_pop")
-    m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(write), fr.addr.eq(rd),
-                 take.eq(~out.tvalid | out.tready), pop.eq(take & (level != 0))]
-    m.d.sync += level.eq(level + write - pop)
+    m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(write), fr.addr.eq(rd), nonempty.eq(wr != rd),
+                 take.eq(~out.tvalid | out.tready), pop.eq(take & nonempty)]
     with m.If(write):
-        m.d.sync += wr.eq(Mux(wr == depth - 1, 0, wr + 1))
+        m.d.sync += wr.eq(Mux(wr == slots - 1, 0, wr + 1))
     with m.If(pop):
-        m.d.sync += rd.eq(Mux(rd == depth - 1, 0, rd + 1))
+        m.d.sync += rd.eq(Mux(rd == slots - 1, 0, rd + 1))
     # the output register loads whenever it may, empty FIFO or not (its tvalid then goes low, and
-    # AXI4-Stream lets data change while tvalid is low): the pop, whose level comparison is the
-    # FIFO's slowest logic, then drives the two counters only, not every data bit (ECP5: 2.8 ns of
-    # routing to its loads set a small layer's Fmax)
+    # AXI4-Stream lets data change while tvalid is low): the pop then drives the read pointer only,
+    # not every data bit (ECP5: 2.8 ns of routing to its loads set a small layer's Fmax)
     with m.If(take):
-        m.d.sync += [out.tvalid.eq(level != 0), out.tdata.eq(fr.data[:nbits]),
+        m.d.sync += [out.tvalid.eq(nonempty), out.tdata.eq(fr.data[:nbits]),
                      out.tkeep.eq(fr.data[nbits:nbits + n_keep]), out.tlast.eq(fr.data[nbits + n_keep])]

@@ -58,8 +58,7 @@ fewer groups than that are in flight, so with ``tready`` held high the credit ne
 
 from __future__ import annotations
 
-
-from amaranth.hdl import Cat, Module, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -70,8 +69,8 @@ from ..options import HardwareOptions, KernelTransform
 from ..widths import Range
 from .arith import EngineArithmetic
 from .accumulate import accumulators, output_words
-from .buffers import (FM_READ_REGISTERS, feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo,
-                      registers, transformed_tiles, weight_counters, weight_memories)
+from .buffers import (FM_READ_REGISTERS, delay_line, feature_map_fibres, feature_map_reads, feature_map_writer,
+                      output_fifo, registers, transformed_tiles, weight_counters, weight_memories)
 from .options import EngineKind, EngineOptions, InputTransform, OutputTransform
 from .serial import lane_divisions, serial_latency, sharing_pays
 from .perf import Plan, Timing
@@ -83,8 +82,6 @@ from .walker import ISSUE_DELAY, WriterState, output_keep, walk
 # accumulator's carry chain, or the direct engine's product tree) are in different cycles: together
 # they took 7.1 ns, a small layer's critical path once the block-RAM reads were fast
 PRODUCT_REGISTERS = 3
-
-
 
 
 def axis_stream(width: int, keep: int = 0) -> wiring.Signature:
@@ -298,14 +295,14 @@ class LayerEngine(wiring.Component):
         rgen = Signal(name="rgen")          # buffer the walker reads
         loaded = Signal(name="loaded")
         w_count = Signal(range(o.weight_beats + 1), name="w_count")
-        mid_load = Signal(name="mid_load")
+        fm_open = Signal(name="fm_open")    # inflight < 2, kernels loaded, no load under way (see below)
         w_counting = Signal(name="w_counting")   # w_count != 0
         count = Signal(range(self.fifo_depth + 1), name="credit_count")  # groups issued, not yet taken
         # a weight load waits until the walker has issued every group and the last weight read is done
         reading = Signal(name="w_reading")
         draining = Signal(name="draining")  # serial B^T: the multipliers finish a frame's last tile
         m.d.comb += [sw.tready.eq((inflight == 0) & ~reading & ~draining),
-                     sfm.tready.eq(wbusy | ((inflight < 2) & loaded & ~mid_load & ~sw.tvalid)),
+                     sfm.tready.eq(wbusy | (fm_open & ~sw.tvalid)),
                      self.busy.eq((inflight != 0) | (count != 0) | draining), self.weights_loaded.eq(loaded)]
         w_hs = Signal(name="w_hs")
         fm_hs = Signal(name="fm_hs")
@@ -314,7 +311,9 @@ class LayerEngine(wiring.Component):
         frame_end = Signal(name="frame_end")    # the writer's last beat of a frame
         walk_end = Signal(name="walk_end")      # the walker's last issue of a frame
         m.d.comb += frame_start.eq(fm_hs & ~wbusy)
-        m.d.sync += inflight.eq(inflight + frame_start - walk_end)
+        inflight_next = Signal(range(3), name="inflight_next")
+        m.d.comb += inflight_next.eq(inflight + frame_start - walk_end)
+        m.d.sync += inflight.eq(inflight_next)
         with m.If(frame_start):
             m.d.sync += wbusy.eq(1)
         with m.If(frame_end):
@@ -334,16 +333,17 @@ class LayerEngine(wiring.Component):
                 m.d.comb += word(gt.x, i).eq(reg(v, f"w_in{i}"))
             store = [word(gt.y, r) for r in range(dp.rank)]
             w_do = Signal(name="w_do")
-            pipe = [w_hs]
-            for c in range(tm.weight_delay):
-                nxt = Signal(name=f"w_hs_d{c}")
-                m.d.sync += nxt.eq(pipe[-1])
-                pipe.append(nxt)
-            m.d.comb += [w_do.eq(pipe[-1]), mid_load.eq(w_counting | Cat(*pipe[:-1]).any())]
+            pipe = delay_line(m, w_hs, tm.weight_delay, "w_hs_d")
+            m.d.comb += w_do.eq(pipe[-1])
+            # beats in the transform's registers next cycle (this cycle's handshake shuts the stream already)
+            piped_next = Cat(*pipe[:-2]).any()
         else:
-            store, w_do = w_words, w_hs
-            m.d.comb += mid_load.eq(w_counting)
+            store, w_do, piped_next = w_words, w_hs, Const(0)
         pc_w, cg_w, pk_w, kg_w = weight_counters(m, o, w_do, w_count, loaded, w_counting)
+        # a register, from the next values (a LUT of registers before the stream's handshake, whose
+        # fan-out is the writer's counters, was a layer's critical path: 6.2 ns)
+        loaded_next = Mux(w_do, w_count == o.weight_beats - 1, loaded & ~w_counting)   # and none under way
+        m.d.sync += fm_open.eq((inflight_next < 2) & loaded_next & ~piped_next)
         sw_bits = self.store_width
         w_packed = Cat(*[_sext(v, sw_bits) for v in store])
 
@@ -383,11 +383,7 @@ class LayerEngine(wiring.Component):
         w_raddrs = [w_raddr]
         for f in range(1, self.slices):
             w_raddrs.append(reg(w_raddrs[-1], f"w_addr_f{f}"))
-        pending = [valid1]
-        for c in range(tm.weight_drain - 1):
-            nxt = Signal(name=f"w_pending{c}")
-            m.d.sync += nxt.eq(pending[-1])
-            pending.append(nxt)
+        pending = delay_line(m, valid1, tm.weight_drain - 1, "w_pending")
         m.d.comb += reading.eq(Cat(*pending).any())
 
         # ---- weight memories ----------------------------------------------------------------------------
@@ -404,11 +400,7 @@ class LayerEngine(wiring.Component):
         # group flags travel beside the data (valid resets; the rest need not)
         def flags_at(cycle: int):
             """(valid, last, tlast, keep) as seen in ``cycle`` (stage 1 is cycle 1)."""
-            v = valid1
-            for c in range(cycle - 1):
-                nxt = Signal(name=f"valid{c + 2}")
-                m.d.sync += nxt.eq(v)
-                v = nxt
+            v = delay_line(m, valid1, cycle - 1, "valid", 2)[-1]
             n = cycle - 1
             return (v, reg(last1, "last", n) if n else last1, reg(tlast1, "tlast", n) if n else tlast1,
                     reg(keep1, "keep", n) if n else keep1)
@@ -475,11 +467,7 @@ class LayerEngine(wiring.Component):
         m.d.sync += out_valid.eq(clear_a)
         out_meta = (reg(tlast_a, "tlast_o"), reg(keep_a, "keep_o"))   # cycle accumulate + 1
         outs, extra = output_words(m, self, reg, done, clear_a, out_valid) if wino else (dict(done), 0)
-        w_valid = out_valid
-        for c in range(extra):
-            nxt = Signal(name=f"out_valid_d{c}")
-            m.d.sync += nxt.eq(w_valid)
-            w_valid = nxt
+        w_valid = delay_line(m, out_valid, extra, "out_valid_d")[-1]
         w_tlast, w_keep = (reg(x, "meta_o", extra) if extra else x for x in out_meta)
 
         # ---- output FIFO (first word falls through to the output register) ----------------------------

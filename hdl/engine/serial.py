@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import reduce
 
 import numpy as np
-from amaranth.hdl import Array, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Module, Mux, ResetSignal, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -317,7 +317,7 @@ class SerialOutputTransform(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         src = [] if self._streamed else [word(self.x, i) for i in range(math.prod(self._passes[0].shape))]
-        go = self.start
+        go, go_next = self.start, None       # go_next: ``go`` one cycle early, where known
         shared = None
         if self._shared:
             box, node_ranges, row_ranges = self._unit_ranges
@@ -345,10 +345,26 @@ class SerialOutputTransform(wiring.Component):
                 # shared unit: the fibre is read one cycle ahead into a register that a synchronous
                 # reset zeroes outside the window (no logic), so the unit's input is a plain OR
                 reading = Signal(name=f"pass{n}_reading")
-                m.d.comb += reading.eq(go | (active & (f != F - 1)))
                 # the fibre read next: a register (0 when idle), so the multiplexer's selects are flip-flops
                 ahead = Signal(range(max(F, 2)), name=f"pass{n}_ahead")
                 m.d.sync += ahead.eq(Mux(reading & (ahead != F - 1), ahead + 1, 0))
+                if go_next is None:
+                    m.d.comb += reading.eq(go | (active & (f != F - 1)))
+                else:
+                    # the window (``go``, then while ``ahead`` is not 0) as a register of its
+                    # complement, computed a cycle ahead from the previous pass's ``done`` input:
+                    # it drives the reset pins of every fibre register directly (through a LUT
+                    # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing)
+                    # Reset sets it; it powers up clear (a spurious window of zeros before any
+                    # reset, harmless) so that it changes at the first reset edge: Icarus runs
+                    # the read registers' ``always @*`` logic only when an input changes, and
+                    # with every input constant from time 0 they loaded X.
+                    idle = Signal(name=f"pass{n}_idle", reset_less=True)
+                    with m.If(ResetSignal()):
+                        m.d.sync += idle.eq(1)
+                    with m.Else():
+                        m.d.sync += idle.eq(~(go_next | (reading & (ahead != F - 1))))
+                    m.d.comb += reading.eq(~idle)
             # read: the fibre through a multiplexer, registered
             for j in range(p.shape[p.axis]):
                 if n == 0 and self._streamed:
@@ -399,9 +415,10 @@ class SerialOutputTransform(wiring.Component):
                 with m.If(wv & (wf == ff)):
                     m.d.sync += r.eq(results[i])
                 dest.append(r)
-            done = Signal(name=f"pass{n}_done")
-            m.d.sync += done.eq(wv & (wf == F - 1))
-            src, go = dest, done
+            done, done_next = Signal(name=f"pass{n}_done"), Signal(name=f"pass{n}_done_next")
+            m.d.comb += done_next.eq(wv & (wf == F - 1))
+            m.d.sync += done.eq(done_next)
+            src, go, go_next = dest, done, done_next
         if shared is not None:
             for j, fibres in enumerate(feeds):
                 x = Signal(signed(self._unit_ranges[0][j].width), name=f"unit_x{j}", reset_less=True)
