@@ -109,29 +109,24 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     wres = [Signal(range(max(s, 2)), name=f"wres{ax}") for ax, s in enumerate(o.step)]
     wquo = [Signal(b, name=f"wquo{ax}") for ax, b in enumerate(o.quotient_bits)]
     wcg = Signal(bits_for(CG), name="wcg")
-    # each counter's "at its last value" as a register kept beside it (set one step ahead): the
-    # counters' enables are then the handshake and flip-flops, not comparisons after it (the
-    # handshake, ``wcg == CG - 1`` and the carry were three LUT levels into ``wpos``, 6.2 ns)
-    wcg_last = Signal(name="wcg_last", init=int(CG == 1))
-    wlast = [Signal(name=f"wpos{ax}_last", init=int(f == 1)) for ax, f in enumerate(o.feature_map)]
     with m.If(fm_hs):
-        with m.If(wcg_last):
-            m.d.sync += [wcg.eq(0), wcg_last.eq(CG == 1)]
+        with m.If(wcg == CG - 1):
+            m.d.sync += wcg.eq(0)
             carry = Const(1)
             for ax in reversed(range(N)):
-                f = o.feature_map[ax]
+                wrap = wpos[ax] == o.feature_map[ax] - 1
                 with m.If(carry):
-                    with m.If(wlast[ax]):
-                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0), wlast[ax].eq(f == 1)]
+                    with m.If(wrap):
+                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0)]
                     with m.Else():
-                        m.d.sync += [wpos[ax].eq(wpos[ax] + 1), wlast[ax].eq(wpos[ax] == f - 2)]
+                        m.d.sync += wpos[ax].eq(wpos[ax] + 1)
                         with m.If(wres[ax] == o.step[ax] - 1):
                             m.d.sync += [wres[ax].eq(0), wquo[ax].eq(wquo[ax] + 1)]
                         with m.Else():
                             m.d.sync += wres[ax].eq(wres[ax] + 1)
-                carry = carry & wlast[ax]
+                carry = carry & wrap
         with m.Else():
-            m.d.sync += [wcg.eq(wcg + 1), wcg_last.eq(wcg == CG - 2)]
+            m.d.sync += wcg.eq(wcg + 1)
     # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
     # penultimate beat), so ``frame_end`` is one LUT after the handshake, not the counters'
     # comparisons (4 LUT levels from ``wpos`` to ``wbusy``, a layer's critical path at 6.5 ns)

@@ -376,7 +376,7 @@ class LayerEngine(wiring.Component):
         m.d.sync += valid1.eq(mul_issue)
         last1 = reg(last_cg, "last1")
         # the multipliers' frame ends with the drain pass when they lag the reads
-        tlast1 = reg(last_cg & last_kg & wk.mlast_tile, "tlast1")
+        tlast1 = reg(wk.last_group & wk.mlast_tile, "tlast1")
         keep1 = reg(keep0, "keep1")
         w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)
         # staggered accumulators: fibre f reads its own weight memories f cycles after fibre 0

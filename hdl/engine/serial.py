@@ -348,13 +348,16 @@ class SerialOutputTransform(wiring.Component):
                 # the fibre read next: a register (0 when idle), so the multiplexer's selects are flip-flops
                 ahead = Signal(range(max(F, 2)), name=f"pass{n}_ahead")
                 m.d.sync += ahead.eq(Mux(reading & (ahead != F - 1), ahead + 1, 0))
-                if go_next is None:
+                if go_next is None or F & (F - 1):
                     m.d.comb += reading.eq(go | (active & (f != F - 1)))
                 else:
                     # the window (``go``, then while ``ahead`` is not 0) as a register of its
                     # complement, computed a cycle ahead from the previous pass's ``done`` input:
                     # it drives the reset pins of every fibre register directly (through a LUT
-                    # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing)
+                    # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing).
+                    # Only where F is a power of two: else Yosys gives the counter's unused values
+                    # a reset term of their own (a LUT stays before the reset pins), and the
+                    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 3)
                     # Reset sets it; it powers up clear (a spurious window of zeros before any
                     # reset, harmless) so that it changes at the first reset edge: Icarus runs
                     # the read registers' ``always @*`` logic only when an input changes, and

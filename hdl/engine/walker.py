@@ -57,6 +57,8 @@ class Walk:
         A group issues this cycle.
     last_cg, last_kg, last_tile : Signal
         The current issue is the last input-channel group, output-channel group, tile.
+    last_group : Signal
+        ``last_cg & last_kg``, a register of its own.
     drain : Value
         Lagging walk: the pass after a frame's last tile, which multiplies that tile and reads
         nothing (``tidx`` already points at the next frame's first tile); else constant 0.
@@ -81,6 +83,7 @@ class Walk:
     last_cg: Signal
     last_kg: Signal
     last_tile: Signal
+    last_group: Signal
     drain: Value
     first: Value
     mtidx: list
@@ -163,10 +166,13 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     # (``cg`` to ``inflight`` through them was a layer's critical path, 6.7 ns)
     last_cg = Signal(name="last_cg", init=int(CG == 1))
     last_kg = Signal(name="last_kg", init=int(KG == 1))
+    # both, a register too: the tile advance is then one LUT of registers (``issue``, ``last_cg``
+    # and ``last_kg`` were two levels before its fan-out, a layer's critical path at 5.8 ns)
+    last_group = Signal(name="last_group", init=int(CG == 1 and KG == 1))
     last_tile = Signal(name="last_tile")
     adv = Signal(name="tile_advance")
     m.d.comb += [last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
-                 adv.eq(issue & last_cg & last_kg & ~drain)]
+                 adv.eq(issue & last_group & ~drain)]
     m.d.comb += walk_end.eq(adv & last_tile)
     m.d.sync += ready.eq(Mux(adv, stored(seen_a), stored(seen_c)))
     m.d.sync += [x.eq(Mux(adv, a, c)) for x, a, c in zip(seen_c, now_a, now_c)]
@@ -180,11 +186,11 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
         with m.If(last_cg):
             m.d.sync += [cg.eq(0), last_cg.eq(CG == 1)]
             with m.If(last_kg):
-                m.d.sync += [kg.eq(0), last_kg.eq(KG == 1)]
+                m.d.sync += [kg.eq(0), last_kg.eq(KG == 1), last_group.eq(CG == 1 and KG == 1)]
             with m.Else():
-                m.d.sync += [kg.eq(kg + 1), last_kg.eq(kg == KG - 2)]
+                m.d.sync += [kg.eq(kg + 1), last_kg.eq(kg == KG - 2), last_group.eq((CG == 1) & (kg == KG - 2))]
         with m.Else():
-            m.d.sync += [cg.eq(cg + 1), last_cg.eq(cg == CG - 2)]
+            m.d.sync += [cg.eq(cg + 1), last_cg.eq(cg == CG - 2), last_group.eq((cg == CG - 2) & last_kg)]
     with m.If(adv):
         m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
         m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
@@ -210,11 +216,11 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
             carry = carry & wrap
 
     if not lag:
-        return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, Const(0), tidx, cg, Const(0), adv,
-                    last_tile)
+        return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, last_group, drain, Const(0), tidx, cg, Const(0),
+                    adv, last_tile)
     with m.If(walk_end):
         m.d.sync += drain.eq(1)
-    with m.Elif(issue & last_cg & last_kg):
+    with m.Elif(issue & last_group):
         m.d.sync += drain.eq(0)
     mtidx = [Signal.like(t, name=f"mtile{ax}") for ax, t in enumerate(tidx)]
     with m.If(adv):
@@ -234,8 +240,8 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
             m.d.sync += [block.eq(0), block_start.eq(1), read_cg.eq(Mux(read_cg == CG - 1, 0, read_cg + 1))]
         with m.Else():
             m.d.sync += [block.eq(block + 1), block_start.eq(0)]
-    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, drain, first, mtidx, read_cg, read_slot, adv,
-                drain)
+    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, last_group, drain, first, mtidx, read_cg, read_slot,
+                adv, drain)
 
 
 def _past_comparison(o: EngineOptions, wpos: list):
