@@ -349,7 +349,8 @@ class SerialOutputTransform(wiring.Component):
                 ahead = Signal(range(max(F, 2)), name=f"pass{n}_ahead")
                 m.d.sync += ahead.eq(Mux(reading & (ahead != F - 1), ahead + 1, 0))
                 if go_next is None or F & (F - 1):
-                    m.d.comb += reading.eq(go | (active & (f != F - 1)))
+                    # ``ahead`` is not 0 in the window's cycles after ``go`` only (one LUT of registers)
+                    m.d.comb += reading.eq(go | (ahead != 0))
                 else:
                     # the window (``go``, then while ``ahead`` is not 0) as a register of its
                     # complement, computed a cycle ahead from the previous pass's ``done`` input:
@@ -357,7 +358,7 @@ class SerialOutputTransform(wiring.Component):
                     # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing).
                     # Only where F is a power of two: else Yosys gives the counter's unused values
                     # a reset term of their own (a LUT stays before the reset pins), and the
-                    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 3)
+                    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 8)
                     # Reset sets it; it powers up clear (a spurious window of zeros before any
                     # reset, harmless) so that it changes at the first reset edge: Icarus runs
                     # the read registers' ``always @*`` logic only when an input changes, and
