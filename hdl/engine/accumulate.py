@@ -36,8 +36,9 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
     m.d.sync += wipes[0].eq(clear_next)
     # staggered, the ``done`` registers' reset pins: ``~clears``, a register each (a shift of the
     # first, no logic), where an inverter after ``clears`` drove them (6 ns of routing into them)
-    holds = [Signal(name="acc_hold", init=1)]
-    m.d.sync += holds[0].eq(~clear_next)
+    holds = [Signal(name="acc_hold", init=1)] if engine.staggered else []
+    if holds:
+        m.d.sync += holds[0].eq(~clear_next)
     for f in range(1, engine.slices):
         valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
         clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
@@ -49,7 +50,7 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
     done = {}
     for pk in range(engine.opts.PK):
         for i in range(n_acc):
-            valid_i, clear_i, wipe_i, hold_i = valids[i // per], clears[i // per], wipes[i // per], holds[i // per]
+            valid_i, clear_i, wipe_i = valids[i // per], clears[i // per], wipes[i // per]
             w = engine.accumulator_widths[i]
             acc = Signal(signed(w), name=f"acc{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
@@ -64,7 +65,7 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
                 m.d.sync += acc.eq(total)
             if engine.staggered:
                 # the total for one cycle, zero otherwise: a synchronous reset, no logic
-                m.d.sync += fin.eq(Mux(hold_i, 0, total))
+                m.d.sync += fin.eq(Mux(holds[i // per], 0, total))
             else:
                 with m.If(clear_i):
                     m.d.sync += fin.eq(total)

@@ -342,8 +342,9 @@ class LayerEngine(wiring.Component):
         pc_w, cg_w, pk_w, kg_w = weight_counters(m, o, w_do, w_count, loaded, w_counting)
         # a register, from the next values (a LUT of registers before the stream's handshake, whose
         # fan-out is the writer's counters, was a layer's critical path: 6.2 ns)
-        loaded_next = Mux(w_do, w_count == o.weight_beats - 1, loaded & ~w_counting)   # and none under way
-        m.d.sync += fm_open.eq((inflight_next < 2) & loaded_next & ~piped_next)
+        # next cycle: a kernel set stored and no load's beat counted
+        settled_next = Mux(w_do, w_count == o.weight_beats - 1, loaded & ~w_counting)
+        m.d.sync += fm_open.eq((inflight_next < 2) & settled_next & ~piped_next)
         sw_bits = self.store_width
         w_packed = Cat(*[_sext(v, sw_bits) for v in store])
 

@@ -358,7 +358,8 @@ class SerialOutputTransform(wiring.Component):
                     # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing).
                     # Only where F is a power of two: else Yosys gives the counter's unused values
                     # a reset term of their own (a LUT stays before the reset pins), and the
-                    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 8)
+                    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 8).
+                    #
                     # Reset sets it; it powers up clear (a spurious window of zeros before any
                     # reset, harmless) so that it changes at the first reset edge: Icarus runs
                     # the read registers' ``always @*`` logic only when an input changes, and
