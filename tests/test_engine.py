@@ -13,7 +13,7 @@ from hdl.engine.design import (EngineDesignError, derive_engine, generate_engine
 from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, decode_output, ideal_cycles, torch_reference
 from hdl.engine.options import EngineOptions
-from hdl.engine.perf import Timing, performance, schedule
+from hdl.engine.perf import Timing, performance, schedule, tile_ready_offsets
 from hdl.engine.serial import or_luts, pass_units
 from miner.constructive import constructive_card
 from winohdl.core.errors import LimitError, WinohdlError
@@ -172,6 +172,33 @@ def test_serial_input_transform_streams_bit_exact(case):
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
     # the drain: one pass of C / PC x K / PK issues more than the reads per frame
     assert all(s["last_issue"] - s["walked"] == o.channel_groups * o.kernel_groups for s in sched)
+
+
+@pytest.mark.parametrize("case, merged", [(SERIAL_IN[0], (True, True, False, True)),
+                                          (SERIAL_IN[2], (False, False, False, False))],
+                         ids=["walker_bound", "stream_bound"])
+def test_serial_input_frames_back_to_back(case, merged):
+    """Back to back, the pass after a frame's last tile reads the next frame's first tile where it
+    is stored in time (walker-bound: a frame then takes its tiles' passes alone), and drains
+    where it is not (stream-bound) or a weight load comes between: bit-exact, cycle for cycle."""
+    geo, F, P, C, K, PK, PC, pipeline = case
+    o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
+    dp = datapath(o.geometry, o)
+    eng = LayerEngine(o, dp, "winograd")
+    rng = np.random.default_rng(4)
+    layers = [random_layer(o, rng) for _ in range(5)]
+    layers = [(x, w if f in (0, 3) else None) for f, (x, w) in enumerate(layers)]
+    got, cycles = amaranth_run(eng, layers)
+    model = EngineModel(o, dp, "winograd")
+    w = None
+    for (x, wl), beats in zip(layers, got):
+        w = wl if wl is not None else w
+        assert beats == model.output_beats(x, w)
+        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+    sched = schedule(o, eng.timing, 5, (True, False, False, True, False))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    passes = len(tile_ready_offsets(o)) * o.channel_groups * o.kernel_groups
+    assert tuple(s["walked"] - passes == p["walked"] for p, s in zip(sched, sched[1:])) == merged
 
 
 def test_input_transform_choice():

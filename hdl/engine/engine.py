@@ -38,8 +38,9 @@ over a tile (C / PC x K / PK issues) reads the tile once per input-channel group
 issues, one fibre (row) per cycle straight from feature-map banks laid out along the last axis
 only (no multiplexer), into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a block
 RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers read
-it for every output-channel group one pass later. So a frame's first pass only reads and one more
-pass after its last tile (the drain) only multiplies. With the serial A^T as well, the accumulators
+it for every output-channel group one pass later. So one more pass follows a frame's last tile:
+it reads the next frame's first tile where that is stored in time (back to back), otherwise it
+only multiplies (the drain) and the next frame's first pass only reads. With the serial A^T as well, the accumulators
 are staggered (:attr:`LayerEngine.staggered`): each fibre of them (along the last axis) has its own
 block RAMs of transformed tiles and weights, read one cycle after the previous fibre's, so the
 fibres finish one cycle apart, as A^T's first pass reads them, and it takes their OR instead of a
@@ -300,7 +301,9 @@ class LayerEngine(wiring.Component):
         count = Signal(range(self.fifo_depth + 1), name="credit_count")  # groups issued, not yet taken
         # a weight load waits until the walker has issued every group and the last weight read is done
         reading = Signal(name="w_reading")
-        draining = Signal(name="draining")  # serial B^T: the multipliers finish a frame's last tile
+        # serial B^T: a drain pass (the multipliers finish a frame's last tile, nothing in flight
+        # may be; a pass that reads the next frame's first tile meanwhile has that frame in flight)
+        draining = Signal(name="draining")
         m.d.comb += [sw.tready.eq((inflight == 0) & ~reading & ~draining),
                      sfm.tready.eq(wbusy | (fm_open & ~sw.tvalid)),
                      self.busy.eq((inflight != 0) | (count != 0) | draining), self.weights_loaded.eq(loaded)]
@@ -376,7 +379,7 @@ class LayerEngine(wiring.Component):
         valid1 = Signal(name="valid1")
         m.d.sync += valid1.eq(mul_issue)
         last1 = reg(last_cg, "last1")
-        # the multipliers' frame ends with the drain pass when they lag the reads
+        # the multipliers' frame ends with the pass after its last reads when they lag them
         tlast1 = reg(wk.last_group & wk.mlast_tile, "tlast1")
         keep1 = reg(keep0, "keep1")
         w_raddr = reg(reg(Cat(cg, kg), "w_addr1"), "w_addr", tm.weight_read_delay)

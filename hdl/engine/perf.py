@@ -13,8 +13,10 @@ Rules, with every stream offered without gaps and no back-pressure on the output
   arrived (the engine pipelines its readiness: ``issue_delay`` 2);
 * a tile group's output beat leaves ``latency`` cycles after its last issue;
 * with the serial input transform (``lag``) the multipliers work one pass behind the walker's
-  reads: a frame's first pass only reads, and one more pass of issues (the drain, no input
-  needed) follows its last tile; its issues, not the reads, end the frame's work.
+  reads: one more pass of issues follows a frame's last tile, and its issues, not the reads, end
+  the frame's work. That pass reads the next frame's first tile if that tile may start in its
+  first cycle (no weight load between them); otherwise it reads nothing (the drain, no input
+  needed) and the next frame's first pass only reads.
 
 ``cycles`` counts a layer from its first feature-map beat to its last output beat, inclusive.
 The steady-state period is the distance between the last output beats of consecutive frames
@@ -129,6 +131,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     ready = tile_ready_offsets(opts)
     group = opts.kernel_groups * opts.channel_groups
     beats, kc = opts.fm_beats, opts.weight_beats
+    lag = group if timing.lag else 0
     out = []
     issue = -1  # the walker's last issue so far
     for f in range(frames):
@@ -142,13 +145,12 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
             first = out[-1]["first"] + beats
             if f >= 2:
                 first = max(first, out[-2]["walked"] + 1)
+        if f and lag and (reload[f] or first + ready[0] + timing.issue_delay > issue + 1):
+            issue += lag     # the previous frame's pass after its last tile only drained
         for r in ready:
             issue = max(issue + 1, first + r + timing.issue_delay) + group - 1
-        walked = issue
-        if timing.lag:
-            issue += group
-        out.append({"weights": wstart, "first": first, "walked": walked, "last_issue": issue,
-                    "last_out": issue + timing.latency})
+        out.append({"weights": wstart, "first": first, "walked": issue, "last_issue": issue + lag,
+                    "last_out": issue + lag + timing.latency})
     return out
 
 

@@ -61,9 +61,10 @@ class Walk:
         ``last_cg & last_kg``, a register of its own.
     drain : Value
         Lagging walk: the pass after a frame's last tile, which multiplies that tile and reads
-        nothing (``tidx`` already points at the next frame's first tile); else constant 0.
+        nothing (``tidx`` already points at the next frame's first tile, not yet stored when the
+        pass began); else constant 0.
     first : Value
-        Lagging walk: the current pass is a frame's first tile (nothing to multiply yet).
+        Lagging walk: the current pass reads a frame's first tile and multiplies nothing.
     mtidx : list of Signal
         Lagging walk: the tile the multipliers work on (the previous pass's); else ``tidx``.
     read_cg : Signal
@@ -73,7 +74,8 @@ class Walk:
     advance : Signal
         The current issue ends a reading pass: the walker moves to the next tile.
     mlast_tile : Value
-        The multipliers work on a frame's last tile (lagging walk: the drain pass; else ``last_tile``).
+        The multipliers work on a frame's last tile (lagging walk: the pass after its last read
+        pass, a drain or the next frame's first reads; else ``last_tile``).
     """
 
     cg: Signal
@@ -100,9 +102,11 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
 
     ``lag`` (the serial input transform): the multipliers work one tile behind the reads. Each pass
     of ``C / PC x K / PK`` issues reads its tile once per input-channel group (``read_slot``, every
-    ``K / PK`` issues) while the multipliers take the previous pass's tile; a frame's first pass
-    multiplies nothing and one more pass after its last tile (``drain``) reads nothing, needs no
-    stored input, and multiplies that last tile."""
+    ``K / PK`` issues) while the multipliers take the previous pass's tile. The pass after a frame's
+    last tile multiplies that tile; it reads the next frame's first tile if that is stored when
+    the pass begins (frames back to back then cost no pass more than their tiles), and otherwise
+    reads nothing (``drain``, no stored input needed), and the next frame's first pass multiplies
+    nothing."""
     g = o.geometry
     N = g.axes
     CG, KG = o.channel_groups, o.kernel_groups
@@ -174,7 +178,9 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     m.d.comb += [last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
                  adv.eq(issue & last_group & ~drain)]
     m.d.comb += walk_end.eq(adv & last_tile)
-    m.d.sync += ready.eq(Mux(adv, stored(seen_a), stored(seen_c)))
+    ready_next = Signal(name="ready_next")
+    m.d.comb += ready_next.eq(Mux(adv, stored(seen_a), stored(seen_c)))
+    m.d.sync += ready.eq(ready_next)
     m.d.sync += [x.eq(Mux(adv, a, c)) for x, a, c in zip(seen_c, now_a, now_c)]
     m.d.sync += [x.eq(Mux(adv, b, a)) for x, a, b in zip(seen_a, now_a, now_b)]
     for b in range(2):
@@ -218,15 +224,19 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     if not lag:
         return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, last_group, drain, Const(0), tidx, cg, Const(0),
                     adv, last_tile)
+    # the pass after a frame's last read pass multiplies its last tile (``mlast``); it drains
+    # (reads nothing) only if the next frame's first tile is not stored as it begins: a tile once
+    # stored stays so until it is walked, so the whole pass can read it
+    mlast = Signal(name="mlast_pass")
     with m.If(walk_end):
-        m.d.sync += drain.eq(1)
+        m.d.sync += [mlast.eq(1), drain.eq(~ready_next)]
     with m.Elif(issue & last_group):
-        m.d.sync += drain.eq(0)
+        m.d.sync += [mlast.eq(0), drain.eq(0)]
     mtidx = [Signal.like(t, name=f"mtile{ax}") for ax, t in enumerate(tidx)]
     with m.If(adv):
         m.d.sync += [a.eq(b) for a, b in zip(mtidx, tidx)]
     first = Signal(name="first_pass")
-    m.d.comb += first.eq(~drain & Cat(*[t == 0 for t in tidx]).all())
+    m.d.comb += first.eq(~mlast & Cat(*[t == 0 for t in tidx]).all())
     # a block is K / PK issues: the read of input-channel group ``read_cg`` is held through it
     block = Signal(range(max(KG, 2)), name="read_block")
     # ``block == 0`` as a register of its own: the read slot is then one LUT of registers (it
@@ -241,7 +251,7 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
         with m.Else():
             m.d.sync += [block.eq(block + 1), block_start.eq(0)]
     return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, last_group, drain, first, mtidx, read_cg, read_slot,
-                adv, drain)
+                adv, mlast)
 
 
 def _past_comparison(o: EngineOptions, wpos: list):
