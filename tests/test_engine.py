@@ -372,7 +372,7 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
         return [driver.get(c["connections"]["DI"][0]) for c in mod["cells"].values()
                 if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & bits]
 
-    acc = drivers(tuple(f"acc0_{i}" for i in range(len(eng.accumulator_widths))))
+    acc = drivers(tuple(f"acc_sum0_{i}" for i in range(len(eng.accumulator_widths))))
     assert len(acc) == sum(eng.accumulator_widths) and set(acc) == {"CCU2C"}
     fm = read_registers(mod, tuple(f"d0_{j}_ram" for j in range(o.geometry.n_d)))
     weights = read_registers(mod, ("w_q0_0",))
@@ -421,7 +421,7 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
 
     reads = read_registers(mod, ("v_q0",))
     assert len(reads) == sum(eng.dp.v_widths) and set(reads) == {"OUTREG"}
-    totals = registers("done0_")
+    totals = registers("acc_done0_")
     assert len(totals) == sum(eng.accumulator_widths)
     assert {kind(c["connections"]["DI"][0]) for c in totals} == {"CCU2C"}
     assert {c["parameters"]["SRMODE"] for c in totals} == {"LSR_OVER_CE"}

@@ -52,10 +52,15 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
         for i in range(n_acc):
             valid_i, clear_i, wipe_i = valids[i // per], clears[i // per], wipes[i // per]
             w = engine.accumulator_widths[i]
-            acc = Signal(signed(w), name=f"acc{pk}_{i}", reset_less=True)
+            # the names matter on ECP5: the adder's outputs feed two flip-flops, the accumulator and
+            # ``done``, and nextpnr packs the one it meets first beside the carry chain, in reverse
+            # order of the cells' names (which Yosys derives from these); named so, the accumulator
+            # is packed and its loop has no route between chain and register (as ``acc{pk}_{i}``
+            # beside ``done{pk}_{i}``, it was 4.4 ns of routing out of 6.2, a layer's critical path)
+            acc = Signal(signed(w), name=f"acc_sum{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
             m.d.comb += total.eq(acc - sums[pk, i] if signs and signs[i] < 0 else acc + sums[pk, i])
-            fin = Signal(signed(w), name=f"done{pk}_{i}", reset_less=True)
+            fin = Signal(signed(w), name=f"acc_done{pk}_{i}", reset_less=True)
             # the clear first, the enable second: Yosys then infers a flip-flop whose synchronous
             # reset overrides its enable (ECP5 TRELLIS_FF, Xilinx FDRE); a clear nested inside the
             # enable is not such a flip-flop and costs a LUT per accumulator bit

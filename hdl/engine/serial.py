@@ -6,7 +6,7 @@ fully parallel A^T idles most of the time. When the card's integer A^T is a Kron
 are), ``y = A^T m`` is computed one fibre per cycle: pass 1 applies A_N to every fibre of the
 accumulators along the last axis, pass 2 applies A_{N-1} to every fibre of pass 1's results along
 the next axis, and so on; each pass is one shift-add unit for its 1D matrix, reading its fibre
-through a multiplexer and writing its results into registers with a write enable. The arithmetic
+through a multiplexer and shifting its results into a register chain per result row. The arithmetic
 is the parallel A^T's, ring operations modulo ``2^W`` (:class:`~hdl.engine.arith.EngineArithmetic`),
 so the outputs are the same bits.
 
@@ -408,18 +408,30 @@ class SerialOutputTransform(wiring.Component):
                 nv = Signal(name=f"pass{n}_wv{c}")
                 m.d.sync += [nf.eq(wf), nv.eq(wv)]
                 wf, wv = nf, nv
-            dest = []
-            for idx in range(math.prod(p.out_shape)):
-                ff, i = _fibre_of(p, idx)
+            def width_of(idx):
                 # the last pass's words at the parallel A^T's widths: the true value fits them and
                 # the arithmetic is modulo a power of two, so dropping high bits keeps it exact
+                i = _fibre_of(p, idx)[1]
                 width = self._out_widths[idx] if last else row_ranges[i].width
-                if self._demands and not last:
-                    width = min(width, self._demands[n][idx])
-                r = Signal(signed(width), name=f"pass{n}_t{idx}", reset_less=True)
-                with m.If(wv & (wf == ff)):
-                    m.d.sync += r.eq(results[i])
-                dest.append(r)
+                return min(width, self._demands[n][idx]) if self._demands and not last else width
+            # per result row, a shift register over the fibres, shifted by each write: fibre F - 1's
+            # register takes the unit's result and passes it on, so after the pass fibre f's
+            # register holds fibre f's word. The unit's result then has one load per pass, not one
+            # per fibre (F(4x4)'s shared B^T: 12 result registers, 4.3 ns of routing after its last
+            # adder, a layer's critical path), and no write decoder
+            dest = [None] * math.prod(p.out_shape)
+            for i, result in enumerate(results):
+                chain = [p.fibre_index(ff, i, p.out_shape) for ff in range(F)]
+                source = result
+                for ff in reversed(range(F)):
+                    idx = chain[ff]
+                    # wide enough for every word that passes through it on its way down the chain
+                    r = Signal(signed(max(width_of(k) for k in chain[:ff + 1])), name=f"pass{n}_t{idx}",
+                               reset_less=True)
+                    with m.If(wv):
+                        m.d.sync += r.eq(source)
+                    dest[idx] = r[:width_of(idx)].as_signed()
+                    source = r
             done, done_next = Signal(name=f"pass{n}_done"), Signal(name=f"pass{n}_done_next")
             m.d.comb += done_next.eq(wv & (wf == F - 1))
             m.d.sync += done.eq(done_next)
