@@ -32,7 +32,7 @@ CASES = {
              {"pipeline": "deep"}),
     "serial": ("F(4x4) serial A^T (6 + 4 fibres in C = 10 cycles), deep, partial tiles", ("4x4", "3x3", "1", "1"),
                (9, 6), (1, 1), 10, 2, 1, 1, {"pipeline": "deep", "output_transform": "serial"}),
-    "serial_in": ("F(2x2) serial B^T (once per tile and input channel, a drain pass per frame), C=11, K=8",
+    "serial_in": ("F(2x2) serial B^T (once per tile and input channel, one pass ahead of the multipliers), C=11, K=8",
                   ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, {"input_transform": "serial"}),
     "shared": ("F(4x4) serial B^T and A^T, each pass pair on one unit (C = K = 16), staggered, partial tiles",
                ("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, {"pipeline": "deep"}),

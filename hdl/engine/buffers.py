@@ -34,8 +34,9 @@ NO_COLLISIONS = {"no_rw_check": 1}
 FM_READ_REGISTERS = 1
 
 # Serial B^T: cycles from a read slot's issue to its input tile in the zero-padding registers
-# (the address register, the block RAM, its read registers, the padding register).
-READ_TO_TILE = 3 + FM_READ_REGISTERS
+# (the slot and its coordinates registered, the address register, the block RAM, its read
+# registers, the padding register).
+READ_TO_TILE = 4 + FM_READ_REGISTERS
 
 # Serial B^T: its results are registered once more before the block RAMs of transformed tiles (one
 # per accumulator fibre, spread over the die): the route from the transform's last adder into its
@@ -81,6 +82,8 @@ class FeatureMapWriter:
         The input-channel group of the next beat.
     wgen : Value
         The frame buffer being written.
+    at_end : Signal
+        The next beat is the frame's last (a register).
     """
 
     wpos: list
@@ -88,6 +91,7 @@ class FeatureMapWriter:
     wquo: list
     wcg: Signal
     wgen: Value
+    at_end: Signal
 
     @property
     def addr(self) -> Value:
@@ -140,7 +144,7 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
     # combinational block at time 0 whose inputs do not change)
     m.d.comb += frame_end.eq(fm_hs & at_end)
-    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen)
+    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end)
 
 
 def _last_after_step(digits: list) -> Value:
@@ -218,7 +222,11 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     ``where`` = (tile index per axis, input-channel group, frame buffer); ``windowed``: zero too
     outside the tile's fibres (a transform unit that the passes share reads the OR of its inputs).
     Returns ``{(position j along the last axis, lane pc): read register}``."""
-    tidx, cg, rgen = where
+    # the slot and its coordinates registered first: the walker's issue logic straight into the
+    # fibre counters' reset pins was four LUT levels from the credit (5.9 ns, a layer's critical path)
+    slot = reg(slot, "fibre_slot", reset_less=False)
+    tidx, cg, rgen = [reg(t, f"fibre_tile{ax}") for ax, t in enumerate(where[0])], reg(where[1], "fibre_cg"), \
+        reg(where[2], "fibre_gen")
     g, N = o.geometry, o.axes
     last = N - 1
     lead = range(last)
