@@ -145,11 +145,22 @@ SERIAL_IN = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, "stages"),
              (("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, "deep")]
 
 
+def assert_frames_exact(o, dp, layers, got):
+    """Each frame's beats are the golden model's and decode to torch's convolution (a frame given
+    no kernels runs on the last ones loaded)."""
+    model = EngineModel(o, dp, "winograd")
+    w = None
+    for (x, wl), beats in zip(layers, got):
+        w = wl if wl is not None else w
+        assert beats == model.output_beats(x, w)
+        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+
+
 @pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "f4x4_shared"])
 def test_serial_input_transform_streams_bit_exact(case):
     """B^T once per (tile, input channel), one pass ahead of the multipliers: bit-exact with gaps,
     back-pressure, extremes and a frame on the same kernels, the same beats as the golden model,
-    and the performance model (one drain pass per frame) cycle for cycle."""
+    and the performance model (a reload before each frame: a drain pass each) cycle for cycle."""
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
     dp = datapath(o.geometry, o)
@@ -161,12 +172,7 @@ def test_serial_input_transform_streams_bit_exact(case):
     rng = np.random.default_rng(1)
     layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
     got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
-    model = EngineModel(o, dp, "winograd")
-    w = None
-    for (x, wl), beats in zip(layers, got):
-        w = wl if wl is not None else w
-        assert beats == model.output_beats(x, w)
-        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+    assert_frames_exact(o, dp, layers, got)
     _, cycles = amaranth_run(eng, layers[:2])
     sched = schedule(o, eng.timing, 2, (True, True))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
@@ -189,12 +195,7 @@ def test_serial_input_frames_back_to_back(case, merged):
     layers = [random_layer(o, rng) for _ in range(5)]
     layers = [(x, w if f in (0, 3) else None) for f, (x, w) in enumerate(layers)]
     got, cycles = amaranth_run(eng, layers)
-    model = EngineModel(o, dp, "winograd")
-    w = None
-    for (x, wl), beats in zip(layers, got):
-        w = wl if wl is not None else w
-        assert beats == model.output_beats(x, w)
-        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+    assert_frames_exact(o, dp, layers, got)
     sched = schedule(o, eng.timing, 5, (True, False, False, True, False))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
     passes = len(tile_ready_offsets(o)) * o.channel_groups * o.kernel_groups

@@ -56,7 +56,7 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
             # ``done``, and nextpnr packs the one it meets first beside the carry chain, in reverse
             # order of the cells' names (which Yosys derives from these); named so, the accumulator
             # is packed and its loop has no route between chain and register (as ``acc{pk}_{i}``
-            # beside ``done{pk}_{i}``, it was 4.4 ns of routing out of 6.2, a layer's critical path)
+            # beside ``done{pk}_{i}``, it was 4.3 ns of routing out of 6.2, a layer's critical path)
             acc = Signal(signed(w), name=f"acc_sum{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
             m.d.comb += total.eq(acc - sums[pk, i] if signs and signs[i] < 0 else acc + sums[pk, i])
