@@ -40,8 +40,8 @@ only (no multiplexer), into the serial row-column unit (:mod:`hdl.engine.serial`
 RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers read
 it for every output-channel group one pass later. So one more pass follows a frame's last tile:
 it reads the next frame's first tile where that is stored in time (back to back), otherwise it
-only multiplies (the drain) and the next frame's first pass only reads. With the serial A^T as well, the accumulators
-are staggered (:attr:`LayerEngine.staggered`): each fibre of them (along the last axis) has its own
+only multiplies (the drain) and the next frame's first pass only reads. With the serial A^T as
+well, the accumulators are staggered (:attr:`LayerEngine.staggered`): each fibre of them (along the last axis) has its own
 block RAMs of transformed tiles and weights, read one cycle after the previous fibre's, so the
 fibres finish one cycle apart, as A^T's first pass reads them, and it takes their OR instead of a
 multiplexer over them.
@@ -342,10 +342,10 @@ class LayerEngine(wiring.Component):
             store, w_do, piped_next = w_words, w_hs, Const(0)
         pc_w, cg_w, pk_w, kg_w = weight_counters(m, o, w_do, w_count, loaded, w_counting)
         # a register, from the next values (a LUT of registers before the stream's handshake, whose
-        # fan-out is the writer's counters, was a layer's critical path: 6.2 ns)
-        # next cycle: a kernel set stored and no load's beat counted
-        # (a beat taken means no frame in flight or starting, so inflight_next is 0 then: written
-        # so, the handshake is one LUT from the register, not two through ``inflight_next``)
+        # fan-out is the writer's counters, was a layer's critical path: 6.2 ns): next cycle, a
+        # kernel set stored, no load's beat counted and fewer than two frames in flight. A weight
+        # beat taken means no frame in flight or starting (``inflight_next`` is 0 then), so the
+        # handshake selects last, one LUT from the register, not two through ``inflight_next``
         settled = loaded & ~w_counting & (inflight_next < 2)
         m.d.sync += fm_open.eq(Mux(w_do, w_count == o.weight_beats - 1, settled) & ~piped_next)
         sw_bits = self.store_width
