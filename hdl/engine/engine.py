@@ -23,28 +23,28 @@ back to back: the feature map is double-buffered, so frame n + 1 streams in whil
 computed (a frame's first beat waits only while two frames are in flight). Each frame's
 outputs end with ``tlast``; kernels stay loaded until the next weight load.
 
-Inside: the feature map is stored in banks (``amaranth.lib.memory``, block RAM) by position
-modulo the tile step ``output tile x stride`` per axis, so every input-tile word comes from a
-fixed bank and read port (no rotation network); a tile is computed three cycles after its last
-input pixel has arrived (its readiness is pipelined), so input streaming and computation overlap. Per cycle: one input tile of PC
-channels through B^T, R x PK x PC multipliers, the Winograd-domain sums of the PC lanes into
-R x PK accumulators (exact widths for C channels), and once per (tile, output channel) after
-C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
+Inside: the feature map is stored in banks (``amaranth.lib.memory``, block RAM) by position modulo
+the tile step ``output tile x stride`` per axis, so every input-tile word comes from a fixed bank
+and read port (no rotation network); a tile is computed three cycles after its last input pixel has
+arrived (its readiness is pipelined), so input streaming and computation overlap. Per cycle: one
+input tile of PC channels through B^T, R x PK x PC multipliers, the Winograd-domain sums of the PC
+lanes into R x PK accumulators (exact widths for C channels), and once per (tile, output channel)
+after C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
 channel groups (innermost).
 
-Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits):
-B^T runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker
-over a tile (C / PC x K / PK issues) reads the tile once per input-channel group, every K / PK
-issues, one fibre (row) per cycle straight from feature-map banks laid out along the last axis
-only (no multiplexer), into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a block
-RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers read
-it for every output-channel group one pass later. So one more pass follows a frame's last tile:
-it reads the next frame's first tile where that is stored in time (back to back), otherwise it
-only multiplies (the drain) and the next frame's first pass only reads. With the serial A^T as
-well, the accumulators are staggered (:attr:`LayerEngine.staggered`): each fibre of them (along the last axis) has its own
-block RAMs of transformed tiles and weights, read one cycle after the previous fibre's, so the
-fibres finish one cycle apart, as A^T's first pass reads them, and it takes their OR instead of a
-multiplexer over them.
+Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits): B^T
+runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker over a
+tile (C / PC x K / PK issues) reads the tile once per input-channel group, every K / PK issues, one
+fibre (row) per cycle straight from feature-map banks laid out along the last axis only (no
+multiplexer), into the serial row-column unit (:mod:`hdl.engine.serial`), whose results go into a
+block RAM of transformed tiles (two halves of C / PC tiles: one filled, one read); the multipliers
+read it for every output-channel group one pass later. So one more pass follows a frame's last tile:
+it reads the next frame's first tile where that is stored in time (back to back), otherwise it only
+multiplies (the drain) and the next frame's first pass only reads. With the serial A^T as well, the
+accumulators are staggered (:attr:`LayerEngine.staggered`): each fibre of them (along the last axis)
+has its own block RAMs of transformed tiles and weights, read one cycle after the previous fibre's,
+so the fibres finish one cycle apart, as A^T's first pass reads them, and it takes their OR instead
+of a multiplexer over them.
 
 Timing: nothing after the walker ever stalls. Every block is registered and the adder graphs
 are cut every ``adders per stage`` levels (balanced), block-RAM outputs and multiplier operands
