@@ -396,6 +396,13 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
     return parse_fmax(report)
 
 
+def _pnr_failure(exc: WinohdlError, timeout: float, where: str) -> str:
+    """Why a place-and-route run gave no result (``where``: which run)."""
+    if isinstance(exc, ToolTimeout):
+        return f"place and route ran past the {timeout:g} s limit (--pnr-timeout) {where}"
+    return f"nextpnr failed: {exc}"
+
+
 def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: float, timeout: float,
                   res: FmaxResult) -> Path:
     """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
@@ -439,11 +446,8 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
     target = target_mhz or spec.target_mhz
     try:
         netlist = _floorplanned(netlist, family, workdir, name, target, timeout, res)
-    except ToolTimeout:
-        res.reason = f"place and route ran past the {timeout:g} s limit (--pnr-timeout) in the floorplan's first run"
-        return res
     except WinohdlError as exc:
-        res.reason = f"nextpnr failed: {exc}"
+        res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
         return res
     for seed in range(1, seeds + 1):
         t = target
@@ -453,11 +457,8 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
                 on_run(seed, t)
             try:
                 f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
-            except ToolTimeout:
-                res.reason = f"place and route ran past the {timeout:g} s limit (--pnr-timeout) at seed {seed}"
-                return res
             except WinohdlError as exc:
-                res.reason = f"nextpnr failed: {exc}"
+                res.reason = _pnr_failure(exc, timeout, f"at seed {seed}")
                 return res
             run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
                    "seconds": round(time.perf_counter() - t0, 1)}

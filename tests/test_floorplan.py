@@ -102,3 +102,10 @@ def test_measure_fmax_floorplans_block_ram_fed_multipliers(tmp_path):
                     placed=tmp_path / "check.json")
     placed = json.loads((tmp_path / "check.json").read_text())["modules"]["top"]["cells"]
     assert {n: placed[n]["attributes"]["NEXTPNR_BEL"] for n in fixed} == fixed
+
+
+def test_first_run_past_the_time_limit_is_not_placed(tmp_path):
+    (tmp_path / "fp_top.v").write_text(BRAM_TO_DSP)
+    res = measure_fmax(tmp_path / "fp_top.v", "ecp5", tmp_path, "fp_top", seeds=1, timeout=0.05)
+    assert not res.placed and res.seeds == [] and res.floorplan == ""
+    assert res.reason == "place and route ran past the 0.05 s limit (--pnr-timeout) in the floorplan's first run"
