@@ -53,7 +53,8 @@ class Floorplan:
         return len(self.sites) - self.multipliers - self.operand_rams
 
     def describe(self) -> str:
-        return (f"floorplan: {self.multipliers} {MULTIPLIER} in {len(self.clusters)} clusters beside the "
+        n = len(self.clusters)
+        return (f"floorplan: {self.multipliers} {MULTIPLIER} in {n} cluster{'s' * (n != 1)} beside the "
                 f"{self.operand_rams} {BLOCK_RAM} that feed them, the other {self.other_rams} {BLOCK_RAM} "
                 f"kept, on the sites of an unconstrained first run")
 

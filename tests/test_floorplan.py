@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from hdl.floorplan import operand_clusters, plan_floor, write_floorplanned
+from hdl.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
 from hdl.synth import measure_fmax, place_and_route
 
 
@@ -57,6 +57,9 @@ def test_plan_permutes_each_kind_among_its_own_sites():
     assert (plan.multipliers, plan.operand_rams, plan.other_rams) == (3, 3, 1)
     assert plan.describe().startswith("floorplan: 3 MULT18X18D in 2 clusters beside the 3 DP16KD that feed them, "
                                       "the other 1 DP16KD kept")
+    one = Floorplan((("m0", "m1"),), (("m0", "X22/Y34/MULT18_0"), ("m1", "X23/Y34/MULT18_1"), ("r0", "X4/Y46/EBR0")), 1)
+    assert one.describe().startswith("floorplan: 2 MULT18X18D in 1 cluster beside the 1 DP16KD that feed them, "
+                                     "the other 0 DP16KD kept")
 
 
 def test_write_floorplanned_fixes_only_the_planned_cells(tmp_path):
