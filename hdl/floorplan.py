@@ -133,8 +133,8 @@ def plan_floor(netlist: dict, placed: dict) -> Floorplan:
 
 
 def write_floorplanned(netlist_path: Path, placed_path: Path, out_path: Path) -> Floorplan:
-    """Write ``netlist_path`` with its multipliers and operand block RAMs fixed (``BEL``) by
-    :func:`plan_floor` on the sites of ``placed_path`` to ``out_path``; the plan."""
+    """Write ``netlist_path`` with the cells of :func:`plan_floor` (on the sites of ``placed_path``)
+    fixed through ``BEL`` attributes to ``out_path``; the plan."""
     netlist = json.loads(Path(netlist_path).read_text())
     plan = plan_floor(netlist, json.loads(Path(placed_path).read_text()))
     cells = top_cells(netlist)
