@@ -31,7 +31,8 @@ from hdl.engine.design import engine_datapath, generate_engine, open_engine_desi
 from hdl.engine.engine import LayerEngine  # noqa: E402
 from hdl.engine.harness import EngineHarness  # noqa: E402
 from hdl.engine.options import EngineOptions  # noqa: E402
-from hdl.synth import CriticalPath, measure_fmax, synthesise  # noqa: E402
+from hdl.pnr import measure_fmax  # noqa: E402
+from hdl.synth import CriticalPath, synthesise  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
 from winohdl.core.geometry import Geometry  # noqa: E402
 
@@ -45,7 +46,7 @@ ENGINE_TARGET_MHZ = 200.0
 
 def fmax(engine, work: Path, name: str, seeds: int = 3, timeout: float = 3600.0,
          target_mhz: float = ENGINE_TARGET_MHZ) -> dict:
-    """ECP5 Fmax of ``engine`` inside the register harness: :func:`hdl.synth.measure_fmax` (the
+    """ECP5 Fmax of ``engine`` inside the register harness: :func:`hdl.pnr.measure_fmax` (the
     same flow as ``winohdl synth``: MULT18X18D and DP16KD registers absorbed, multipliers floorplanned
     beside the block RAMs that feed them after an unconstrained first run, 3 seeds, target raised
     when met)."""

@@ -132,10 +132,9 @@ def plan_floor(netlist: dict, placed: dict) -> Floorplan:
     return Floorplan(tuple(ms for ms, _ in clusters), tuple(sites.items()), len(operands))
 
 
-def write_floorplanned(netlist_path: Path, placed_path: Path, out_path: Path) -> Floorplan:
-    """Write ``netlist_path`` with the cells of :func:`plan_floor` (on the sites of ``placed_path``)
-    fixed through ``BEL`` attributes to ``out_path``; the plan."""
-    netlist = json.loads(Path(netlist_path).read_text())
+def write_floorplanned(netlist: dict, placed_path: Path, out_path: Path) -> Floorplan:
+    """Write ``netlist`` (Yosys JSON, updated in place) with the cells of :func:`plan_floor` (on the
+    sites of ``placed_path``) fixed through ``BEL`` attributes to ``out_path``; the plan."""
     plan = plan_floor(netlist, json.loads(Path(placed_path).read_text()))
     cells = top_cells(netlist)
     for name, site in plan.sites:

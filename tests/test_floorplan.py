@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from hdl.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
-from hdl.synth import measure_fmax, place_and_route
+from hdl.pnr import measure_fmax, place_and_route
 
 
 def _cell(kind: str, inputs: dict, outputs: dict, site: str | None = None) -> dict:
@@ -65,7 +65,7 @@ def test_plan_permutes_each_kind_among_its_own_sites():
 def test_write_floorplanned_fixes_only_the_planned_cells(tmp_path):
     (tmp_path / "n.json").write_text(json.dumps(_netlist()))
     (tmp_path / "p.json").write_text(json.dumps(_netlist(PLACED)))
-    plan = write_floorplanned(tmp_path / "n.json", tmp_path / "p.json", tmp_path / "f.json")
+    plan = write_floorplanned(json.loads((tmp_path / "n.json").read_text()), tmp_path / "p.json", tmp_path / "f.json")
     cells = json.loads((tmp_path / "f.json").read_text())["modules"]["top"]["cells"]
     assert {n: c["attributes"]["BEL"] for n, c in cells.items() if "BEL" in c["attributes"]} == dict(plan.sites)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "n.json", "p.json"]

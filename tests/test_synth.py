@@ -11,9 +11,9 @@ import pytest
 
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.synth import (FAMILY_SPECS, FPGA_FAMILIES, FmaxResult, absorb_ecp5_dsp_registers, asic_estimate,
-                       cells_by_kind, logic_count, measure_fmax, parse_critical_path, parse_fmax, parse_stat,
-                       synthesise)
+from hdl.pnr import FmaxResult, measure_fmax
+from hdl.synth import (FAMILY_SPECS, FPGA_FAMILIES, absorb_ecp5_dsp_registers, asic_estimate, cells_by_kind,
+                       logic_count, parse_critical_path, parse_fmax, parse_stat, synthesise)
 from hdl.synth_report import format_report, synth_design
 from miner.constructive import constructive_card
 from winohdl import cli as winohdl

@@ -1,0 +1,168 @@
+"""Place and route: the harness netlist for nextpnr, one nextpnr run, and the Fmax over seeds (with
+the ECP5 floorplan of :mod:`hdl.floorplan` where multipliers read block RAMs)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from winohdl.core.errors import WinohdlError
+
+from .floorplan import operand_clusters, top_cells, write_floorplanned
+from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
+from .synth import (DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, ToolTimeout, absorb_ecp5_registers,
+                    local_path, run_synth_script, run_tool, tool, tool_available)
+
+# Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
+GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
+
+
+@dataclass
+class FmaxResult:
+    """Fmax over nextpnr seeds, or why there is none (``reason``)."""
+
+    seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
+    reason: str = ""
+    note: str = ""
+    floorplan: str = ""  # what the seeds' netlist fixes (hdl/floorplan.py), "" when nothing
+    unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
+
+    @property
+    def placed(self) -> bool:
+        return bool(self.seeds) and not self.reason
+
+    @property
+    def values(self) -> list[float]:
+        return [s["fmax_mhz"] for s in self.seeds if s["fmax_mhz"] is not None]
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.placed and self.values else None
+
+    def to_json(self) -> dict:
+        v = self.values if self.placed else []
+        return {"placed": self.placed, "median_mhz": self.median, "min_mhz": min(v) if v else None,
+                "max_mhz": max(v) if v else None, "seeds": self.seeds,
+                "target_mhz": sorted({s["target_mhz"] for s in self.seeds}) if self.seeds else [],
+                "reason": self.reason, "note": self.note, "floorplan": self.floorplan,
+                "unconstrained": self.unconstrained}
+
+
+def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
+    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP and block-RAM registers
+    absorbed)."""
+    netlist = workdir / f"{name}_{family}_pnr.json"
+    run_synth_script(f"read_verilog {local_path(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
+                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
+                      f"yosys {family} (harness)")
+    if family == "ecp5":
+        absorb_ecp5_registers(netlist)
+    return netlist
+
+
+def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
+                    timeout: float, placed: Path | None = None) -> float | None:
+    """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds. Its
+    report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax); the
+    placed and routed netlist goes to ``placed`` when given."""
+    spec = FAMILY_SPECS[family]
+    assert spec.pnr is not None
+    tag = pnr_tag(name, family, seed, target_mhz)
+    report = pnr_report(workdir, tag)
+    extra = []
+    if family == "gowin":
+        cst = workdir / "harness_gowin.cst"
+        cst.write_text(GOWIN_CST)
+        extra = ["--vopt", f"cst={cst.name}"]
+    if placed is not None:
+        extra += ["--write", placed.name]
+    run_tool([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
+          "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
+         workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
+    return parse_fmax(report)
+
+
+def _pnr_failure(exc: WinohdlError, timeout: float, where: str) -> str:
+    """Why a place-and-route run gave no result (``where``: which run)."""
+    if isinstance(exc, ToolTimeout):
+        return f"place and route ran past the {timeout:g} s limit (--pnr-timeout) {where}"
+    return f"nextpnr failed: {exc}"
+
+
+def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: float, timeout: float,
+                  res: FmaxResult) -> Path:
+    """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
+    unconstrained run (seed 1, recorded in ``res.unconstrained``), then the netlist with those cells
+    fixed on its sites (:mod:`hdl.floorplan`); otherwise ``netlist`` itself."""
+    if not FAMILY_SPECS[family].floorplan:
+        return netlist
+    data = json.loads(netlist.read_text())
+    if not operand_clusters(top_cells(data)):
+        return netlist
+    free = f"{name}_unconstrained"
+    placed = workdir / f"{free}_{family}_placed.json"
+    t0 = time.perf_counter()
+    f = place_and_route(netlist, family, workdir, free, 1, target, timeout, placed=placed)
+    res.unconstrained = {"seed": 1, "target_mhz": target, "fmax_mhz": None if f is None else round(f, 2),
+                         "seconds": round(time.perf_counter() - t0, 1)}
+    out = workdir / f"{name}_{family}_floorplanned.json"
+    res.floorplan = write_floorplanned(data, placed, out).describe()
+    res.note = "; ".join(filter(None, [res.note, f"{res.floorplan} (seed 1, {res.unconstrained['fmax_mhz']} MHz)"]))
+    return out
+
+
+def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, seeds: int = DEFAULT_SEEDS,
+                 timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None) -> FmaxResult:
+    """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
+    designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
+    so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
+    RAMs are first placed once unconstrained and then floorplanned (:mod:`hdl.floorplan`): the seeds
+    run on the floorplanned netlist. A run past ``timeout`` seconds or a failing nextpnr gives a
+    result that says "not placed" and why."""
+    spec = FAMILY_SPECS[family]
+    res = FmaxResult(note=spec.fmax_note)
+    if spec.pnr is None:
+        res.reason = spec.no_pnr
+        return res
+    if not tool_available(spec.pnr[0]):
+        res.reason = f"{spec.pnr[0]} is not installed (pip install {spec.pnr[0]})"
+        return res
+    try:
+        netlist = synthesise_for_pnr(harness_verilog, family, workdir, name)
+    except WinohdlError as exc:
+        res.reason = f"harness synthesis failed: {exc}"
+        return res
+    target = target_mhz or spec.target_mhz
+    try:
+        netlist = _floorplanned(netlist, family, workdir, name, target, timeout, res)
+    except WinohdlError as exc:
+        res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
+        return res
+    for seed in range(1, seeds + 1):
+        t = target
+        for attempt in range(3):
+            t0 = time.perf_counter()
+            if on_run:
+                on_run(seed, t)
+            try:
+                f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
+            except WinohdlError as exc:
+                res.reason = _pnr_failure(exc, timeout, f"at seed {seed}")
+                return res
+            run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
+                   "seconds": round(time.perf_counter() - t0, 1)}
+            cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
+            if cp is not None:
+                run["critical_path"] = cp.to_json()
+            if f is None:
+                res.reason = "nextpnr found no register-to-register path to time (no Fmax in its report)"
+                res.seeds.append(run)
+                return res
+            if f < t or attempt == 2:
+                res.seeds.append(run)
+                break
+            t = round(t * 1.5)
+    return res
