@@ -29,6 +29,7 @@ from amaranth.back import verilog  # noqa: E402
 
 from hdl.engine.design import engine_datapath, generate_engine, open_engine_design, write_engine_folder  # noqa: E402
 from hdl.engine.engine import LayerEngine  # noqa: E402
+from hdl.engine.plan import plan_engine  # noqa: E402
 from hdl.engine.harness import EngineHarness  # noqa: E402
 from hdl.engine.options import EngineOptions  # noqa: E402
 from hdl.pnr import measure_fmax  # noqa: E402
@@ -105,7 +106,7 @@ def main(argv=None) -> int:
             r.update({"sim_passed": s.passed, "sim_cycles": s.cycles, "sim_periods": s.periods,
                       "model_cycles_3": s.model_cycles, "model_periods": s.model_periods})
         if a.fmax:
-            f = fmax(LayerEngine(opts, dp, kind), work / f"pnr_{kind}", f"harness_{kind}", a.seeds, a.pnr_timeout,
+            f = fmax(LayerEngine(plan_engine(opts, dp, kind)), work / f"pnr_{kind}", f"harness_{kind}", a.seeds, a.pnr_timeout,
                      a.target)
             r["fmax_report"] = f
             r["fmax_seeds"] = [s["fmax_mhz"] for s in f["seeds"]]

@@ -301,6 +301,16 @@ class MultiplierArray(wiring.Component):
         return m
 
 
+def division_latency(divisions: list, per_stage: int | None, rounds: bool) -> int:
+    """Registers of an :class:`ExactDivision` (pipelined: the inverse multiplications' cuts, a register
+    after them when any is needed and, when the result is rounded, one after the rounding)."""
+    if per_stage is None:
+        return 0
+    nontrivial = [d for d in divisions if not d.trivial_odd]
+    inverse = max((graph_latency(d.graph, per_stage) for d in nontrivial), default=0)
+    return inverse + bool(nontrivial) + rounds
+
+
 class ExactDivision(wiring.Component):
     """Exact division of each output by its constant ``D[o] = odd << shift``.
 
@@ -335,7 +345,7 @@ class ExactDivision(wiring.Component):
         self._inverse_latency = max((graph_latency(d.graph, per_stage) for d in nontrivial), default=0)
         self._inverse_register = per_stage is not None and bool(nontrivial)
         self._round_register = per_stage is not None and options.output_width is not None
-        self.latency = self._inverse_latency + self._inverse_register + self._round_register
+        self.latency = division_latency(divisions, per_stage, options.output_width is not None)
         super().__init__({"x": In(words([r.width for r in in_ranges])),
                           "y": Out(words([out_width] * len(divisions)))})
 

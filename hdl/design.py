@@ -68,17 +68,21 @@ class Port:
         return {"name": self.name, "direction": self.direction.value, "elements": self.elements, "width": self.width}
 
 
-def ports_of(component: wiring.Component, clocked: bool) -> tuple[Port, ...]:
-    """The Verilog ports of a component: ``clk`` and ``rst`` when clocked, then its signature's members."""
-    component._MustUse__silence = True  # built for its signature only: no "never used" warning
+def ports_of(signature: wiring.Signature, clocked: bool) -> tuple[Port, ...]:
+    """The Verilog ports of a component with ``signature``: ``clk`` and ``rst`` when clocked, then each
+    member (a bundle flattened as ``<bundle>__<member>``, its flows as the top level sees them; an
+    array as its element count and width)."""
     ports = [Port("clk", Direction.IN, 1, 1), Port("rst", Direction.IN, 1, 1)] if clocked else []
-    for name, member in component.signature.members.items():
+    for path, member in signature.members.flatten():
+        if member.is_signature:
+            continue
         shape = member.shape
         if isinstance(shape, data.ArrayLayout):
             elements, width = shape.length, Shape.cast(shape.elem_shape).width
         else:
             elements, width = 1, Shape.cast(shape).width
-        ports.append(Port(name, Direction.IN if member.flow is wiring.In else Direction.OUT, elements, width))
+        direction = Direction.IN if member.flow is wiring.In else Direction.OUT
+        ports.append(Port("__".join(map(str, path)), direction, elements, width))
     return tuple(ports)
 
 
@@ -244,8 +248,8 @@ def derive_design(dp: Datapath, name: str | None = None) -> Design:
     return Design(
         name=name or g.name, geometry=g, options=options, card_hash=card.content_hash(),
         card_method=card.provenance.get("method") if isinstance(card.provenance.get("method"), str) else None,
-        winograd=Core(top, f"{top}.v", ports_of(tile, options.pipelined), tile.latency, dp.rank),
-        direct=Core(direct_top, f"{direct_top}.v", ports_of(direct, options.pipelined), direct.latency,
+        winograd=Core(top, f"{top}.v", ports_of(tile.signature, options.pipelined), tile.latency, dp.rank),
+        direct=Core(direct_top, f"{direct_top}.v", ports_of(direct.signature, options.pipelined), direct.latency,
                     direct.multipliers),
         rank=dp.rank, lower_bound=g.lower_bound(), adders=Adders(**dp.adders), depth=TransformAdders(**dp.depths),
         multiplier_widths=MultiplierWidths(tuple(dp.v_widths), tuple(dp.u_widths), tuple(dp.m_widths)),

@@ -47,8 +47,9 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
 
     Returns (output beats per layer [{data, keep, last}], cycles per layer from its first
     feature-map beat to its last output beat, inclusive)."""
-    o = engine.opts
-    model = EngineModel(o, engine.dp, engine.kind)
+    plan = engine.plan
+    o = plan.opts
+    model = EngineModel(o, plan.dp, plan.kind)
     n_out = o.n_tiles * o.kernel_groups
     w_stream, f_stream = [], []
     for i, (x, w) in enumerate(layers):
@@ -60,7 +61,7 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
     rng = random.Random(seed)
     sim = Simulator(engine)
     sim.add_clock(1e-8)
-    yw, n_y = engine.y_width, o.geometry.n_y
+    yw, n_y = plan.y_width, o.geometry.n_y
 
     async def bench(ctx):
         wi = fi = 0
@@ -77,7 +78,7 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
                 and rng.random() >= gaps
             ctx.set(engine.s_axis_w.tvalid, int(wv))
             if wv:
-                ctx.set(engine.s_axis_w.tdata, pack(w_stream[wi][1], engine.w_width))
+                ctx.set(engine.s_axis_w.tdata, pack(w_stream[wi][1], plan.w_width))
             ctx.set(engine.s_axis_fm.tvalid, int(fv))
             if fv:
                 ctx.set(engine.s_axis_fm.tdata, pack(f_stream[fi][1], o.data_width))

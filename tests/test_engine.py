@@ -11,6 +11,7 @@ import pytest
 from hdl.engine.design import (EngineDesignError, derive_engine, generate_engine, open_engine_design,
                                write_engine_folder)
 from hdl.engine.engine import LayerEngine
+from hdl.engine.plan import plan_engine
 from hdl.engine.model import EngineModel, decode_output, ideal_cycles, torch_reference
 from hdl.engine.options import EngineOptions
 from hdl.engine.perf import Timing, performance, schedule, tile_ready_offsets
@@ -62,7 +63,8 @@ def test_engine_streams_bit_exact(case, kind):
     """Three layers (load, same kernels, reload) with random gaps and back-pressure."""
     o = options(case)
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, kind)
+    plan = plan_engine(o, dp, kind)
+    eng = LayerEngine(plan)
     rng = np.random.default_rng(5)
     layers = [random_layer(o, rng), (random_layer(o, rng)[0], None), random_layer(o, rng)]
     got, _ = amaranth_run(eng, layers, seed=2, gaps=0.3, backpressure=0.3)
@@ -79,7 +81,8 @@ def test_engine_streams_bit_exact(case, kind):
 def test_engine_options_stream_bit_exact(case, kw):
     o = options(case, **kw)
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, "winograd")
+    plan = plan_engine(o, dp, "winograd")
+    eng = LayerEngine(plan)
     rng = np.random.default_rng(7)
     layers = [random_layer(o, rng), random_layer(o, rng, "min")]
     got, cycles = amaranth_run(eng, layers, seed=4, gaps=0.2, backpressure=0.2)
@@ -104,8 +107,9 @@ def test_serial_output_transform_streams_bit_exact(case):
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, output_transform="serial")
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, "winograd")
-    assert eng.output_transform.value == "serial" and len(eng.passes) == o.geometry.axes
+    plan = plan_engine(o, dp, "winograd")
+    eng = LayerEngine(plan)
+    assert plan.output_transform.value == "serial" and len(plan.passes) == o.geometry.axes
     rng = np.random.default_rng(1)
     layers = [random_layer(o, rng), random_layer(o, rng, "min"), random_layer(o, rng, "max")]
     got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
@@ -114,7 +118,7 @@ def test_serial_output_transform_streams_bit_exact(case):
         assert beats == model.output_beats(x, w)
         assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
     _, cycles = amaranth_run(eng, layers[:2])
-    sched = schedule(o, eng.timing, 2, (True, True))
+    sched = schedule(o, plan.timing, 2, (True, True))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
 
 
@@ -124,14 +128,14 @@ def test_output_transform_choice():
     g = Geometry.parse("4x4", "3x3")
     fits = EngineOptions(g, 10, 1, (8, 8), (1, 1))
     short = EngineOptions(g, 9, 1, (8, 8), (1, 1))
-    assert LayerEngine(fits, datapath(g, fits), "winograd").output_transform.value == "serial"
-    assert LayerEngine(short, datapath(g, short), "winograd").output_transform.value == "parallel"
+    assert plan_engine(fits, datapath(g, fits), "winograd").output_transform.value == "serial"
+    assert plan_engine(short, datapath(g, short), "winograd").output_transform.value == "parallel"
     forced = EngineOptions(g, 10, 1, (8, 8), (1, 1), output_transform="parallel")
-    assert LayerEngine(forced, datapath(g, forced), "winograd").passes is None
+    assert plan_engine(forced, datapath(g, forced), "winograd").passes is None
     bad = EngineOptions(g, 9, 1, (8, 8), (1, 1), output_transform="serial")
     with pytest.raises(WinohdlError, match="6\\+4 fibres, more than --in-channels / --parallel-in = 9"):
-        LayerEngine(bad, datapath(g, bad), "winograd")
-    assert LayerEngine(fits, None, "direct").output_transform.value == "parallel"
+        plan_engine(bad, datapath(g, bad), "winograd")
+    assert plan_engine(fits, None, "direct").output_transform.value == "parallel"
 
 
 # (geometry, feature map, padding, C, K, PK, PC, pipeline): K / PK cycles per input tile fit the
@@ -164,17 +168,18 @@ def test_serial_input_transform_streams_bit_exact(case):
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, "winograd")
-    assert eng.input_transform.value == "serial" and eng.timing.lag
+    plan = plan_engine(o, dp, "winograd")
+    eng = LayerEngine(plan)
+    assert plan.input_transform.value == "serial" and plan.timing.lag
     # F(4x4) at C = K = 16: both transforms share their unit (elsewhere the B^T's windows do not fit)
-    assert eng.input_unit_shared == (o.C == o.K == 16)
-    assert eng.output_unit_shared or o.C != 16
+    assert plan.input_unit_shared == (o.C == o.K == 16)
+    assert plan.output_unit_shared or o.C != 16
     rng = np.random.default_rng(1)
     layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
     got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
     assert_frames_exact(o, dp, layers, got)
     _, cycles = amaranth_run(eng, layers[:2])
-    sched = schedule(o, eng.timing, 2, (True, True))
+    sched = schedule(o, plan.timing, 2, (True, True))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
     # the drain: one pass of C / PC x K / PK issues more than the reads per frame
     assert all(s["last_issue"] - s["walked"] == o.channel_groups * o.kernel_groups for s in sched)
@@ -190,13 +195,14 @@ def test_serial_input_frames_back_to_back(case, merged):
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, "winograd")
+    plan = plan_engine(o, dp, "winograd")
+    eng = LayerEngine(plan)
     rng = np.random.default_rng(4)
     layers = [random_layer(o, rng) for _ in range(5)]
     layers = [(x, w if f in (0, 3) else None) for f, (x, w) in enumerate(layers)]
     got, cycles = amaranth_run(eng, layers)
     assert_frames_exact(o, dp, layers, got)
-    sched = schedule(o, eng.timing, 5, (True, False, False, True, False))
+    sched = schedule(o, plan.timing, 5, (True, False, False, True, False))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
     passes = len(tile_ready_offsets(o)) * o.channel_groups * o.kernel_groups
     assert tuple(s["walked"] - passes == p["walked"] for p, s in zip(sched, sched[1:])) == merged
@@ -209,20 +215,20 @@ def test_input_transform_choice():
     fits = EngineOptions(g, 16, 16, (8, 8), (1, 1), pipeline="deep")
     few_out = EngineOptions(g, 16, 11, (8, 8), (1, 1), pipeline="deep")
     few_in = EngineOptions(g, 10, 12, (8, 8), (1, 1), pipeline="deep")
-    assert LayerEngine(fits, datapath(g, fits), "winograd").input_transform.value == "serial"
+    assert plan_engine(fits, datapath(g, fits), "winograd").input_transform.value == "serial"
     for o in (few_out, few_in):
-        assert LayerEngine(o, datapath(g, o), "winograd").input_transform.value == "parallel"
+        assert plan_engine(o, datapath(g, o), "winograd").input_transform.value == "parallel"
     forced = EngineOptions(g, 16, 16, (8, 8), (1, 1), input_transform="parallel")
-    assert LayerEngine(forced, datapath(g, forced), "winograd").input_passes is None
+    assert plan_engine(forced, datapath(g, forced), "winograd").input_passes is None
     bad = EngineOptions(g, 10, 12, (8, 8), (1, 1), pipeline="deep", input_transform="serial")
     with pytest.raises(WinohdlError, match="passes read 6\\+6 fibres per input tile and its result takes 25 "
                                            "cycles, more than --out-channels / --parallel-out = 12"):
-        LayerEngine(bad, datapath(g, bad), "winograd")
+        plan_engine(bad, datapath(g, bad), "winograd")
     g1 = Geometry.parse("4", "3")
     one_d = EngineOptions(g1, 16, 32, (20,), (1,), input_transform="serial")
     with pytest.raises(WinohdlError, match="a 1D card has no rows to share"):
-        LayerEngine(one_d, datapath(g1, one_d), "winograd")
-    assert LayerEngine(fits, None, "direct").input_transform.value == "parallel"
+        plan_engine(one_d, datapath(g1, one_d), "winograd")
+    assert plan_engine(fits, None, "direct").input_transform.value == "parallel"
 
 
 def test_serial_input_transform_banks_and_their_depth_limit(monkeypatch):
@@ -236,10 +242,10 @@ def test_serial_input_transform_banks_and_their_depth_limit(monkeypatch):
     design = derive_engine(datapath(g, o), o)
     assert (design.banks, design.bank_depth) == (4, 8192)
     monkeypatch.setenv("WINOHDL_MAX_ENGINE_MEMORY_DEPTH", "4096")
-    assert LayerEngine(o, datapath(g, o), "winograd").input_transform.value == "parallel"
+    assert plan_engine(o, datapath(g, o), "winograd").input_transform.value == "parallel"
     forced = EngineOptions(g, 16, 16, (32, 32), (1, 1), pipeline="deep", input_transform="serial")
     with pytest.raises(LimitError, match="serial input transform is 8192 words, above the limit of 4096"):
-        LayerEngine(forced, datapath(g, forced), "winograd")
+        plan_engine(forced, datapath(g, forced), "winograd")
 
 
 @pytest.mark.parametrize("kind", ["winograd", "direct"])
@@ -248,8 +254,9 @@ def test_wide_words_split_multipliers_stream_bit_exact(kind):
     plan, extreme values, and the performance model cycle for cycle."""
     o = options(LAYERS[0], data_width=20, kernel_width=16)
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, kind)
-    assert eng.split_levels > 0
+    plan = plan_engine(o, dp, kind)
+    eng = LayerEngine(plan)
+    assert plan.split_levels > 0
     rng = np.random.default_rng(9)
     layers = [random_layer(o, rng, "min"), random_layer(o, rng, "max"), random_layer(o, rng)]
     got, cycles = amaranth_run(eng, layers)
@@ -257,7 +264,7 @@ def test_wide_words_split_multipliers_stream_bit_exact(kind):
     for (x, w), beats in zip(layers, got):
         assert beats == model.output_beats(x, w)
         assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
-    sched = schedule(o, eng.timing, 3, (True, True, True))
+    sched = schedule(o, plan.timing, 3, (True, True, True))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
 
 
@@ -273,12 +280,13 @@ def test_performance_model_matches_simulation(case, kind):
     """Cycle for cycle: a load, two frames back to back, a reload, one more frame."""
     o = options(case)
     dp = datapath(o.geometry, o)
-    eng = LayerEngine(o, dp, kind)
+    plan = plan_engine(o, dp, kind)
+    eng = LayerEngine(plan)
     rng = np.random.default_rng(1)
     x, w = random_layer(o, rng)
     layers = [(x, w), (x, None), (x, None), (x, w), (x, None)]
     _, cycles = amaranth_run(eng, layers)
-    sched = schedule(o, eng.timing, 5, (True, False, False, True, False))
+    sched = schedule(o, plan.timing, 5, (True, False, False, True, False))
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
 
 
@@ -361,7 +369,8 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
 
     from hdl.synth import synthesise
     o = EngineOptions(Geometry.parse("2", "3", "1", "1"), 16, 16, (64,), (1,), 1, 1)
-    eng = LayerEngine(o, datapath(o.geometry, o) if kind == "winograd" else None, kind)
+    plan = plan_engine(o, datapath(o.geometry, o) if kind == "winograd" else None, kind)
+    eng = LayerEngine(plan)
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
     synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
     mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
@@ -373,11 +382,11 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
         return [driver.get(c["connections"]["DI"][0]) for c in mod["cells"].values()
                 if c["type"] == "TRELLIS_FF" and set(c["connections"]["Q"]) & bits]
 
-    acc = drivers(tuple(f"acc_sum0_{i}" for i in range(len(eng.accumulator_widths))))
-    assert len(acc) == sum(eng.accumulator_widths) and set(acc) == {"CCU2C"}
+    acc = drivers(tuple(f"acc_sum0_{i}" for i in range(len(plan.accumulator_widths))))
+    assert len(acc) == sum(plan.accumulator_widths) and set(acc) == {"CCU2C"}
     fm = read_registers(mod, tuple(f"d0_{j}_ram" for j in range(o.geometry.n_d)))
     weights = read_registers(mod, ("w_q0_0",))
-    assert len(fm) == o.geometry.n_d * o.data_width and len(weights) >= eng.n_store  # (unused high bits trimmed)
+    assert len(fm) == o.geometry.n_d * o.data_width and len(weights) >= plan.n_store  # (unused high bits trimmed)
     assert set(fm) == set(weights) == {"OUTREG"}
     # the weight memories' every input but the clocks comes straight from a register or is a
     # constant: the write (address, data, enable) too, not the stream's handshake logic
@@ -405,8 +414,9 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
 
     from hdl.synth import synthesise
     o = EngineOptions(Geometry.parse("2x2", "3x3"), 16, 8, (8, 8), (1, 1), input_transform="serial")
-    eng = LayerEngine(o, datapath(o.geometry, o), "winograd")
-    assert eng.staggered and eng.fibres == 4
+    plan = plan_engine(o, datapath(o.geometry, o), "winograd")
+    eng = LayerEngine(plan)
+    assert plan.staggered and plan.fibres == 4
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
     synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
     mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
@@ -421,15 +431,15 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
         return driver[bit]["type"] if bit in driver else None
 
     reads = read_registers(mod, ("v_q0",))
-    assert len(reads) == sum(eng.dp.v_widths) and set(reads) == {"OUTREG"}
+    assert len(reads) == sum(plan.dp.v_widths) and set(reads) == {"OUTREG"}
     totals = registers("acc_done0_")
-    assert len(totals) == sum(eng.accumulator_widths)
+    assert len(totals) == sum(plan.accumulator_widths)
     assert {kind(c["connections"]["DI"][0]) for c in totals} == {"CCU2C"}
     assert {c["parameters"]["SRMODE"] for c in totals} == {"LSR_OVER_CE"}
     assert all(isinstance(c["connections"]["LSR"][0], int) for c in totals)     # driven, not a constant
     # the first pass's input registers: its own, or the unit it shares with the second pass,
     # whose fibre register is zero outside its window by a synchronous reset
-    assert eng.output_unit_shared
+    assert plan.output_unit_shared
     early = registers("at0.pass1_x")
     assert early and {c["parameters"]["SRMODE"] for c in early} == {"LSR_OVER_CE"}
     assert all(isinstance(c["connections"]["LSR"][0], int) for c in early)
@@ -443,8 +453,8 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
         todo += [driver[bit]["connections"][p][0] for p in "ABCD"]
     # the unit's input words: at the widest of the accumulators (first pass) and the first pass's
     # results (second pass)
-    widths, per = eng.accumulator_widths, len(eng.accumulator_widths) // eng.fibres
-    second = pass_units(eng.passes, eng.accumulator_ranges, eng.arith.hw)[1][0]
-    assert len(fibre) == sum(max(second[j].width, *(widths[f * per + j] for f in range(eng.fibres)))
+    widths, per = plan.accumulator_widths, len(plan.accumulator_widths) // plan.fibres
+    second = pass_units(plan.passes, plan.accumulator_ranges, plan.arith.hw)[1][0]
+    assert len(fibre) == sum(max(second[j].width, *(widths[f * per + j] for f in range(plan.fibres)))
                              for j in range(per))
-    assert len(cone) <= or_luts(eng.fibres + 1) * len(fibre)      # five inputs: two LUT4 a bit
+    assert len(cone) <= or_luts(plan.fibres + 1) * len(fibre)      # five inputs: two LUT4 a bit

@@ -17,10 +17,20 @@ from amaranth.hdl import Module, Mux, Signal, signed
 
 from ..components import ConstantMatrixProduct, ExactDivision, word
 from ..options import HardwareOptions
+from .plan import EnginePlan
 from .serial import SerialOutputTransform
 
 
-def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, clear_next) -> dict:
+def division(plan: EnginePlan, divisions=None, in_ranges=None) -> ExactDivision:
+    """The exact division of every output (or of ``divisions``: the serial transform's lanes)."""
+    a, o = plan.arith, plan.options
+    divisions = divisions or a.divisions
+    in_ranges = in_ranges or a.hw(a.pre_ranges)[:len(divisions)]
+    return ExactDivision(divisions, in_ranges, a.y_width, HardwareOptions(o.data_width, o.kernel_width),
+                         plan.stages.per_stage)
+
+
+def accumulators(m: Module, engine: EnginePlan, reg, sums: dict, n_acc: int, valid, clear, clear_next) -> dict:
     """``n_acc`` accumulators per output lane pk, adding ``sums[pk, i]`` while ``valid`` and
     clearing with ``clear`` (the group's last sum, a register: ``clear_next`` is its input; fibre
     f's flags f cycles later when staggered). Returns ``{(pk, i): done}``: the total, registered.
@@ -78,20 +88,19 @@ def accumulators(m: Module, engine, reg, sums: dict, n_acc: int, valid, clear, c
     return done
 
 
-def output_words(m: Module, engine, reg, done: dict, clear, out_valid) -> tuple[dict, int]:
+def output_words(m: Module, engine: EnginePlan, reg, done: dict, clear, out_valid) -> tuple[dict, int]:
     """Winograd: A^T (serial or parallel) and the exact division of every lane's ``done`` totals
     (``clear``: the first fibre's last sum; ``out_valid``: one cycle later). Returns
     ``({(pk, o): output word}, cycles from out_valid to the words)``."""
-    o, a, tm = engine.opts, engine.arith, engine.plan
+    o, a, tm = engine.opts, engine.arith, engine.stages
     g, ps, n_acc = o.geometry, tm.per_stage, engine.dp.rank
-    hw = HardwareOptions(o.data_width, o.kernel_width)
     per = n_acc // engine.slices
     outs = {}
     for pk in range(o.PK):
         if engine.passes:
             if engine.lane_divisions:
                 widths = [a.y_width] * g.n_y
-                make_division = lambda rows: engine._division(ps, engine.lane_divisions, rows)  # noqa: E731
+                make_division = lambda rows: division(engine, engine.lane_divisions, rows)  # noqa: E731
             else:
                 widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
             m.submodules[f"at{pk}"] = at = SerialOutputTransform(
@@ -118,7 +127,7 @@ def output_words(m: Module, engine, reg, done: dict, clear, out_valid) -> tuple[
                 engine.dp.output_graph, a.acc_widths, a.hw(a.at_node_ranges), a.hw(a.pre_ranges), f"at{pk}", ps)
             for r in range(n_acc):
                 m.d.comb += word(at.x, r).eq(done[pk, r])
-        m.submodules[f"div{pk}"] = div = ExactDivision(a.divisions, a.hw(a.pre_ranges), a.y_width, hw, ps)
+        m.submodules[f"div{pk}"] = div = division(engine)
         for oi in range(g.n_y):
             m.d.comb += word(div.x, oi).eq(reg(word(at.y, oi), f"pre{pk}_{oi}"))
         for oi in range(g.n_y):

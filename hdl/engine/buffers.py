@@ -16,6 +16,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigne
 from amaranth.lib.memory import Memory
 
 from ..components import word
+from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
 from .serial import SerialOutputTransform
 from .walker import tile_inside
@@ -27,21 +28,6 @@ from .walker import tile_inside
 # Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
 # RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
 NO_COLLISIONS = {"no_rw_check": 1}
-
-# Feature-map block-RAM reads go through a register whose only load is a second register (the
-# zero-padding one): nextpnr places it beside the block RAM, so the route after the block RAM's
-# long clock-to-out is short. The weight reads are delayed to match.
-FM_READ_REGISTERS = 1
-
-# Serial B^T: cycles from a read slot's issue to its input tile in the zero-padding registers
-# (the slot and its coordinates registered, the address register, the block RAM, its read
-# registers, the padding register).
-READ_TO_TILE = 4 + FM_READ_REGISTERS
-
-# Serial B^T: its results are registered once more before the block RAMs of transformed tiles (one
-# per accumulator fibre, spread over the die): the route from the transform's last adder into its
-# result registers and on to those block RAMs was 4.7 ns (a layer's critical path, 6.3 ns)
-TILE_WRITE_REGISTERS = 1
 
 
 def registers(m: Module):
@@ -359,7 +345,7 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     half = Signal(name="bt_half")
     with m.If(wk.advance):
         m.d.sync += half.eq(~half)
-    start = reg(wk.read_slot, "bt_start", READ_TO_TILE, reset_less=False)
+    start = reg(wk.read_slot, "bt_start", READ_TO_TILE.cycles, reset_less=False)
     # staggered accumulators: fibre f of the tile reads its own memory f cycles after fibre 0
     v_addrs = [reg(Cat(wk.cg, ~half), "v_addr")]
     for f in range(1, engine.slices):
@@ -369,12 +355,12 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     v = {}
     for pc in range(o.PC):
         m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
-            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.plan.per_stage, streamed=True,
+            engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.stages.per_stage, streamed=True,
             shared=engine.input_unit_shared)
         m.d.comb += bt.start.eq(start)
         for j in range(g.input[-1]):
             m.d.comb += word(bt.x, j).eq(raw[j, pc])
-        done = READ_TO_TILE + bt.latency + TILE_WRITE_REGISTERS
+        done = READ_TO_TILE.cycles + bt.latency + TILE_WRITE_REGISTERS
         waddr = reg(Cat(wk.read_cg, half), f"v_waddr{pc}", done)
         we = reg(wk.read_slot, f"v_we{pc}", done, reset_less=False)
         for f, raddr in enumerate(v_addrs):

@@ -16,19 +16,18 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from amaranth.hdl import Shape
-from amaranth.lib import wiring
-
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import WinohdlError
 from winohdl.core.io import read_bytes_bounded, read_json
 
 from ..datapath import Datapath
-from ..design import CARD_FILE, DESIGN_FILE, TEXT_FILE, Direction, Port, write_design_folder
+from ..design import CARD_FILE, DESIGN_FILE, TEXT_FILE, Port, ports_of, write_design_folder
 from ..options import HardwareOptions
-from .engine import LayerEngine
+from ..verilog import to_verilog
+from .engine import LayerEngine, engine_signature
 from .options import EngineKind, EngineOptions
-from .perf import Performance, Timing, performance
+from .perf import Performance, Timing
+from .plan import EnginePlan, plan_engine
 
 FORMAT = "winohdl-engine/1"
 RECORD_ONLY = ("manifest", "generation_seconds")
@@ -36,24 +35,6 @@ RECORD_ONLY = ("manifest", "generation_seconds")
 
 class EngineDesignError(WinohdlError):
     """An engine folder that is missing, malformed, inconsistent or edited."""
-
-
-def engine_ports(component: wiring.Component) -> tuple[Port, ...]:
-    """Verilog ports (``clk``, ``rst``, then each signature member, bundles flattened as
-    ``<bundle>__<member>``) with their widths."""
-    component._MustUse__silence = True
-    ports = [Port("clk", Direction.IN, 1, 1), Port("rst", Direction.IN, 1, 1)]
-
-    def walk(sig, prefix, flipped):
-        for name, member in sig.members.items():
-            full = f"{prefix}__{name}" if prefix else name
-            is_in = (member.flow is wiring.In) != flipped
-            if member.is_signature:
-                walk(member.signature, full, is_in)
-            else:
-                ports.append(Port(full, Direction.IN if is_in else Direction.OUT, 1, Shape.cast(member.shape).width))
-    walk(component.signature, "", False)
-    return tuple(ports)
 
 
 ENGINE_PLACEMENTS = ("G-odd", "AT", "G")
@@ -89,8 +70,8 @@ class EngineCore:
     serial_fibres: tuple[int, ...] = ()  # serial: fibres per pass (cycles each pass reads)
     input_transform: str = "parallel"    # Winograd B^T as built: parallel or serial (once per tile and channel)
     input_fibres: tuple[int, ...] = ()   # serial B^T: fibres per pass
-    staggered: bool = False              # accumulator fibres finish one cycle apart (LayerEngine.staggered)
-    output_unit_shared: bool = False     # serial A^T: its passes share one 1D unit (LayerEngine.output_unit_shared)
+    staggered: bool = False              # accumulator fibres finish one cycle apart (EnginePlan.staggered)
+    output_unit_shared: bool = False     # serial A^T: its passes share one 1D unit (EnginePlan.output_unit_shared)
     input_unit_shared: bool = False      # serial B^T: its passes share one 1D unit
 
     @property
@@ -195,29 +176,31 @@ class EngineDesign:
         return "\n".join(lines)
 
 
-def _core(engine: LayerEngine, kind: EngineKind, top: str) -> EngineCore:
-    perf = performance(engine.opts, kind, engine.multipliers, engine.timing)
-    return EngineCore(kind.value, top, f"{top}.v", engine_ports(engine), engine.timing, engine.fifo_depth,
-                      engine.multipliers,
-                      engine.n_w, engine.w_width, engine.y_width, tuple(engine.accumulator_widths), perf,
-                      engine.output_transform.value, tuple(p.fibres for p in engine.passes or ()),
-                      engine.input_transform.value, tuple(p.fibres for p in engine.input_passes or ()),
-                      engine.staggered, engine.output_unit_shared, engine.input_unit_shared)
+def _core(plan: EnginePlan, top: str) -> EngineCore:
+    return EngineCore(plan.kind.value, top, f"{top}.v", ports_of(engine_signature(plan), clocked=True), plan.timing,
+                      plan.fifo_depth, plan.multipliers, plan.n_w, plan.w_width, plan.y_width,
+                      tuple(plan.accumulator_widths), plan.performance, plan.output_transform.value,
+                      tuple(p.fibres for p in plan.passes or ()), plan.input_transform.value,
+                      tuple(p.fibres for p in plan.input_passes or ()), plan.staggered, plan.output_unit_shared,
+                      plan.input_unit_shared)
 
 
-def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None) -> EngineDesign:
-    name = name or opts.name
-    wino = LayerEngine(opts, dp, EngineKind.WINOGRAD)
-    direct = LayerEngine(opts, dp, EngineKind.DIRECT)
+def plan_engines(dp: Datapath, opts: EngineOptions) -> tuple[EnginePlan, EnginePlan]:
+    """The Winograd and the direct engine's plans (limits checked: nothing is elaborated)."""
+    return plan_engine(opts, dp, EngineKind.WINOGRAD), plan_engine(opts, dp, EngineKind.DIRECT)
+
+
+def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None,
+                  plans: tuple[EnginePlan, EnginePlan] | None = None) -> EngineDesign:
+    """The engine design from the card's datapath and the options alone (no hardware is built)."""
+    wino, direct = plans or plan_engines(dp, opts)
     return EngineDesign(
-        name=name, options=opts, card_hash=dp.card.content_hash(),
-        winograd=_core(wino, EngineKind.WINOGRAD, "wino_engine"),
-        direct=_core(direct, EngineKind.DIRECT, "direct_engine"), rank=dp.rank,
+        name=name or opts.name, options=opts, card_hash=dp.card.content_hash(),
+        winograd=_core(wino, "wino_engine"), direct=_core(direct, "direct_engine"), rank=dp.rank,
         output_size=opts.output_size, tiles=opts.tiles,
         host_kernel_transform=tuple(tuple(r) for r in dp.scaled.G), divisors=tuple(dp.scaled.divisor),
         # the Winograd engine's banks (with the serial B^T: along the last axis only)
-        bank_depth=opts.fibre_bank_depth if wino.input_passes else opts.bank_depth,
-        banks=len(opts.fibre_banks if wino.input_passes else opts.banks), weight_depth=opts.weight_depth)
+        bank_depth=wino.memories[0].depth, banks=wino.memories[0].count // opts.PC, weight_depth=opts.weight_depth)
 
 
 def sha256(text) -> str:
@@ -231,14 +214,14 @@ class GeneratedEngine:
 
 
 def generate_engine(card: AlgorithmCard, opts: EngineOptions, name: str | None = None) -> GeneratedEngine:
-    """Derive the engine design and every file of its folder (both engines' Verilog, card, summary)."""
-    from amaranth.back import verilog
+    """Derive the engine design and every file of its folder (both engines' Verilog, card, summary).
+    The limits are checked on the plans before anything is elaborated."""
     t0 = time.perf_counter()
     dp = engine_datapath(card, opts)
-    design = derive_engine(dp, opts, name)
-    files = {}
-    for kind, core in ((EngineKind.WINOGRAD, design.winograd), (EngineKind.DIRECT, design.direct)):
-        files[core.verilog] = verilog.convert(LayerEngine(opts, dp, kind), name=core.top, emit_src=False)
+    plans = plan_engines(dp, opts)
+    design = derive_engine(dp, opts, name, plans)
+    files = {core.verilog: to_verilog(LayerEngine(plan), core.top)
+             for plan, core in zip(plans, (design.winograd, design.direct))}
     files[CARD_FILE] = json.dumps(card.to_json(), indent=1) + "\n"
     design = replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
     files[TEXT_FILE] = design.text() + "\n"

@@ -33,6 +33,7 @@ MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-ma
 CHANNELS = Limit("engine_channels", 4096, "channels")              # C and K
 FEATURE_MAP = Limit("engine_feature_map", 4096, "per axis")        # feature map size per axis
 MULTIPLIERS = Limit("engine_multipliers", 4096, "multipliers")     # R x PK x PC (or |y||g| x PK x PC)
+MEMORY_BITS = Limit("engine_memory_bits", 32 << 20, "bits")       # every memory of one engine (the plan's)
 
 
 class EngineKind(enum.Enum):

@@ -45,49 +45,6 @@ def tile_ready_offsets(opts: EngineOptions) -> list[int]:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """Cycle offsets of one engine's pipeline, relative to the walker's issue of a group's last
-    input-channel group (cycle 0).
-
-    Attributes
-    ----------
-    per_stage : int
-        Adder levels between registers inside the adder graphs.
-    weight_delay : int
-        Cycles from a weight beat's handshake to its write into the weight memory.
-    weight_read_delay : int
-        Registers added to the weight memory's read address (aligns u with B^T's output; the
-        Winograd engine's read data is registered twice).
-    accumulate : int
-        The cycle the accumulators add the group's last sum (the first fibre's, when staggered).
-    write : int
-        The cycle the group's result is written into the output FIFO.
-    stagger : int
-        Cycles the last fibre of accumulators lags the first (0: all add in the same cycle; see
-        :attr:`hdl.engine.engine.LayerEngine.staggered`).
-    latency : int
-        The cycle its output beat is on ``m_axis_y`` (``write + 2``: the FIFO and the output register).
-    weight_drain : int
-        Cycles after the walker's last issue during which a weight memory may still be read.
-    """
-
-    per_stage: int
-    weight_delay: int
-    weight_read_delay: int
-    accumulate: int
-    write: int
-    stagger: int = 0
-
-    @property
-    def latency(self) -> int:
-        return self.write + 2
-
-    @property
-    def weight_drain(self) -> int:
-        return max(1, self.weight_read_delay) + self.stagger
-
-
-@dataclass(frozen=True)
 class Timing:
     """The cycle constants of one engine that the schedule needs.
 

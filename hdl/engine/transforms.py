@@ -9,7 +9,7 @@ from __future__ import annotations
 from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
-from .buffers import READ_TO_TILE, TILE_WRITE_REGISTERS
+from .latency import READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import MEMORY_DEPTH, EngineOptions, InputTransform, OutputTransform
 from .serial import Pass, plan_passes, serial_fits, serial_latency, signed_kronecker_factors, transpose
 
@@ -45,7 +45,7 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
     need = None
     if passes is not None:
         # the last group's transformed tile is written before the next pass reads it
-        need = READ_TO_TILE + serial_latency(passes, o.per_stage) + TILE_WRITE_REGISTERS + 1
+        need = READ_TO_TILE.cycles + serial_latency(passes, o.per_stage) + TILE_WRITE_REGISTERS + 1
         fits = serial_fits(passes, o.kernel_groups) and o.kernel_groups + o.channel_groups >= need
         if fits and o.fibre_bank_depth <= MEMORY_DEPTH.value:
             return passes

@@ -3,7 +3,7 @@
 Tiles go in raster order, then output-channel groups, then input-channel groups (innermost). A
 tile may issue once the writer has stored its input: readiness is pipelined so that no comparator
 sits between the writer's counters and the issue (see :func:`walk`); the performance model's
-``Timing.issue_delay`` is :data:`ISSUE_DELAY`. Also here: whether a tile's input position is padding
+``Timing.issue_delay`` is :data:`hdl.engine.latency.ISSUE_DELAY`. Also here: whether a tile's input position is padding
 (outside the feature map) and the kept outputs of edge tiles, both from the tile index.
 """
 
@@ -15,11 +15,6 @@ from itertools import product
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 
 from .options import EngineOptions, bits_for
-
-ISSUE_DELAY = 2
-"""Cycles from a tile's last input beat to its first issue, beyond the next one (the readiness
-is two registers deep)."""
-
 
 @dataclass(frozen=True)
 class WriterState:

