@@ -34,6 +34,7 @@ from winohdl.core.io import read_bytes_bounded, read_json, write_folder_atomic, 
 from .cost import TransformAdders, cost_of
 from .datapath import Datapath
 from .options import HardwareOptions, KernelTransform
+from .verilog import to_verilog
 
 FORMAT = "winohdl-design/2"
 DESIGN_FILE = "design.json"
@@ -238,19 +239,18 @@ def _span(widths) -> str:
 
 def derive_design(dp: Datapath, name: str | None = None) -> Design:
     """The design of a datapath, from the card and options alone (no files)."""
-    from .tile import WinogradTile
-    from .direct import DirectConvolution
+    from .direct import DirectArithmetic
+    from .tile import tile_latency, tile_signature
     card, options, g = dp.card, dp.options, dp.geometry
-    direct = DirectConvolution(g, options)
-    tile = WinogradTile(dp)
+    direct = DirectArithmetic.of(g, options)
     top, direct_top = f"wino_{g.name}", f"direct_{g.name}"
     offline = options.kernel_transform is KernelTransform.OFFLINE
     return Design(
         name=name or g.name, geometry=g, options=options, card_hash=card.content_hash(),
         card_method=card.provenance.get("method") if isinstance(card.provenance.get("method"), str) else None,
-        winograd=Core(top, f"{top}.v", ports_of(tile.signature, options.pipelined), tile.latency, dp.rank),
-        direct=Core(direct_top, f"{direct_top}.v", ports_of(direct.signature, options.pipelined), direct.latency,
-                    direct.multipliers),
+        winograd=Core(top, f"{top}.v", ports_of(tile_signature(dp), options.pipelined), tile_latency(dp), dp.rank),
+        direct=Core(direct_top, f"{direct_top}.v", ports_of(direct.signature(), options.pipelined), direct.latency,
+                    len(direct.pairs)),
         rank=dp.rank, lower_bound=g.lower_bound(), adders=Adders(**dp.adders), depth=TransformAdders(**dp.depths),
         multiplier_widths=MultiplierWidths(tuple(dp.v_widths), tuple(dp.u_widths), tuple(dp.m_widths)),
         y_exact_width=dp.y_exact_width, divisors=tuple(dp.scaled.divisor),
@@ -260,14 +260,11 @@ def derive_design(dp: Datapath, name: str | None = None) -> Design:
 
 
 def verilog_files(dp: Datapath, design: Design) -> dict[str, str]:
-    """The Verilog of the tile and of the direct baseline (Amaranth's back end)."""
-    from amaranth.back import verilog
-
-    from .tile import WinogradTile
+    """The Verilog of the tile and of the direct baseline."""
     from .direct import DirectConvolution
-    return {design.winograd.verilog: verilog.convert(WinogradTile(dp), name=design.winograd.top, emit_src=False),
-            design.direct.verilog: verilog.convert(DirectConvolution(dp.geometry, dp.options),
-                                                   name=design.direct.top, emit_src=False)}
+    from .tile import WinogradTile
+    return {design.winograd.verilog: to_verilog(WinogradTile(dp), design.winograd.top),
+            design.direct.verilog: to_verilog(DirectConvolution(dp.geometry, dp.options), design.direct.top)}
 
 
 def fusesoc_core(design: Design) -> str:

@@ -11,18 +11,79 @@ value and y, like the Winograd tile's deep pipeline.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Module, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from winohdl.core.geometry import Geometry
 
-from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, delay, emit_graph,
-                         emit_product, graph_latency, split_levels, valid_chain, word)
+from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, delay, division_latency,
+                         emit_graph, emit_product, graph_latency, split_levels, valid_chain, word)
 from .datapath import Division
 from .options import STAGES_LATENCY, HardwareOptions, Pipeline
-from .shiftadd import build_graph
-from .widths import bilinear_range, linear_range, product_range, word_range
+from .shiftadd import ShiftAddGraph, build_graph
+from .widths import Range, bilinear_range, linear_range, product_range, word_range
+
+
+@dataclass(frozen=True)
+class DirectArithmetic:
+    """The direct tile's taps, adder tree, exact ranges, ports and latency (no hardware built)."""
+
+    geometry: Geometry
+    options: HardwareOptions
+    pairs: tuple
+    p_range: Range
+    graph: ShiftAddGraph
+    node_ranges: tuple
+    y_ranges: tuple
+    units: tuple
+
+    @classmethod
+    def of(cls, geometry: Geometry, options: HardwareOptions) -> "DirectArithmetic":
+        dr, gr = word_range(options.data_width), word_range(options.kernel_width)
+        pairs = tuple(tuple(t) for t in geometry.triples.tolist())
+        p = product_range(dr, gr)
+        graph = build_graph([[int(t[0] == o) for t in pairs] for o in range(geometry.n_y)], share=False)
+        T = geometry.tensor()
+        y_ranges = tuple(bilinear_range(T[o], dr, gr)[0] for o in range(geometry.n_y))
+        exact = max(r.width for r in y_ranges)
+        units = tuple(Division(0, 1, 1, exact, build_graph([[1]])) for _ in range(geometry.n_y))
+        return cls(geometry, options, pairs, p, graph,
+                   tuple(linear_range(f, [p] * len(pairs)) for f in graph.forms()), y_ranges, units)
+
+    @property
+    def y_exact_width(self) -> int:
+        return max(r.width for r in self.y_ranges)
+
+    @property
+    def y_width(self) -> int:
+        return self.options.output_width or self.y_exact_width
+
+    @property
+    def split_levels(self) -> int:
+        o = self.options
+        return split_levels(o.data_width, o.kernel_width) if o.pipeline is Pipeline.DEEP else 0
+
+    @property
+    def latency(self) -> int:
+        o = self.options
+        if o.pipeline is not Pipeline.DEEP:
+            return STAGES_LATENCY if o.pipeline is Pipeline.STAGES else 0
+        n = o.adders_per_stage  # operands, products (and the sums of split ones), adder tree, sums, rounding, y
+        return (DEEP_OPERAND_REGISTERS + DEEP_PRODUCT_REGISTERS + self.split_levels + graph_latency(self.graph, n)
+                + 1 + division_latency(list(self.units), n, o.output_width is not None) + 1)
+
+    def signature(self) -> wiring.Signature:
+        o, g = self.options, self.geometry
+        members = {"d": In(data.ArrayLayout(signed(o.data_width), g.n_d)),
+                   "g": In(data.ArrayLayout(signed(o.kernel_width), g.n_g)),
+                   "y": Out(data.ArrayLayout(signed(self.y_width), g.n_y))}
+        if o.pipelined:
+            members["in_valid"] = In(1)
+            members["out_valid"] = Out(1)
+        return wiring.Signature(members)
 
 
 class DirectConvolution(wiring.Component):
@@ -45,38 +106,13 @@ class DirectConvolution(wiring.Component):
 
     def __init__(self, geometry: Geometry, options: HardwareOptions):
         self.geometry, self.options = geometry, options
-        dr, gr = word_range(options.data_width), word_range(options.kernel_width)
-        self._pairs = [(y, d, g) for y, d, g in geometry.triples.tolist()]
-        self._p_range = product_range(dr, gr)
-        self._graph = build_graph([[int(t[0] == o) for t in self._pairs] for o in range(geometry.n_y)], share=False)
-        self._node_ranges = [linear_range(f, [self._p_range] * len(self._pairs)) for f in self._graph.forms()]
-        T = geometry.tensor()
-        self._y_ranges = [bilinear_range(T[o], dr, gr)[0] for o in range(geometry.n_y)]
-        self.y_exact_width = max(r.width for r in self._y_ranges)
-        self.y_width = options.output_width or self.y_exact_width
-        members = {"d": In(data.ArrayLayout(signed(options.data_width), geometry.n_d)),
-                   "g": In(data.ArrayLayout(signed(options.kernel_width), geometry.n_g)),
-                   "y": Out(data.ArrayLayout(signed(self.y_width), geometry.n_y))}
-        if options.pipelined:
-            members["in_valid"] = In(1)
-            members["out_valid"] = Out(1)
-        super().__init__(members)
-        deep = options.pipeline is Pipeline.DEEP
-        n = options.adders_per_stage if deep else None
-        unit = [Division(0, 1, 1, self.y_exact_width, build_graph([[1]])) for _ in range(geometry.n_y)]
-        self._output = ExactDivision(unit, self._y_ranges, self.y_width, options, n)
-        self._output._MustUse__silence = True  # unused when the baseline is built for its signature only
-        self._split_levels = split_levels(options.data_width, options.kernel_width) if deep else 0
-        if deep:  # operands, products (and the sums of split ones), adder tree, sums, rounding, y
-            self.latency = (DEEP_OPERAND_REGISTERS + DEEP_PRODUCT_REGISTERS + self._split_levels
-                            + graph_latency(self._graph, n) + 1
-                            + self._output.latency + 1)
-        else:
-            self.latency = STAGES_LATENCY if options.pipeline is Pipeline.STAGES else 0
+        self._a = a = DirectArithmetic.of(geometry, options)
+        self.y_exact_width, self.y_width, self.latency = a.y_exact_width, a.y_width, a.latency
+        super().__init__(a.signature())
 
     @property
     def multipliers(self) -> int:
-        return len(self._pairs)
+        return len(self._a.pairs)
 
     def elaborate(self, platform):
         m = Module()
@@ -84,15 +120,16 @@ class DirectConvolution(wiring.Component):
         deep, stages = o.pipeline is Pipeline.DEEP, o.pipeline is Pipeline.STAGES
         n = o.adders_per_stage if deep else None
         operand = DEEP_OPERAND_REGISTERS if deep else int(stages)
+        a = self._a
         d = [delay(m, self.d[i], operand, f"d_q{i}") for i in range(self.geometry.n_d)]
         g = [delay(m, self.g[i], operand, f"g_q{i}") for i in range(self.geometry.n_g)]
         prods = []
-        for i, (_, di, gi) in enumerate(self._pairs):
-            prods.append(emit_product(m, d[di], g[gi], self._p_range.width,
-                                      DEEP_PRODUCT_REGISTERS if deep else int(stages), self._split_levels,
+        for i, (_, di, gi) in enumerate(a.pairs):
+            prods.append(emit_product(m, d[di], g[gi], a.p_range.width,
+                                      DEEP_PRODUCT_REGISTERS if deep else int(stages), a.split_levels,
                                       f"p{i}", split=deep))
-        rows = emit_graph(m, self._graph, prods, [r.width for r in self._node_ranges], "sum", n)
-        m.submodules.output = out = self._output
+        rows = emit_graph(m, a.graph, prods, [r.width for r in a.node_ranges], "sum", n)
+        m.submodules.output = out = ExactDivision(a.units, a.y_ranges, a.y_width, o, n)
         for o_, v in enumerate(rows):
             m.d.comb += word(out.x, o_).eq(delay(m, v, int(deep or stages), f"s_q{o_}"))
             m.d.comb += self.y[o_].eq(delay(m, word(out.y, o_), int(deep or stages), f"y_q{o_}"))

@@ -8,7 +8,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ConstantMatrixProduct, Cut, ExactDivision,
-                         MultiplierArray, delay, valid_chain, word)
+                         MultiplierArray, delay, division_latency, graph_latency, split_levels, valid_chain, word)
 from .datapath import Datapath
 from .options import KernelTransform, Pipeline
 
@@ -47,46 +47,24 @@ class WinogradTile(wiring.Component):
     """
 
     def __init__(self, datapath: Datapath):
-        self.dp = dp = datapath
-        o = dp.options
-        members = {"d": In(data.ArrayLayout(signed(o.data_width), dp.geometry.n_d))}
-        if o.kernel_transform is KernelTransform.HW:
-            members["g"] = In(data.ArrayLayout(signed(o.kernel_width), dp.geometry.n_g))
-        else:
-            members["u"] = In(data.ArrayLayout(signed(dp.u_port_width), dp.rank))
-        members["y"] = Out(data.ArrayLayout(signed(dp.y_width), dp.geometry.n_y))
-        if o.pipelined:
-            members["in_valid"] = In(1)
-            members["out_valid"] = Out(1)
-        super().__init__(members)
-        self._blocks()
+        self.dp = datapath
+        self.latency = tile_latency(datapath)
+        super().__init__(tile_signature(datapath))
 
-    def _blocks(self) -> None:
-        """The sub-components and the latency they add up to (computed, never a literal)."""
+    def _blocks(self):
+        """The sub-components: (B^T, G or None, multipliers, A^T, division, transforms' latency)."""
         dp, o = self.dp, self.dp.options
         g = dp.geometry
         deep = o.pipeline is Pipeline.DEEP
-        stages = o.pipeline is Pipeline.STAGES
-        n = o.adders_per_stage if deep else (Cut.PASSES if stages else None)
-        self._bt = ConstantMatrixProduct(dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges,
-                                         "bt", n)
-        self._gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
-                                         dp.u_ranges, "g", n) if o.kernel_transform is KernelTransform.HW else None
-        self._mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths,
-                                    registers=DEEP_PRODUCT_REGISTERS if deep else 0, split=deep)
-        self._at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
-        self._div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n if deep else None)
-        for block in (self._bt, self._gt, self._mul, self._at, self._div):
-            if block is not None:  # built with the tile; a tile made for its signature only leaves them unused
-                block._MustUse__silence = True
-        self._transforms = max(self._bt.latency, self._gt.latency if self._gt else 0)
-        if deep:  # in, transforms, operands, products, A^T, A^T rows, division, y
-            self.latency = (1 + self._transforms + DEEP_OPERAND_REGISTERS + self._mul.latency + self._at.latency
-                            + 1 + self._div.latency + 1)
-        elif stages:  # transforms' passes, operands, products, A^T's passes, A^T rows, y
-            self.latency = self._transforms + 1 + 1 + self._at.latency + 1 + 1
-        else:
-            self.latency = 0
+        n = _cut(o)
+        bt = ConstantMatrixProduct(dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, "bt", n)
+        gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * g.n_g, dp.kernel_node_ranges,
+                                   dp.u_ranges, "g", n) if o.kernel_transform is KernelTransform.HW else None
+        mul = MultiplierArray(dp.v_widths, dp.u_widths, dp.m_widths,
+                              registers=DEEP_PRODUCT_REGISTERS if deep else 0, split=deep)
+        at = ConstantMatrixProduct(dp.output_graph, dp.m_widths, dp.output_node_ranges, dp.pre_ranges, "at", n)
+        div = ExactDivision(dp.divisions, dp.pre_ranges, dp.y_width, o, n if deep else None)
+        return bt, gt, mul, at, div, max(bt.latency, gt.latency if gt else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -100,11 +78,12 @@ class WinogradTile(wiring.Component):
             for i in range(n):
                 m.d.comb += word(dst, i).eq(delay(m, word(src, i), cycles, f"{name}{i}"))
 
-        m.submodules.data_transform = bt = self._bt
+        bt, gt, mul, at, div, transforms = self._blocks()
+        m.submodules.data_transform = bt
         link(bt.x, self.d, g.n_d, "d_q", int(deep))
-        m.submodules.multipliers = mul = self._mul
-        if self._gt is not None:
-            m.submodules.kernel_transform = gt = self._gt
+        m.submodules.multipliers = mul
+        if gt is not None:
+            m.submodules.kernel_transform = gt
             link(gt.x, self.g, g.n_g, "g_q", int(deep))
             u, u_latency = gt.y, gt.latency
         else:
@@ -116,13 +95,51 @@ class WinogradTile(wiring.Component):
         # the operand registers (deep: in the fabric, then a DSP block's input registers); the shorter
         # transform is delayed to balance
         operand = DEEP_OPERAND_REGISTERS if deep else int(stages)
-        link(mul.v, bt.y, dp.rank, "v_q", operand + self._transforms - bt.latency)
-        link(mul.u, u, dp.rank, "u_q", operand + self._transforms - u_latency)
-        m.submodules.output_transform = at = self._at
+        link(mul.v, bt.y, dp.rank, "v_q", operand + transforms - bt.latency)
+        link(mul.u, u, dp.rank, "u_q", operand + transforms - u_latency)
+        m.submodules.output_transform = at
         link(at.x, mul.m, dp.rank, "m_q", int(stages))
-        m.submodules.division = div = self._div
+        m.submodules.division = div
         link(div.x, at.y, g.n_y, "a_q", int(deep or stages))
         link(self.y, div.y, g.n_y, "y_q", int(deep or stages))
         if o.pipelined:
             valid_chain(m, self.in_valid, self.out_valid, self.latency)
         return m
+
+
+def _cut(o) -> int | Cut | None:
+    """Where the transforms' adder graphs are cut: every N levels (deep), between passes (stages) or never."""
+    if o.pipeline is Pipeline.DEEP:
+        return o.adders_per_stage
+    return Cut.PASSES if o.pipeline is Pipeline.STAGES else None
+
+
+def tile_signature(dp: Datapath) -> wiring.Signature:
+    """The tile's ports (see :class:`WinogradTile`), from the datapath alone."""
+    o = dp.options
+    members = {"d": In(data.ArrayLayout(signed(o.data_width), dp.geometry.n_d))}
+    if o.kernel_transform is KernelTransform.HW:
+        members["g"] = In(data.ArrayLayout(signed(o.kernel_width), dp.geometry.n_g))
+    else:
+        members["u"] = In(data.ArrayLayout(signed(dp.u_port_width), dp.rank))
+    members["y"] = Out(data.ArrayLayout(signed(dp.y_width), dp.geometry.n_y))
+    if o.pipelined:
+        members["in_valid"] = In(1)
+        members["out_valid"] = Out(1)
+    return wiring.Signature(members)
+
+
+def tile_latency(dp: Datapath) -> int:
+    """Cycles from d to y (computed from the blocks' cuts, never a literal; 0 combinational)."""
+    o = dp.options
+    n = _cut(o)
+    hw = o.kernel_transform is KernelTransform.HW
+    transforms = max(graph_latency(dp.data_graph, n), graph_latency(dp.kernel_graph, n) if hw else 0)
+    at = graph_latency(dp.output_graph, n)
+    if o.pipeline is Pipeline.DEEP:  # in, transforms, operands, products, A^T, A^T rows, division, y
+        levels = max((split_levels(a, b) for a, b in zip(dp.v_widths, dp.u_widths)), default=0)
+        return (1 + transforms + DEEP_OPERAND_REGISTERS + DEEP_PRODUCT_REGISTERS + levels + at + 1
+                + division_latency(dp.divisions, n, o.output_width is not None) + 1)
+    if o.pipeline is Pipeline.STAGES:  # transforms' passes, operands, products, A^T's passes, A^T rows, y
+        return transforms + 1 + 1 + at + 1 + 1
+    return 0

@@ -101,16 +101,17 @@ def test_stages_latency_counts_the_row_column_passes(entry, kt):
     """``stages``: operands, products, A^T rows and y (4), plus one register between consecutive
     passes of a row-column transform (the deeper input transform's, and A^T's); the direct
     baseline's transforms are one pass each, so it stays at 4."""
-    from hdl.direct import DirectConvolution
+    from hdl.direct import DirectArithmetic
+    from hdl.tile import tile_latency
     dp = Datapath(constructive_card(entry.geometry), _options((8, 8), "stages", kt))
-    tile = WinogradTile(dp)
+    latency = tile_latency(dp)
     passes = {name: len(set(graph.passes)) for name, graph in
               (("BT", dp.data_graph), ("G", dp.kernel_graph), ("AT", dp.output_graph))}
     inputs = max(passes["BT"], passes["G"] if kt == "hw" else 0)
-    assert tile.latency == 4 + max(inputs - 1, 0) + max(passes["AT"] - 1, 0)
+    assert latency == 4 + max(inputs - 1, 0) + max(passes["AT"] - 1, 0)
     if all(dp.realisation[t] == "flat" for t in ("BT", "G", "AT")):
-        assert tile.latency == 4
-    assert DirectConvolution(entry.geometry, dp.options).latency == 4
+        assert latency == 4
+    assert DirectArithmetic.of(entry.geometry, dp.options).latency == 4
 
 
 @pytest.mark.parametrize("entry", [e for e in SUITE if e.name not in BIG], ids=lambda e: e.name)
