@@ -18,6 +18,8 @@ from hdl.options import HardwareOptions, KernelTransform, Pipeline
 from miner.constructive import constructive_card
 from winohdl.core.suite import BY_NAME
 
+from hdl_helpers import summary_ports, verilog_ports
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -213,3 +215,13 @@ def test_mine_never_writes_into_a_design_folder(tmp_path, cli):
     code, _, err = cli("mine", "--output", "2", "--kernel", "3", "--method", "constructive", "-o", str(folder))
     assert code == 2 and "is a design folder" in err
     assert (folder / CARD_FILE).read_bytes() == before
+
+
+@pytest.mark.parametrize("name, options", [
+    ("f2_3", HardwareOptions()), ("f2x2_3x3", HardwareOptions.make(8, 8, "deep", "offline")),
+    ("s21_3x3", HardwareOptions.make(6, 5, "stages", "hw", 12, "round-half-even", 3))], ids=["none", "deep", "stages"])
+def test_summary_ports_are_the_verilog_ports(tmp_path, name, options):
+    """design.json's ports (name, direction, bits) are those the Verilog module declares, tile and baseline."""
+    opened = open_design(make(tmp_path / "d", name, options))
+    for core in (opened.design.winograd, opened.design.direct):
+        assert summary_ports(core) == verilog_ports(opened.path(core.verilog).read_text(), core.top)

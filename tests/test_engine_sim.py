@@ -19,6 +19,8 @@ from sim import engine_run
 from sim.engine_run import run_engine_simulation
 from winohdl.core.geometry import Geometry
 
+from hdl_helpers import summary_ports, verilog_ports
+
 KINDS = ("winograd", "direct")
 
 # (why, geometry, feature map, padding, C, K, PK, PC, extra options)
@@ -65,6 +67,18 @@ def test_engine_passes(engine_folders, case, sim, kind, tmp_path):
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
     assert r.layers == 9 and r.beats > 0
     assert r.cycles == r.model_cycles
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_summary_ports_are_the_verilog_ports(engine_folders, case):
+    """design.json's ports (name, direction, bits) are those the Verilog module declares, for both
+    engines (an independent testbench found the input streams listed as outputs)."""
+    opened = open_engine_design(engine_folders(case))
+    for core in (opened.design.winograd, opened.design.direct):
+        declared = verilog_ports(opened.path(core.verilog).read_text(), core.top)
+        assert summary_ports(core) == declared
+        assert declared["s_axis_w__tdata"][0] == declared["s_axis_fm__tdata"][0] == "in"
+        assert declared["s_axis_w__tready"][0] == declared["m_axis_y__tdata"][0] == "out"
 
 
 def test_a_wrong_expectation_fails(tmp_path, monkeypatch):
