@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -29,24 +28,16 @@ from amaranth.lib import data, wiring
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
-from winohdl.core.io import read_bytes_bounded, read_json, write_folder_atomic, write_json_atomic, write_text_atomic
+from winohdl.core.io import write_json_atomic, write_text_atomic
 
 from .cost import TransformAdders, cost_of
 from .datapath import Datapath
+from .folder import (CARD_FILE, DESIGN_FILE, TEXT_FILE, DesignError, check_derived, check_manifest, manifest_of,
+                     read_summary, write_design_folder)
 from .options import HardwareOptions, KernelTransform
 from .verilog import to_verilog
 
 FORMAT = "winohdl-design/2"
-DESIGN_FILE = "design.json"
-CARD_FILE = "card.json"
-TEXT_FILE = "design.txt"
-RECORD_ONLY = ("manifest", "generation_seconds")  # fields not derived from card and options
-
-
-class DesignError(WinohdlError):
-    """A design folder that is missing, malformed, inconsistent or edited."""
-
-
 class Direction(enum.Enum):
     IN = "in"
     OUT = "out"
@@ -286,10 +277,6 @@ def fusesoc_core(design: Design) -> str:
         ""])
 
 
-def sha256(text: str | bytes) -> str:
-    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
-
-
 @dataclass(frozen=True)
 class GeneratedDesign:
     """A design with the contents of its files, ready to be written."""
@@ -313,17 +300,8 @@ def generate_from_datapath(dp: Datapath, name: str | None = None) -> GeneratedDe
     files[CARD_FILE] = json.dumps(card.to_json(cost_of(card).to_json()), indent=1) + "\n"
     design = dataclasses.replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
     files[TEXT_FILE] = design.text() + "\n"
-    design = dataclasses.replace(design, manifest=tuple(sorted((f, sha256(t)) for f, t in files.items())))
+    design = dataclasses.replace(design, manifest=manifest_of(files))
     return GeneratedDesign(design, files)
-
-
-def write_design_folder(folder, generated: GeneratedDesign) -> Path:
-    """Write the whole folder atomically (see :func:`winohdl.core.io.write_folder_atomic`)."""
-    def populate(tmp: Path) -> None:
-        for fname, text in generated.files.items():
-            (tmp / fname).write_text(text, encoding="utf-8")
-        write_json_atomic(tmp / DESIGN_FILE, generated.design.to_json())
-    return write_folder_atomic(folder, populate)
 
 
 @dataclass(frozen=True)
@@ -340,77 +318,12 @@ class OpenedDesign:
         return self.folder / name
 
 
-def _first_difference(want, got, where: str) -> str | None:
-    """The first place where JSON ``got`` differs from ``want`` (types included), as a message."""
-    if isinstance(want, dict):
-        if not isinstance(got, dict):
-            return f"{where or 'design'} must be an object, got {type(got).__name__}"
-        for k in got:
-            if k not in want:
-                return f"unknown field {where + '.' if where else ''}{k}"
-        for k, v in want.items():
-            if k not in got:
-                return f"field {where + '.' if where else ''}{k} is missing"
-            diff = _first_difference(v, got[k], f"{where + '.' if where else ''}{k}")
-            if diff:
-                return diff
-        return None
-    if isinstance(want, list):
-        if not isinstance(got, list):
-            return f"{where} must be a list, got {type(got).__name__}"
-        if len(got) != len(want):
-            return f"{where} has {len(got)} entries, the card and options give {len(want)}"
-        for i, (a, b) in enumerate(zip(want, got)):
-            diff = _first_difference(a, b, f"{where}[{i}]")
-            if diff:
-                return diff
-        return None
-    if type(want) is not type(got) or want != got:
-        return f"{where} is {got!r}, the card and options give {want!r}"
-    return None
-
-
-def _manifest(data: dict, where: Path) -> tuple[tuple[str, str], ...]:
-    m = data.get("manifest")
-    if not isinstance(m, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in m.items()):
-        raise DesignError(f"{where}: field manifest must map file names to SHA-256 strings")
-    for name in m:
-        if "/" in name or "\\" in name or name in ("", ".", ".."):
-            raise DesignError(f"{where}: manifest names a file outside the folder: {name!r}")
-        if not name.isprintable():
-            raise DesignError(f"{where}: manifest names a file with control characters: {name!r}")
-    return tuple(sorted(m.items()))
-
-
 def open_design(folder, allow_edits: bool = False) -> OpenedDesign:
     """Load and check a design folder (see the module docstring); DesignError names what is wrong."""
     folder = Path(folder)
     path = folder / DESIGN_FILE
-    if not folder.is_dir():
-        raise DesignError(f"{folder} is not a design folder: run 'winohdl gen ... -o {folder}' first")
-    if not path.is_file():
-        raise DesignError(f"{folder} has no {DESIGN_FILE}: run 'winohdl gen ... -o {folder}' first")
-    data = read_json(path, "design summary")
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise DesignError(f"{path} is not a {FORMAT} design summary; regenerate it with 'winohdl gen'")
-    manifest = _manifest(data, path)
-    names = dict(manifest)
-    for required in (CARD_FILE,):
-        if required not in names:
-            raise DesignError(f"{path}: the manifest does not list {required}")
-    edited = []
-    for name, digest in manifest:
-        f = folder / name
-        try:
-            content = read_bytes_bounded(f, "design file")  # bounded: a link to /dev/zero or a FIFO is refused
-        except WinohdlError as exc:
-            raise DesignError(f"{exc}; regenerate with 'winohdl gen'") from None
-        if sha256(content) != digest:
-            if not allow_edits or name == CARD_FILE:
-                raise DesignError(f"{f} does not match the design's manifest (edited after generation?): "
-                                  "regenerate with 'winohdl gen'" + ("" if name == CARD_FILE else
-                                                                     ", or pass --allow-edits to use it as it is"))
-            edited.append(name)
+    data = read_summary(folder, FORMAT, "winohdl gen")
+    manifest, edited = check_manifest(folder, data, allow_edits, "winohdl gen")
     try:
         card = AlgorithmCard.load(folder / CARD_FILE)
         options = HardwareOptions.from_json(data.get("options"))
@@ -424,20 +337,13 @@ def open_design(folder, allow_edits: bool = False) -> OpenedDesign:
                           "'winohdl gen'")
     dp = Datapath(card, options)
     design = derive_design(dp, name)
-    want = design.to_json()
-    got = dict(data)
-    got.update({k: want[k] for k in RECORD_ONLY if k in got})  # records, not derived
-    if not isinstance(data.get("generation_seconds"), (int, float)) or isinstance(data.get("generation_seconds"),
-                                                                                   bool):
-        raise DesignError(f"{path}: field generation_seconds must be a number")
-    diff = _first_difference(want, got, "")
-    if diff:
-        raise DesignError(f"{path}: {diff}; regenerate with 'winohdl gen'")
+    check_derived(design.to_json(), data, path, "winohdl gen")
     design = dataclasses.replace(design, manifest=manifest, generation_seconds=float(data["generation_seconds"]))
+    names = dict(manifest)
     for core in (design.winograd, design.direct):
         if core.verilog not in names:
             raise DesignError(f"{path}: the manifest does not list {core.verilog}")
-    return OpenedDesign(folder.resolve(), design, card, dp, tuple(edited))
+    return OpenedDesign(folder.resolve(), design, card, dp, edited)
 
 
 def write_report(folder: Path, stem: str, data: dict, text: str) -> Path:

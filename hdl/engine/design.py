@@ -10,7 +10,6 @@ again, compares it field by field and checks every file against the manifest.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
@@ -18,10 +17,11 @@ from pathlib import Path
 
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import WinohdlError
-from winohdl.core.io import read_bytes_bounded, read_json
 
 from ..datapath import Datapath
-from ..design import CARD_FILE, DESIGN_FILE, TEXT_FILE, Port, ports_of, write_design_folder
+from ..design import Port, ports_of
+from ..folder import (CARD_FILE, DESIGN_FILE, TEXT_FILE, DesignError, check_derived, check_manifest, manifest_of,
+                      read_summary, write_design_folder)
 from ..options import HardwareOptions
 from ..verilog import to_verilog
 from .engine import LayerEngine, engine_signature
@@ -30,10 +30,9 @@ from .perf import Performance, Timing
 from .plan import EnginePlan, plan_engine
 
 FORMAT = "winohdl-engine/1"
-RECORD_ONLY = ("manifest", "generation_seconds")
 
 
-class EngineDesignError(WinohdlError):
+class EngineDesignError(DesignError):
     """An engine folder that is missing, malformed, inconsistent or edited."""
 
 
@@ -203,10 +202,6 @@ def derive_engine(dp: Datapath, opts: EngineOptions, name: str | None = None,
         bank_depth=wino.memories[0].depth, banks=wino.memories[0].count // opts.PC, weight_depth=opts.weight_depth)
 
 
-def sha256(text) -> str:
-    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
-
-
 @dataclass(frozen=True)
 class GeneratedEngine:
     design: EngineDesign
@@ -225,7 +220,7 @@ def generate_engine(card: AlgorithmCard, opts: EngineOptions, name: str | None =
     files[CARD_FILE] = json.dumps(card.to_json(), indent=1) + "\n"
     design = replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
     files[TEXT_FILE] = design.text() + "\n"
-    design = replace(design, manifest=tuple(sorted((f, sha256(t)) for f, t in files.items())))
+    design = replace(design, manifest=manifest_of(files))
     return GeneratedEngine(design, files)
 
 
@@ -247,55 +242,12 @@ class OpenedEngine:
         return self.folder / name
 
 
-def _difference(want, got, where: str = "") -> str | None:
-    if isinstance(want, dict):
-        if not isinstance(got, dict):
-            return f"{where or 'design'} must be an object"
-        for k in got:
-            if k not in want:
-                return f"unknown field {where + '.' if where else ''}{k}"
-        for k, v in want.items():
-            if k not in got:
-                return f"field {where + '.' if where else ''}{k} is missing"
-            d = _difference(v, got[k], f"{where + '.' if where else ''}{k}")
-            if d:
-                return d
-        return None
-    if isinstance(want, list):
-        if not isinstance(got, list) or len(got) != len(want):
-            return f"{where} does not match the card and options"
-        for i, (a, b) in enumerate(zip(want, got)):
-            d = _difference(a, b, f"{where}[{i}]")
-            if d:
-                return d
-        return None
-    if type(want) is not type(got) or want != got:
-        return f"{where} is {got!r}, the card and options give {want!r}"
-    return None
-
-
 def open_engine_design(folder, allow_edits: bool = False) -> OpenedEngine:
     """Load and check an engine folder; EngineDesignError (one line) names what is wrong."""
     folder = Path(folder)
     path = folder / DESIGN_FILE
-    if not path.is_file():
-        raise EngineDesignError(f"{folder} is not an engine folder: run 'winohdl engine ... -o {folder}' first")
-    data = read_json(path, "engine design")
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise EngineDesignError(f"{path} is not a {FORMAT} design; regenerate it with 'winohdl engine'")
-    manifest = data.get("manifest")
-    if not isinstance(manifest, dict) or CARD_FILE not in manifest or \
-            not all(isinstance(k, str) and isinstance(v, str) and "/" not in k and k not in ("", ".", "..")
-                    for k, v in manifest.items()):
-        raise EngineDesignError(f"{path}: field manifest must map the folder's file names to SHA-256 strings")
-    edited = []
-    for fname, digest in sorted(manifest.items()):
-        content = read_bytes_bounded(folder / fname, "engine file")
-        if sha256(content) != digest:
-            if not allow_edits or fname == CARD_FILE:
-                raise EngineDesignError(f"{folder / fname} does not match the design's manifest (edited after "
-                                        "generation?): regenerate with 'winohdl engine'")
-            edited.append(fname)
+    data = read_summary(folder, FORMAT, "winohdl engine", EngineDesignError)
+    manifest, edited = check_manifest(folder, data, allow_edits, "winohdl engine", EngineDesignError)
     try:
         card = AlgorithmCard.load(folder / CARD_FILE)
         opts = EngineOptions.from_json(data.get("options"))
@@ -308,12 +260,6 @@ def open_engine_design(folder, allow_edits: bool = False) -> OpenedEngine:
         raise EngineDesignError(f"{path}: field name must be a non-empty string")
     dp = engine_datapath(card, opts)
     design = derive_engine(dp, opts, name)
-    want = design.to_json()
-    got = dict(data)
-    got.update({k: want[k] for k in RECORD_ONLY})
-    diff = _difference(want, got)
-    if diff:
-        raise EngineDesignError(f"{path}: {diff}; regenerate with 'winohdl engine'")
-    design = replace(design, manifest=tuple(sorted(manifest.items())),
-                     generation_seconds=float(data.get("generation_seconds") or 0.0))
-    return OpenedEngine(folder.resolve(), design, card, dp, tuple(edited))
+    check_derived(design.to_json(), data, path, "winohdl engine", EngineDesignError)
+    design = replace(design, manifest=manifest, generation_seconds=float(data["generation_seconds"]))
+    return OpenedEngine(folder.resolve(), design, card, dp, edited)
