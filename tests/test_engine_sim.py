@@ -40,7 +40,6 @@ CASES = {
                ("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, {"pipeline": "deep"}),
 }
 RUNS = [(case, "icarus", kind) for case in CASES if case != "shared" for kind in KINDS]
-RUNS += [("1d", "verilator", kind) for kind in KINDS]
 RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd")]
 
 
@@ -79,6 +78,21 @@ def test_summary_ports_are_the_verilog_ports(engine_folders, case):
         assert summary_ports(core) == declared
         assert declared["s_axis_w__tdata"][0] == declared["s_axis_fm__tdata"][0] == "in"
         assert declared["s_axis_w__tready"][0] == declared["m_axis_y__tdata"][0] == "out"
+
+
+def test_the_commands_take_an_engine_folder(engine_folders, cli):
+    """``winohdl sim`` (the smallest case's Verilator runs) and ``winohdl synth`` re-check an engine
+    folder after generation; ``winohdl prove`` says in one line that it proves tiles."""
+    folder = engine_folders("1d")
+    code, out, err = cli("sim", folder, "--sim", "both", "--seed", "3")
+    assert code == 0, err
+    runs = [line.split()[:3] for line in out.splitlines() if line.startswith(("icarus", "verilator"))]
+    assert runs == [[s, k, "PASS"] for s in ("icarus", "verilator") for k in KINDS], out
+    code, out, err = cli("synth", folder, "--family", "ecp5")
+    assert code == 0, err
+    assert [line.split()[2] for line in out.splitlines() if line.startswith("synth ")] == ["winograd", "direct"]
+    code, out, err = cli("prove", folder)
+    assert code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1 and "winohdl sim" in err
 
 
 def test_a_wrong_expectation_fails(tmp_path, monkeypatch):

@@ -180,9 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(func=cmd_gen)
 
     s = sub.add_parser("sim", parents=[common], help="verify a generated design with cocotb")
-    s.add_argument("design", type=path, help="design folder written by 'winohdl gen'")
+    s.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine'")
     s.add_argument("--sim", default="both", choices=SIM_CHOICES)
-    s.add_argument("--vectors", type=positive_int, default=200, help="random vectors (corners come on top)")
+    s.add_argument("--vectors", type=positive_int, default=200,
+                   help="random vectors (corners come on top); an engine streams its own layers")
     s.add_argument("--seed", type=nonnegative_int, default=1)
     s.add_argument("--waves", action="store_true", help="dump a waveform into the build folder")
     s.add_argument("--allow-edits", action="store_true", help="simulate files edited after generation as they are")
@@ -209,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=cmd_prove)
 
     y = sub.add_parser("synth", parents=[common], help="synthesise a design and the direct baseline")
-    y.add_argument("design", type=path)
+    y.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine' "
+                   "(an engine: cell counts and the post-synthesis check; Fmax: bench/engine.py --fmax)")
     y.add_argument("--family", default="ecp5",
                    help="ice40, ecp5, xilinx, gowin, asic or all (comma list allowed); asic: a technology-"
                         "independent CMOS estimate (cells, transistors, logic depth)")

@@ -213,6 +213,8 @@ def cmd_sim(a) -> int:
     names = parse_simulators(a.sim)
     for n in names:
         require(n)
+    if _is_engine(a):
+        return _sim_engine(a, names)
     opened = _open(a)
     work = _work(a, opened, "sim")
     ok = True
@@ -224,8 +226,42 @@ def cmd_sim(a) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
+def _is_engine(a) -> bool:
+    """The folder is a layer engine's (``winohdl engine``), not a tile's."""
+    from hdl.engine.design import FORMAT
+    from hdl.folder import summary_format
+    return summary_format(a.design) == FORMAT
+
+
+def _open_engine(a):
+    from hdl.engine.design import open_engine_design
+    opened = open_engine_design(a.design, allow_edits=a.allow_edits)
+    if opened.edited:
+        print(f"note       using edited files as they are (--allow-edits): {', '.join(opened.edited)}",
+              file=sys.stderr)
+    return opened
+
+
+def _sim_engine(a, simulators) -> int:
+    """``winohdl sim`` on an engine folder: both engines on each simulator, layers against torch."""
+    from sim.engine_run import run_engine_simulation
+    opened = _open_engine(a)
+    work = _work(a, opened, "sim")
+    ok = True
+    for n in simulators:
+        for kind in ("winograd", "direct"):
+            r = run_engine_simulation(opened, n, work, kind=kind, seed=a.seed, waves=a.waves)
+            print(r.line(), flush=True)
+            ok &= r.passed
+    print(f"build      {work}")
+    return EXIT_OK if ok else EXIT_FAILED
+
+
 def cmd_prove(a) -> int:
     from sim.prove import format_proof, prove_design, write_proof
+    if _is_engine(a):
+        raise WinohdlError(f"{a.design} is a layer engine: the proof covers tiles ('winohdl gen' folders); "
+                           f"check an engine with 'winohdl sim {a.design}'")
     opened = _open(a)
     work = _work(a, opened, "prove")
     targets = ("wino", "direct") if a.target == "both" else (a.target,)
@@ -251,6 +287,10 @@ def cmd_synth(a) -> int:
         from sim.tools import require
         require(a.verify_sim or "icarus")  # before any work
         verify = partial(check_netlist, simulator=a.verify_sim or "icarus")
+    if _is_engine(a):
+        opened = _open_engine(a)
+        ok = synth_engine(opened, fams, _work(a, opened, "synth"), a.verify, a.verify_sim or "icarus", 1)
+        return EXIT_OK if ok else EXIT_FAILED
     opened = _open(a)
     work = _work(a, opened, "synth")
     report = synth_design(opened, fams, work, seeds=a.seeds, pnr_timeout=a.pnr_timeout, verify=verify)
@@ -368,18 +408,27 @@ def cmd_engine(a) -> int:
                 print(r.line(), flush=True)
                 ok &= r.passed
     if fams:
-        from hdl.synth import synthesise
-        work = make_run_folder(folder / "synth", "synth")
-        for fam in fams:
-            for kind in ("winograd", "direct"):
-                core = opened.design.core(kind)
-                r = synthesise(opened.path(core.verilog), core.top, fam, work, netlist=a.verify)
-                print(f"synth      {fam:<7} {kind:<9} DSP {r.dsps}, LUT {r.luts}, carry {r.carries}, FF {r.ffs} "
-                      f"(Fmax: bench/engine.py --fmax)", flush=True)
-                if a.verify:
-                    ok &= _verify_engine_netlist(opened, kind, fam, r.netlist, work, a.verify_sim or "icarus", a.seed)
+        ok &= synth_engine(opened, fams, make_run_folder(folder / "synth", "synth"), a.verify,
+                           a.verify_sim or "icarus", a.seed)
     print(f"folder     {folder}")
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def synth_engine(opened, families: list[str], work: Path, verify: bool, simulator: str, seed: int) -> bool:
+    """Synthesise both engines of an engine folder for each family (a line each); with ``verify``, the
+    post-synthesis check of each netlist. Whether nothing failed."""
+    from hdl.synth import synthesise
+    ok = True
+    for fam in families:
+        for kind in ("winograd", "direct"):
+            core = opened.design.core(kind)
+            r = synthesise(opened.path(core.verilog), core.top, fam, work, netlist=verify)
+            print(f"synth      {fam:<7} {kind:<9} DSP {r.dsps}, LUT {r.luts}, carry {r.carries}, FF {r.ffs} "
+                  f"(Fmax: bench/engine.py --fmax)", flush=True)
+            if verify:
+                ok &= _verify_engine_netlist(opened, kind, fam, r.netlist, work, simulator, seed)
+    print(f"build      {work}")
+    return ok
 
 
 def _verify_engine_netlist(opened, kind: str, family: str, netlist: Path, work: Path, simulator: str,
