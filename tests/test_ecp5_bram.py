@@ -1,4 +1,4 @@
-"""The ECP5 DP16KD output-register pass (hdl/ecp5_bram.py) on hand-made netlists.
+"""The ECP5 DP16KD output-register pass (synth/passes/ecp5_bram.py) on hand-made netlists.
 
 Through Yosys's real mapping and the DP16KD model: tests/test_postsynth.py (a memory) and
 tests/test_engine_sim.py (whole engines, bit-exact against torch).
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from hdl.ecp5_bram import absorb_ecp5_bram_output_registers
+from synth.passes.ecp5_bram import absorb_ecp5_bram_output_registers
 
 CLK, OTHER_CLK = 2, 3
 

@@ -359,7 +359,7 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
 
     from amaranth.back import verilog
 
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     o = EngineOptions(Geometry.parse("2", "3", "1", "1"), 16, 16, (64,), (1,), 1, 1)
     eng = LayerEngine(o, datapath(o.geometry, o) if kind == "winograd" else None, kind)
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
@@ -403,7 +403,7 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
 
     from amaranth.back import verilog
 
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     o = EngineOptions(Geometry.parse("2x2", "3x3"), 16, 8, (8, 8), (1, 1), input_transform="serial")
     eng = LayerEngine(o, datapath(o.geometry, o), "winograd")
     assert eng.staggered and eng.fibres == 4

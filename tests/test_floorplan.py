@@ -1,12 +1,12 @@
-"""hdl/floorplan.py: clusters of multipliers and the block RAMs that feed them, fixed on the sites
+"""synth/floorplan.py: clusters of multipliers and the block RAMs that feed them, fixed on the sites
 of an unconstrained run; and through measure_fmax, with real Yosys and nextpnr-ecp5."""
 
 from __future__ import annotations
 
 import json
 
-from hdl.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
-from hdl.pnr import measure_fmax, place_and_route
+from synth.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
+from synth.pnr import measure_fmax, place_and_route
 
 
 def _cell(kind: str, inputs: dict, outputs: dict, site: str | None = None) -> dict:

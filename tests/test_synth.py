@@ -11,11 +11,12 @@ import pytest
 
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.pnr import FmaxResult, measure_fmax
-from hdl.synth import (FAMILY_SPECS, FPGA_FAMILIES, absorb_ecp5_dsp_registers, asic_estimate, cells_by_kind,
-                       logic_count, parse_critical_path, parse_fmax, parse_stat, synthesise)
-from hdl.synth_report import format_report, synth_design
 from miner.constructive import constructive_card
+from synth.nextpnr_report import parse_critical_path, parse_fmax
+from synth.passes.ecp5_dsp import absorb_ecp5_dsp_registers
+from synth.pnr import FmaxResult, measure_fmax
+from synth.report import format_report, synth_design
+from synth.yosys import FAMILY_SPECS, FPGA_FAMILIES, asic_estimate, cells_by_kind, logic_count, parse_stat, synthesise
 from winohdl import cli as winohdl
 from winohdl.core.errors import WinohdlError
 from winohdl.core.suite import BY_NAME

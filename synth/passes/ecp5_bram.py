@@ -57,7 +57,7 @@ def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
     A Yosys JSON netlist pass. A read port qualifies when its register mode is NOREG, its reset
     (both resets for a 36-bit read) is tied to 0, its clock is not inverted, and every output bit
     it drives that has a load drives exactly one flip-flop's D input and nothing else, each a plain
-    flip-flop (:func:`hdl.ecp5_dsp.plain_ff`: no enable, no reset, GSR off, initial value 0) on the
+    flip-flop (:func:`synth.passes.ecp5_dsp.plain_ff`: no enable, no reset, GSR off, initial value 0) on the
     port's clock net. Those flip-flops are removed, the output bits drive their Q nets, the port's
     ``REGMODE`` becomes OUTREG (both ports' for a 36-bit read: nextpnr's own PDPW16KD conversion
     sets both) and its output clock enable ``OCE`` is tied high (both for a 36-bit read). The

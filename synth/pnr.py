@@ -1,5 +1,5 @@
 """Place and route: the harness netlist for nextpnr, one nextpnr run, and the Fmax over seeds (with
-the ECP5 floorplan of :mod:`hdl.floorplan` where multipliers read block RAMs)."""
+the ECP5 floorplan of :mod:`synth.floorplan` where multipliers read block RAMs)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from winohdl.core.errors import WinohdlError
 
 from .floorplan import operand_clusters, top_cells, write_floorplanned
 from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
-from .synth import (DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, ToolTimeout, absorb_ecp5_registers,
+from .yosys import (DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, ToolTimeout, absorb_ecp5_registers,
                     local_path, run_synth_script, run_tool, tool, tool_available)
 
 # Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
@@ -27,7 +27,7 @@ class FmaxResult:
     seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
     reason: str = ""
     note: str = ""
-    floorplan: str = ""  # what the seeds' netlist fixes (hdl/floorplan.py), "" when nothing
+    floorplan: str = ""  # what the seeds' netlist fixes (synth/floorplan.py), "" when nothing
     unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
 
     @property
@@ -96,7 +96,7 @@ def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: 
                   res: FmaxResult) -> Path:
     """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
     unconstrained run (seed 1, recorded in ``res.unconstrained``), then the netlist with those cells
-    fixed on its sites (:mod:`hdl.floorplan`); otherwise ``netlist`` itself."""
+    fixed on its sites (:mod:`synth.floorplan`); otherwise ``netlist`` itself."""
     if not FAMILY_SPECS[family].floorplan:
         return netlist
     data = json.loads(netlist.read_text())
@@ -119,7 +119,7 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
     """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
     designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
     so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
-    RAMs are first placed once unconstrained and then floorplanned (:mod:`hdl.floorplan`): the seeds
+    RAMs are first placed once unconstrained and then floorplanned (:mod:`synth.floorplan`): the seeds
     run on the floorplanned netlist. A run past ``timeout`` seconds or a failing nextpnr gives a
     result that says "not placed" and why."""
     spec = FAMILY_SPECS[family]
