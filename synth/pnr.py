@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.tools import ToolTimeout, local_path, run_tool, tool, tool_available
 
 from .floorplan import operand_clusters, top_cells, write_floorplanned
 from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
-from .yosys import (DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, ToolTimeout, absorb_ecp5_registers,
-                    local_path, run_synth_script, run_tool, tool, tool_available)
+from .yosys import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, absorb_ecp5_registers, run_synth_script
 
 # Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
 GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
@@ -80,8 +80,8 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
     if placed is not None:
         extra += ["--write", placed.name]
     run_tool([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
-          "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
-         workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
+              "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
+             workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
     return parse_fmax(report)
 
 

