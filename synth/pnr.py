@@ -3,18 +3,18 @@ the ECP5 floorplan of :mod:`synth.floorplan` where multipliers read block RAMs).
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.netlist import YosysNetlist
 from winohdl.core.tools import ToolTimeout, local_path, run_tool, tool, tool_available
 
-from .floorplan import operand_clusters, top_cells, write_floorplanned
+from .floorplan import operand_clusters, write_floorplanned
 from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
-from .yosys import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, absorb_ecp5_registers, run_synth_script
+from .yosys import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, absorb_ecp5_registers_in, run_synth_script
 
 # Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
 GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
@@ -51,16 +51,18 @@ class FmaxResult:
                 "unconstrained": self.unconstrained}
 
 
-def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
-    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP and block-RAM registers
-    absorbed)."""
+def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path,
+                       name: str) -> tuple[Path, YosysNetlist | None]:
+    """Synthesise the harness for place and route; the netlist JSON, and on ECP5 the netlist as
+    loaded once for its DSP and block-RAM register passes (written back once, kept for the
+    floorplan)."""
     netlist = workdir / f"{name}_{family}_pnr.json"
     run_synth_script(f"read_verilog {local_path(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
-                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
-                      f"yosys {family} (harness)")
-    if family == "ecp5":
-        absorb_ecp5_registers(netlist)
-    return netlist
+                     f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
+                     f"yosys {family} (harness)")
+    if family != "ecp5":
+        return netlist, None
+    return netlist, absorb_ecp5_registers_in(netlist, name)[0]
 
 
 def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
@@ -92,15 +94,13 @@ def _pnr_failure(exc: WinohdlError, timeout: float, where: str) -> str:
     return f"nextpnr failed: {exc}"
 
 
-def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: float, timeout: float,
-                  res: FmaxResult) -> Path:
-    """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
-    unconstrained run (seed 1, recorded in ``res.unconstrained``), then the netlist with those cells
-    fixed on its sites (:mod:`synth.floorplan`); otherwise ``netlist`` itself."""
-    if not FAMILY_SPECS[family].floorplan:
-        return netlist
-    data = json.loads(netlist.read_text())
-    if not operand_clusters(top_cells(data)):
+def _floorplanned(netlist: Path, net: YosysNetlist | None, family: str, workdir: Path, name: str, target: float,
+                  timeout: float, res: FmaxResult) -> Path:
+    """Where the family floorplans and the netlist (``net``, as loaded from ``netlist``) has
+    multipliers fed by block RAMs: a first, unconstrained run (seed 1, recorded in
+    ``res.unconstrained``), then the netlist with those cells fixed on its sites
+    (:mod:`synth.floorplan`); otherwise ``netlist`` itself."""
+    if not FAMILY_SPECS[family].floorplan or net is None or not operand_clusters(net):
         return netlist
     free = f"{name}_unconstrained"
     placed = workdir / f"{free}_{family}_placed.json"
@@ -109,7 +109,7 @@ def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: 
     res.unconstrained = {"seed": 1, "target_mhz": target, "fmax_mhz": None if f is None else round(f, 2),
                          "seconds": round(time.perf_counter() - t0, 1)}
     out = workdir / f"{name}_{family}_floorplanned.json"
-    res.floorplan = write_floorplanned(data, placed, out).describe()
+    res.floorplan = write_floorplanned(net, placed, out).describe()
     res.note = "; ".join(filter(None, [res.note, f"{res.floorplan} (seed 1, {res.unconstrained['fmax_mhz']} MHz)"]))
     return out
 
@@ -131,13 +131,13 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
         res.reason = f"{spec.pnr[0]} is not installed (pip install {spec.pnr[0]})"
         return res
     try:
-        netlist = synthesise_for_pnr(harness_verilog, family, workdir, name)
+        netlist, net = synthesise_for_pnr(harness_verilog, family, workdir, name)
     except WinohdlError as exc:
         res.reason = f"harness synthesis failed: {exc}"
         return res
     target = target_mhz or spec.target_mhz
     try:
-        netlist = _floorplanned(netlist, family, workdir, name, target, timeout, res)
+        netlist = _floorplanned(netlist, net, family, workdir, name, target, timeout, res)
     except WinohdlError as exc:
         res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
         return res

@@ -19,6 +19,7 @@ from synth.report import format_report, synth_design
 from synth.yosys import FAMILY_SPECS, FPGA_FAMILIES, asic_estimate, cells_by_kind, logic_count, parse_stat, synthesise
 from winohdl import cli as winohdl
 from winohdl.core.errors import WinohdlError
+from winohdl.core.netlist import PORT, YosysNetlist
 from winohdl.core.suite import BY_NAME
 
 DATA = Path(__file__).parent / "data"
@@ -140,12 +141,20 @@ def _netlist(tmp_path, a_ff_params=None, extra_load=False, p_levels=2):
 
 
 def _cells(path):
-    return json.loads(path.read_text())["modules"]["top"]["cells"]
+    return YosysNetlist.load(path, "top").cells
+
+
+def _absorb(path):
+    """The pass on the netlist file: loaded once, written back once; its summary."""
+    net = YosysNetlist.load(path)
+    summary = absorb_ecp5_dsp_registers(net)
+    net.write(path)
+    return summary
 
 
 def test_dsp_registers_absorbed(tmp_path):
     n = _netlist(tmp_path)
-    s = absorb_ecp5_dsp_registers(n, n)
+    s = _absorb(n)
     assert s == {"dsps": 1, "inputs": 1, "pipeline": 1, "output": 1, "ffs_removed": 4}
     cells = _cells(n)
     assert set(cells) == {"m"}
@@ -159,7 +168,7 @@ def test_dsp_registers_absorbed(tmp_path):
 
 def test_dsp_one_product_register_is_the_output_register(tmp_path):
     n = _netlist(tmp_path, p_levels=1)
-    absorb_ecp5_dsp_registers(n, n)
+    _absorb(n)
     p = _cells(n)["m"]["parameters"]
     assert p["REG_OUTPUT_CLK"] == "CLK0" and "REG_PIPELINE_CLK" not in p
 
@@ -169,7 +178,7 @@ def test_dsp_inputs_not_absorbed_from_other_flip_flops(tmp_path, params):
     """An enable, GSR, a set value or an inverted clock: not a plain register, so A stays outside (and B
     with it: nextpnr times a block with one registered input as unregistered)."""
     n = _netlist(tmp_path, a_ff_params=params)
-    s = absorb_ecp5_dsp_registers(n, n)
+    s = _absorb(n)
     assert s["inputs"] == 0 and s["output"] == 1
     cells = _cells(n)
     assert "fa" in cells and "fb" in cells and "REG_INPUTA_CLK" not in cells["m"]["parameters"]
@@ -178,7 +187,7 @@ def test_dsp_inputs_not_absorbed_from_other_flip_flops(tmp_path, params):
 def test_dsp_shared_operand_register_is_kept(tmp_path):
     """A's flip-flop also drives a LUT: the block registers its own copy, the fabric FF stays for the LUT."""
     n = _netlist(tmp_path, extra_load=True)
-    s = absorb_ecp5_dsp_registers(n, n)
+    s = _absorb(n)
     cells = _cells(n)
     assert s["inputs"] == 1 and "fa" in cells and "fb" not in cells
     assert cells["m"]["connections"]["A0"] == [10]
@@ -223,16 +232,11 @@ def test_deep_dsps_have_fabric_registers_on_both_sides(f23_small_deep, tmp_path)
     for core in (design.winograd, design.direct):
         r = synthesise(folder / core.verilog, core.top, "ecp5", tmp_path)
         assert r.dsps == r.absorbed["inputs"] == r.absorbed["pipeline"] == r.absorbed["output"] > 0, r.absorbed
-        cells = json.loads((tmp_path / f"{core.top}_ecp5_mapped.json").read_text())["modules"][core.top]["cells"]
-        drivers, loads = {}, {}
-        for c in cells.values():
-            for port, bits in c["connections"].items():
-                for b in bits:
-                    if isinstance(b, int):
-                        if c["port_directions"].get(port) == "output":
-                            drivers[b] = (c["type"], port)
-                        else:
-                            loads.setdefault(b, []).append((c["type"], port))
+        net = YosysNetlist.load(tmp_path / f"{core.top}_ecp5_mapped.json", core.top)
+        cells = net.cells
+        drivers = {b: (cells[p.cell]["type"], p.port) for b, p in net.drivers.items()}
+        loads = {b: [(cells[p.cell]["type"], p.port) for p in pins if p.cell != PORT] for b, pins in net.loads.items()}
+        loads = {b: pins for b, pins in loads.items() if pins}   # the cells' pins only
         for c in (c for c in cells.values() if c["type"] == "MULT18X18D"):
             pins = c["connections"]
             a_b = [b for p, (b,) in pins.items() if p[0] in "AB" and p[1:].isdigit() and isinstance(b, int)]
