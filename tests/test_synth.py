@@ -16,8 +16,10 @@ from synth.nextpnr_report import parse_critical_path, parse_fmax
 from synth.passes.ecp5_dsp import absorb_ecp5_dsp_registers
 from synth.pnr import FmaxResult, measure_fmax
 from synth.report import format_report, synth_design
-from synth.yosys import FAMILY_SPECS, FPGA_FAMILIES, asic_estimate, cells_by_kind, logic_count, parse_stat, synthesise
+from synth.families import FAMILY_SPECS
+from synth.yosys import asic_estimate, parse_stat, synthesise
 from winohdl import cli as winohdl
+from winohdl.core.device import FAMILY_DEVICES, FPGA_FAMILIES
 from winohdl.core.errors import WinohdlError
 from winohdl.core.netlist import PORT, YosysNetlist
 from winohdl.core.suite import BY_NAME
@@ -36,9 +38,9 @@ def test_parse_stored_yosys_stat():
 def test_ecp5_logic_formula_on_stored_stat():
     """LUT4 + 2 x CCU2C: the stored netlist has 257 LUT4 and 259 CCU2C (each two LUT4s with carry)."""
     cells = parse_stat(DATA / "yosys_stat_ecp5.json")
-    assert logic_count("ecp5", cells) == 257 + 2 * 259 == 775
+    assert FAMILY_DEVICES["ecp5"].logic_count(cells) == 257 + 2 * 259 == 775
     assert FAMILY_SPECS["ecp5"].formula == "LUT4 + 2 x CCU2C"
-    kinds = cells_by_kind("ecp5", cells)
+    kinds = FAMILY_DEVICES["ecp5"].cells_by_kind(cells)
     assert kinds == {"logic": {"LUT4": 257}, "carry": {"CCU2C": 259}, "mux": {"L6MUX21": 10, "PFUMX": 24},
                      "dsp": {"MULT18X18D": 6}}
 
@@ -55,8 +57,8 @@ def test_ecp5_logic_formula_on_stored_stat():
      11, {"carry": 6, "mux": 1, "ff": 3, "dsp": 3}),
 ])
 def test_logic_formula_per_family(family, cells, logic, kinds):
-    assert logic_count(family, cells) == logic
-    got = cells_by_kind(family, cells)
+    assert FAMILY_DEVICES[family].logic_count(cells) == logic
+    got = FAMILY_DEVICES[family].cells_by_kind(cells)
     for kind, n in kinds.items():
         assert sum(got[kind].values()) == n, (kind, got)
     assert "other" not in got
