@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
-from winohdl.core.netlist import YosysNetlist
+from winohdl.core.netlist import YosysNetlist, edit_netlist
 from winohdl.core.tools import ToolTimeout, local_path, run_tool, tool, tool_available
 
 from .families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
 from .floorplan import operand_clusters, write_floorplanned
 from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
-from .yosys import SYNTH_SCRIPT, absorb_ecp5_registers_in, run_synth_script
+from .yosys import SYNTH_SCRIPT, absorb_ecp5_registers, run_synth_script
 
 # Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
 GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
@@ -63,7 +63,7 @@ def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path,
                      f"yosys {family} (harness)")
     if family != "ecp5":
         return netlist, None
-    return netlist, absorb_ecp5_registers_in(netlist, name)[0]
+    return netlist, edit_netlist(netlist, absorb_ecp5_registers, name)[0]
 
 
 def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,

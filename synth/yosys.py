@@ -33,7 +33,7 @@ from pathlib import Path
 
 from winohdl.core.device import FAMILIES, FAMILY_DEVICES
 from winohdl.core.errors import WinohdlError
-from winohdl.core.netlist import YosysNetlist
+from winohdl.core.netlist import YosysNetlist, edit_netlist
 from winohdl.core.tools import local_path, run_yosys
 
 from .passes.ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line
@@ -157,13 +157,6 @@ def absorb_ecp5_registers(net: YosysNetlist) -> dict:
     return {**absorb_ecp5_dsp_registers(net), **absorb_ecp5_bram_output_registers(net)}
 
 
-def absorb_ecp5_registers_in(path: Path, top: str) -> tuple[YosysNetlist, dict]:
-    """:func:`absorb_ecp5_registers` on the netlist file ``path`` (module ``top``): read once,
-    written back once; the edited netlist and the summaries."""
-    net = YosysNetlist.load(path, top)
-    absorbed = absorb_ecp5_registers(net)
-    net.write(path)
-    return net, absorbed
 
 
 def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: bool = False) -> SynthResult:
@@ -179,7 +172,7 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     mapped = workdir / f"{base}_mapped.json"
     run_synth_script(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
                       f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
-    absorbed = absorb_ecp5_registers_in(mapped, top)[1] if family == "ecp5" else {}
+    absorbed = edit_netlist(mapped, absorb_ecp5_registers, top)[1] if family == "ecp5" else {}
     stat = workdir / f"{base}_stat.json"
     out_v = workdir / f"{base}_netlist.v"
     script = f"read_json {mapped.name}; hierarchy -top {top}; tee -q -o {stat.name} stat -json"

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from synth.passes.ecp5_bram import absorb_ecp5_bram_output_registers
-from winohdl.core.netlist import YosysNetlist
+from winohdl.core.netlist import YosysNetlist, edit_netlist
 
 CLK, OTHER_CLK = 2, 3
 
@@ -55,10 +55,7 @@ def _cells(path):
 
 def _absorb(path):
     """The pass on the netlist file: loaded once, written back once; its summary."""
-    net = YosysNetlist.load(path)
-    summary = absorb_ecp5_bram_output_registers(net)
-    net.write(path)
-    return summary
+    return edit_netlist(path, absorb_ecp5_bram_output_registers)[1]
 
 
 @pytest.mark.parametrize("width", [18, 36])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from winohdl.core.netlist import PORT, NetlistError, Pin, YosysNetlist
+from winohdl.core.netlist import PORT, NetlistError, Pin, YosysNetlist, edit_netlist
 
 
 def _data() -> dict:
@@ -59,3 +59,11 @@ def test_edits_reindex_and_write_back_once(tmp_path):
     again = json.loads(path.read_text())
     assert set(again["modules"]) == {"LUT4", "top"} and set(again["modules"]["top"]["cells"]) == {"lut"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n.json"]
+
+
+def test_edit_netlist_reads_once_and_writes_once(tmp_path):
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps(_data()))
+    net, n = edit_netlist(path, lambda net: net.remove(["lut"]) or len(net.cells))
+    assert n == 1 and set(net.cells) == {"ff"}
+    assert set(json.loads(path.read_text())["modules"]["top"]["cells"]) == {"ff"}

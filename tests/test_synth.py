@@ -21,7 +21,7 @@ from synth.yosys import asic_estimate, parse_stat, synthesise
 from winohdl import cli as winohdl
 from winohdl.core.device import FAMILY_DEVICES, FPGA_FAMILIES
 from winohdl.core.errors import WinohdlError
-from winohdl.core.netlist import PORT, YosysNetlist
+from winohdl.core.netlist import PORT, YosysNetlist, edit_netlist
 from winohdl.core.suite import BY_NAME
 
 DATA = Path(__file__).parent / "data"
@@ -148,10 +148,7 @@ def _cells(path):
 
 def _absorb(path):
     """The pass on the netlist file: loaded once, written back once; its summary."""
-    net = YosysNetlist.load(path)
-    summary = absorb_ecp5_dsp_registers(net)
-    net.write(path)
-    return summary
+    return edit_netlist(path, absorb_ecp5_dsp_registers)[1]
 
 
 def test_dsp_registers_absorbed(tmp_path):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple, TypeVar
 
 from .errors import WinohdlError
 from .io import write_text_atomic
 
+T = TypeVar("T")
 PORT = "$port"
 """The cell name of a load that is one of the module's own output ports."""
 
@@ -124,6 +125,16 @@ class YosysNetlist:
             drivers, loads = net_index(self.module, twice := [])
             self._index = drivers, loads, twice
         return self._index
+
+
+def edit_netlist(path: Path, edit: Callable[[YosysNetlist], T],
+                 top: str | None = None) -> tuple[YosysNetlist, T]:
+    """Run ``edit`` (a netlist pass) on the netlist file ``path`` (module ``top``): read once,
+    written back once; the edited netlist and what ``edit`` returned."""
+    net = YosysNetlist.load(path, top)
+    result = edit(net)
+    net.write(path)
+    return net, result
 
 
 def net_index(mod: dict, twice: list | None = None) -> tuple[dict[int, Pin], defaultdict]:
