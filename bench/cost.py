@@ -38,7 +38,7 @@ OPTIONS = HardwareOptions.make(8, 8, "none")
 
 
 def ecp5_cells(card, work: Path) -> dict:
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     generated = generate_design(card, OPTIONS)
     folder = write_design_folder(work / "design", generated)
     d = generated.design

@@ -32,22 +32,23 @@ from hdl.engine.engine import LayerEngine  # noqa: E402
 from hdl.engine.plan import plan_engine  # noqa: E402
 from hdl.engine.harness import EngineHarness  # noqa: E402
 from hdl.engine.options import EngineOptions  # noqa: E402
-from hdl.pnr import measure_fmax  # noqa: E402
-from hdl.synth import CriticalPath, synthesise  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
+from synth.nextpnr_report import CriticalPath  # noqa: E402
+from synth.pnr import measure_fmax  # noqa: E402
+from synth.yosys import synthesise  # noqa: E402
 from winohdl.core.geometry import Geometry  # noqa: E402
 
 
 # A first target above every engine measured (the family's 350 MHz asks the placer for paths
 # twice as fast as the fabric routes between block RAMs and multipliers allow); raised when met.
-# The block RAMs' reads go through their own output registers (hdl/ecp5_bram.py: nextpnr times
+# The block RAMs' reads go through their own output registers (synth/passes/ecp5_bram.py: nextpnr times
 # an OUTREG read at 0.97 ns clock-to-out, a NOREG one at 5.6 to 5.8 ns)
 ENGINE_TARGET_MHZ = 200.0
 
 
 def fmax(engine, work: Path, name: str, seeds: int = 3, timeout: float = 3600.0,
          target_mhz: float = ENGINE_TARGET_MHZ) -> dict:
-    """ECP5 Fmax of ``engine`` inside the register harness: :func:`hdl.pnr.measure_fmax` (the
+    """ECP5 Fmax of ``engine`` inside the register harness: :func:`synth.pnr.measure_fmax` (the
     same flow as ``winohdl synth``: MULT18X18D and DP16KD registers absorbed, multipliers floorplanned
     beside the block RAMs that feed them after an unconstrained first run, 3 seeds, target raised
     when met)."""

@@ -58,9 +58,9 @@ def _open(name: str, pipeline: str, width: int, base: Path):
 
 def point(name: str, pipeline: str, width: int, seeds: int, timeout: float, verify: bool, base: str) -> dict:
     """Synthesise, check and place one (geometry, pipeline) point on ECP5; the report's figures."""
-    from hdl.synth_report import synth_design
     from sim.postsynth import check_netlist
     from sim.tools import prepare_path
+    from synth.report import synth_design
     from winohdl.core import progress
     from winohdl.core.io import make_run_folder
     prepare_path()
@@ -174,9 +174,9 @@ def postsynth_suite(width: int, base: Path, families=("ecp5", "xilinx"), pipelin
 
 
 def _postsynth_one(name, pipeline, family, width, vectors, base, simulator="icarus") -> dict:
-    from hdl.synth import synthesise
     from sim.postsynth import check_netlist
     from sim.tools import prepare_path
+    from synth.yosys import synthesise
     from winohdl.core.io import make_run_folder
     prepare_path()
     t0 = time.perf_counter()

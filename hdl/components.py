@@ -13,6 +13,8 @@ from amaranth.hdl import Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.device import FAMILY_DEVICES
+
 from .datapath import Division
 from .options import Rounding
 from .shiftadd import ShiftAddGraph, Term
@@ -187,10 +189,10 @@ class ConstantMatrixProduct(wiring.Component):
 
 
 # The widest signed operand of the hard multipliers deep pipelines target (ECP5 MULT18X18D, Gowin
-# MULT18X18; an xc7 DSP48E1 would take 25 bits on one side). A wider operand is split here, so every
-# partial product has its own registers and the partial products are summed after them: left to
-# Yosys, the split's sum sits unregistered between the blocks and the product register.
-DSP_OPERAND_BITS = 18
+# MULT18X18, from the device table; an xc7 DSP48E1 would take 25 bits on one side). A wider operand is
+# split here, so every partial product has its own registers and the partial products are summed after
+# them: left to Yosys, the split's sum sits unregistered between the blocks and the product register.
+DSP_OPERAND_BITS = min(FAMILY_DEVICES["ecp5"].dsp.size + FAMILY_DEVICES["gowin"].dsp.size)
 # A low chunk of at most this many bits is multiplied in the fabric (masked, shifted copies of the
 # other operand): a hard block for it would be a waste (a 19-bit operand: one block, not two).
 FABRIC_CHUNK_BITS = 2

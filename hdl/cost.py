@@ -30,14 +30,16 @@ from fractions import Fraction
 from functools import lru_cache
 
 from winohdl.core.card import AlgorithmCard
+from winohdl.core.device import FAMILY_DEVICES
 from winohdl.core.errors import WinohdlError
 
 from .datapath import DSP_SIZE, Datapath, dsp_blocks
 from .options import HardwareOptions
 
-MULTIPLIER_SIZES = {"ecp5": (18, 18), "xc7": (25, 18), "ice40": (16, 16), "gowin": (18, 18)}
-"""Signed operand sizes of each family's multiplier block (ECP5 MULT18X18D, Xilinx DSP48E1
-25 x 18, iCE40 SB_MAC16 16 x 16, Gowin MULT18X18)."""
+MULTIPLIER_SIZES = {f: FAMILY_DEVICES[f].dsp.size for f in ("ecp5", "xilinx", "ice40", "gowin")}
+"""Signed operand sizes of each family's multiplier block, from the device table
+(:mod:`winohdl.core.device`): ECP5 MULT18X18D 18 x 18, xc7 DSP48E1 25 x 18, iCE40 SB_MAC16
+16 x 16, Gowin MULT18X18 18 x 18."""
 
 OBJECTIVES = {
     "dsp": "multiplier blocks, then adder bits, then logic depth, then adders, then R",

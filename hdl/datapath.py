@@ -15,6 +15,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from winohdl.core.card import AlgorithmCard, prove_identity
+from winohdl.core.device import default_dsp_size
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
@@ -24,9 +25,10 @@ from .scaling import ScaledCard, scale_card
 from .shiftadd import ShiftAddGraph, division_graph
 from .widths import Range, bilinear_range, linear_range, product_range, word_range
 
-DSP_SIZE = (18, 18)
-"""Signed operand sizes of the multiplier block the default figures count (ECP5 MULT18X18D;
-see :data:`hdl.cost.MULTIPLIER_SIZES` for the other families)."""
+DSP_SIZE = default_dsp_size()
+"""Signed operand sizes of the multiplier block the default figures count (ECP5 MULT18X18D, from
+the device table :mod:`winohdl.core.device`; see :data:`hdl.cost.MULTIPLIER_SIZES` for the other
+families)."""
 
 
 def dsp_blocks(a: int, b: int, size: tuple[int, int] = DSP_SIZE) -> int:

@@ -133,12 +133,3 @@ def check_netlist(opened: OpenedDesign, target: str, family: str, netlist: Path,
         message = f"the netlist drives X or Z on y (an undriven or unknown cell input?): {message}"
     return {"status": "PASS" if passed else "FAIL", "checked": data["checked"], "message": message,
             "seconds": round(time.perf_counter() - t0, 1), "simulator": simulator}
-
-
-def verify_synthesis(opened: OpenedDesign, families: list[str], work: Path, **kwargs) -> dict:
-    """:func:`hdl.synth_report.synth_design` with the post-synthesis check on (what ``winohdl flow``
-    and ``winohdl synth --verify`` run)."""
-    from hdl.synth_report import synth_design
-    if kwargs.get("verify") is not None:
-        raise WinohdlError("verify_synthesis sets verify itself")
-    return synth_design(opened, families, work, verify=check_netlist, **kwargs)

@@ -10,6 +10,7 @@ from amaranth.sim import Simulator
 from hdl.engine.design import engine_datapath
 from hdl.engine.model import EngineModel, fm_beats
 from miner.constructive import constructive_card
+from winohdl.core.netlist import YosysNetlist
 
 
 def pack(values, width):
@@ -110,14 +111,13 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
     return got, cycles
 
 
-def read_registers(mod: dict, prefixes) -> list[str]:
+def read_registers(net: YosysNetlist, prefixes) -> list[str]:
     """Where each register bit of the netnames starting with ``prefixes`` (a Yosys ECP5 JSON
-    module) takes its data from: "OUTREG" for a DP16KD's own output register (winohdl's pass moved
+    netlist) takes its data from: "OUTREG" for a DP16KD's own output register (winohdl's pass moved
     the fabric register into the block), else the type of the cell driving the fabric flip-flop's
     D input ("NOREG" for a DP16KD read without its output register)."""
-    driver = {b: (c, p) for c in mod["cells"].values() for p, d in c["port_directions"].items()
-              if d == "output" for b in c["connections"][p]}
-    bits = {b for n, net in mod["netnames"].items() if n.startswith(prefixes) for b in net["bits"]
+    driver = {b: (net.cells[pin.cell], pin.port) for b, pin in net.drivers.items()}
+    bits = {b for n, nn in net.netnames.items() if n.startswith(prefixes) for b in nn["bits"]
             if isinstance(b, int)}
     out = []
     for b in sorted(bits):

@@ -1,4 +1,4 @@
-"""The ECP5 DP16KD output-register pass (hdl/ecp5_bram.py) on hand-made netlists.
+"""The ECP5 DP16KD output-register pass (synth/passes/ecp5_bram.py) on hand-made netlists.
 
 Through Yosys's real mapping and the DP16KD model: tests/test_postsynth.py (a memory) and
 tests/test_engine_sim.py (whole engines, bit-exact against torch).
@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from hdl.ecp5_bram import absorb_ecp5_bram_output_registers
+from synth.passes.ecp5_bram import absorb_ecp5_bram_output_registers
+from winohdl.core.netlist import YosysNetlist, edit_netlist
 
 CLK, OTHER_CLK = 2, 3
 
@@ -49,13 +50,18 @@ def _netlist(tmp_path, width=18, ff_params=None, ff_clk=CLK, extra_load=False, r
 
 
 def _cells(path):
-    return json.loads(path.read_text())["modules"]["top"]["cells"]
+    return YosysNetlist.load(path, "top").cells
+
+
+def _absorb(path):
+    """The pass on the netlist file: loaded once, written back once; its summary."""
+    return edit_netlist(path, absorb_ecp5_bram_output_registers)[1]
 
 
 @pytest.mark.parametrize("width", [18, 36])
 def test_read_register_moves_into_the_block(tmp_path, width):
     n = _netlist(tmp_path, width)
-    assert absorb_ecp5_bram_output_registers(n, n) == {"brams": 1, "bram_ports": 1, "bram_ffs_removed": width}
+    assert _absorb(n) == {"brams": 1, "bram_ports": 1, "bram_ffs_removed": width}
     cells = _cells(n)
     assert set(cells) == {"ram"}
     ram = cells["ram"]
@@ -80,6 +86,6 @@ def test_read_register_moves_into_the_block(tmp_path, width):
 ], ids=["enable", "set", "gsr", "clock", "load", "reset", "inverted"])
 def test_other_registers_stay_in_the_fabric(tmp_path, kw):
     n = _netlist(tmp_path, **kw)
-    assert absorb_ecp5_bram_output_registers(n, n)["bram_ports"] == 0
+    assert _absorb(n)["bram_ports"] == 0
     cells = _cells(n)
     assert len(cells) >= 19 and cells["ram"]["parameters"]["REGMODE_B"] == "NOREG"

@@ -19,6 +19,7 @@ from hdl.engine.serial import or_luts, pass_units
 from miner.constructive import constructive_card
 from winohdl.core.errors import LimitError, WinohdlError
 from winohdl.core.geometry import Geometry
+from winohdl.core.netlist import YosysNetlist
 
 from engine_helpers import amaranth_run, datapath, random_layer, read_registers
 
@@ -363,19 +364,17 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
     times a read without it at 5.8 ns). Either LUT per bit cost 1,044 and 840 LUT4 on the
     F(4x4,3x3) target layer. The weight memories' write comes from registers (the stream's
     handshake logic straight into every write enable was an 8.3 ns path)."""
-    import json
-
     from amaranth.back import verilog
 
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     o = EngineOptions(Geometry.parse("2", "3", "1", "1"), 16, 16, (64,), (1,), 1, 1)
     plan = plan_engine(o, datapath(o.geometry, o) if kind == "winograd" else None, kind)
     eng = LayerEngine(plan)
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
     synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
-    mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
-    driver = {b: c["type"] for c in mod["cells"].values() for p, d in c["port_directions"].items()
-              if d == "output" for b in c["connections"][p]}
+    net = YosysNetlist.load(tmp_path / "eng_ecp5_mapped.json", "eng")
+    mod = net.module
+    driver = {b: mod["cells"][pin.cell]["type"] for b, pin in net.drivers.items()}
 
     def drivers(prefixes):
         bits = {b for n, net in mod["netnames"].items() if n.startswith(prefixes) for b in net["bits"]}
@@ -384,8 +383,8 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
 
     acc = drivers(tuple(f"acc_sum0_{i}" for i in range(len(plan.accumulator_widths))))
     assert len(acc) == sum(plan.accumulator_widths) and set(acc) == {"CCU2C"}
-    fm = read_registers(mod, tuple(f"d0_{j}_ram" for j in range(o.geometry.n_d)))
-    weights = read_registers(mod, ("w_q0_0",))
+    fm = read_registers(net, tuple(f"d0_{j}_ram" for j in range(o.geometry.n_d)))
+    weights = read_registers(net, ("w_q0_0",))
     assert len(fm) == o.geometry.n_d * o.data_width and len(weights) >= plan.n_store  # (unused high bits trimmed)
     assert set(fm) == set(weights) == {"OUTREG"}
     # the weight memories' every input but the clocks comes straight from a register or is a
@@ -408,20 +407,18 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
     first pass of A^T reads the OR of the fibres, and of the second pass's fibre where the passes
     share one unit: two LUT4 per bit for the four fibres of F(2x2) and the second pass's register
     (zero outside its window by a synchronous reset), where a multiplexer over them needs more."""
-    import json
-
     from amaranth.back import verilog
 
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     o = EngineOptions(Geometry.parse("2x2", "3x3"), 16, 8, (8, 8), (1, 1), input_transform="serial")
     plan = plan_engine(o, datapath(o.geometry, o), "winograd")
     eng = LayerEngine(plan)
     assert plan.staggered and plan.fibres == 4
     (tmp_path / "eng.v").write_text(verilog.convert(eng, name="eng", emit_src=False))
     synthesise(tmp_path / "eng.v", "eng", "ecp5", tmp_path)
-    mod = json.loads((tmp_path / "eng_ecp5_mapped.json").read_text())["modules"]["eng"]
-    driver = {b: c for c in mod["cells"].values() for p, d in c["port_directions"].items()
-              if d == "output" for b in c["connections"][p]}
+    net = YosysNetlist.load(tmp_path / "eng_ecp5_mapped.json", "eng")
+    mod = net.module
+    driver = {b: mod["cells"][pin.cell] for b, pin in net.drivers.items()}
 
     def registers(prefix):
         bits = {b for n, net in mod["netnames"].items() if n.startswith(prefix) for b in net["bits"]}
@@ -430,7 +427,7 @@ def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
     def kind(bit):
         return driver[bit]["type"] if bit in driver else None
 
-    reads = read_registers(mod, ("v_q0",))
+    reads = read_registers(net, ("v_q0",))
     assert len(reads) == sum(plan.dp.v_widths) and set(reads) == {"OUTREG"}
     totals = registers("acc_done0_")
     assert len(totals) == sum(plan.accumulator_widths)

@@ -121,7 +121,7 @@ def test_engine_netlist_passes_post_synthesis(tmp_path, kind):
     """The ECP5 netlist Yosys maps (block RAMs without the collision bypass, their read registers
     moved into the blocks, multiplier blocks, carry chains) streams layers bit-exact on Icarus with
     the cell models."""
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     _, geo, F, P, C, K, PK, PC, kw = BRAM_CASE
     g = Geometry.parse(*geo)
     folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(g), EngineOptions(g, C, K, F, P, PK, PC)))
@@ -139,7 +139,7 @@ def test_serial_input_netlist_passes_post_synthesis(tmp_path):
     """The serial B^T's mapped netlist (its transformed tiles in DP16KD, read beside writes of the
     other half; the feature-map fibres read row by row) streams layers bit-exact on Icarus with the
     cell models, four-state: a read colliding with a write would show as X."""
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     _, geo, _, _, C, K, PK, PC, kw = CASES["serial_in"]
     g = Geometry.parse(*geo)
     o = EngineOptions(g, C, K, (4, 4), (0, 0), PK, PC, **kw)   # one tile: gate-level simulation is slow

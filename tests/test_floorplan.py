@@ -1,12 +1,13 @@
-"""hdl/floorplan.py: clusters of multipliers and the block RAMs that feed them, fixed on the sites
+"""synth/floorplan.py: clusters of multipliers and the block RAMs that feed them, fixed on the sites
 of an unconstrained run; and through measure_fmax, with real Yosys and nextpnr-ecp5."""
 
 from __future__ import annotations
 
 import json
 
-from hdl.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
-from hdl.pnr import measure_fmax, place_and_route
+from synth.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
+from synth.pnr import measure_fmax, place_and_route
+from winohdl.core.netlist import YosysNetlist
 
 
 def _cell(kind: str, inputs: dict, outputs: dict, site: str | None = None) -> dict:
@@ -40,12 +41,11 @@ PLACED = {"m10": "X49/Y34/MULT18_0", "m2": "X22/Y34/MULT18_0", "m3": "X23/Y34/MU
 
 
 def test_clusters_are_the_multipliers_sharing_block_rams():
-    cells = _netlist()["modules"]["top"]["cells"]
-    assert operand_clusters(cells) == ((("m2", "m10"), ("r0", "r1")), (("m3",), ("r2",)))
+    assert operand_clusters(YosysNetlist(_netlist())) == ((("m2", "m10"), ("r0", "r1")), (("m3",), ("r2",)))
 
 
 def test_plan_permutes_each_kind_among_its_own_sites():
-    plan = plan_floor(_netlist(), _netlist(PLACED))
+    plan = plan_floor(YosysNetlist(_netlist()), YosysNetlist(_netlist(PLACED)))
     # multipliers in cluster order on the DSP sites by row, then column (m4, fed by no block RAM,
     # stays free); the clusters' block RAMs on their own three sites, each the nearest one left to
     # its cluster (m2, m10 at X22, X23: r0 takes X24/Y22, r1 X4/Y46; r2, for m3 at X26, X51/Y22);
@@ -65,8 +65,8 @@ def test_plan_permutes_each_kind_among_its_own_sites():
 def test_write_floorplanned_fixes_only_the_planned_cells(tmp_path):
     (tmp_path / "n.json").write_text(json.dumps(_netlist()))
     (tmp_path / "p.json").write_text(json.dumps(_netlist(PLACED)))
-    plan = write_floorplanned(json.loads((tmp_path / "n.json").read_text()), tmp_path / "p.json", tmp_path / "f.json")
-    cells = json.loads((tmp_path / "f.json").read_text())["modules"]["top"]["cells"]
+    plan = write_floorplanned(YosysNetlist.load(tmp_path / "n.json"), tmp_path / "p.json", tmp_path / "f.json")
+    cells = YosysNetlist.load(tmp_path / "f.json", "top").cells
     assert {n: c["attributes"]["BEL"] for n, c in cells.items() if "BEL" in c["attributes"]} == dict(plan.sites)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "n.json", "p.json"]
 
@@ -98,12 +98,12 @@ def test_measure_fmax_floorplans_block_ram_fed_multipliers(tmp_path):
     assert res.floorplan.startswith("floorplan: 2 MULT18X18D in 2 clusters beside the 3 DP16KD")
     assert res.floorplan in res.note and res.to_json()["floorplan"] == res.floorplan
     fixed = {n: c["attributes"]["BEL"] for n, c in
-             json.loads((tmp_path / "fp_top_ecp5_floorplanned.json").read_text())["modules"]["fp_top"]["cells"].items()
+             YosysNetlist.load(tmp_path / "fp_top_ecp5_floorplanned.json", "fp_top").cells.items()
              if "BEL" in c["attributes"]}
     assert len(fixed) == 5
     place_and_route(tmp_path / "fp_top_ecp5_floorplanned.json", "ecp5", tmp_path, "check", 2, 200, 600,
                     placed=tmp_path / "check.json")
-    placed = json.loads((tmp_path / "check.json").read_text())["modules"]["top"]["cells"]
+    placed = YosysNetlist.load(tmp_path / "check.json", "top").cells
     assert {n: placed[n]["attributes"]["NEXTPNR_BEL"] for n in fixed} == fixed
 
 

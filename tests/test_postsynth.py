@@ -15,9 +15,9 @@ import pytest
 
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.synth import synthesise
 from miner.constructive import constructive_card
 from sim.postsynth import MODELS, check_netlist
+from synth.yosys import synthesise
 from winohdl.core.suite import BY_NAME
 
 
@@ -56,9 +56,9 @@ def test_xc7_shared_preadder_register_stays_driven(tmp_path_factory):
     """F(4,3) dilation 2, ``stages``: the two residues' pieces share the kernel transform, so two
     multipliers read one operand register fed by an adder. Yosys's DSP48E1 packer took it with its
     adder into one block as AD and left the other block's A input undriven (X): the post-synthesis
-    check failed. winohdl keeps such registers in the fabric (hdl.xilinx_dsp); the netlist passes,
+    check failed. winohdl keeps such registers in the fabric (synth.passes.xilinx_dsp); the netlist passes,
     no DSP48E1 input is a constant X, and only the adder-fed shared operands were marked."""
-    from hdl.xilinx_dsp import shared_operand_wires
+    from synth.passes.xilinx_dsp import shared_operand_wires
     opened = _design(tmp_path_factory, "d2_k3_o4", 8, "stages")
     work = tmp_path_factory.mktemp("work")
     marked = {}

@@ -11,13 +11,17 @@ import pytest
 
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.pnr import FmaxResult, measure_fmax
-from hdl.synth import (FAMILY_SPECS, FPGA_FAMILIES, absorb_ecp5_dsp_registers, asic_estimate, cells_by_kind,
-                       logic_count, parse_critical_path, parse_fmax, parse_stat, synthesise)
-from hdl.synth_report import format_report, synth_design
 from miner.constructive import constructive_card
+from synth.nextpnr_report import parse_critical_path, parse_fmax
+from synth.passes.ecp5_dsp import absorb_ecp5_dsp_registers
+from synth.pnr import FmaxResult, measure_fmax
+from synth.report import format_report, synth_design
+from synth.families import FAMILY_SPECS
+from synth.yosys import asic_estimate, parse_stat, synthesise
 from winohdl import cli as winohdl
+from winohdl.core.device import FAMILY_DEVICES, FPGA_FAMILIES
 from winohdl.core.errors import WinohdlError
+from winohdl.core.netlist import PORT, YosysNetlist, edit_netlist
 from winohdl.core.suite import BY_NAME
 
 DATA = Path(__file__).parent / "data"
@@ -34,9 +38,9 @@ def test_parse_stored_yosys_stat():
 def test_ecp5_logic_formula_on_stored_stat():
     """LUT4 + 2 x CCU2C: the stored netlist has 257 LUT4 and 259 CCU2C (each two LUT4s with carry)."""
     cells = parse_stat(DATA / "yosys_stat_ecp5.json")
-    assert logic_count("ecp5", cells) == 257 + 2 * 259 == 775
+    assert FAMILY_DEVICES["ecp5"].logic_count(cells) == 257 + 2 * 259 == 775
     assert FAMILY_SPECS["ecp5"].formula == "LUT4 + 2 x CCU2C"
-    kinds = cells_by_kind("ecp5", cells)
+    kinds = FAMILY_DEVICES["ecp5"].cells_by_kind(cells)
     assert kinds == {"logic": {"LUT4": 257}, "carry": {"CCU2C": 259}, "mux": {"L6MUX21": 10, "PFUMX": 24},
                      "dsp": {"MULT18X18D": 6}}
 
@@ -53,8 +57,8 @@ def test_ecp5_logic_formula_on_stored_stat():
      11, {"carry": 6, "mux": 1, "ff": 3, "dsp": 3}),
 ])
 def test_logic_formula_per_family(family, cells, logic, kinds):
-    assert logic_count(family, cells) == logic
-    got = cells_by_kind(family, cells)
+    assert FAMILY_DEVICES[family].logic_count(cells) == logic
+    got = FAMILY_DEVICES[family].cells_by_kind(cells)
     for kind, n in kinds.items():
         assert sum(got[kind].values()) == n, (kind, got)
     assert "other" not in got
@@ -139,12 +143,17 @@ def _netlist(tmp_path, a_ff_params=None, extra_load=False, p_levels=2):
 
 
 def _cells(path):
-    return json.loads(path.read_text())["modules"]["top"]["cells"]
+    return YosysNetlist.load(path, "top").cells
+
+
+def _absorb(path):
+    """The pass on the netlist file: loaded once, written back once; its summary."""
+    return edit_netlist(path, absorb_ecp5_dsp_registers)[1]
 
 
 def test_dsp_registers_absorbed(tmp_path):
     n = _netlist(tmp_path)
-    s = absorb_ecp5_dsp_registers(n, n)
+    s = _absorb(n)
     assert s == {"dsps": 1, "inputs": 1, "pipeline": 1, "output": 1, "ffs_removed": 4}
     cells = _cells(n)
     assert set(cells) == {"m"}
@@ -158,7 +167,7 @@ def test_dsp_registers_absorbed(tmp_path):
 
 def test_dsp_one_product_register_is_the_output_register(tmp_path):
     n = _netlist(tmp_path, p_levels=1)
-    absorb_ecp5_dsp_registers(n, n)
+    _absorb(n)
     p = _cells(n)["m"]["parameters"]
     assert p["REG_OUTPUT_CLK"] == "CLK0" and "REG_PIPELINE_CLK" not in p
 
@@ -168,7 +177,7 @@ def test_dsp_inputs_not_absorbed_from_other_flip_flops(tmp_path, params):
     """An enable, GSR, a set value or an inverted clock: not a plain register, so A stays outside (and B
     with it: nextpnr times a block with one registered input as unregistered)."""
     n = _netlist(tmp_path, a_ff_params=params)
-    s = absorb_ecp5_dsp_registers(n, n)
+    s = _absorb(n)
     assert s["inputs"] == 0 and s["output"] == 1
     cells = _cells(n)
     assert "fa" in cells and "fb" in cells and "REG_INPUTA_CLK" not in cells["m"]["parameters"]
@@ -177,7 +186,7 @@ def test_dsp_inputs_not_absorbed_from_other_flip_flops(tmp_path, params):
 def test_dsp_shared_operand_register_is_kept(tmp_path):
     """A's flip-flop also drives a LUT: the block registers its own copy, the fabric FF stays for the LUT."""
     n = _netlist(tmp_path, extra_load=True)
-    s = absorb_ecp5_dsp_registers(n, n)
+    s = _absorb(n)
     cells = _cells(n)
     assert s["inputs"] == 1 and "fa" in cells and "fb" not in cells
     assert cells["m"]["connections"]["A0"] == [10]
@@ -222,16 +231,11 @@ def test_deep_dsps_have_fabric_registers_on_both_sides(f23_small_deep, tmp_path)
     for core in (design.winograd, design.direct):
         r = synthesise(folder / core.verilog, core.top, "ecp5", tmp_path)
         assert r.dsps == r.absorbed["inputs"] == r.absorbed["pipeline"] == r.absorbed["output"] > 0, r.absorbed
-        cells = json.loads((tmp_path / f"{core.top}_ecp5_mapped.json").read_text())["modules"][core.top]["cells"]
-        drivers, loads = {}, {}
-        for c in cells.values():
-            for port, bits in c["connections"].items():
-                for b in bits:
-                    if isinstance(b, int):
-                        if c["port_directions"].get(port) == "output":
-                            drivers[b] = (c["type"], port)
-                        else:
-                            loads.setdefault(b, []).append((c["type"], port))
+        net = YosysNetlist.load(tmp_path / f"{core.top}_ecp5_mapped.json", core.top)
+        cells = net.cells
+        drivers = {b: (cells[p.cell]["type"], p.port) for b, p in net.drivers.items()}
+        loads = {b: [(cells[p.cell]["type"], p.port) for p in pins if p.cell != PORT] for b, pins in net.loads.items()}
+        loads = {b: pins for b, pins in loads.items() if pins}   # the cells' pins only
         for c in (c for c in cells.values() if c["type"] == "MULT18X18D"):
             pins = c["connections"]
             a_b = [b for p, (b,) in pins.items() if p[0] in "AB" and p[1:].isdigit() and isinstance(b, int)]

@@ -276,7 +276,7 @@ def cmd_prove(a) -> int:
 
 
 def cmd_synth(a) -> int:
-    from hdl.synth_report import check_synth_options, failed, format_report, parse_families, synth_design
+    from synth.report import check_synth_options, failed, format_report, parse_families, synth_design
     fams = parse_families(a.family)
     check_synth_options(a.seeds, a.pnr_timeout)
     verify = None
@@ -304,7 +304,7 @@ def cmd_synth(a) -> int:
 
 
 def cmd_flow(a) -> int:
-    from hdl.synth_report import check_synth_options, parse_families
+    from synth.report import check_synth_options, parse_families
     from sim.tools import SIMULATORS, require
     from winohdl.core.limits import VECTORS
     from winohdl.flow import run_flow
@@ -330,7 +330,7 @@ def cmd_flow(a) -> int:
 
 def cmd_explore(a) -> int:
     from hdl.options import HardwareOptions
-    from hdl.synth_report import parse_families
+    from synth.report import parse_families
     from winohdl.core.errors import LimitError
     from winohdl.core.geometry import Geometry, parse_int_list
     from winohdl.core.io import check_output_path
@@ -351,7 +351,7 @@ def cmd_explore(a) -> int:
         except LimitError as exc:
             raise LimitError(f"--outputs {o}: {exc}") from None
     from hdl.options import parse_choices
-    from hdl.synth_report import check_synth_options
+    from synth.report import check_synth_options
     pipelines = []
     for name in parse_choices(a.pipelines, PIPELINES, "pipeline", "all"):
         pipelines.append(HardwareOptions.make(a.data_width, a.kernel_width, name,
@@ -375,7 +375,7 @@ def cmd_engine(a) -> int:
     """Generate a whole-layer engine (and the direct engine), simulate both, synthesise both."""
     from hdl.engine.design import generate_engine, open_engine_design, write_engine_folder
     from hdl.engine.options import EngineOptions
-    from hdl.synth_report import parse_families
+    from synth.report import parse_families
     from miner.search import best_known_card
     from sim.engine_run import run_engine_simulation
     from sim.tools import parse_simulators, require
@@ -417,7 +417,7 @@ def cmd_engine(a) -> int:
 def synth_engine(opened, families: list[str], work: Path, verify: bool, simulator: str, seed: int) -> bool:
     """Synthesise both engines of an engine folder for each family (a line each); with ``verify``, the
     post-synthesis check of each netlist. Whether nothing failed."""
-    from hdl.synth import synthesise
+    from synth.yosys import synthesise
     ok = True
     for fam in families:
         for kind in ("winograd", "direct"):

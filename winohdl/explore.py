@@ -17,8 +17,8 @@ from pathlib import Path
 from hdl.cost import cost_key
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.synth_report import synth_design
 from miner.search import best_known_card
+from synth.report import synth_design
 from winohdl.core.geometry import Geometry
 from winohdl.core.io import make_run_folder, write_json_atomic, write_text_atomic
 from winohdl.fanout import run_all

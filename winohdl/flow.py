@@ -12,12 +12,12 @@ from pathlib import Path
 from hdl.cost import cost_of
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from hdl.synth_report import failed, format_report, synth_design
 from miner.costs import CostFunction
 from miner.search import MineSettings, mine_card
 from sim.prove import prove_design, write_proof
 from sim.run import run_simulation
 from sim.tools import SIMULATORS
+from synth.report import failed, format_report, synth_design
 from winohdl.core.geometry import Geometry
 from winohdl.core.io import make_run_folder, write_text_atomic
 

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..stimulus import pack, unpack  # noqa: F401 (used here and by callers)
+from ..stimulus import pack, unpack
 from .netlist import Evaluator
 from .polynomial import VarTable
 from .spec import quantise_reference

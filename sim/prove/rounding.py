@@ -26,10 +26,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .affine import Aff, Region, Split, ceil_div, joint_delay, probe_points
-from .netlist import Unsupported
+from .netlist import Unsupported, segment
 from .polynomial import Poly
 from .spec import quantise_reference, round_shift
-from .symbolic import Symbolic, segment
+from .symbolic import Symbolic
 
 MAX_REGIONS = 50_000
 

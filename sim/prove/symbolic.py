@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .netlist import Cell, Field, Netlist, Unsupported, segment  # noqa: F401 (Field, segment: re-exported)
+from .netlist import Cell, Netlist, Unsupported, segment
 from .polynomial import Poly, VarTable
 from .ranges import Fit, Ranges
 

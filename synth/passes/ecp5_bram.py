@@ -10,11 +10,11 @@ moves it, for plain flip-flops only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
-from .ecp5_dsp import net_index, plain_ff
+from winohdl.core.netlist import YosysNetlist
+
+from .ecp5_dsp import plain_ff
 
 
 def bram_absorbed_line(a: dict) -> str:
@@ -51,13 +51,14 @@ def _read_ports(cell: dict) -> list[ReadPort]:
     return [ReadPort("A", ("A",), ("A",)), ReadPort("B", ("B",), ("B",))]
 
 
-def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
-    """Move the fabric register after each DP16KD read port into the block (``REGMODE "OUTREG"``).
+def absorb_ecp5_bram_output_registers(net: YosysNetlist) -> dict:
+    """Move the fabric register after each DP16KD read port of ``net``'s top module into the block
+    (``REGMODE "OUTREG"``; edited in place); returns a summary.
 
     A Yosys JSON netlist pass. A read port qualifies when its register mode is NOREG, its reset
     (both resets for a 36-bit read) is tied to 0, its clock is not inverted, and every output bit
     it drives that has a load drives exactly one flip-flop's D input and nothing else, each a plain
-    flip-flop (:func:`hdl.ecp5_dsp.plain_ff`: no enable, no reset, GSR off, initial value 0) on the
+    flip-flop (:func:`synth.passes.ecp5_dsp.plain_ff`: no enable, no reset, GSR off, initial value 0) on the
     port's clock net. Those flip-flops are removed, the output bits drive their Q nets, the port's
     ``REGMODE`` becomes OUTREG (both ports' for a 36-bit read: nextpnr's own PDPW16KD conversion
     sets both) and its output clock enable ``OCE`` is tied high (both for a 36-bit read). The
@@ -65,35 +66,30 @@ def absorb_ecp5_bram_output_registers(src: Path, dst: Path) -> dict:
     function cycle for cycle. The post-synthesis simulation checks the transformed netlist with the
     documented model ``sim/models/ecp5_dp16kd.v``.
     """
-    data = json.loads(Path(src).read_text())
     summary = {"brams": 0, "bram_ports": 0, "bram_ffs_removed": 0}
-    for mod in data.get("modules", {}).values():
-        cells = mod.get("cells", {})
-        brams = [n for n, c in cells.items() if c.get("type") == "DP16KD"]
-        if not brams:
-            continue
-        summary["brams"] += len(brams)
-        _, loads = net_index(mod)
-        removed: set[str] = set()
-        for name in brams:
-            cell = cells[name]
-            conn, params = cell["connections"], cell.setdefault("parameters", {})
-            for read in _read_ports(cell):
-                plan = _register_plan(cell, cells, loads, read)
-                if not plan:
-                    continue
-                for out_pin, ff in plan:
-                    conn[out_pin] = list(cells[ff]["connections"]["Q"])
-                    removed.add(ff)
-                    summary["bram_ffs_removed"] += 1
-                for p in read.controls:
-                    params[f"REGMODE_{p}"] = "OUTREG"
-                    conn[f"OCE{p}"] = ["1"]
-                    cell.setdefault("port_directions", {})[f"OCE{p}"] = "input"
-                summary["bram_ports"] += 1
-        for ff in removed:
-            del cells[ff]
-    Path(dst).write_text(json.dumps(data))
+    brams = net.of_type("DP16KD")
+    if not brams:
+        return summary
+    summary["brams"] = len(brams)
+    cells, loads = net.cells, net.loads
+    removed: set[str] = set()
+    for name in brams:
+        cell = cells[name]
+        conn, params = cell["connections"], cell.setdefault("parameters", {})
+        for read in _read_ports(cell):
+            plan = _register_plan(cell, cells, loads, read)
+            if not plan:
+                continue
+            for out_pin, ff in plan:
+                conn[out_pin] = list(cells[ff]["connections"]["Q"])
+                removed.add(ff)
+                summary["bram_ffs_removed"] += 1
+            for p in read.controls:
+                params[f"REGMODE_{p}"] = "OUTREG"
+                conn[f"OCE{p}"] = ["1"]
+                cell.setdefault("port_directions", {})[f"OCE{p}"] = "input"
+            summary["bram_ports"] += 1
+    net.remove(removed)
     return summary
 
 

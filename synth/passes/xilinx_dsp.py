@@ -13,49 +13,46 @@ one register shared by the blocks, as the RTL meant.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
 
+from winohdl.core.netlist import YosysNetlist
+
 FF_TYPES = {"$dff", "$dffe", "$sdff", "$sdffe", "$sdffce", "$adff", "$adffe"}
 
 
-def shared_operand_wires(netlist: Path) -> list[str]:
+def shared_operand_wires(netlist: Path, top: str | None = None) -> list[str]:
     """Names of the wires driven by a flip-flop that an adder or subtractor feeds (a pre-adder
     candidate) and whose output reaches the operands of two or more ``$mul`` cells, in a Yosys
-    JSON netlist (the top module, before ``map_dsp``). A shared register fed by anything else is
-    packed correctly (a copy in every block) and is left alone."""
-    data = json.loads(Path(netlist).read_text())
-    marked: list[str] = []
-    for mod in data.get("modules", {}).values():
-        cells = mod.get("cells", {})
-        added = {b for c in cells.values() if c.get("type") in ("$add", "$sub")
-                 for b in c.get("connections", {}).get("Y", []) if isinstance(b, int)}
-        ff_of_bit = {}
-        for name, c in cells.items():
-            conn = c.get("connections", {})
-            if c.get("type") in FF_TYPES and added.intersection(b for b in conn.get("D", []) if isinstance(b, int)):
-                for b in conn.get("Q", []):
-                    if isinstance(b, int):
-                        ff_of_bit[b] = name
-        readers = defaultdict(set)  # flip-flop -> the $mul cells reading its output
-        for name, c in cells.items():
-            if c.get("type") == "$mul":
-                for port in ("A", "B"):
-                    for b in c.get("connections", {}).get(port, []):
-                        if b in ff_of_bit:
-                            readers[ff_of_bit[b]].add(name)
-        shared = {b for b, ff in ff_of_bit.items() if len(readers[ff]) > 1}
-        marked += [wire for wire, net in mod.get("netnames", {}).items()
-                   if shared.intersection(b for b in net.get("bits", []) if isinstance(b, int))]
-    return sorted(marked)
+    JSON netlist (module ``top``, by default the one Yosys wrote: before ``map_dsp``). A shared
+    register fed by anything else is packed correctly (a copy in every block) and is left alone."""
+    net = YosysNetlist.load(netlist, top)
+    cells = net.cells
+    added = {b for name in net.of_type("$add", "$sub") for b in cells[name].get("connections", {}).get("Y", [])
+             if isinstance(b, int)}
+    ff_of_bit = {}
+    for name in net.of_type(*FF_TYPES):
+        conn = cells[name].get("connections", {})
+        if added.intersection(b for b in conn.get("D", []) if isinstance(b, int)):
+            for b in conn.get("Q", []):
+                if isinstance(b, int):
+                    ff_of_bit[b] = name
+    readers = defaultdict(set)  # flip-flop -> the $mul cells reading its output
+    for name in net.of_type("$mul"):
+        for port in ("A", "B"):
+            for b in cells[name].get("connections", {}).get(port, []):
+                if b in ff_of_bit:
+                    readers[ff_of_bit[b]].add(name)
+    shared = {b for b, ff in ff_of_bit.items() if len(readers[ff]) > 1}
+    return sorted(wire for wire, n in net.netnames.items()
+                  if shared.intersection(b for b in n.get("bits", []) if isinstance(b, int)))
 
 
 def keep_shared_operand_registers(netlist: Path, rtlil: Path, top: str) -> list[str]:
     """Mark :func:`shared_operand_wires` of ``netlist`` (JSON) ``keep`` in module ``top`` of the
     same design as RTLIL text (edited in place); returns their names."""
-    names = shared_operand_wires(netlist)
+    names = shared_operand_wires(netlist, top)
     if not names:
         return names
     ids = {n if n.startswith("$") else "\\" + n for n in names}

@@ -1,20 +1,21 @@
 """Place and route: the harness netlist for nextpnr, one nextpnr run, and the Fmax over seeds (with
-the ECP5 floorplan of :mod:`hdl.floorplan` where multipliers read block RAMs)."""
+the ECP5 floorplan of :mod:`synth.floorplan` where multipliers read block RAMs)."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.netlist import YosysNetlist, edit_netlist
+from winohdl.core.tools import ToolTimeout, local_path, run_tool, tool, tool_available
 
-from .floorplan import operand_clusters, top_cells, write_floorplanned
+from .families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
+from .floorplan import operand_clusters, write_floorplanned
 from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
-from .synth import (DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT, SYNTH_SCRIPT, ToolTimeout, absorb_ecp5_registers,
-                    local_path, run_synth_script, run_tool, tool, tool_available)
+from .yosys import SYNTH_SCRIPT, absorb_ecp5_registers, run_synth_script
 
 # Gowin pins for the four-pin harness (a PG256 BGA needs every I/O placed)
 GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "load" L16;\nIO_LOC "so" N14;\n'
@@ -27,7 +28,7 @@ class FmaxResult:
     seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
     reason: str = ""
     note: str = ""
-    floorplan: str = ""  # what the seeds' netlist fixes (hdl/floorplan.py), "" when nothing
+    floorplan: str = ""  # what the seeds' netlist fixes (synth/floorplan.py), "" when nothing
     unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
 
     @property
@@ -51,16 +52,18 @@ class FmaxResult:
                 "unconstrained": self.unconstrained}
 
 
-def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path, name: str) -> Path:
-    """Synthesise the harness for place and route; the netlist JSON (ECP5: DSP and block-RAM registers
-    absorbed)."""
+def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path,
+                       name: str) -> tuple[Path, YosysNetlist | None]:
+    """Synthesise the harness for place and route; the netlist JSON, and on ECP5 the netlist as
+    loaded once for its DSP and block-RAM register passes (written back once, kept for the
+    floorplan)."""
     netlist = workdir / f"{name}_{family}_pnr.json"
     run_synth_script(f"read_verilog {local_path(harness_verilog, workdir)}; {SYNTH_SCRIPT[family].format(top=name)}; "
-                      f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
-                      f"yosys {family} (harness)")
-    if family == "ecp5":
-        absorb_ecp5_registers(netlist)
-    return netlist
+                     f"write_json {netlist.name}", workdir, f"{name}_{family}_harness_yosys.log",
+                     f"yosys {family} (harness)")
+    if family != "ecp5":
+        return netlist, None
+    return netlist, edit_netlist(netlist, absorb_ecp5_registers, name)[0]
 
 
 def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
@@ -80,8 +83,8 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
     if placed is not None:
         extra += ["--write", placed.name]
     run_tool([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
-          "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
-         workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
+              "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
+             workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
     return parse_fmax(report)
 
 
@@ -92,15 +95,13 @@ def _pnr_failure(exc: WinohdlError, timeout: float, where: str) -> str:
     return f"nextpnr failed: {exc}"
 
 
-def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: float, timeout: float,
-                  res: FmaxResult) -> Path:
-    """Where the family floorplans and the netlist has multipliers fed by block RAMs: a first,
-    unconstrained run (seed 1, recorded in ``res.unconstrained``), then the netlist with those cells
-    fixed on its sites (:mod:`hdl.floorplan`); otherwise ``netlist`` itself."""
-    if not FAMILY_SPECS[family].floorplan:
-        return netlist
-    data = json.loads(netlist.read_text())
-    if not operand_clusters(top_cells(data)):
+def _floorplanned(netlist: Path, net: YosysNetlist | None, family: str, workdir: Path, name: str, target: float,
+                  timeout: float, res: FmaxResult) -> Path:
+    """Where the family floorplans and the netlist (``net``, as loaded from ``netlist``) has
+    multipliers fed by block RAMs: a first, unconstrained run (seed 1, recorded in
+    ``res.unconstrained``), then the netlist with those cells fixed on its sites
+    (:mod:`synth.floorplan`); otherwise ``netlist`` itself."""
+    if not FAMILY_SPECS[family].floorplan or net is None or not operand_clusters(net):
         return netlist
     free = f"{name}_unconstrained"
     placed = workdir / f"{free}_{family}_placed.json"
@@ -109,7 +110,7 @@ def _floorplanned(netlist: Path, family: str, workdir: Path, name: str, target: 
     res.unconstrained = {"seed": 1, "target_mhz": target, "fmax_mhz": None if f is None else round(f, 2),
                          "seconds": round(time.perf_counter() - t0, 1)}
     out = workdir / f"{name}_{family}_floorplanned.json"
-    res.floorplan = write_floorplanned(data, placed, out).describe()
+    res.floorplan = write_floorplanned(net, placed, out).describe()
     res.note = "; ".join(filter(None, [res.note, f"{res.floorplan} (seed 1, {res.unconstrained['fmax_mhz']} MHz)"]))
     return out
 
@@ -119,7 +120,7 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
     """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
     designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
     so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
-    RAMs are first placed once unconstrained and then floorplanned (:mod:`hdl.floorplan`): the seeds
+    RAMs are first placed once unconstrained and then floorplanned (:mod:`synth.floorplan`): the seeds
     run on the floorplanned netlist. A run past ``timeout`` seconds or a failing nextpnr gives a
     result that says "not placed" and why."""
     spec = FAMILY_SPECS[family]
@@ -131,13 +132,13 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
         res.reason = f"{spec.pnr[0]} is not installed (pip install {spec.pnr[0]})"
         return res
     try:
-        netlist = synthesise_for_pnr(harness_verilog, family, workdir, name)
+        netlist, net = synthesise_for_pnr(harness_verilog, family, workdir, name)
     except WinohdlError as exc:
         res.reason = f"harness synthesis failed: {exc}"
         return res
     target = target_mhz or spec.target_mhz
     try:
-        netlist = _floorplanned(netlist, family, workdir, name, target, timeout, res)
+        netlist = _floorplanned(netlist, net, family, workdir, name, target, timeout, res)
     except WinohdlError as exc:
         res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
         return res

@@ -16,10 +16,11 @@ attribute; logic and flip-flops are placed as before.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from winohdl.core.netlist import YosysNetlist
 
 MULTIPLIER = "MULT18X18D"
 BLOCK_RAM = "DP16KD"
@@ -70,21 +71,13 @@ def _xy(site: str) -> tuple[int, int]:
     return int(m[1]), int(m[2])
 
 
-def top_cells(netlist: dict) -> dict:
-    """The cells of the netlist's one module with cells (Yosys writes the top flattened; nextpnr
-    writes it as ``top``)."""
-    mods = [m for m in netlist["modules"].values() if m.get("cells")]
-    return max(mods, key=lambda m: len(m["cells"]))["cells"]
-
-
-def operand_clusters(cells: dict) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-    """``((multipliers, block RAMs), ...)``: the multipliers with an input bit driven by a block
-    RAM's output, grouped by the block RAMs they share; in natural order of the cell names."""
-    driver = {bit: name for name, c in cells.items() if c["type"] == BLOCK_RAM
-              for port, bits in c["connections"].items() if c["port_directions"].get(port) == "output"
-              for bit in bits if isinstance(bit, int)}
-    feeds = {name: {driver[b] for port, bits in c["connections"].items()
-                    if c["port_directions"].get(port) == "input" for b in bits if b in driver}
+def operand_clusters(net: YosysNetlist) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """``((multipliers, block RAMs), ...)``: the multipliers of ``net`` with an input bit driven by a
+    block RAM's output, grouped by the block RAMs they share; in natural order of the cell names."""
+    cells, drivers = net.cells, net.drivers
+    feeds = {name: {d.cell for port, bits in c["connections"].items()
+                    if c["port_directions"].get(port) == "input" for b in bits
+                    if (d := drivers.get(b)) is not None and cells[d.cell]["type"] == BLOCK_RAM}
              for name, c in cells.items() if c["type"] == MULTIPLIER}
     feeds = {m: rams for m, rams in feeds.items() if rams}
     parent: dict[str, str] = {}
@@ -104,14 +97,14 @@ def operand_clusters(cells: dict) -> tuple[tuple[tuple[str, ...], tuple[str, ...
                          for ms in groups.values()), key=lambda c: _natural(c[0][0])))
 
 
-def plan_floor(netlist: dict, placed: dict) -> Floorplan:
-    """The floorplan of ``netlist`` (Yosys JSON for nextpnr) on the sites of ``placed`` (nextpnr's
+def plan_floor(net: YosysNetlist, placed: YosysNetlist) -> Floorplan:
+    """The floorplan of ``net`` (Yosys JSON for nextpnr) on the sites of ``placed`` (nextpnr's
     ``--write`` JSON of an unconstrained run of the same netlist): each kind of cell permuted among
     the sites that run gave that kind, so its global placement stays and only the order changes."""
-    cells, done = top_cells(netlist), top_cells(placed)
+    done = placed.cells
     site_of = {name: c["attributes"]["NEXTPNR_BEL"] for name, c in done.items()
                if c["type"] in (MULTIPLIER, BLOCK_RAM)}
-    clusters = operand_clusters(cells)
+    clusters = operand_clusters(net)
     operands = {r for _, rams in clusters for r in rams}
     dsp_sites = sorted((s for n, s in site_of.items() if done[n]["type"] == MULTIPLIER),
                        key=lambda s: (_xy(s)[1], _xy(s)[0], s))
@@ -132,14 +125,12 @@ def plan_floor(netlist: dict, placed: dict) -> Floorplan:
     return Floorplan(tuple(ms for ms, _ in clusters), tuple(sites.items()), len(operands))
 
 
-def write_floorplanned(netlist: dict, placed_path: Path, out_path: Path) -> Floorplan:
-    """Write ``netlist`` (Yosys JSON, updated in place) with the cells of :func:`plan_floor` (on the
-    sites of ``placed_path``) fixed through ``BEL`` attributes to ``out_path``; the plan."""
-    plan = plan_floor(netlist, json.loads(Path(placed_path).read_text()))
-    cells = top_cells(netlist)
+def write_floorplanned(net: YosysNetlist, placed_path: Path, out_path: Path) -> Floorplan:
+    """Write ``net`` (updated in place) with the cells of :func:`plan_floor` (on the sites of
+    ``placed_path``) fixed through ``BEL`` attributes to ``out_path``; the plan."""
+    plan = plan_floor(net, YosysNetlist.load(placed_path))
+    cells = net.cells
     for name, site in plan.sites:
         cells[name]["attributes"]["BEL"] = site
-    tmp = Path(out_path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(netlist))
-    tmp.replace(out_path)
+    net.write(out_path)
     return plan
