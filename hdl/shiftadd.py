@@ -7,6 +7,8 @@ after Hartley); each row's remaining terms are summed by a depth-balanced tree.
 
 from __future__ import annotations
 
+import copy
+import functools
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field
@@ -143,8 +145,15 @@ def _pair_key(t1: Term, t2: Term):
 
 
 def build_graph(matrix, share: bool = True) -> ShiftAddGraph:
-    """Shift-add graph for ``matrix @ x`` (integer matrix, rows = outputs)."""
-    matrix = tuple(tuple(int(v) for v in row) for row in matrix)
+    """Shift-add graph for ``matrix @ x`` (integer matrix, rows = outputs).
+
+    Memoised: a datapath asks for the same matrices many times while it compares placements and
+    realisations (40 distinct of 140 for F(4x4,3x3)); each caller gets its own copy to extend."""
+    return copy.deepcopy(_build_graph(tuple(tuple(int(v) for v in row) for row in matrix), share))
+
+
+@functools.lru_cache(maxsize=1024)
+def _build_graph(matrix: tuple[tuple[int, ...], ...], share: bool) -> ShiftAddGraph:
     n_in = len(matrix[0]) if matrix else 0
     g = ShiftAddGraph(n_in, matrix=matrix)
     rows = [_normalise_row([Term(j, s, sg * 1) for j, c in enumerate(row) for s, sg in csd(c)]) for row in matrix]
