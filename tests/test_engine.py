@@ -5,6 +5,8 @@ simulated cycles, the design folder, and one-line errors for bad engine paramete
 Real Icarus/Verilator runs live in tests/test_engine_sim.py.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -314,6 +316,13 @@ def test_design_folder_round_trip_and_tamper(tmp_path):
     with pytest.raises(EngineDesignError, match="manifest"):
         open_engine_design(folder)
     assert open_engine_design(folder, allow_edits=True).edited == (opened.design.winograd.verilog,)
+    # a derived field edited in design.json (the plan's named latencies) is refused, named
+    summary = folder / "design.json"
+    data = json.loads(summary.read_text())
+    data["winograd"]["latency_path"][0]["cycles"] += 1
+    summary.write_text(json.dumps(data))
+    with pytest.raises(EngineDesignError, match=r"winograd.latency_path\[0\].cycles is 2"):
+        open_engine_design(folder, allow_edits=True)
 
 
 G2 = Geometry.parse("2x2", "3x3")

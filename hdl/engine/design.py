@@ -27,9 +27,10 @@ from ..verilog import to_verilog
 from .engine import LayerEngine, engine_signature
 from .options import EngineKind, EngineOptions
 from .perf import Performance, Timing
-from .plan import EnginePlan, plan_engine
+from .latency import Latency
+from .plan import EnginePlan, MemoryPlan, plan_engine
 
-FORMAT = "winohdl-engine/1"
+FORMAT = "winohdl-engine/2"
 
 
 class EngineDesignError(DesignError):
@@ -72,6 +73,8 @@ class EngineCore:
     staggered: bool = False              # accumulator fibres finish one cycle apart (EnginePlan.staggered)
     output_unit_shared: bool = False     # serial A^T: its passes share one 1D unit (EnginePlan.output_unit_shared)
     input_unit_shared: bool = False      # serial B^T: its passes share one 1D unit
+    path: tuple[Latency, ...] = ()       # every register from a group's last issue to its output beat, named
+    memories: tuple[MemoryPlan, ...] = ()
 
     @property
     def latency(self) -> int:
@@ -90,7 +93,8 @@ class EngineCore:
                 "output_transform": self.output_transform, "serial_fibres": list(self.serial_fibres),
                 "input_transform": self.input_transform, "input_fibres": list(self.input_fibres),
                 "staggered": self.staggered, "output_unit_shared": self.output_unit_shared,
-                "input_unit_shared": self.input_unit_shared}
+                "input_unit_shared": self.input_unit_shared, "latency_path": [x.to_json() for x in self.path],
+                "memories": [m.to_json() for m in self.memories]}
 
 
 STREAMS = {
@@ -153,6 +157,12 @@ class EngineDesign:
             p = c.performance
             lines.append(f"{c.kind:<10} {c.multipliers:>11} {c.latency:>8} {p.cycles:>8} {p.period:>8} "
                          f"{p.ideal:>8} {p.utilisation:>6.2f} {p.macs_per_multiplier_cycle:>12.2f}")
+        for c in (self.winograd, self.direct):
+            lines.append(f"latency    {c.kind}: " + " + ".join(f"{x.cycles} {x.name}" for x in c.path if x.cycles)
+                         + f" = {c.latency}")
+            lines.append(f"memories   {c.kind}: " + "; ".join(f"{m.count} x {m.depth} x {m.width} bits {m.name}"
+                                                           for m in c.memories)
+                         + f" ({sum(m.bits for m in c.memories):,} bits)")
         lines.append("cycles: one layer alone, first feature-map beat to last output beat; period: per layer, "
                      "back to back")
         w = self.winograd
@@ -181,7 +191,7 @@ def _core(plan: EnginePlan, top: str) -> EngineCore:
                       tuple(plan.accumulator_widths), plan.performance, plan.output_transform.value,
                       tuple(p.fibres for p in plan.passes or ()), plan.input_transform.value,
                       tuple(p.fibres for p in plan.input_passes or ()), plan.staggered, plan.output_unit_shared,
-                      plan.input_unit_shared)
+                      plan.input_unit_shared, plan.path, plan.memories)
 
 
 def plan_engines(dp: Datapath, opts: EngineOptions) -> tuple[EnginePlan, EnginePlan]:
