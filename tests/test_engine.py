@@ -17,11 +17,12 @@ from hdl.engine.options import EngineOptions
 from hdl.engine.perf import Timing, performance, schedule, tile_ready_offsets
 from hdl.engine.serial import or_luts, pass_units
 from miner.constructive import constructive_card
+from sim.stimulus import random_layer
 from winohdl.core.errors import LimitError, WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.netlist import YosysNetlist
 
-from engine_helpers import amaranth_run, datapath, random_layer, read_registers
+from engine_helpers import amaranth_run, datapath, read_registers
 
 # (why, geometry (output, kernel, stride, dilation), feature map, padding, C, K, PK, PC)
 LAYERS = [
