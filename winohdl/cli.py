@@ -14,6 +14,7 @@ import re
 import sys
 import traceback
 
+from winohdl import __version__
 from winohdl.core import progress
 from winohdl.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, Interrupted, WinohdlError
 
@@ -131,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     p = _Parser(prog="winohdl", description="Winograd convolution datapath generator",
                 epilog="exit status: 0 ok, 1 verification failed or internal error, 2 bad input, 130 interrupted")
-    p.add_argument("--version", action="version", version=f"winohdl {__import__('winohdl').__version__}")
+    p.add_argument("--version", action="version", version=f"winohdl {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     m = sub.add_parser("mine", parents=[common], help="find a proven algorithm card for a geometry")
