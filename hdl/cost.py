@@ -34,21 +34,13 @@ from winohdl.core.device import FAMILY_DEVICES
 from winohdl.core.errors import WinohdlError
 
 from .datapath import DSP_SIZE, Datapath, dsp_blocks
-from .options import HardwareOptions
+from .options import DEFAULT_OBJECTIVE, OBJECTIVES, HardwareOptions
 
 MULTIPLIER_SIZES = {f: FAMILY_DEVICES[f].dsp.size for f in ("ecp5", "xilinx", "ice40", "gowin")}
 """Signed operand sizes of each family's multiplier block, from the device table
 (:mod:`winohdl.core.device`): ECP5 MULT18X18D 18 x 18, xc7 DSP48E1 25 x 18, iCE40 SB_MAC16
 16 x 16, Gowin MULT18X18 18 x 18."""
 
-OBJECTIVES = {
-    "dsp": "multiplier blocks, then adder bits, then logic depth, then adders, then R",
-    "bits": "adder bits, then multiplier blocks, then logic depth, then adders, then R",
-    "adders": "adders (B^T, G in hardware, A^T, division), then multiplier blocks, then adder bits, then depth",
-    "depth": "logic depth, then multiplier blocks, then adder bits",
-    "rank": "R (multiplications), then adder bits, then logic depth",
-}
-DEFAULT_OBJECTIVE = "dsp"
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,22 @@ class Rounding(enum.Enum):
     ROUND_HALF_EVEN = "round-half-even"
 
 
+OBJECTIVES = {
+    "dsp": "multiplier blocks, then adder bits, then logic depth, then adders, then R",
+    "bits": "adder bits, then multiplier blocks, then logic depth, then adders, then R",
+    "adders": "adders (B^T, G in hardware, A^T, division), then multiplier blocks, then adder bits, then depth",
+    "depth": "logic depth, then multiplier blocks, then adder bits",
+    "rank": "R (multiplications), then adder bits, then logic depth",
+}
+DEFAULT_OBJECTIVE = "dsp"
+"""What the search minimises (``--objective``), each a sort order over the cost (:mod:`hdl.cost`)."""
+
+
+def values(enum_type: type[enum.Enum]) -> tuple[str, ...]:
+    """The values of ``enum_type``'s members, in declaration order (a command line's choices)."""
+    return tuple(m.value for m in enum_type)
+
+
 def choice(enum_type: type[enum.Enum], value, noun: str) -> enum.Enum:
     """``value`` (an enum member or its string) as a member of ``enum_type``; one-line error otherwise."""
     if isinstance(value, enum_type):

@@ -18,9 +18,19 @@ from winohdl import __version__
 from winohdl.core import progress
 from winohdl.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, Interrupted, WinohdlError
 
+from hdl.engine.modes import EnginePipeline, InputTransform, OutputTransform
+from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, values
+from miner.methods import DEVICES
+from winohdl.core.device import FAMILIES, FPGA_FAMILIES
+
 from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
                        cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_prove, cmd_sim,
                        cmd_synth)
+
+ENGINE_PIPELINES = values(EnginePipeline)
+OUTPUT_TRANSFORMS = values(OutputTransform)
+INPUT_TRANSFORMS = values(InputTransform)
+_FAMILY_LIST = ", ".join(FAMILIES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -142,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of multiplications R (default: lower bound)")
     m.add_argument("--steps", type=nonnegative_int, default=None, help="sgd: step budget")
     m.add_argument("--seconds", type=positive_seconds, default=None, help="time budget in seconds")
-    m.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="sgd: where to train")
+    m.add_argument("--device", default="auto", choices=DEVICES, help="sgd: where to train")
     m.add_argument("--q-max", type=positive_int, default=None,
                    help="largest denominator tried when snapping (default 4)")
     m.add_argument("--polish", type=nonnegative_seconds, default=None,
@@ -153,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "defaults otherwise)")
     m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint beside the output")
-    m.add_argument("--objective", default="dsp", choices=("dsp", "bits", "adders", "depth", "rank"),
+    m.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=tuple(OBJECTIVES),
                    help="what the search minimises (default dsp: multiplier blocks, then adder bits, then depth; "
                         "bits: adder bits first; adders; depth; rank: R first)")
     m.add_argument("--pareto", action="store_true",
@@ -214,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine' "
                    "(an engine: cell counts and the post-synthesis check; Fmax: bench/engine.py --fmax)")
     y.add_argument("--family", default="ecp5",
-                   help="ice40, ecp5, xilinx, gowin, asic or all (comma list allowed); asic: a technology-"
+                   help=f"{_FAMILY_LIST} or all (comma list allowed); asic: a technology-"
                         "independent CMOS estimate (cells, transistors, logic depth)")
     y.add_argument("--seeds", type=positive_int, default=3,
                    help="nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default 3)")
@@ -235,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     _geometry_args(f)
     _hw_args(f)
     _mine_args(f)
-    f.add_argument("--family", default="ecp5,xilinx", help="ice40, ecp5, xilinx, gowin, asic or all (comma list)")
+    f.add_argument("--family", default="ecp5,xilinx", help=f"{_FAMILY_LIST} or all (comma list)")
     f.add_argument("--vectors", type=positive_int, default=200)
     f.add_argument("--seeds", type=positive_int, default=3,
                    help="nextpnr seeds per design: Fmax is their median (1..20, default 3)")
@@ -252,8 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--outputs", default="2,4,6", help="output tile sizes (per axis), comma separated")
     e.add_argument("--stride", default="1")
     e.add_argument("--dilation", default="1")
-    e.add_argument("--family", default="ecp5", help="one of ice40, ecp5, xilinx, gowin, asic")
-    e.add_argument("--pipelines", default="none", help="comma list of none, stages, deep, or all (default none)")
+    e.add_argument("--family", default="ecp5", help=f"one of {_FAMILY_LIST}")
+    e.add_argument("--pipelines", default="none", help=f"comma list of {', '.join(PIPELINES)}, or all (default none)")
     e.add_argument("--adders-per-stage", type=positive_int, default=None, help="for deep (default 1)")
     e.add_argument("--data-width", type=width, default=8)
     e.add_argument("--kernel-width", type=width, default=8)
@@ -279,18 +289,18 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--kernel-width", type=width, default=8)
     en.add_argument("--kernel-transform", default="offline", choices=KERNEL_TRANSFORMS,
                     help="offline (default): weights arrive as u = G_int g; hw: g, transformed while loading")
-    en.add_argument("--pipeline", default="stages", choices=("stages", "deep"))
-    en.add_argument("--output-transform", default="auto", choices=("auto", "parallel", "serial"),
+    en.add_argument("--pipeline", default="stages", choices=ENGINE_PIPELINES)
+    en.add_argument("--output-transform", default="auto", choices=OUTPUT_TRANSFORMS,
                     help="Winograd A^T: parallel, serial (row-column, one fibre per cycle, reused over the "
                          "C / PC cycles per output tile; needs a Kronecker A^T), auto (default: serial when "
                          "possible)")
-    en.add_argument("--input-transform", default="auto", choices=("auto", "parallel", "serial"),
+    en.add_argument("--input-transform", default="auto", choices=INPUT_TRANSFORMS,
                     help="Winograd B^T: parallel (every cycle), serial (once per tile and input channel, "
                          "row-column, one pass ahead of the multipliers into a block RAM shared by the K / PK "
                          "output-channel groups; needs a multi-axis Kronecker B^T and enough output channels), "
                          "auto (default: serial when possible)")
     en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
-    en.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin, all, or none")
+    en.add_argument("--family", default="ecp5", help=f"{', '.join(FPGA_FAMILIES)}, all, or none")
     en.add_argument("--verify", action="store_true",
                     help="stream layers through each mapped netlist with the toolchain's cell models (the "
                          "post-synthesis check; a failing netlist is reported as FAIL and the command exits 1)")

@@ -10,15 +10,19 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from hdl.options import KernelTransform, Pipeline, Rounding, values
+from miner.methods import Method
+from sim.tools import SIMULATORS
 from winohdl.core.errors import EXIT_FAILED, EXIT_OK, Interrupted, WinohdlError
 from winohdl.core.interrupt import StopFlag, stop_on_sigint
 
-METHODS = ("search", "constructive", "als", "sgd")
-PIPELINES = ("none", "stages", "deep")
-KERNEL_TRANSFORMS = ("hw", "offline")
-ROUNDINGS = ("truncate", "round-half-up", "round-half-even")
-SIMULATOR_NAMES = ("icarus", "verilator")  # sim.tools.SIMULATORS, without importing sim at start-up
-SIM_CHOICES = SIMULATOR_NAMES + ("both",)
+# The command line's choices, from the enums and names of light modules (nothing heavy loads here).
+METHODS = values(Method)
+PIPELINES = values(Pipeline)
+KERNEL_TRANSFORMS = values(KernelTransform)
+ROUNDINGS = values(Rounding)
+SIMULATOR_NAMES = SIMULATORS
+SIM_CHOICES = SIMULATORS + ("both",)
 
 
 def _geometry(a):
