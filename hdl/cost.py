@@ -227,11 +227,6 @@ cost_key = make_cost_key()
 """:data:`miner.costs.CostFunction` of the default objective and the reference options."""
 
 
-def describe_cost(cost_fn, card: AlgorithmCard) -> str:
-    """A readable line for ``card`` under a cost function made here."""
-    return cost_of(card, objective=getattr(cost_fn, "objective", DEFAULT_OBJECTIVE)).summary()
-
-
 def front_figures(BT, G, AT, geometry=None, options: HardwareOptions | None = None) -> tuple[int, int, int]:
     """:data:`miner.costs.FiguresFunction`: (multiplications, adder bits, logic depth), exact."""
     c = card_cost(BT, G, AT, geometry=geometry, options=options)

@@ -45,10 +45,6 @@ class EngineSimResult:
     mismatches: list = field(default_factory=list)
     message: str = ""
 
-    @property
-    def model_error(self) -> float:
-        return max((abs(a - b) / b for a, b in zip(self.cycles, self.model_cycles)), default=0.0)
-
     def line(self) -> str:
         status = "PASS" if self.passed else "FAIL"
         text = (f"{self.simulator:<9} {self.kind:<8} {status}  {self.layers} layers, {self.beats} output beats "

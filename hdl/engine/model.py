@@ -216,12 +216,6 @@ def torch_reference(opts: EngineOptions, x, w) -> np.ndarray:
     return exact_conv(x, w, opts.data_width, opts.kernel_width, g.stride, g.dilation, opts.padding)
 
 
-def ideal_mults(opts: EngineOptions, kind: EngineKind, rank: int) -> int:
-    """Multiplier count of an engine: PK x PC x (R or |y| |g|)."""
-    per = rank if kind is EngineKind.WINOGRAD else opts.geometry.n_y * opts.geometry.n_g
-    return opts.PK * opts.PC * per
-
-
 def ideal_cycles(opts: EngineOptions) -> int:
     """The ideal cycles of a layer: its multiply-accumulates over the engine's effective
     multiply-accumulates per cycle (PK x PC x |y| x |g|, for either engine), rounded up."""
