@@ -7,12 +7,12 @@ import enum
 
 
 class Method(enum.Enum):
-    """How a card is found."""
+    """How a card is found (the default first)."""
 
+    SEARCH = "search"
     CONSTRUCTIVE = "constructive"
     ALS = "als"
     SGD = "sgd"
-    SEARCH = "search"
 
 
 DEVICES = ("auto", "cpu", "cuda")

@@ -136,15 +136,8 @@ def _mine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=nonnegative_int, default=0)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--quiet", action="store_true", help="no progress display")
-    common.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
-    p = _Parser(prog="winohdl", description="Winograd convolution datapath generator",
-                epilog="exit status: 0 ok, 1 verification failed or internal error, 2 bad input, 130 interrupted")
-    p.add_argument("--version", action="version", version=f"winohdl {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
+def _mine_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl mine``."""
     m = sub.add_parser("mine", parents=[common], help="find a proven algorithm card for a geometry")
     _geometry_args(m)
     _mine_args(m)
@@ -173,15 +166,24 @@ def build_parser() -> argparse.ArgumentParser:
                                           "folder, default build/cards/<name>.front)")
     m.set_defaults(func=cmd_mine)
 
+
+def _check_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl check``."""
     c = sub.add_parser("check", parents=[common], help="re-prove a card")
     c.add_argument("card", type=path)
     c.set_defaults(func=cmd_check)
 
+
+def _bounds_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl bounds``."""
     b = sub.add_parser("bounds", parents=[common], help="lower bound, and multiplications per output over tile sizes")
     _geometry_args(b)
     b.add_argument("--tiles", default="1,2,3,4,6,8", help="output tile sizes to tabulate (per axis)")
     b.set_defaults(func=cmd_bounds)
 
+
+def _gen_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl gen``."""
     gen = sub.add_parser("gen", parents=[common], help="generate Verilog for a card (or a geometry)")
     gen.add_argument("source", nargs="?", type=path,
                      help="card JSON; omit and give --output/--kernel for a geometry")
@@ -190,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("-o", type=path, help="output folder (default build/<name>/), replaced as a whole")
     gen.set_defaults(func=cmd_gen)
 
+
+def _sim_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl sim``."""
     s = sub.add_parser("sim", parents=[common], help="verify a generated design with cocotb")
     s.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine'")
     s.add_argument("--sim", default="both", choices=SIM_CHOICES)
@@ -202,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build folder (default <design>/sim_build/); a new run folder is made inside")
     s.set_defaults(func=cmd_sim)
 
+
+def _prove_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl prove``."""
     pr = sub.add_parser("prove", parents=[common],
                        help="prove for every input that a design's Verilog computes the convolution it declares",
                        description="Reads the Verilog on disk with Yosys, evaluates the netlist symbolically "
@@ -220,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build folder (default <design>/prove/); a new run folder is made inside")
     pr.set_defaults(func=cmd_prove)
 
+
+def _synth_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl synth``."""
     y = sub.add_parser("synth", parents=[common], help="synthesise a design and the direct baseline")
     y.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine' "
                    "(an engine: cell counts and the post-synthesis check; Fmax: bench/engine.py --fmax)")
@@ -240,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build folder (default <design>/synth/); a new run folder is made inside")
     y.set_defaults(func=cmd_synth)
 
+
+def _flow_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl flow``."""
     f = sub.add_parser("flow", parents=[common],
                        help="mine -> gen -> sim -> prove -> synth (+ post-synthesis check) into build/<name>/")
     _geometry_args(f)
@@ -257,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("-o", type=path, help="output folder (default build/<name>/)")
     f.set_defaults(func=cmd_flow)
 
+
+def _explore_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl explore``."""
     e = sub.add_parser("explore", parents=[common], help="design-space report over output tiles")
     e.add_argument("--kernel", required=True)
     e.add_argument("--outputs", default="2,4,6", help="output tile sizes (per axis), comma separated")
@@ -276,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", type=path, help="output folder (default build/explore_<kernel>/)")
     e.set_defaults(func=cmd_explore)
 
+
+def _engine_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl engine``."""
     en = sub.add_parser("engine", parents=[common], help="a whole convolution layer: streaming engine beside a "
                         "direct engine, simulated against torch and synthesised")
     _geometry_args(en)
@@ -309,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("-o", type=path, help="output folder (default build/<engine name>/)")
     en.set_defaults(func=cmd_engine)
 
+
+def _bench_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl bench``."""
     be = sub.add_parser("bench", help="benchmarks that print figures")
     be_sub = be.add_subparsers(dest="what", required=True, parser_class=_Parser)
     bm = be_sub.add_parser("mine", parents=[common], help="mining success rate, time and cost per method")
@@ -319,6 +342,27 @@ def build_parser() -> argparse.ArgumentParser:
     bm.add_argument("--polish", type=nonnegative_seconds, default=10.0, help="seconds of polishing after each proof")
     bm.add_argument("-o", type=path, default="build/bench/mine.json")
     bm.set_defaults(func=cmd_bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", help="no progress display")
+    common.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    p = _Parser(prog="winohdl", description="Winograd convolution datapath generator",
+                epilog="exit status: 0 ok, 1 verification failed or internal error, 2 bad input, 130 interrupted")
+    p.add_argument("--version", action="version", version=f"winohdl {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _mine_command(sub, common)
+    _check_command(sub, common)
+    _bounds_command(sub, common)
+    _gen_command(sub, common)
+    _sim_command(sub, common)
+    _prove_command(sub, common)
+    _synth_command(sub, common)
+    _flow_command(sub, common)
+    _explore_command(sub, common)
+    _engine_command(sub, common)
+    _bench_command(sub, common)
     return p
 
 
