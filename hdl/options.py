@@ -24,6 +24,9 @@ class Pipeline(enum.Enum):
     DEEP = "deep"
 
 
+TARGETS = ("wino", "direct")
+"""The two cores of a tile design folder: the Winograd tile and the direct baseline."""
+
 STAGES_LATENCY = 4
 """``stages`` latency of a design whose transforms are one pass each (the direct baseline's)."""
 

@@ -7,7 +7,9 @@ import random
 from amaranth.sim import Simulator
 
 from hdl.engine.design import engine_datapath
+from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, fm_beats
+from hdl.engine.plan import plan_engine
 from miner.constructive import constructive_card
 from sim.stimulus import unpack
 from sim.streams import FEATURE_MAP, WEIGHTS, HostOrder, input_frames, layer_cycles
@@ -16,6 +18,13 @@ from winohdl.core.netlist import YosysNetlist
 
 def datapath(geometry, opts):
     return engine_datapath(constructive_card(geometry), opts)
+
+
+def build_engine(opts, kind):
+    """(the constructive card's datapath, the plan, the engine) of ``opts``."""
+    dp = datapath(opts.geometry, opts)
+    plan = plan_engine(opts, dp, kind)
+    return dp, plan, LayerEngine(plan)
 
 
 def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000):

@@ -19,7 +19,7 @@ from winohdl.core import progress
 from winohdl.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, Interrupted, WinohdlError
 
 from hdl.engine.modes import EnginePipeline, InputTransform, OutputTransform
-from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, values
+from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
 from miner.methods import DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 
@@ -108,6 +108,13 @@ def _verify_sim_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verify-sim", choices=SIMULATOR_NAMES, default=None,
                    help="simulator of the post-synthesis check: icarus (default; four-state, an undriven cell "
                         "input shows as X) or verilator (two-state, much faster on large netlists)")
+
+
+def _folder_args(p: argparse.ArgumentParser, verb: str, build: str) -> None:
+    """--allow-edits and --work of a command that reads a design folder and builds in it."""
+    p.add_argument("--allow-edits", action="store_true", help=f"{verb} files edited after generation as they are")
+    p.add_argument("--work", type=path,
+                   help=f"build folder (default <design>/{build}/); a new run folder is made inside")
 
 
 def _hw_args(p: argparse.ArgumentParser) -> None:
@@ -202,9 +209,7 @@ def _sim_command(sub, common: argparse.ArgumentParser) -> None:
                    help="random vectors (corners come on top); an engine streams its own layers")
     s.add_argument("--seed", type=nonnegative_int, default=1)
     s.add_argument("--waves", action="store_true", help="dump a waveform into the build folder")
-    s.add_argument("--allow-edits", action="store_true", help="simulate files edited after generation as they are")
-    s.add_argument("--work", type=path,
-                   help="build folder (default <design>/sim_build/); a new run folder is made inside")
+    _folder_args(s, "simulate", "sim_build")
     s.set_defaults(func=cmd_sim)
 
 
@@ -219,13 +224,11 @@ def _prove_command(sub, common: argparse.ArgumentParser) -> None:
                                    "(with a counterexample replayed on the netlist and in Icarus) or undecided; "
                                    "2: bad input.")
     pr.add_argument("design", type=path, help="design folder written by 'winohdl gen'")
-    pr.add_argument("--target", default="wino", choices=("wino", "direct", "both"),
+    pr.add_argument("--target", default="wino", choices=TARGETS + ("both",),
                    help="the Winograd tile (default), the direct baseline, or both")
     pr.add_argument("--no-replay", action="store_true",
                    help="do not replay counterexamples of a failed proof in Icarus (the netlist replay stays)")
-    pr.add_argument("--allow-edits", action="store_true", help="prove files edited after generation as they are")
-    pr.add_argument("--work", type=path,
-                   help="build folder (default <design>/prove/); a new run folder is made inside")
+    _folder_args(pr, "prove", "prove")
     pr.set_defaults(func=cmd_prove)
 
 
@@ -246,9 +249,7 @@ def _synth_command(sub, common: argparse.ArgumentParser) -> None:
                    help="simulate each mapped netlist with the toolchain's cell models (Icarus, the same "
                         "testbench); a failing netlist is reported as FAIL and the command exits 1")
     _verify_sim_arg(y)
-    y.add_argument("--allow-edits", action="store_true", help="synthesise files edited after generation as they are")
-    y.add_argument("--work", type=path,
-                   help="build folder (default <design>/synth/); a new run folder is made inside")
+    _folder_args(y, "synthesise", "synth")
     y.set_defaults(func=cmd_synth)
 
 
