@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hdl.design import generate_design, open_design, write_design_folder  # noqa: E402
-from hdl.options import HardwareOptions  # noqa: E402
+from hdl.options import HardwareOptions, Pipeline, values  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
 from sim.prove import NetlistError, Verdict, prove_design  # noqa: E402
 from sim.prove.counterexample import Setting, run_netlist  # noqa: E402
@@ -47,7 +47,7 @@ from sim.prove.spec import convolution_taps  # noqa: E402
 from winohdl.core.suite import BY_NAME, SUITE  # noqa: E402
 
 TARGET_SECONDS = 30.0
-PIPELINES = ("none", "stages", "deep")
+PIPELINES = values(Pipeline)
 EXTRAS = (
     dict(pipeline="none", output_width=12, output_shift=6, rounding="round-half-even"),
     dict(pipeline="stages", kernel_transform="offline", output_width=10, output_shift=8, rounding="round-half-up"),

@@ -126,15 +126,6 @@ def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[
             for t in graph.outputs]
 
 
-def pipeline_register(m: Module, value, name: str, enabled: bool):
-    """``value`` registered in ``sync`` when ``enabled`` (reset-less, so DSPs can absorb it)."""
-    if not enabled:
-        return value
-    reg = Signal(value.shape(), name=name, reset_less=True)
-    m.d.sync += reg.eq(value)
-    return reg
-
-
 def valid_chain(m: Module, in_valid, out_valid, latency: int) -> None:
     """A resettable shift register that carries ``in_valid`` alongside the data."""
     valid = in_valid

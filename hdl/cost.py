@@ -34,21 +34,13 @@ from winohdl.core.device import FAMILY_DEVICES
 from winohdl.core.errors import WinohdlError
 
 from .datapath import DSP_SIZE, Datapath, dsp_blocks
-from .options import HardwareOptions
+from .options import DEFAULT_OBJECTIVE, OBJECTIVES, HardwareOptions
 
 MULTIPLIER_SIZES = {f: FAMILY_DEVICES[f].dsp.size for f in ("ecp5", "xilinx", "ice40", "gowin")}
 """Signed operand sizes of each family's multiplier block, from the device table
 (:mod:`winohdl.core.device`): ECP5 MULT18X18D 18 x 18, xc7 DSP48E1 25 x 18, iCE40 SB_MAC16
 16 x 16, Gowin MULT18X18 18 x 18."""
 
-OBJECTIVES = {
-    "dsp": "multiplier blocks, then adder bits, then logic depth, then adders, then R",
-    "bits": "adder bits, then multiplier blocks, then logic depth, then adders, then R",
-    "adders": "adders (B^T, G in hardware, A^T, division), then multiplier blocks, then adder bits, then depth",
-    "depth": "logic depth, then multiplier blocks, then adder bits",
-    "rank": "R (multiplications), then adder bits, then logic depth",
-}
-DEFAULT_OBJECTIVE = "dsp"
 
 
 @dataclass(frozen=True)
@@ -233,11 +225,6 @@ def make_cost_key(objective: str = DEFAULT_OBJECTIVE, options: HardwareOptions |
 
 cost_key = make_cost_key()
 """:data:`miner.costs.CostFunction` of the default objective and the reference options."""
-
-
-def describe_cost(cost_fn, card: AlgorithmCard) -> str:
-    """A readable line for ``card`` under a cost function made here."""
-    return cost_of(card, objective=getattr(cost_fn, "objective", DEFAULT_OBJECTIVE)).summary()
 
 
 def front_figures(BT, G, AT, geometry=None, options: HardwareOptions | None = None) -> tuple[int, int, int]:

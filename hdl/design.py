@@ -175,7 +175,7 @@ class Design:
         return self.winograd.latency
 
     def core(self, target: str) -> Core:
-        """``"wino"`` or ``"direct"``."""
+        """``"wino"`` or ``"direct"`` (:data:`hdl.options.TARGETS`)."""
         return self.winograd if target == "wino" else self.direct
 
     def to_json(self) -> dict:

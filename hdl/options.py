@@ -24,6 +24,9 @@ class Pipeline(enum.Enum):
     DEEP = "deep"
 
 
+TARGETS = ("wino", "direct")
+"""The two cores of a tile design folder: the Winograd tile and the direct baseline."""
+
 STAGES_LATENCY = 4
 """``stages`` latency of a design whose transforms are one pass each (the direct baseline's)."""
 
@@ -41,6 +44,22 @@ class Rounding(enum.Enum):
     TRUNCATE = "truncate"
     ROUND_HALF_UP = "round-half-up"
     ROUND_HALF_EVEN = "round-half-even"
+
+
+OBJECTIVES = {
+    "dsp": "multiplier blocks, then adder bits, then logic depth, then adders, then R",
+    "bits": "adder bits, then multiplier blocks, then logic depth, then adders, then R",
+    "adders": "adders (B^T, G in hardware, A^T, division), then multiplier blocks, then adder bits, then depth",
+    "depth": "logic depth, then multiplier blocks, then adder bits",
+    "rank": "R (multiplications), then adder bits, then logic depth",
+}
+DEFAULT_OBJECTIVE = "dsp"
+"""What the search minimises (``--objective``), each a sort order over the cost (:mod:`hdl.cost`)."""
+
+
+def values(enum_type: type[enum.Enum]) -> tuple[str, ...]:
+    """The values of ``enum_type``'s members, in declaration order (a command line's choices)."""
+    return tuple(m.value for m in enum_type)
 
 
 def choice(enum_type: type[enum.Enum], value, noun: str) -> enum.Enum:

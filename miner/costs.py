@@ -13,8 +13,6 @@ from typing import Callable
 
 import numpy as np
 
-TRANSFORMS = ("BT", "G", "AT")
-
 CostFunction = Callable[..., tuple]
 """``cost(BT, G, AT, geometry=geometry) -> key``: a sortable key of the rational transforms
 of a card of ``geometry`` (lower is cheaper). The geometry is passed because the hardware
@@ -28,10 +26,6 @@ figures the R-versus-cost front is drawn in (:mod:`miner.pareto`), lower is chea
 def card_key(cost: CostFunction, card) -> tuple:
     """The key of a card under ``cost``."""
     return cost(card.BT, card.G, card.AT, geometry=card.geometry)
-
-
-def nonzeros(matrix) -> int:
-    return sum(1 for row in matrix for v in row if v != 0)
 
 
 def adder_estimate(matrix) -> int:

@@ -15,7 +15,6 @@ by then is returned with ``provenance["interrupted"] = True``; with none,
 
 from __future__ import annotations
 
-import enum
 import math
 import time
 from dataclasses import dataclass, field
@@ -33,20 +32,12 @@ from .als import fit, random_factors
 from .choices import chosen_card
 from .constructive import constructive_card
 from .costs import CostFunction, card_key
+from .methods import DEVICES, Method
 from .rationalise import rationalise
 from .terms import polish
 
 LIBRARY = Path(__file__).resolve().parent.parent / "cards"
 DEFAULT_SECONDS = {"als": 60.0, "search": 10.0}
-
-
-class Method(enum.Enum):
-    """How a card is found."""
-
-    CONSTRUCTIVE = "constructive"
-    ALS = "als"
-    SGD = "sgd"
-    SEARCH = "search"
 
 
 class NoCardFound(WinohdlError):
@@ -115,7 +106,7 @@ class MineSettings:
             if not math.isfinite(v) or v < 0 or (positive and v == 0):
                 raise WinohdlError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {v}")
             SECONDS.check(math.ceil(v), name)
-        if self.device not in ("auto", "cpu", "cuda"):
+        if self.device not in DEVICES:
             raise WinohdlError(f"unknown device {self.device!r}: choose auto, cpu or cuda")
         sgd_only = {"--exact-loss": self.exact_loss, "--resume": self.resume, "--sgd": bool(self.sgd),
                     "--steps": self.steps is not None, "--device": self.device != "auto"}

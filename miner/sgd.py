@@ -173,6 +173,109 @@ def min_zero_fraction(geometry: Geometry) -> dict:
     return {"fc_D": frac(c.BT), "fc_F": frac(c.G), "fc_C": frac(c.AT)}
 
 
+@dataclass
+class _Run:
+    """One training run's state: what a checkpoint holds, and the clock of this call."""
+
+    geometry: Geometry
+    cfg: SGDConfig
+    device: torch.device
+    net: BilinearNet
+    opt: torch.optim.Optimizer
+    gen: torch.Generator
+    hard_d: torch.Tensor      # the replay buffer: the hardest samples of the last step
+    hard_g: torch.Tensor
+    step: int = 0
+    spent: float = 0.0        # seconds of the earlier calls (a resumed run)
+    t0: float = 0.0
+
+    def seconds(self) -> float:
+        return self.spent + time.perf_counter() - self.t0
+
+    def state(self) -> dict:
+        return _state(self.geometry, self.cfg, self.step, self.seconds(), self.net, self.opt, self.gen, self.hard_d,
+                      self.hard_g)
+
+
+def _new_run(geometry: Geometry, cfg: SGDConfig, device: torch.device) -> _Run:
+    """A fresh network, optimiser, sampling generator and empty replay buffer, seeded."""
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator(device="cpu").manual_seed(cfg.seed)
+    net = BilinearNet(geometry, cfg.rank).to(device=device, dtype=torch.float32)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    return _Run(geometry, cfg, device, net, opt, gen, torch.empty(0, geometry.n_d, device=device),
+                torch.empty(0, geometry.n_g, device=device))
+
+
+def _restore(run: _Run, state: dict, checkpoint: Path) -> None:
+    """Continue ``run`` from a loaded checkpoint; a malformed one, or one past the step budget, is refused."""
+    g, device = run.geometry, run.device
+    try:
+        run.net.load_state_dict(state["net"])
+        run.net.scale = float(state["scale"])
+        run.opt.load_state_dict(state["opt"])
+        run.gen.set_state(state["gen"])
+        run.hard_d = state["hard_d"].to(device=device, dtype=torch.float32)
+        run.hard_g = state["hard_g"].to(device=device, dtype=torch.float32)
+        if run.hard_d.shape[1:] != (g.n_d,) or run.hard_g.shape[1:] != (g.n_g,):
+            raise ValueError("replay buffer of the wrong shape")
+        run.step, run.spent = int(state["step"]), float(state["seconds"])
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
+        raise WinohdlError(f"checkpoint {checkpoint} is malformed ({_first_line(exc)}): delete it or run "
+                           "without --resume to start afresh") from None
+    if run.step >= run.cfg.steps:
+        raise WinohdlError(f"checkpoint {checkpoint} is already at step {run.step}, the step budget is "
+                           f"{run.cfg.steps}: raise --steps to continue")
+
+
+def _loss(run: _Run, T: torch.Tensor):
+    """This step's loss, and the new replay buffer (None with the exact tensor loss)."""
+    cfg, net, geometry = run.cfg, run.net, run.geometry
+    if cfg.exact_loss:
+        recon = torch.einsum("yr,rd,rg->ydg", net.fc_C.weight * net.scale, net.fc_D.weight, net.fc_F.weight)
+        return ((recon - T) ** 2).sum(), None
+    d = torch.randn(cfg.batch, geometry.n_d, generator=run.gen).to(run.device)
+    g = torch.randn(cfg.batch, geometry.n_g, generator=run.gen).to(run.device)
+    if run.step % cfg.replay_every == 0 and len(run.hard_d):
+        d, g = torch.cat([d, run.hard_d]), torch.cat([g, run.hard_g])
+    target = reference_conv(geometry, d, g, dtype=torch.float32)
+    err = ((net(d, g) - target) ** 2).sum(dim=1)
+    with torch.no_grad():  # keep the worst samples for replay
+        idx = torch.topk(err, min(cfg.hard_buffer, len(err))).indices
+        hard = d[idx].detach(), g[idx].detach()
+    return err.mean(), hard
+
+
+def _train_step(run: _Run, T: torch.Tensor, zero_cap: dict) -> torch.Tensor:
+    """One step: learning rate and scale schedules, the loss with L1, Adam, pruning; returns the loss
+    (a tensor: read only when shown or tested, so a GPU is not waited for every step)."""
+    cfg, net = run.cfg, run.net
+    if cfg.lr_half_life:
+        for group in run.opt.param_groups:
+            group["lr"] = cfg.lr * 0.5 ** (run.step / cfg.lr_half_life)
+    new_scale = s_curve(run.step, cfg.ramp_steps, cfg.scale_max)
+    if new_scale != net.scale:
+        net.set_scale(new_scale)
+    loss, hard = _loss(run, T)
+    l1 = sum(p.abs().sum() for p in net.parameters())
+    run.opt.zero_grad()
+    (loss + cfg.l1 * l1).backward()
+    run.opt.step()
+    _prune(net, cfg.prune_threshold, zero_cap)
+    if hard is not None:
+        run.hard_d, run.hard_g = hard
+    run.step += 1
+    return loss
+
+
+def _try_proof(run: _Run, should_stop) -> AlgorithmCard | None:
+    """Snap the network to rationals and prove the identity (:func:`miner.rationalise.rationalise`)."""
+    cfg = run.cfg
+    prov = {"method": "sgd", "seed": cfg.seed, "steps": run.step, "seconds": round(run.seconds(), 2),
+            "device": str(run.device), "dtype": "float32", "config": asdict(cfg)}
+    return rationalise(run.geometry, run.net.factors(), cfg.q_max, prov, should_stop=should_stop)
+
+
 def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None, resume: bool = False,
              budget: float | None = None, progress: bool = True, should_stop=lambda: False,
              on_progress=None) -> AlgorithmCard | None:
@@ -188,88 +291,35 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
         raise WinohdlError("--resume needs a checkpoint file")
     device = pick_device(cfg.device)
     state = load_checkpoint(checkpoint, geometry, cfg) if resume else None
-    torch.manual_seed(cfg.seed)
-    gen = torch.Generator(device="cpu").manual_seed(cfg.seed)
-    net = BilinearNet(geometry, cfg.rank).to(device=device, dtype=torch.float32)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    run = _new_run(geometry, cfg, device)
     T = torch.as_tensor(geometry.tensor(), dtype=torch.float32, device=device)
     zero_cap = min_zero_fraction(geometry)
-    hard_d = torch.empty(0, geometry.n_d, device=device)
-    hard_g = torch.empty(0, geometry.n_g, device=device)
-    step, spent = 0, 0.0
     if state is not None:
-        try:
-            net.load_state_dict(state["net"])
-            net.scale = float(state["scale"])
-            opt.load_state_dict(state["opt"])
-            gen.set_state(state["gen"])
-            hard_d = state["hard_d"].to(device=device, dtype=torch.float32)
-            hard_g = state["hard_g"].to(device=device, dtype=torch.float32)
-            if hard_d.shape[1:] != (geometry.n_d,) or hard_g.shape[1:] != (geometry.n_g,):
-                raise ValueError("replay buffer of the wrong shape")
-            step, spent = int(state["step"]), float(state["seconds"])
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
-            raise WinohdlError(f"checkpoint {checkpoint} is malformed ({_first_line(exc)}): delete it or run "
-                               "without --resume to start afresh") from None
-        if step >= cfg.steps:
-            raise WinohdlError(f"checkpoint {checkpoint} is already at step {step}, the step budget is "
-                               f"{cfg.steps}: raise --steps to continue")
-    t0 = time.perf_counter()
-    seconds = lambda: spent + time.perf_counter() - t0  # noqa: E731
-    out_of_time = lambda: budget is not None and time.perf_counter() - t0 > budget  # noqa: E731
+        _restore(run, state, checkpoint)
+    run.t0 = time.perf_counter()
+    out_of_time = lambda: budget is not None and time.perf_counter() - run.t0 > budget  # noqa: E731
     best, consistent = None, True  # consistent: no step half done (what a checkpoint may hold)
-    bar = _Progress(cfg.steps, progress, step, f"sgd R={cfg.rank}")
+    bar = _Progress(cfg.steps, progress, run.step, f"sgd R={cfg.rank}")
     try:
-        while step < cfg.steps and not should_stop() and not out_of_time():
+        while run.step < cfg.steps and not should_stop() and not out_of_time():
             consistent = False
-            if cfg.lr_half_life:
-                for group in opt.param_groups:
-                    group["lr"] = cfg.lr * 0.5 ** (step / cfg.lr_half_life)
-            new_scale = s_curve(step, cfg.ramp_steps, cfg.scale_max)
-            if new_scale != net.scale:
-                net.set_scale(new_scale)
-            if cfg.exact_loss:
-                recon = torch.einsum("yr,rd,rg->ydg", net.fc_C.weight * net.scale, net.fc_D.weight, net.fc_F.weight)
-                loss = ((recon - T) ** 2).sum()
-            else:
-                d = torch.randn(cfg.batch, geometry.n_d, generator=gen).to(device)
-                g = torch.randn(cfg.batch, geometry.n_g, generator=gen).to(device)
-                if step % cfg.replay_every == 0 and len(hard_d):
-                    d, g = torch.cat([d, hard_d]), torch.cat([g, hard_g])
-                target = reference_conv(geometry, d, g, dtype=torch.float32)
-                err = ((net(d, g) - target) ** 2).sum(dim=1)
-                loss = err.mean()
-                with torch.no_grad():  # keep the worst samples for replay
-                    k = min(cfg.hard_buffer, len(err))
-                    idx = torch.topk(err, k).indices
-                    new_d, new_g = d[idx].detach(), g[idx].detach()
-            l1 = sum(p.abs().sum() for p in net.parameters())
-            opt.zero_grad()
-            (loss + cfg.l1 * l1).backward()
-            opt.step()
-            _prune(net, cfg.prune_threshold, zero_cap)
-            if not cfg.exact_loss:
-                hard_d, hard_g = new_d, new_g
-            step += 1
+            loss = _train_step(run, T, zero_cap)
             consistent = True
-            if step % 100 == 0:
-                bar.update(step, loss.item(), net.scale, _sparsity(net))
+            if run.step % 100 == 0:
+                bar.update(run.step, loss.item(), run.net.scale, _sparsity(run.net))
                 if on_progress is not None:
-                    on_progress(step, loss.item(), net.scale, _sparsity(net), seconds())
-            if checkpoint and step % cfg.checkpoint_every == 0:
-                save_checkpoint(checkpoint, _state(geometry, cfg, step, seconds(), net, opt, gen, hard_d, hard_g))
-            if step % cfg.snap_every == 0 and loss.item() < 1e-2:
-                prov = {"method": "sgd", "seed": cfg.seed, "steps": step, "seconds": round(seconds(), 2),
-                        "device": str(device), "dtype": "float32", "config": asdict(cfg)}
-                best = rationalise(geometry, net.factors(), cfg.q_max, prov,
-                                   should_stop=lambda: out_of_time() or should_stop())
+                    on_progress(run.step, loss.item(), run.net.scale, _sparsity(run.net), run.seconds())
+            if checkpoint and run.step % cfg.checkpoint_every == 0:
+                save_checkpoint(checkpoint, run.state())
+            if run.step % cfg.snap_every == 0 and loss.item() < 1e-2:
+                best = _try_proof(run, lambda: out_of_time() or should_stop())
                 if best is not None:
-                    bar.note(f"sgd        proven exact at step {step} ({seconds():.1f} s)")
+                    bar.note(f"sgd        proven exact at step {run.step} ({run.seconds():.1f} s)")
                     break
     finally:
         bar.close()
         if checkpoint and best is None and consistent:  # also on a second Ctrl-C (between steps)
-            save_checkpoint(checkpoint, _state(geometry, cfg, step, seconds(), net, opt, gen, hard_d, hard_g))
+            save_checkpoint(checkpoint, run.state())
     return best
 
 

@@ -23,6 +23,7 @@ from hdl.engine.perf import schedule
 from winohdl.core.errors import WinohdlError
 
 from .run import _read_results, build_core, run_cocotb
+from .stimulus import random_layer
 from .tools import require
 
 
@@ -44,26 +45,12 @@ class EngineSimResult:
     mismatches: list = field(default_factory=list)
     message: str = ""
 
-    @property
-    def model_error(self) -> float:
-        return max((abs(a - b) / b for a, b in zip(self.cycles, self.model_cycles)), default=0.0)
-
     def line(self) -> str:
         status = "PASS" if self.passed else "FAIL"
         text = (f"{self.simulator:<9} {self.kind:<8} {status}  {self.layers} layers, {self.beats} output beats "
                 f"({self.words} words) bit-exact vs torch; cycles {self.cycles} (model {self.model_cycles}); "
                 f"{self.seconds:.1f} s (build {self.build_seconds:.1f} s)")
         return text + (f"  {self.message}" if not self.passed else "")
-
-
-def _layer(opts, rng, extreme=None):
-    lo_d, hi_d = -(1 << (opts.data_width - 1)), (1 << (opts.data_width - 1)) - 1
-    lo_g, hi_g = -(1 << (opts.kernel_width - 1)), (1 << (opts.kernel_width - 1)) - 1
-    xs, ws = (opts.C, *opts.feature_map), (opts.K, opts.C, *opts.geometry.kernel)
-    if extreme is not None:
-        xv, wv = {"max": (hi_d, hi_g), "min": (lo_d, lo_g), "mixed": (lo_d, hi_g)}[extreme]
-        return np.full(xs, xv, dtype=np.int64), np.full(ws, wv, dtype=np.int64)
-    return rng.integers(lo_d, hi_d + 1, xs), rng.integers(lo_g, hi_g + 1, ws)
 
 
 def expected_beats(opts, y) -> list[dict]:
@@ -101,9 +88,9 @@ def engine_stimulus(opened: OpenedEngine, kind: EngineKind, seed: int = 1, rando
                 "expected": expected_beats(opts, y)}
 
     # phase 0: timing (no gaps): a load, a frame back to back with the same kernels, a reload
-    x0, w0 = _layer(opts, rng)
-    x1, _ = _layer(opts, rng)
-    x2, w2 = _layer(opts, rng)
+    x0, w0 = random_layer(opts, rng)
+    x1, _ = random_layer(opts, rng)
+    x2, w2 = random_layer(opts, rng)
     timing = [layer(x0, w0, True), layer(x1, w0, False), layer(x2, w2, True)]
     model_cycles = [s["last_out"] - s["first"] + 1
                     for s in schedule(opts, core.timing, 3, (True, False, True))]
@@ -113,12 +100,12 @@ def engine_stimulus(opened: OpenedEngine, kind: EngineKind, seed: int = 1, rando
     rand = []
     w = w2
     for i in range(random_layers):
-        x, wn = _layer(opts, rng)
+        x, wn = random_layer(opts, rng)
         reload = i % 2 == 0
         w = wn if reload else w
         rand.append(layer(x, w, reload))
     for ext in () if timing_only else ("max", "min", "mixed"):
-        x, w = _layer(opts, rng, ext)
+        x, w = random_layer(opts, rng, ext)
         rand.append(layer(x, w, True))
     phases = [{"gaps": 0.0, "backpressure": 0.0, "layers": timing}]
     if not timing_only:

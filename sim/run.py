@@ -24,10 +24,6 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH"]
 
 
-class SimulationFailed(WinohdlError):
-    """The design disagreed with the reference (or the simulation broke); the message shows the first mismatch."""
-
-
 @dataclass
 class SimResult:
     simulator: str

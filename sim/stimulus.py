@@ -1,6 +1,7 @@
 """Test vectors shared by every testbench: seeded random words and extreme corners.
 
-A vector is a pair (d, g) of lists of signed integers in the data and kernel word ranges.
+A vector is a pair (d, g) of lists of signed integers in the data and kernel word ranges; a layer
+(:func:`random_layer`) is a feature map and its kernels.
 """
 
 from __future__ import annotations
@@ -21,6 +22,18 @@ def random_vectors(n_d: int, n_g: int, data_width: int, kernel_width: int, n: in
     glo, ghi = word_bounds(kernel_width)
     return [(rng.integers(dlo, dhi + 1, n_d).tolist(), rng.integers(glo, ghi + 1, n_g).tolist())
             for _ in range(n)]
+
+
+def random_layer(opts, rng: np.random.Generator, extreme: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A layer's feature map x (C, *F) and kernels w (K, C, *kernel) for engine options ``opts``:
+    seeded random words, or every word at an ``extreme`` ("max", "min", or "mixed": data min, kernels max)."""
+    lo_d, hi_d = word_bounds(opts.data_width)
+    lo_g, hi_g = word_bounds(opts.kernel_width)
+    xs, ws = (opts.C, *opts.feature_map), (opts.K, opts.C, *opts.geometry.kernel)
+    if extreme is not None:
+        xv, wv = {"max": (hi_d, hi_g), "min": (lo_d, lo_g), "mixed": (lo_d, hi_g)}[extreme]
+        return np.full(xs, xv, dtype=np.int64), np.full(ws, wv, dtype=np.int64)
+    return rng.integers(lo_d, hi_d + 1, xs), rng.integers(lo_g, hi_g + 1, ws)
 
 
 def corner_vectors(geometry: Geometry, data_width: int, kernel_width: int, limit: int = 256, seed: int = 0):

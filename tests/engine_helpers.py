@@ -4,111 +4,81 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 from amaranth.sim import Simulator
 
 from hdl.engine.design import engine_datapath
+from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, fm_beats
+from hdl.engine.plan import plan_engine
 from miner.constructive import constructive_card
+from sim.stimulus import unpack
+from sim.streams import FEATURE_MAP, WEIGHTS, HostOrder, input_frames, layer_cycles
 from winohdl.core.netlist import YosysNetlist
-
-
-def pack(values, width):
-    mask = (1 << width) - 1
-    return sum((int(v) & mask) << (i * width) for i, v in enumerate(values))
-
-
-def unpack(word, width, n):
-    out = []
-    for i in range(n):
-        v = (word >> (i * width)) & ((1 << width) - 1)
-        out.append(v - (1 << width) if v >> (width - 1) else v)
-    return out
 
 
 def datapath(geometry, opts):
     return engine_datapath(constructive_card(geometry), opts)
 
 
-def random_layer(opts, rng, extreme=None):
-    lo_d, hi_d = -(1 << (opts.data_width - 1)), (1 << (opts.data_width - 1)) - 1
-    lo_g, hi_g = -(1 << (opts.kernel_width - 1)), (1 << (opts.kernel_width - 1)) - 1
-    xs, ws = (opts.C, *opts.feature_map), (opts.K, opts.C, *opts.geometry.kernel)
-    if extreme == "max":
-        return np.full(xs, hi_d), np.full(ws, hi_g)
-    if extreme == "min":
-        return np.full(xs, lo_d), np.full(ws, lo_g)
-    if extreme == "mixed":
-        return np.full(xs, lo_d), np.full(ws, hi_g)
-    return rng.integers(lo_d, hi_d + 1, xs), rng.integers(lo_g, hi_g + 1, ws)
+def build_engine(opts, kind):
+    """(the constructive card's datapath, the plan, the engine) of ``opts``."""
+    dp = datapath(opts.geometry, opts)
+    plan = plan_engine(opts, dp, kind)
+    return dp, plan, LayerEngine(plan)
 
 
 def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000):
-    """Stream layers [(x, w or None)] through ``engine`` in Amaranth's simulator.
+    """Stream layers [(x, w or None)] through ``engine`` in Amaranth's simulator, in the host's order
+    (:class:`sim.streams.HostOrder`, as the cocotb testbench), with random gaps and back-pressure.
 
     Returns (output beats per layer [{data, keep, last}], cycles per layer from its first
     feature-map beat to its last output beat, inclusive)."""
     plan = engine.plan
     o = plan.opts
     model = EngineModel(o, plan.dp, plan.kind)
+    order = HostOrder(input_frames([(None if w is None else model.weight_beats(w), fm_beats(o, x)) for x, w in layers],
+                                   plan.w_width, o.data_width))
     n_out = o.n_tiles * o.kernel_groups
-    w_stream, f_stream = [], []
-    for i, (x, w) in enumerate(layers):
-        if w is not None:
-            w_stream += [(i, b) for b in model.weight_beats(w)]
-        f_stream += [(i, b) for b in fm_beats(o, x)]
     got = [[] for _ in layers]
     first_fm, last_out = {}, {}
     rng = random.Random(seed)
     sim = Simulator(engine)
     sim.add_clock(1e-8)
-    yw, n_y = plan.y_width, o.geometry.n_y
+    ports = {WEIGHTS: engine.s_axis_w, FEATURE_MAP: engine.s_axis_fm}
 
     async def bench(ctx):
-        wi = fi = 0
-        layer_of_fm = [i for i, _ in f_stream]
-        out_layer, out_count = 0, 0
-        cycle = 0
-        # weights of layer i are sent only after layer i-1's feature map (the engine enforces order)
-        while out_layer < len(layers):
-            if cycle > max_cycles:
-                raise AssertionError(f"timeout at cycle {cycle}: {out_count} beats of layer {out_layer}")
-            wv = wi < len(w_stream) and (fi >= len(f_stream) or w_stream[wi][0] <= layer_of_fm[fi]) \
-                and rng.random() >= gaps
-            fv = fi < len(f_stream) and (wi >= len(w_stream) or w_stream[wi][0] > layer_of_fm[fi]) \
-                and rng.random() >= gaps
-            ctx.set(engine.s_axis_w.tvalid, int(wv))
-            if wv:
-                ctx.set(engine.s_axis_w.tdata, pack(w_stream[wi][1], plan.w_width))
-            ctx.set(engine.s_axis_fm.tvalid, int(fv))
-            if fv:
-                ctx.set(engine.s_axis_fm.tdata, pack(f_stream[fi][1], o.data_width))
+        offered = None      # the stream offering a beat (valid until taken)
+        for cycle in range(max_cycles + 1):
+            done = sum(map(len, got))
+            if done == n_out * len(layers):
+                return
+            if offered is None and not order.done and rng.random() >= gaps:
+                offered = order.stream
+            for s, port in ports.items():
+                ctx.set(port.tvalid, int(offered == s))
+                if offered == s:
+                    ctx.set(port.tdata, order.value)
             rdy = int(rng.random() >= backpressure)
             ctx.set(engine.m_axis_y.tready, rdy)
             await ctx.delay(1e-9)
-            w_hs = wv and ctx.get(engine.s_axis_w.tready)
-            f_hs = fv and ctx.get(engine.s_axis_fm.tready)
             if rdy and ctx.get(engine.m_axis_y.tvalid):
-                beat = {"data": unpack(ctx.get(engine.m_axis_y.tdata), yw, o.PK * n_y),
-                        "keep": [(ctx.get(engine.m_axis_y.tkeep) >> b) & 1 for b in range(n_y)],
-                        "last": ctx.get(engine.m_axis_y.tlast)}
-                got[out_layer].append(beat)
-                out_count += 1
-                if out_count == n_out:
-                    last_out[out_layer] = cycle
-                    out_layer, out_count = out_layer + 1, 0
-            if f_hs:
-                first_fm.setdefault(f_stream[fi][0], cycle)
-                fi += 1
-            if w_hs:
-                wi += 1
+                layer = done // n_out
+                got[layer].append({"data": unpack(ctx.get(engine.m_axis_y.tdata), plan.y_width, o.PK * o.geometry.n_y),
+                                   "keep": [(ctx.get(engine.m_axis_y.tkeep) >> b) & 1 for b in range(o.geometry.n_y)],
+                                   "last": ctx.get(engine.m_axis_y.tlast)})
+                if len(got[layer]) == n_out:
+                    last_out[layer] = cycle
+            if offered is not None and ctx.get(ports[offered].tready):
+                frame, beat = order.take()
+                if frame.stream == FEATURE_MAP and beat == 0:
+                    first_fm[frame.layer] = cycle
+                offered = None
             await ctx.tick()
-            cycle += 1
+        raise AssertionError(f"timeout at cycle {max_cycles}: {sum(map(len, got))} of {n_out * len(layers)} beats")
 
     sim.add_testbench(bench)
     sim.run()
-    cycles = [last_out[i] - first_fm[i] + 1 for i in range(len(layers))]
-    return got, cycles
+    return got, layer_cycles(first_fm, last_out)
 
 
 def read_registers(net: YosysNetlist, prefixes) -> list[str]:

@@ -55,3 +55,28 @@ def verilog_ports(text: str, top: str) -> dict[str, tuple[str, int]]:
 def summary_ports(core) -> dict[str, tuple[str, int]]:
     """The same of a design summary's core (``design.json``'s ports)."""
     return {p.name: (p.direction.value, p.bits) for p in core.ports}
+
+
+# ---- hand-made Yosys JSON netlists (the netlist passes' tests) ------------------------------------------
+
+def trellis_ff(d, q, clk, **params) -> dict:
+    """An ECP5 fabric flip-flop cell (TRELLIS_FF) from bit ``d`` to bit ``q``; ``params`` override the defaults."""
+    p = {"CEMUX": "1 ", "CLKMUX": "CLK", "GSR": "DISABLED", "LSRMUX": "LSR", "REGSET": "RESET"}
+    p.update(params)
+    return {"type": "TRELLIS_FF", "parameters": p,
+            "port_directions": {"CLK": "input", "DI": "input", "LSR": "input", "Q": "output"},
+            "connections": {"CLK": [clk], "DI": [d], "LSR": ["0"], "Q": [q]}}
+
+
+def write_netlist(tmp_path, ports: dict, cells: dict):
+    """A netlist of one module ``top`` written to ``tmp_path/n.json``; returns the path."""
+    import json
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps({"modules": {"top": {"ports": ports, "cells": cells}}}))
+    return path
+
+
+def netlist_cells(path) -> dict:
+    from winohdl.core.netlist import YosysNetlist
+    return YosysNetlist.load(path, "top").cells
+

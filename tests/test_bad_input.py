@@ -22,7 +22,8 @@ from bad_input_helpers import (IS_ROOT, SETPRIV, C, Case, _pop, _set, _unlock, c
 from hdl.design import CARD_FILE, DESIGN_FILE, generate_design, write_design_folder
 from hdl.options import HardwareOptions
 from miner.constructive import constructive_card
-from winohdl.cli import KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES
+from winohdl.cli import (ENGINE_PIPELINES, INPUT_TRANSFORMS, KERNEL_TRANSFORMS, METHODS, OUTPUT_TRANSFORMS, PIPELINES,
+                         ROUNDINGS, SIM_CHOICES)
 from winohdl.core.suite import BY_NAME
 
 # ---- fixtures built once per module ----------------------------------------------------------------
@@ -336,9 +337,13 @@ def test_costs_in_a_card_file_are_ignored(tmp_path, assets, cli):
     (["flow"], [*PIPELINES, *KERNEL_TRANSFORMS, *ROUNDINGS, *METHODS]),
     (["mine"], [*METHODS, "auto", "cpu", "cuda"]),
     (["sim"], list(SIM_CHOICES)),
+    (["mine"], ["dsp", "bits", "adders", "depth", "rank"]),
+    (["engine"], [*ENGINE_PIPELINES, *OUTPUT_TRANSFORMS, *INPUT_TRANSFORMS, *KERNEL_TRANSFORMS, *SIM_CHOICES]),
 ])
 def test_help_lists_the_choices(cli, command, values):
     """``--help`` lists every value a choice accepts (and only those: argparse ``choices=``)."""
+    assert (PIPELINES, ENGINE_PIPELINES, OUTPUT_TRANSFORMS) == (("none", "stages", "deep"), ("stages", "deep"),
+                                                                ("auto", "parallel", "serial"))
     code, out, _ = cli(*command, "--help")
     assert code == 0
     flat = " ".join(out.split())

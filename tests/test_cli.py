@@ -44,6 +44,19 @@ def test_no_saving_is_said(tmp_path, cli):
     assert code == 0 and "no saving possible" in text
 
 
+def test_version_is_the_one_in_the_package(cli):
+    """``--version`` shows winohdl.__version__, the only version (pyproject.toml reads it from there)."""
+    import tomllib
+    from pathlib import Path
+
+    import winohdl
+    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["hatch"]["version"]["path"] == "winohdl/__init__.py"
+    code, text, _ = cli("--version")
+    assert code == 0 and text.split() == ["winohdl", winohdl.__version__]
+
+
 def test_bounds_table(cli):
     code, text, _ = cli("bounds", "--output", "2x2", "--kernel", "3x3", "--stride", "2", "--tiles", "1,2")
     assert code == 0 and "lower bound  25" in text

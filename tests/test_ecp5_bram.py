@@ -6,22 +6,18 @@ tests/test_engine_sim.py (whole engines, bit-exact against torch).
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from synth.passes.ecp5_bram import absorb_ecp5_bram_output_registers
-from winohdl.core.netlist import YosysNetlist, edit_netlist
+from winohdl.core.netlist import edit_netlist
+
+from hdl_helpers import netlist_cells, trellis_ff, write_netlist
 
 CLK, OTHER_CLK = 2, 3
 
 
 def _ff(d, q, clk=CLK, **params):
-    p = {"CEMUX": "1 ", "CLKMUX": "CLK", "GSR": "DISABLED", "LSRMUX": "LSR", "REGSET": "RESET"}
-    p.update(params)
-    return {"type": "TRELLIS_FF", "parameters": p,
-            "port_directions": {"CLK": "input", "DI": "input", "LSR": "input", "Q": "output"},
-            "connections": {"CLK": [clk], "DI": [d], "LSR": ["0"], "Q": [q]}}
+    return trellis_ff(d, q, clk, **params)
 
 
 def _netlist(tmp_path, width=18, ff_params=None, ff_clk=CLK, extra_load=False, rst="0", clkmux=None):
@@ -44,13 +40,7 @@ def _netlist(tmp_path, width=18, ff_params=None, ff_clk=CLK, extra_load=False, r
                         "connections": {"A": [100], "Z": [300]}}
     cells["ram"] = {"type": "DP16KD", "parameters": params, "port_directions": dirs, "connections": conn}
     ports = {"clk": {"direction": "input", "bits": [CLK]}, "q": {"direction": "output", "bits": out}}
-    path = tmp_path / "n.json"
-    path.write_text(json.dumps({"modules": {"top": {"ports": ports, "cells": cells}}}))
-    return path
-
-
-def _cells(path):
-    return YosysNetlist.load(path, "top").cells
+    return write_netlist(tmp_path, ports, cells)
 
 
 def _absorb(path):
@@ -62,7 +52,7 @@ def _absorb(path):
 def test_read_register_moves_into_the_block(tmp_path, width):
     n = _netlist(tmp_path, width)
     assert _absorb(n) == {"brams": 1, "bram_ports": 1, "bram_ffs_removed": width}
-    cells = _cells(n)
+    cells = netlist_cells(n)
     assert set(cells) == {"ram"}
     ram = cells["ram"]
     # the flip-flop's Q net, now the block's output (36 bits: DOA0..17 first, then DOB)
@@ -87,5 +77,5 @@ def test_read_register_moves_into_the_block(tmp_path, width):
 def test_other_registers_stay_in_the_fabric(tmp_path, kw):
     n = _netlist(tmp_path, **kw)
     assert _absorb(n)["bram_ports"] == 0
-    cells = _cells(n)
+    cells = netlist_cells(n)
     assert len(cells) >= 19 and cells["ram"]["parameters"]["REGMODE_B"] == "NOREG"

@@ -19,11 +19,12 @@ from hdl.engine.options import EngineOptions
 from hdl.engine.perf import Timing, performance, schedule, tile_ready_offsets
 from hdl.engine.serial import or_luts, pass_units
 from miner.constructive import constructive_card
+from sim.stimulus import random_layer
 from winohdl.core.errors import LimitError, WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.netlist import YosysNetlist
 
-from engine_helpers import amaranth_run, datapath, random_layer, read_registers
+from engine_helpers import amaranth_run, build_engine, datapath, read_registers
 
 # (why, geometry (output, kernel, stride, dilation), feature map, padding, C, K, PK, PC)
 LAYERS = [
@@ -65,9 +66,7 @@ def test_golden_model_equals_torch(case, kind):
 def test_engine_streams_bit_exact(case, kind):
     """Three layers (load, same kernels, reload) with random gaps and back-pressure."""
     o = options(case)
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, kind)
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, kind)
     rng = np.random.default_rng(5)
     layers = [random_layer(o, rng), (random_layer(o, rng)[0], None), random_layer(o, rng)]
     got, _ = amaranth_run(eng, layers, seed=2, gaps=0.3, backpressure=0.3)
@@ -83,9 +82,7 @@ def test_engine_streams_bit_exact(case, kind):
 @pytest.mark.parametrize("case", [LAYERS[0], LAYERS[5]], ids=[IDS[0], IDS[5]])
 def test_engine_options_stream_bit_exact(case, kw):
     o = options(case, **kw)
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, "winograd")
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, "winograd")
     rng = np.random.default_rng(7)
     layers = [random_layer(o, rng), random_layer(o, rng, "min")]
     got, cycles = amaranth_run(eng, layers, seed=4, gaps=0.2, backpressure=0.2)
@@ -109,9 +106,7 @@ def test_serial_output_transform_streams_bit_exact(case):
     same beats as the parallel engine's model, and the performance model cycle for cycle."""
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, output_transform="serial")
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, "winograd")
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, "winograd")
     assert plan.output_transform.value == "serial" and len(plan.passes) == o.geometry.axes
     rng = np.random.default_rng(1)
     layers = [random_layer(o, rng), random_layer(o, rng, "min"), random_layer(o, rng, "max")]
@@ -170,9 +165,7 @@ def test_serial_input_transform_streams_bit_exact(case):
     and the performance model (a reload before each frame: a drain pass each) cycle for cycle."""
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, "winograd")
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, "winograd")
     assert plan.input_transform.value == "serial" and plan.timing.lag
     # F(4x4) at C = K = 16: both transforms share their unit (elsewhere the B^T's windows do not fit)
     assert plan.input_unit_shared == (o.C == o.K == 16)
@@ -197,9 +190,7 @@ def test_serial_input_frames_back_to_back(case, merged):
     where it is not (stream-bound) or a weight load comes between: bit-exact, cycle for cycle."""
     geo, F, P, C, K, PK, PC, pipeline = case
     o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial")
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, "winograd")
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, "winograd")
     rng = np.random.default_rng(4)
     layers = [random_layer(o, rng) for _ in range(5)]
     layers = [(x, w if f in (0, 3) else None) for f, (x, w) in enumerate(layers)]
@@ -256,9 +247,7 @@ def test_wide_words_split_multipliers_stream_bit_exact(kind):
     """Operands wider than a DSP block's 18 bits: split products, their registered sums in the
     plan, extreme values, and the performance model cycle for cycle."""
     o = options(LAYERS[0], data_width=20, kernel_width=16)
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, kind)
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, kind)
     assert plan.split_levels > 0
     rng = np.random.default_rng(9)
     layers = [random_layer(o, rng, "min"), random_layer(o, rng, "max"), random_layer(o, rng)]
@@ -282,9 +271,7 @@ TINY = [("one tile per frame", ("2x2", "3x3", "1", "1"), (4, 4), (0, 0), 1, 1, 1
 def test_performance_model_matches_simulation(case, kind):
     """Cycle for cycle: a load, two frames back to back, a reload, one more frame."""
     o = options(case)
-    dp = datapath(o.geometry, o)
-    plan = plan_engine(o, dp, kind)
-    eng = LayerEngine(plan)
+    dp, plan, eng = build_engine(o, kind)
     rng = np.random.default_rng(1)
     x, w = random_layer(o, rng)
     layers = [(x, w), (x, None), (x, None), (x, w), (x, None)]

@@ -24,6 +24,8 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.netlist import PORT, YosysNetlist, edit_netlist
 from winohdl.core.suite import BY_NAME
 
+from hdl_helpers import netlist_cells, trellis_ff, write_netlist
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -112,11 +114,7 @@ def test_fmax_statistics():
 # ---- the ECP5 DSP register pass on hand-made netlists -----------------------------------------
 
 def _ff(d, q, clk=2, **params):
-    p = {"CEMUX": "1 ", "CLKMUX": "CLK", "GSR": "DISABLED", "LSRMUX": "LSR", "REGSET": "RESET"}
-    p.update(params)
-    return {"type": "TRELLIS_FF", "parameters": p, "port_directions": {"CLK": "input", "DI": "input",
-                                                                       "LSR": "input", "Q": "output"},
-            "connections": {"CLK": [clk], "DI": [d], "LSR": ["0"], "Q": [q]}}
+    return trellis_ff(d, q, clk, **params)
 
 
 def _netlist(tmp_path, a_ff_params=None, extra_load=False, p_levels=2):
@@ -137,13 +135,7 @@ def _netlist(tmp_path, a_ff_params=None, extra_load=False, p_levels=2):
                         "connections": {"A": [20], "Z": [50]}}
     ports = {"clk": {"direction": "input", "bits": [2]}, "x": {"direction": "input", "bits": [10]},
              "y": {"direction": "input", "bits": [11]}, "out": {"direction": "output", "bits": [prev]}}
-    path = tmp_path / "n.json"
-    path.write_text(json.dumps({"modules": {"top": {"ports": ports, "cells": cells}}}))
-    return path
-
-
-def _cells(path):
-    return YosysNetlist.load(path, "top").cells
+    return write_netlist(tmp_path, ports, cells)
 
 
 def _absorb(path):
@@ -155,7 +147,7 @@ def test_dsp_registers_absorbed(tmp_path):
     n = _netlist(tmp_path)
     s = _absorb(n)
     assert s == {"dsps": 1, "inputs": 1, "pipeline": 1, "output": 1, "ffs_removed": 4}
-    cells = _cells(n)
+    cells = netlist_cells(n)
     assert set(cells) == {"m"}
     m = cells["m"]
     assert m["connections"]["A17"] == [10] and m["connections"]["B0"] == [11]  # the FFs' D nets
@@ -168,7 +160,7 @@ def test_dsp_registers_absorbed(tmp_path):
 def test_dsp_one_product_register_is_the_output_register(tmp_path):
     n = _netlist(tmp_path, p_levels=1)
     _absorb(n)
-    p = _cells(n)["m"]["parameters"]
+    p = netlist_cells(n)["m"]["parameters"]
     assert p["REG_OUTPUT_CLK"] == "CLK0" and "REG_PIPELINE_CLK" not in p
 
 
@@ -179,7 +171,7 @@ def test_dsp_inputs_not_absorbed_from_other_flip_flops(tmp_path, params):
     n = _netlist(tmp_path, a_ff_params=params)
     s = _absorb(n)
     assert s["inputs"] == 0 and s["output"] == 1
-    cells = _cells(n)
+    cells = netlist_cells(n)
     assert "fa" in cells and "fb" in cells and "REG_INPUTA_CLK" not in cells["m"]["parameters"]
 
 
@@ -187,7 +179,7 @@ def test_dsp_shared_operand_register_is_kept(tmp_path):
     """A's flip-flop also drives a LUT: the block registers its own copy, the fabric FF stays for the LUT."""
     n = _netlist(tmp_path, extra_load=True)
     s = _absorb(n)
-    cells = _cells(n)
+    cells = netlist_cells(n)
     assert s["inputs"] == 1 and "fa" in cells and "fb" not in cells
     assert cells["m"]["connections"]["A0"] == [10]
 

@@ -14,12 +14,23 @@ import re
 import sys
 import traceback
 
+from winohdl import __version__
 from winohdl.core import progress
 from winohdl.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, Interrupted, WinohdlError
+
+from hdl.engine.modes import EnginePipeline, InputTransform, OutputTransform
+from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
+from miner.methods import DEVICES
+from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 
 from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
                        cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_prove, cmd_sim,
                        cmd_synth)
+
+ENGINE_PIPELINES = values(EnginePipeline)
+OUTPUT_TRANSFORMS = values(OutputTransform)
+INPUT_TRANSFORMS = values(InputTransform)
+_FAMILY_LIST = ", ".join(FAMILIES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,6 +110,13 @@ def _verify_sim_arg(p: argparse.ArgumentParser) -> None:
                         "input shows as X) or verilator (two-state, much faster on large netlists)")
 
 
+def _folder_args(p: argparse.ArgumentParser, verb: str, build: str) -> None:
+    """--allow-edits and --work of a command that reads a design folder and builds in it."""
+    p.add_argument("--allow-edits", action="store_true", help=f"{verb} files edited after generation as they are")
+    p.add_argument("--work", type=path,
+                   help=f"build folder (default <design>/{build}/); a new run folder is made inside")
+
+
 def _hw_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-width", type=width, default=8, help="signed data word width (2..32)")
     p.add_argument("--kernel-width", type=width, default=8, help="signed kernel word width (2..32)")
@@ -125,15 +143,8 @@ def _mine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=nonnegative_int, default=0)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--quiet", action="store_true", help="no progress display")
-    common.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
-    p = _Parser(prog="winohdl", description="Winograd convolution datapath generator",
-                epilog="exit status: 0 ok, 1 verification failed or internal error, 2 bad input, 130 interrupted")
-    p.add_argument("--version", action="version", version=f"winohdl {__import__('winohdl').__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
+def _mine_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl mine``."""
     m = sub.add_parser("mine", parents=[common], help="find a proven algorithm card for a geometry")
     _geometry_args(m)
     _mine_args(m)
@@ -141,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of multiplications R (default: lower bound)")
     m.add_argument("--steps", type=nonnegative_int, default=None, help="sgd: step budget")
     m.add_argument("--seconds", type=positive_seconds, default=None, help="time budget in seconds")
-    m.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="sgd: where to train")
+    m.add_argument("--device", default="auto", choices=DEVICES, help="sgd: where to train")
     m.add_argument("--q-max", type=positive_int, default=None,
                    help="largest denominator tried when snapping (default 4)")
     m.add_argument("--polish", type=nonnegative_seconds, default=None,
@@ -152,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "defaults otherwise)")
     m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint beside the output")
-    m.add_argument("--objective", default="dsp", choices=("dsp", "bits", "adders", "depth", "rank"),
+    m.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=tuple(OBJECTIVES),
                    help="what the search minimises (default dsp: multiplier blocks, then adder bits, then depth; "
                         "bits: adder bits first; adders; depth; rank: R first)")
     m.add_argument("--pareto", action="store_true",
@@ -162,15 +173,24 @@ def build_parser() -> argparse.ArgumentParser:
                                           "folder, default build/cards/<name>.front)")
     m.set_defaults(func=cmd_mine)
 
+
+def _check_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl check``."""
     c = sub.add_parser("check", parents=[common], help="re-prove a card")
     c.add_argument("card", type=path)
     c.set_defaults(func=cmd_check)
 
+
+def _bounds_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl bounds``."""
     b = sub.add_parser("bounds", parents=[common], help="lower bound, and multiplications per output over tile sizes")
     _geometry_args(b)
     b.add_argument("--tiles", default="1,2,3,4,6,8", help="output tile sizes to tabulate (per axis)")
     b.set_defaults(func=cmd_bounds)
 
+
+def _gen_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl gen``."""
     gen = sub.add_parser("gen", parents=[common], help="generate Verilog for a card (or a geometry)")
     gen.add_argument("source", nargs="?", type=path,
                      help="card JSON; omit and give --output/--kernel for a geometry")
@@ -179,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("-o", type=path, help="output folder (default build/<name>/), replaced as a whole")
     gen.set_defaults(func=cmd_gen)
 
+
+def _sim_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl sim``."""
     s = sub.add_parser("sim", parents=[common], help="verify a generated design with cocotb")
     s.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine'")
     s.add_argument("--sim", default="both", choices=SIM_CHOICES)
@@ -186,11 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random vectors (corners come on top); an engine streams its own layers")
     s.add_argument("--seed", type=nonnegative_int, default=1)
     s.add_argument("--waves", action="store_true", help="dump a waveform into the build folder")
-    s.add_argument("--allow-edits", action="store_true", help="simulate files edited after generation as they are")
-    s.add_argument("--work", type=path,
-                   help="build folder (default <design>/sim_build/); a new run folder is made inside")
+    _folder_args(s, "simulate", "sim_build")
     s.set_defaults(func=cmd_sim)
 
+
+def _prove_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl prove``."""
     pr = sub.add_parser("prove", parents=[common],
                        help="prove for every input that a design's Verilog computes the convolution it declares",
                        description="Reads the Verilog on disk with Yosys, evaluates the netlist symbolically "
@@ -200,20 +224,21 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(with a counterexample replayed on the netlist and in Icarus) or undecided; "
                                    "2: bad input.")
     pr.add_argument("design", type=path, help="design folder written by 'winohdl gen'")
-    pr.add_argument("--target", default="wino", choices=("wino", "direct", "both"),
+    pr.add_argument("--target", default="wino", choices=TARGETS + ("both",),
                    help="the Winograd tile (default), the direct baseline, or both")
     pr.add_argument("--no-replay", action="store_true",
                    help="do not replay counterexamples of a failed proof in Icarus (the netlist replay stays)")
-    pr.add_argument("--allow-edits", action="store_true", help="prove files edited after generation as they are")
-    pr.add_argument("--work", type=path,
-                   help="build folder (default <design>/prove/); a new run folder is made inside")
+    _folder_args(pr, "prove", "prove")
     pr.set_defaults(func=cmd_prove)
 
+
+def _synth_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl synth``."""
     y = sub.add_parser("synth", parents=[common], help="synthesise a design and the direct baseline")
     y.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine' "
                    "(an engine: cell counts and the post-synthesis check; Fmax: bench/engine.py --fmax)")
     y.add_argument("--family", default="ecp5",
-                   help="ice40, ecp5, xilinx, gowin, asic or all (comma list allowed); asic: a technology-"
+                   help=f"{_FAMILY_LIST} or all (comma list allowed); asic: a technology-"
                         "independent CMOS estimate (cells, transistors, logic depth)")
     y.add_argument("--seeds", type=positive_int, default=3,
                    help="nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default 3)")
@@ -224,17 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulate each mapped netlist with the toolchain's cell models (Icarus, the same "
                         "testbench); a failing netlist is reported as FAIL and the command exits 1")
     _verify_sim_arg(y)
-    y.add_argument("--allow-edits", action="store_true", help="synthesise files edited after generation as they are")
-    y.add_argument("--work", type=path,
-                   help="build folder (default <design>/synth/); a new run folder is made inside")
+    _folder_args(y, "synthesise", "synth")
     y.set_defaults(func=cmd_synth)
 
+
+def _flow_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl flow``."""
     f = sub.add_parser("flow", parents=[common],
                        help="mine -> gen -> sim -> prove -> synth (+ post-synthesis check) into build/<name>/")
     _geometry_args(f)
     _hw_args(f)
     _mine_args(f)
-    f.add_argument("--family", default="ecp5,xilinx", help="ice40, ecp5, xilinx, gowin, asic or all (comma list)")
+    f.add_argument("--family", default="ecp5,xilinx", help=f"{_FAMILY_LIST} or all (comma list)")
     f.add_argument("--vectors", type=positive_int, default=200)
     f.add_argument("--seeds", type=positive_int, default=3,
                    help="nextpnr seeds per design: Fmax is their median (1..20, default 3)")
@@ -246,13 +272,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("-o", type=path, help="output folder (default build/<name>/)")
     f.set_defaults(func=cmd_flow)
 
+
+def _explore_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl explore``."""
     e = sub.add_parser("explore", parents=[common], help="design-space report over output tiles")
     e.add_argument("--kernel", required=True)
     e.add_argument("--outputs", default="2,4,6", help="output tile sizes (per axis), comma separated")
     e.add_argument("--stride", default="1")
     e.add_argument("--dilation", default="1")
-    e.add_argument("--family", default="ecp5", help="one of ice40, ecp5, xilinx, gowin, asic")
-    e.add_argument("--pipelines", default="none", help="comma list of none, stages, deep, or all (default none)")
+    e.add_argument("--family", default="ecp5", help=f"one of {_FAMILY_LIST}")
+    e.add_argument("--pipelines", default="none", help=f"comma list of {', '.join(PIPELINES)}, or all (default none)")
     e.add_argument("--adders-per-stage", type=positive_int, default=None, help="for deep (default 1)")
     e.add_argument("--data-width", type=width, default=8)
     e.add_argument("--kernel-width", type=width, default=8)
@@ -265,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", type=path, help="output folder (default build/explore_<kernel>/)")
     e.set_defaults(func=cmd_explore)
 
+
+def _engine_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl engine``."""
     en = sub.add_parser("engine", parents=[common], help="a whole convolution layer: streaming engine beside a "
                         "direct engine, simulated against torch and synthesised")
     _geometry_args(en)
@@ -278,18 +310,18 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--kernel-width", type=width, default=8)
     en.add_argument("--kernel-transform", default="offline", choices=KERNEL_TRANSFORMS,
                     help="offline (default): weights arrive as u = G_int g; hw: g, transformed while loading")
-    en.add_argument("--pipeline", default="stages", choices=("stages", "deep"))
-    en.add_argument("--output-transform", default="auto", choices=("auto", "parallel", "serial"),
+    en.add_argument("--pipeline", default="stages", choices=ENGINE_PIPELINES)
+    en.add_argument("--output-transform", default="auto", choices=OUTPUT_TRANSFORMS,
                     help="Winograd A^T: parallel, serial (row-column, one fibre per cycle, reused over the "
                          "C / PC cycles per output tile; needs a Kronecker A^T), auto (default: serial when "
                          "possible)")
-    en.add_argument("--input-transform", default="auto", choices=("auto", "parallel", "serial"),
+    en.add_argument("--input-transform", default="auto", choices=INPUT_TRANSFORMS,
                     help="Winograd B^T: parallel (every cycle), serial (once per tile and input channel, "
                          "row-column, one pass ahead of the multipliers into a block RAM shared by the K / PK "
                          "output-channel groups; needs a multi-axis Kronecker B^T and enough output channels), "
                          "auto (default: serial when possible)")
     en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
-    en.add_argument("--family", default="ecp5", help="ice40, ecp5, xilinx, gowin, all, or none")
+    en.add_argument("--family", default="ecp5", help=f"{', '.join(FPGA_FAMILIES)}, all, or none")
     en.add_argument("--verify", action="store_true",
                     help="stream layers through each mapped netlist with the toolchain's cell models (the "
                          "post-synthesis check; a failing netlist is reported as FAIL and the command exits 1)")
@@ -298,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("-o", type=path, help="output folder (default build/<engine name>/)")
     en.set_defaults(func=cmd_engine)
 
+
+def _bench_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl bench``."""
     be = sub.add_parser("bench", help="benchmarks that print figures")
     be_sub = be.add_subparsers(dest="what", required=True, parser_class=_Parser)
     bm = be_sub.add_parser("mine", parents=[common], help="mining success rate, time and cost per method")
@@ -308,6 +343,27 @@ def build_parser() -> argparse.ArgumentParser:
     bm.add_argument("--polish", type=nonnegative_seconds, default=10.0, help="seconds of polishing after each proof")
     bm.add_argument("-o", type=path, default="build/bench/mine.json")
     bm.set_defaults(func=cmd_bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", help="no progress display")
+    common.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    p = _Parser(prog="winohdl", description="Winograd convolution datapath generator",
+                epilog="exit status: 0 ok, 1 verification failed or internal error, 2 bad input, 130 interrupted")
+    p.add_argument("--version", action="version", version=f"winohdl {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _mine_command(sub, common)
+    _check_command(sub, common)
+    _bounds_command(sub, common)
+    _gen_command(sub, common)
+    _sim_command(sub, common)
+    _prove_command(sub, common)
+    _synth_command(sub, common)
+    _flow_command(sub, common)
+    _explore_command(sub, common)
+    _engine_command(sub, common)
+    _bench_command(sub, common)
     return p
 
 

@@ -10,15 +10,21 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from hdl.engine.modes import EngineKind
+from hdl.options import TARGETS, KernelTransform, Pipeline, Rounding, values
+from miner.methods import Method
+from sim.tools import SIMULATORS
 from winohdl.core.errors import EXIT_FAILED, EXIT_OK, Interrupted, WinohdlError
 from winohdl.core.interrupt import StopFlag, stop_on_sigint
 
-METHODS = ("search", "constructive", "als", "sgd")
-PIPELINES = ("none", "stages", "deep")
-KERNEL_TRANSFORMS = ("hw", "offline")
-ROUNDINGS = ("truncate", "round-half-up", "round-half-even")
-SIMULATOR_NAMES = ("icarus", "verilator")  # sim.tools.SIMULATORS, without importing sim at start-up
-SIM_CHOICES = SIMULATOR_NAMES + ("both",)
+# The command line's choices, from the enums and names of light modules (nothing heavy loads here).
+METHODS = values(Method)
+PIPELINES = values(Pipeline)
+KERNEL_TRANSFORMS = values(KernelTransform)
+ROUNDINGS = values(Rounding)
+SIMULATOR_NAMES = SIMULATORS
+SIM_CHOICES = SIMULATORS + ("both",)
+ENGINE_KINDS = values(EngineKind)
 
 
 def _geometry(a):
@@ -190,9 +196,14 @@ def cmd_gen(a) -> int:
     return EXIT_OK
 
 
-def _open(a):
-    from hdl.design import open_design
-    opened = open_design(a.design, allow_edits=a.allow_edits)
+def _open(a, engine: bool = False):
+    """The design folder ``a.design``, a tile's (or with ``engine`` a layer engine's); a note on stderr
+    when its edited files are used as they are."""
+    if engine:
+        from hdl.engine.design import open_engine_design as open_folder
+    else:
+        from hdl.design import open_design as open_folder
+    opened = open_folder(a.design, allow_edits=a.allow_edits)
     if opened.edited:
         print(f"note       using edited files as they are (--allow-edits): {', '.join(opened.edited)}",
               file=sys.stderr)
@@ -233,23 +244,14 @@ def _is_engine(a) -> bool:
     return summary_format(a.design) == FORMAT
 
 
-def _open_engine(a):
-    from hdl.engine.design import open_engine_design
-    opened = open_engine_design(a.design, allow_edits=a.allow_edits)
-    if opened.edited:
-        print(f"note       using edited files as they are (--allow-edits): {', '.join(opened.edited)}",
-              file=sys.stderr)
-    return opened
-
-
 def _sim_engine(a, simulators) -> int:
     """``winohdl sim`` on an engine folder: both engines on each simulator, layers against torch."""
     from sim.engine_run import run_engine_simulation
-    opened = _open_engine(a)
+    opened = _open(a, engine=True)
     work = _work(a, opened, "sim")
     ok = True
     for n in simulators:
-        for kind in ("winograd", "direct"):
+        for kind in ENGINE_KINDS:
             r = run_engine_simulation(opened, n, work, kind=kind, seed=a.seed, waves=a.waves)
             print(r.line(), flush=True)
             ok &= r.passed
@@ -264,7 +266,7 @@ def cmd_prove(a) -> int:
                            f"check an engine with 'winohdl sim {a.design}'")
     opened = _open(a)
     work = _work(a, opened, "prove")
-    targets = ("wino", "direct") if a.target == "both" else (a.target,)
+    targets = TARGETS if a.target == "both" else (a.target,)
     code = EXIT_OK
     for target in targets:
         report = prove_design(opened, target, work / target, icarus=not a.no_replay)
@@ -288,7 +290,7 @@ def cmd_synth(a) -> int:
         require(a.verify_sim or "icarus")  # before any work
         verify = partial(check_netlist, simulator=a.verify_sim or "icarus")
     if _is_engine(a):
-        opened = _open_engine(a)
+        opened = _open(a, engine=True)
         ok = synth_engine(opened, fams, _work(a, opened, "synth"), a.verify, a.verify_sim or "icarus", 1)
         return EXIT_OK if ok else EXIT_FAILED
     opened = _open(a)
@@ -403,7 +405,7 @@ def cmd_engine(a) -> int:
     if sims:
         work = make_run_folder(folder / "sim_build", "sim")
         for n in sims:
-            for kind in ("winograd", "direct"):
+            for kind in ENGINE_KINDS:
                 r = run_engine_simulation(opened, n, work, kind=kind, seed=a.seed)
                 print(r.line(), flush=True)
                 ok &= r.passed
@@ -420,7 +422,7 @@ def synth_engine(opened, families: list[str], work: Path, verify: bool, simulato
     from synth.yosys import synthesise
     ok = True
     for fam in families:
-        for kind in ("winograd", "direct"):
+        for kind in ENGINE_KINDS:
             core = opened.design.core(kind)
             r = synthesise(opened.path(core.verilog), core.top, fam, work, netlist=verify)
             print(f"synth      {fam:<7} {kind:<9} DSP {r.dsps}, LUT {r.luts}, carry {r.carries}, FF {r.ffs} "

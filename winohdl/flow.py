@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hdl.cost import cost_of
 from hdl.design import generate_design, open_design, write_design_folder
-from hdl.options import HardwareOptions
+from hdl.options import TARGETS, HardwareOptions
 from miner.costs import CostFunction
 from miner.search import MineSettings, mine_card
 from sim.prove import prove_design, write_proof
@@ -57,7 +57,7 @@ def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSetting
     _say("== prove")
     prove_work = make_run_folder(folder / "prove", "prove")
     proofs = []
-    for target in ("wino", "direct"):
+    for target in TARGETS:
         p = prove_design(opened, target, prove_work / target)
         write_proof(prove_work, p)
         proofs.append(p)

@@ -208,30 +208,12 @@ def decode_output(opts: EngineOptions, beats: list[list[int]]) -> np.ndarray:
 
 
 def torch_reference(opts: EngineOptions, x, w) -> np.ndarray:
-    """torch.nn.functional.conv1d/2d/3d of the same integers (float64 while provably exact,
-    else exact integers through int64 or Python arithmetic)."""
-    import torch
-    import torch.nn.functional as F
+    """torch.nn.functional.conv1d/2d/3d of the same integers, exactly (:func:`winohdl.core.reference.exact_conv`)."""
+    from winohdl.core.reference import exact_conv  # torch loads only when a reference is asked for
 
     x, w = check_layer(opts, x, w)
     g = opts.geometry
-    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[g.axes]
-    worst = (1 << (opts.data_width - 1)) * (1 << (opts.kernel_width - 1)) * opts.C * g.n_g
-    if worst < 2 ** 53:
-        y = conv(torch.tensor(x.astype(np.float64))[None], torch.tensor(w.astype(np.float64)),
-                 stride=g.stride, dilation=g.dilation, padding=opts.padding)[0]
-        return np.array(y.to(torch.int64).tolist(), dtype=object)
-    if worst < 2 ** 62:  # torch's integer convolution is CPU-only and exact in int64
-        y = conv(torch.tensor(x.astype(np.int64))[None], torch.tensor(w.astype(np.int64)),
-                 stride=g.stride, dilation=g.dilation, padding=opts.padding)[0]
-        return np.array(y.tolist(), dtype=object)
-    raise WinohdlError(f"the reference for {worst.bit_length()}-bit partial sums is not exact in int64")
-
-
-def ideal_mults(opts: EngineOptions, kind: EngineKind, rank: int) -> int:
-    """Multiplier count of an engine: PK x PC x (R or |y| |g|)."""
-    per = rank if kind is EngineKind.WINOGRAD else opts.geometry.n_y * opts.geometry.n_g
-    return opts.PK * opts.PC * per
+    return exact_conv(x, w, opts.data_width, opts.kernel_width, g.stride, g.dilation, opts.padding)
 
 
 def ideal_cycles(opts: EngineOptions) -> int:

@@ -16,7 +16,6 @@ Conventions (documented for users, see ``hdl/engine/__init__.py``):
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +26,7 @@ from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, choice
+from .modes import EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
 MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-map bank or the weight memory
@@ -34,54 +34,6 @@ CHANNELS = Limit("engine_channels", 4096, "channels")              # C and K
 FEATURE_MAP = Limit("engine_feature_map", 4096, "per axis")        # feature map size per axis
 MULTIPLIERS = Limit("engine_multipliers", 4096, "multipliers")     # R x PK x PC (or |y||g| x PK x PC)
 MEMORY_BITS = Limit("engine_memory_bits", 32 << 20, "bits")       # every memory of one engine (the plan's)
-
-
-class EngineKind(enum.Enum):
-    """``winograd``: transforms, Winograd-domain accumulation. ``direct``: the baseline."""
-
-    WINOGRAD = "winograd"
-    DIRECT = "direct"
-
-
-class EnginePipeline(enum.Enum):
-    """``stages``: registers after the buffer read, the data transform, the multipliers, the
-    accumulators, the output transform and the division (the default).
-    ``deep``: also a register between the lane sum and the accumulators and inside the
-    output transform path (before the exact division)."""
-
-    STAGES = "stages"
-    DEEP = "deep"
-
-
-class OutputTransform(enum.Enum):
-    """How the Winograd engine applies A^T, once per (tile, output channel) every C / PC cycles.
-
-    ``parallel``: one shift-add graph for the whole A^T, every output at once. ``serial``:
-    row-column, one fibre per cycle per axis (:mod:`hdl.engine.serial`): one 1D unit per axis,
-    reused; needs a card whose A^T is a Kronecker product and C / PC cycles long enough for the
-    passes. ``auto`` (default): serial when both hold, else parallel. The direct engine has none.
-    """
-
-    AUTO = "auto"
-    PARALLEL = "parallel"
-    SERIAL = "serial"
-
-
-class InputTransform(enum.Enum):
-    """How the Winograd engine applies B^T.
-
-    ``parallel``: one shift-add graph, a new input tile every cycle: B^T is recomputed for every
-    output-channel group. ``serial``: once per (tile, input-channel group), row-column, one fibre per
-    cycle per axis (the output transform's serial unit, :mod:`hdl.engine.serial`), one tile ahead of
-    the multipliers into a double-buffered block RAM of transformed tiles, read by every
-    output-channel group; needs a card whose B^T is a Kronecker product and K / PK cycles per input
-    channel long enough for the passes. ``auto`` (default): serial when both hold, else parallel.
-    The direct engine has none.
-    """
-
-    AUTO = "auto"
-    PARALLEL = "parallel"
-    SERIAL = "serial"
 
 
 def _ints(name: str, values, axes: int, minimum: int) -> tuple[int, ...]:

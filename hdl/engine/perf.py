@@ -137,13 +137,6 @@ class Performance:
         """Effective multiply-accumulates per multiplier per cycle, back to back."""
         return self.macs / (self.period * self.multipliers)
 
-    def macs_per_dsp_cycle(self, dsps: int) -> float:
-        return self.macs / (self.period * dsps)
-
-    def gops_per_dsp(self, dsps: int, fmax_mhz: float) -> float:
-        """2 x MACs per second (at ``fmax_mhz``, back to back) per DSP block, in GOPS."""
-        return 2 * self.macs / (self.period / (fmax_mhz * 1e6)) / dsps / 1e9
-
     def to_json(self) -> dict:
         return {"kind": self.kind, "macs": self.macs, "multipliers": self.multipliers, "cycles": self.cycles,
                 "period": self.period, "ideal": self.ideal, "weight_load": self.weight_load,

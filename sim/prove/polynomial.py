@@ -273,27 +273,6 @@ class Poly:
             return self
         return Poly({tuple(sorted(table.shifted(v, n) for v in m)): c for m, c in self.terms.items()})
 
-    def substitute(self, x: dict[int, int], table: VarTable) -> "Poly":
-        """Fix some variables to integers."""
-        out = Poly()
-        t: dict = {}
-        for m, c in self.terms.items():
-            rest = []
-            for v in m:
-                if v in x:
-                    c *= x[v]
-                else:
-                    rest.append(v)
-            if c:
-                key = tuple(rest)
-                s = t.get(key, 0) + c
-                if s:
-                    t[key] = s
-                else:
-                    t.pop(key, None)
-        out.terms = t
-        return out
-
     def text(self, table: VarTable, limit: int = 6) -> str:
         items = sorted(self.terms.items(), key=lambda mc: (len(mc[0]), mc[0]))
         parts = [monomial_text(m, table, c) for m, c in items[:limit]]

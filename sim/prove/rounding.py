@@ -235,103 +235,125 @@ class ConeChecker:
 
     # ---- cells ---------------------------------------------------------------------------------------
     def cell(self, c, port: str) -> Aff:
-        t = c.type
-        yw = c.p("Y_WIDTH", c.p("WIDTH"))
-        sa, sb = bool(c.p("A_SIGNED")), bool(c.p("B_SIGNED"))
-        both = "signed" if sa and sb else "unsigned"
-        if t in ("$add", "$sub"):
-            A, B = self.operand(c.ports["A"], both), self.operand(c.ports["B"], both)
-            return A.plus(B.scale(1 if t == "$add" else -1))
-        if t == "$mul":
-            A, B = self.operand(c.ports["A"], both), self.operand(c.ports["B"], both)
-            if A.a == A.c == 0:
-                return Aff(B.a * A.b, B.c * A.b, B.b * A.b, joint_delay(A.delay, B.delay))
-            if B.a == B.c == 0:
-                return Aff(A.a * B.b, A.c * B.b, A.b * B.b, joint_delay(A.delay, B.delay))
-            raise Split(self.R.halves())
-        if t in ("$neg", "$pos", "$not"):
-            A = self.operand(c.ports["A"], "signed" if sa else "unsigned")
-            if t == "$neg":
-                return A.scale(-1)
-            if t == "$not":
-                return A.scale(-1).plus(Aff(0, 0, -1))
-            return A
-        if t in ("$shl", "$sshl", "$shr", "$sshr"):
-            kb = self.operand(c.ports["B"], "unsigned")
-            if kb.delay is not None:
-                raise Unsupported(f"{c.label}: a shift by a variable amount")
-            k = self._constant(kb)
-            A = self.operand(c.ports["A"], "signed" if sa else "unsigned")
-            if t in ("$shl", "$sshl"):
-                return A.scale(1 << k)
-            if t == "$shr" and sa:
-                A = self.wrap(A, max(len(c.ports["A"]), yw), False)
-            return self.floor_div(A, k)
-        if t in ("$lt", "$le", "$gt", "$ge", "$eq", "$ne", "$eqx", "$nex"):
-            A, B = self.operand(c.ports["A"], both), self.operand(c.ports["B"], both)
-            d = A.plus(B.scale(-1))
-            lo, hi = self._range(d)
-            delay = d.delay
-            if t in ("$lt", "$ge"):  # d < 0
-                if hi < 0 or lo >= 0:
-                    res = int(hi < 0)
-                    return Aff(0, 0, res if t == "$lt" else 1 - res, delay)
-                self._split_at(d, 0)
-            if t in ("$le", "$gt"):  # d <= 0
-                if hi <= 0 or lo > 0:
-                    res = int(hi <= 0)
-                    return Aff(0, 0, res if t == "$le" else 1 - res, delay)
-                self._split_at(d, 1)
-            # equality
-            if lo == hi == 0 or lo > 0 or hi < 0:
-                res = int(lo == hi == 0)
-                return Aff(0, 0, res if t in ("$eq", "$eqx") else 1 - res, delay)
-            if lo < 0:
-                self._split_at(d, 0)
+        """The cell's output as an affine function on the region (splitting it where the cell is not)."""
+        method = _CELL_MODELS.get(c.type)
+        if method is None:
+            raise Unsupported(f"{c.label}: cell type {c.type} is not modelled in the output logic")
+        return method(self, c)
+
+    def _arith(self, c) -> Aff:
+        """$add, $sub, and $mul by a value constant on the region."""
+        both = _both(c)
+        A, B = self.operand(c.ports["A"], both), self.operand(c.ports["B"], both)
+        if c.type != "$mul":
+            return A.plus(B.scale(1 if c.type == "$add" else -1))
+        if A.a == A.c == 0:
+            return Aff(B.a * A.b, B.c * A.b, B.b * A.b, joint_delay(A.delay, B.delay))
+        if B.a == B.c == 0:
+            return Aff(A.a * B.b, A.c * B.b, A.b * B.b, joint_delay(A.delay, B.delay))
+        raise Split(self.R.halves())
+
+    def _unary(self, c) -> Aff:
+        """$neg, $pos, $not."""
+        A = self.operand(c.ports["A"], "signed" if c.p("A_SIGNED") else "unsigned")
+        if c.type == "$neg":
+            return A.scale(-1)
+        if c.type == "$not":
+            return A.scale(-1).plus(Aff(0, 0, -1))
+        return A
+
+    def _shift(self, c) -> Aff:
+        """Shifts by a constant amount."""
+        kb = self.operand(c.ports["B"], "unsigned")
+        if kb.delay is not None:
+            raise Unsupported(f"{c.label}: a shift by a variable amount")
+        k = self._constant(kb)
+        sa = bool(c.p("A_SIGNED"))
+        A = self.operand(c.ports["A"], "signed" if sa else "unsigned")
+        if c.type in ("$shl", "$sshl"):
+            return A.scale(1 << k)
+        if c.type == "$shr" and sa:
+            A = self.wrap(A, max(len(c.ports["A"]), c.p("Y_WIDTH", c.p("WIDTH"))), False)
+        return self.floor_div(A, k)
+
+    def _compare(self, c) -> Aff:
+        """Comparisons: constant on the region, else the region splits where the difference crosses 0 or 1."""
+        t, both = c.type, _both(c)
+        A, B = self.operand(c.ports["A"], both), self.operand(c.ports["B"], both)
+        d = A.plus(B.scale(-1))
+        lo, hi = self._range(d)
+        delay = d.delay
+        if t in ("$lt", "$ge"):  # d < 0
+            if hi < 0 or lo >= 0:
+                res = int(hi < 0)
+                return Aff(0, 0, res if t == "$lt" else 1 - res, delay)
+            self._split_at(d, 0)
+        if t in ("$le", "$gt"):  # d <= 0
+            if hi <= 0 or lo > 0:
+                res = int(hi <= 0)
+                return Aff(0, 0, res if t == "$le" else 1 - res, delay)
             self._split_at(d, 1)
-        if t == "$mux":
-            s = self._boolean(c.ports["S"])
-            v = self.operand(c.ports["B" if s.b else "A"], "raw")
-            return Aff(v.a, v.c, v.b, joint_delay(v.delay, s.delay))
-        if t == "$pmux":
-            w = c.p("WIDTH")
-            sel = [self._boolean(c.ports["S"][i:i + 1]) for i in range(c.p("S_WIDTH"))]
-            on = [i for i, s in enumerate(sel) if s.b]
-            if len(on) > 1:
-                raise UndefinedBits()
-            v = self.operand(c.ports["A"] if not on else c.ports["B"][on[0] * w:(on[0] + 1) * w], "raw")
-            delay = v.delay
-            for s in sel:
-                delay = joint_delay(delay, s.delay)
-            return Aff(v.a, v.c, v.b, delay)
-        if t in ("$dff", "$sdff"):
-            if t == "$sdff":
-                raise Unsupported(f"{c.label}: a register with a reset inside the output logic")
-            D = self.operand(c.ports["D"], "raw")
-            return Aff(D.a, D.c, D.b, None if D.delay is None else D.delay + 1)
-        if t in ("$and", "$or", "$xor", "$xnor"):
-            if yw == 1:
-                A, B = self._boolean(c.ports["A"][:1]), self._boolean(c.ports["B"][:1])
-            else:
-                A, B = self._const(self.operand(c.ports["A"], both)), self._const(self.operand(c.ports["B"], both))
-            a, b = A.b, B.b
-            r = {"$and": a & b, "$or": a | b, "$xor": a ^ b, "$xnor": ~(a ^ b)}[t]
-            return Aff(0, 0, r & ((1 << yw) - 1), joint_delay(A.delay, B.delay))
+        # equality
+        if lo == hi == 0 or lo > 0 or hi < 0:
+            res = int(lo == hi == 0)
+            return Aff(0, 0, res if t in ("$eq", "$eqx") else 1 - res, delay)
+        if lo < 0:
+            self._split_at(d, 0)
+        self._split_at(d, 1)
+        raise AssertionError("unreachable")
+
+    def _mux(self, c) -> Aff:
+        s = self._boolean(c.ports["S"])
+        v = self.operand(c.ports["B" if s.b else "A"], "raw")
+        return Aff(v.a, v.c, v.b, joint_delay(v.delay, s.delay))
+
+    def _pmux(self, c) -> Aff:
+        w = c.p("WIDTH")
+        sel = [self._boolean(c.ports["S"][i:i + 1]) for i in range(c.p("S_WIDTH"))]
+        on = [i for i, s in enumerate(sel) if s.b]
+        if len(on) > 1:
+            raise UndefinedBits()
+        v = self.operand(c.ports["A"] if not on else c.ports["B"][on[0] * w:(on[0] + 1) * w], "raw")
+        delay = v.delay
+        for s in sel:
+            delay = joint_delay(delay, s.delay)
+        return Aff(v.a, v.c, v.b, delay)
+
+    def _register(self, c) -> Aff:
+        if c.type == "$sdff":
+            raise Unsupported(f"{c.label}: a register with a reset inside the output logic")
+        D = self.operand(c.ports["D"], "raw")
+        return Aff(D.a, D.c, D.b, None if D.delay is None else D.delay + 1)
+
+    def _bitwise(self, c) -> Aff:
+        """$and, $or, $xor, $xnor of values constant on the region."""
+        yw, both = c.p("Y_WIDTH", c.p("WIDTH")), _both(c)
+        if yw == 1:
+            A, B = self._boolean(c.ports["A"][:1]), self._boolean(c.ports["B"][:1])
+        else:
+            A, B = self._const(self.operand(c.ports["A"], both)), self._const(self.operand(c.ports["B"], both))
+        a, b = A.b, B.b
+        r = {"$and": a & b, "$or": a | b, "$xor": a ^ b, "$xnor": ~(a ^ b)}[c.type]
+        return Aff(0, 0, r & ((1 << yw) - 1), joint_delay(A.delay, B.delay))
+
+    def _logic(self, c) -> Aff:
+        """$logic_not, $reduce_or, $reduce_bool, $logic_and, $logic_or: of operands non-zero or not."""
+        t = c.type
+        A = self._boolean(c.ports["A"])
         if t in ("$logic_not", "$reduce_or", "$reduce_bool"):
-            A = self._boolean(c.ports["A"])
             return Aff(0, 0, 1 - A.b if t == "$logic_not" else A.b, A.delay)
-        if t in ("$logic_and", "$logic_or"):
-            A, B = self._boolean(c.ports["A"]), self._boolean(c.ports["B"])
-            r = (A.b and B.b) if t == "$logic_and" else (A.b or B.b)
-            return Aff(0, 0, int(r), joint_delay(A.delay, B.delay))
-        if t in ("$reduce_and", "$reduce_xor", "$reduce_xnor"):
-            n = len(c.ports["A"])
-            A = self._const(self.operand(c.ports["A"], "unsigned"))
-            a = A.b
-            r = {"$reduce_and": int(a == (1 << n) - 1), "$reduce_xor": bin(a).count("1") & 1,
-                 "$reduce_xnor": 1 - (bin(a).count("1") & 1)}[t]
-            return Aff(0, 0, r, A.delay)
-        raise Unsupported(f"{c.label}: cell type {t} is not modelled in the output logic")
+        B = self._boolean(c.ports["B"])
+        r = (A.b and B.b) if t == "$logic_and" else (A.b or B.b)
+        return Aff(0, 0, int(r), joint_delay(A.delay, B.delay))
+
+    def _reduce(self, c) -> Aff:
+        """$reduce_and, $reduce_xor, $reduce_xnor of a value constant on the region."""
+        n = len(c.ports["A"])
+        A = self._const(self.operand(c.ports["A"], "unsigned"))
+        a = A.b
+        r = {"$reduce_and": int(a == (1 << n) - 1), "$reduce_xor": bin(a).count("1") & 1,
+             "$reduce_xnor": 1 - (bin(a).count("1") & 1)}[c.type]
+        return Aff(0, 0, r, A.delay)
 
     # ---- the declared quantisation on a region ------------------------------------------------------
     def spec_pieces(self, R: Region, shift: int, rounding: str, width: int | None, delay: int):
@@ -434,3 +456,22 @@ class ConeChecker:
                 if len(result.mismatches) >= max_mismatches:
                     return result
         return result
+
+
+def _both(c) -> str:
+    """How a two-operand cell reads its operands: signed when both are."""
+    return "signed" if c.p("A_SIGNED") and c.p("B_SIGNED") else "unsigned"
+
+
+_CELL_MODELS = {t: method for types, method in (
+    (("$add", "$sub", "$mul"), ConeChecker._arith),
+    (("$neg", "$pos", "$not"), ConeChecker._unary),
+    (("$shl", "$sshl", "$shr", "$sshr"), ConeChecker._shift),
+    (("$lt", "$le", "$gt", "$ge", "$eq", "$ne", "$eqx", "$nex"), ConeChecker._compare),
+    (("$mux",), ConeChecker._mux),
+    (("$pmux",), ConeChecker._pmux),
+    (("$dff", "$sdff"), ConeChecker._register),
+    (("$and", "$or", "$xor", "$xnor"), ConeChecker._bitwise),
+    (("$logic_not", "$reduce_or", "$reduce_bool", "$logic_and", "$logic_or"), ConeChecker._logic),
+    (("$reduce_and", "$reduce_xor", "$reduce_xnor"), ConeChecker._reduce),
+) for t in types}

@@ -87,6 +87,43 @@ def _min_known(*ks):
 
 
 @dataclass
+class _Reading:
+    """An operand being read field by field: the sum so far, the bits known (None: all), its bound."""
+
+    total: Poly = field(default_factory=Poly)
+    known: int | None = None
+    bound: tuple[int, int] | None = (0, 0)
+    losses: set = field(default_factory=set)
+
+    def constant(self, f, sign_bit: bool) -> None:
+        """A constant field: a known bit adds its weight (negative as the sign bit); x/z bits end what is known."""
+        if f.constant in ("0", "1"):
+            bit = int(f.constant)
+            c = -bit << f.offset if sign_bit else bit << f.offset
+            self.total = self.total.add_const(c)
+            self.bound = _add_bounds(self.bound, (c, c))
+        else:
+            self.known = _min_known(self.known, f.offset)
+
+    def exact(self, p: Poly, offset: int, enclosure) -> None:
+        self.total = self.total + p.shl(offset)
+        self.bound = _add_bounds(self.bound, _span(enclosure, 1 << offset))
+
+    def modulo(self, p: Poly, offset: int, known: int) -> None:
+        """``p`` at ``offset``, of which only the bits below ``known`` are the operand's."""
+        self.total = self.total + p.shl(offset)
+        self.known = _min_known(self.known, known)
+        self.bound = None
+
+    def operand(self, required: int | None) -> Operand:
+        known = self.known
+        if known is not None and required is not None and known >= required:
+            known = required
+        exact = known is None
+        return Operand(self.total, known, self.bound if exact else None, frozenset(self.losses))
+
+
+@dataclass
 class Symbolic:
     """The symbolic values of every source in the cone of some bits of a netlist."""
 
@@ -131,254 +168,245 @@ class Symbolic:
         (None: all of them, i.e. its exact value)."""
         n = len(bits)
         required = None if need is None or need > n else need  # None: exact
-        total, known, losses = Poly(), None, set()
-        bound = (0, 0)
+        r = _Reading()
         for f in segment(self.netlist, bits):
-            top = f.offset + f.length + f.repeats == n
             if required is not None and f.offset >= required:
                 break  # bits the cell does not use
             if f.source is None:
-                if f.constant in ("0", "1"):
-                    bit = int(f.constant)
-                    c = -bit << f.offset if (signed and f.offset == n - 1) else bit << f.offset
-                    total = total.add_const(c)
-                    bound = _add_bounds(bound, (c, c))
-                else:
-                    known = _min_known(known, f.offset)
+                r.constant(f, signed and f.offset == n - 1)
                 continue
-            if known is not None:
+            if r.known is not None:
                 break  # the bits above a lost or undetermined field are not known (nor needed)
-            v = self.value(f.source)
-            if v.opaque:
-                return Operand(None, opaque=v.opaque)
-            losses |= v.losses
-            w = self.width(f.source)
-            kv = w if v.known is None else min(v.known, w)
-            a = f.start
-            if a >= kv:
-                known = _min_known(known, f.offset)
-                continue
-            p, pb = v.poly, v.bound
-            if a:
-                if not p.divisible(a):
-                    return Operand(None, opaque=f"bits from {a} up of {self.label(f.source)}, "
-                                               f"not a multiple of 2^{a}")
-                p = p.div_pow2(a)
-                pb = None if pb is None else (pb[0] >> a, pb[1] >> a)
-            kq = kv - a
-            if f.length > kq:  # the field runs into bits that are not known
-                total = total + p.shl(f.offset)
-                known = _min_known(known, f.offset + kq)
-                bound = None
-                continue
-            end = f.offset + f.length
-            if required is not None and end >= required:
-                total = total + p.shl(f.offset)  # the bits needed are all known: no obligation
-                known = _min_known(known, end)
-                bound = None
-                continue
-            # the last field the cell needs: its copies of the sign bit are bits of p when p fits
-            # the field signed, whatever the bits above (that the cell drops) are
-            window_top = required is not None and end + f.repeats >= required
-            if (top and signed) or (window_top and f.repeats):
-                lo, hi = -(1 << (f.length - 1)), (1 << (f.length - 1)) - 1
-            elif f.repeats:
-                lo, hi = 0, (1 << (f.length - 1)) - 1
-            else:
-                lo, hi = 0, (1 << f.length) - 1
-            candidates = [(p, pb)]
-            lifted = p.reduced(f.length)
-            if lifted != p:
-                candidates.append((lifted, None))
-            fit, chosen = None, None
-            for i, (cand, hint) in enumerate(candidates):
-                fit = self.ranges.fits(cand, lo, hi, hint)
-                if fit.ok:
-                    chosen = cand
-                    self.lifts += i
-                    break
-            if chosen is not None:
-                total = total + chosen.shl(f.offset)
-                bound = _add_bounds(bound, _span(fit.enclosure, 1 << f.offset))
-                continue
-            if f.repeats and lo == 0:
-                # not its unsigned value, but when p fits the field signed its sign copies are bits of p:
-                # the low end + repeats bits are known (only a carry into the bits above is not)
-                shi = (1 << (f.length - 1)) - 1
-                for cand, hint in candidates:
-                    if self.ranges.fits(cand, -shi - 1, shi, hint).ok:
-                        total = total + cand.shl(f.offset)
-                        known = _min_known(known, end + f.repeats)
-                        bound = None
-                        break
-                else:
-                    cand = None
-                if cand is not None:
-                    continue
-            bits_text = f"bits [{a}:{a + f.length}]" + (f" sign-extended by {f.repeats}" if f.repeats else "")
-            self.losses.append(Loss(reader, self.label(f.source), bits_text, candidates[-1][0], lo, hi, fit))
-            losses.add(len(self.losses) - 1)
-            total = total + p.shl(f.offset)
-            known = _min_known(known, end)
-            bound = None
-        if known is not None and required is not None and known >= required:
-            known = required
-        exact = known is None
-        return Operand(total, known, bound if exact else None, frozenset(losses))
+            top_signed = signed and f.offset + f.length + f.repeats == n
+            opaque = self._read_field(r, f, top_signed, required, reader)
+            if opaque:
+                return Operand(None, opaque=opaque)
+        return r.operand(required)
+
+    def _read_field(self, r: "_Reading", f, top_signed: bool, required: int | None, reader: str) -> str:
+        """Add the field ``f`` of a source to ``r``; returns why the operand is opaque ("" when it is not)."""
+        v = self.value(f.source)
+        if v.opaque:
+            return v.opaque
+        r.losses |= v.losses
+        w = self.width(f.source)
+        kv = w if v.known is None else min(v.known, w)
+        a = f.start
+        if a >= kv:
+            r.known = _min_known(r.known, f.offset)
+            return ""
+        p, pb = v.poly, v.bound
+        if a:
+            if not p.divisible(a):
+                return f"bits from {a} up of {self.label(f.source)}, not a multiple of 2^{a}"
+            p = p.div_pow2(a)
+            pb = None if pb is None else (pb[0] >> a, pb[1] >> a)
+        end = f.offset + f.length
+        if f.length > kv - a:  # the field runs into bits that are not known
+            r.modulo(p, f.offset, f.offset + kv - a)
+        elif required is not None and end >= required:
+            r.modulo(p, f.offset, end)  # the bits needed are all known: no obligation
+        else:
+            self._fit_field(r, f, p, pb, top_signed, required is not None and end + f.repeats >= required, reader)
+        return ""
+
+    def _fit_field(self, r: "_Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str) -> None:
+        """The last field the cell needs: exact when its value (or the lifted one) provably fits the field;
+        its copies of the sign bit are bits of p when p fits the field signed, whatever the bits above
+        (that the cell drops) are. Otherwise a loss is recorded and only the field's bits are known."""
+        end = f.offset + f.length
+        if top_signed or (window_top and f.repeats):
+            lo, hi = -(1 << (f.length - 1)), (1 << (f.length - 1)) - 1
+        elif f.repeats:
+            lo, hi = 0, (1 << (f.length - 1)) - 1
+        else:
+            lo, hi = 0, (1 << f.length) - 1
+        candidates = [(p, pb)]
+        lifted = p.reduced(f.length)
+        if lifted != p:
+            candidates.append((lifted, None))
+        fit = None
+        for i, (cand, hint) in enumerate(candidates):
+            fit = self.ranges.fits(cand, lo, hi, hint)
+            if fit.ok:
+                self.lifts += i
+                r.exact(cand, f.offset, fit.enclosure)
+                return
+        if f.repeats and lo == 0:
+            # not its unsigned value, but when p fits the field signed its sign copies are bits of p:
+            # the low end + repeats bits are known (only a carry into the bits above is not)
+            shi = (1 << (f.length - 1)) - 1
+            for cand, hint in candidates:
+                if self.ranges.fits(cand, -shi - 1, shi, hint).ok:
+                    r.modulo(cand, f.offset, end + f.repeats)
+                    return
+        bits_text = f"bits [{f.start}:{f.start + f.length}]" + (f" sign-extended by {f.repeats}" if f.repeats else "")
+        self.losses.append(Loss(reader, self.label(f.source), bits_text, candidates[-1][0], lo, hi, fit))
+        r.losses.add(len(self.losses) - 1)
+        r.modulo(p, f.offset, end)
 
     # ---- cells -----------------------------------------------------------------------------------
     def eval_cell(self, c: Cell) -> dict[str, Value]:
-        t = c.type
-        yw = c.p("Y_WIDTH", c.p("WIDTH"))
-        sa, sb = bool(c.p("A_SIGNED")), bool(c.p("B_SIGNED"))
-        lbl = c.label
+        """The values of the cell's outputs: a polynomial for arithmetic, shifts by constants, multiplexers,
+        registers and one-bit logic; a computed constant or opaque for the rest."""
+        method = _CELL_MODELS.get(c.type)
+        if method is not None:
+            return method(self, c)
+        raise Unsupported(f"{c.label}: cell type {c.type} is not modelled")
 
-        def out(op: Operand, width=yw, port="Y") -> dict:
-            if op.opaque:
-                return {port: Value(None, opaque=op.opaque)}
-            if op.known is None:
-                return {port: Value(op.poly, None, op.bound, op.losses)}
-            k = op.known if op.known < width else None
-            # only the low bits are meaningful: keep the representative with the smallest coefficients
-            return {port: Value(op.poly.compact(min(op.known, width)), k, None, op.losses)}
+    def _arith(self, c: Cell) -> dict[str, Value]:
+        """$add, $sub, $mul."""
+        t, yw, lbl = c.type, _y_width(c), c.label
+        both = bool(c.p("A_SIGNED")) and bool(c.p("B_SIGNED"))
+        A, B = self.read(c.ports["A"], both, yw, lbl), self.read(c.ports["B"], both, yw, lbl)
+        if A.opaque or B.opaque:
+            return _result(A if A.opaque else B, yw)
+        if t == "$add":
+            p, b = A.poly + B.poly, _add_bounds(A.bound, B.bound)
+        elif t == "$sub":
+            p, b = A.poly - B.poly, _add_bounds(A.bound, _span(B.bound, -1))
+        else:
+            p, b = A.poly.mul(B.poly, self.table), _mul_bounds(A.bound, B.bound)
+        return _result(Operand(p, _min_known(A.known, B.known), b, A.losses | B.losses), yw)
 
-        if t in ("$add", "$sub", "$mul"):
-            both = sa and sb
-            A, B = self.read(c.ports["A"], both, yw, lbl), self.read(c.ports["B"], both, yw, lbl)
-            if A.opaque or B.opaque:
-                return out(A if A.opaque else B)
-            if t == "$add":
-                p, b = A.poly + B.poly, _add_bounds(A.bound, B.bound)
-            elif t == "$sub":
-                p, b = A.poly - B.poly, _add_bounds(A.bound, _span(B.bound, -1))
-            else:
-                p, b = A.poly.mul(B.poly, self.table), _mul_bounds(A.bound, B.bound)
-            return out(Operand(p, _min_known(A.known, B.known), b, A.losses | B.losses))
-        if t in ("$neg", "$pos", "$not"):
-            A = self.read(c.ports["A"], sa, yw, lbl)
+    def _unary(self, c: Cell) -> dict[str, Value]:
+        """$neg, $pos, $not."""
+        t, yw = c.type, _y_width(c)
+        A = self.read(c.ports["A"], bool(c.p("A_SIGNED")), yw, c.label)
+        if A.opaque or t == "$pos":
+            return _result(A, yw)
+        if t == "$neg":
+            return _result(Operand(-A.poly, A.known, _span(A.bound, -1), A.losses), yw)
+        b = None if A.bound is None else (-A.bound[1] - 1, -A.bound[0] - 1)
+        return _result(Operand((-A.poly).add_const(-1), A.known, b, A.losses), yw)
+
+    def _shift(self, c: Cell) -> dict[str, Value]:
+        """$shl, $sshl, $shr, $sshr by a constant amount (anything else is opaque)."""
+        t, yw, lbl, sa = c.type, _y_width(c), c.label, bool(c.p("A_SIGNED"))
+        B = self.read(c.ports["B"], False, None, lbl)
+        if B.opaque or not B.poly.is_const or B.known is not None:
+            return _result(Operand(None, opaque=f"{lbl}: shift by a variable amount"), yw)
+        k = B.poly.constant
+        if t in ("$shl", "$sshl"):
+            if k >= yw:
+                return _result(Operand(Poly()), yw)
+            A = self.read(c.ports["A"], sa, yw - k, lbl)
             if A.opaque:
-                return out(A)
-            if t == "$neg":
-                return out(Operand(-A.poly, A.known, _span(A.bound, -1), A.losses))
-            if t == "$not":
-                b = None if A.bound is None else (-A.bound[1] - 1, -A.bound[0] - 1)
-                return out(Operand((-A.poly).add_const(-1), A.known, b, A.losses))
-            return out(A)
-        if t in ("$shl", "$sshl", "$shr", "$sshr"):
-            B = self.read(c.ports["B"], False, None, lbl)
-            if B.opaque or not B.poly.is_const or B.known is not None:
-                return out(Operand(None, opaque=f"{lbl}: shift by a variable amount"))
-            k = B.poly.constant
-            if t in ("$shl", "$sshl"):
-                if k >= yw:
-                    return out(Operand(Poly()))
-                A = self.read(c.ports["A"], sa, yw - k, lbl)
-                if A.opaque:
-                    return out(A)
-                return out(Operand(A.poly.shl(k), None if A.known is None else A.known + k,
-                                   _span(A.bound, 1 << k), A.losses))
-            n = max(len(c.ports["A"]), yw)
-            if t == "$shr" and sa and k + yw > n:
-                return out(Operand(None, opaque=f"{lbl}: logical shift of a signed value"))
-            A = self.read(c.ports["A"], sa, yw + k, lbl)
-            if A.opaque:
-                return out(A)
-            if not A.poly.divisible(k):
-                return out(Operand(None, opaque=f"{lbl}: shift right of a value that is not a multiple of 2^{k}"))
-            kn = None if A.known is None else A.known - k
-            if kn is not None and kn <= 0:
-                return out(Operand(Poly(), 0))
-            b = None if A.bound is None else (A.bound[0] >> k, A.bound[1] >> k)
-            return out(Operand(A.poly.div_pow2(k), kn, b, A.losses))
-        if t == "$mux":
-            S = self.read(c.ports["S"], False, None, lbl)
+                return _result(A, yw)
+            return _result(Operand(A.poly.shl(k), None if A.known is None else A.known + k,
+                                   _span(A.bound, 1 << k), A.losses), yw)
+        if t == "$shr" and sa and k + yw > max(len(c.ports["A"]), yw):
+            return _result(Operand(None, opaque=f"{lbl}: logical shift of a signed value"), yw)
+        A = self.read(c.ports["A"], sa, yw + k, lbl)
+        if A.opaque:
+            return _result(A, yw)
+        if not A.poly.divisible(k):
+            return _result(Operand(None, opaque=f"{lbl}: shift right of a value that is not a multiple of 2^{k}"), yw)
+        kn = None if A.known is None else A.known - k
+        if kn is not None and kn <= 0:
+            return _result(Operand(Poly(), 0), yw)
+        b = None if A.bound is None else (A.bound[0] >> k, A.bound[1] >> k)
+        return _result(Operand(A.poly.div_pow2(k), kn, b, A.losses), yw)
+
+    def _mux(self, c: Cell) -> dict[str, Value]:
+        """$mux: the selected input when S is constant, else A (1 - S) + B S."""
+        lbl, w = c.label, c.p("WIDTH")
+        S = self.read(c.ports["S"], False, None, lbl)
+        if S.opaque:
+            return _result(S, _y_width(c))
+        if S.poly.is_const:
+            return _result(self.read(c.ports["B" if S.poly.constant else "A"], False, w, lbl), w)
+        A, B = self.read(c.ports["A"], False, w, lbl), self.read(c.ports["B"], False, w, lbl)
+        if A.opaque or B.opaque:
+            return _result(A if A.opaque else B, w)
+        p = A.poly.mul(S.poly.one_minus(self.table), self.table) + B.poly.mul(S.poly, self.table)
+        return _result(Operand(p, _min_known(A.known, B.known), None, A.losses | B.losses | S.losses), w)
+
+    def _pmux(self, c: Cell) -> dict[str, Value]:
+        """$pmux: the selected input when the selects are constant, else A + sum_i S_i (B_i - A) when the
+        selects are provably exclusive."""
+        lbl, w, n = c.label, c.p("WIDTH"), c.p("S_WIDTH")
+        sel = [self.read(c.ports["S"][i:i + 1], False, None, lbl) for i in range(n)]
+        if any(s.opaque for s in sel):
+            return _result(next(s for s in sel if s.opaque), w)
+        if all(s.poly.is_const for s in sel):
+            on = [i for i, s in enumerate(sel) if s.poly.constant]
+            if len(on) > 1:
+                return _result(Operand(None, opaque=f"{lbl}: two selects active"), w)
+            bits = c.ports["A"] if not on else c.ports["B"][on[0] * w:(on[0] + 1) * w]
+            return _result(self.read(bits, False, w, lbl), w)
+        total = Poly()
+        for s in sel:
+            total = total + s.poly
+        if not self.ranges.fits(total, 0, 1).ok:
+            return _result(Operand(None, opaque=f"{lbl}: selects not provably exclusive"), w)
+        A = self.read(c.ports["A"], False, w, lbl)
+        p, known, losses = A.poly, A.known, set(A.losses)
+        for i, s in enumerate(sel):
+            Bi = self.read(c.ports["B"][i * w:(i + 1) * w], False, w, lbl)
+            if A.opaque or Bi.opaque:
+                return _result(A if A.opaque else Bi, w)
+            p = p + s.poly.mul(Bi.poly - A.poly, self.table)
+            known = _min_known(known, Bi.known)
+            losses |= Bi.losses | s.losses
+        return _result(Operand(p, known, None, frozenset(losses)), w)
+
+    def _register(self, c: Cell) -> dict[str, Value]:
+        """$dff, $sdff on the rising edge of clk: D one cycle later (the synchronous reset as a multiplexer)."""
+        lbl, w = c.label, c.p("WIDTH")
+        clk = c.ports["CLK"]
+        if len(clk) != 1 or clk[0] != self.clock or not c.p("CLK_POLARITY", 1):
+            raise Unsupported(f"{lbl}: not clocked by the rising edge of clk")
+        D = self.read(c.ports["D"], False, w, lbl)
+        if D.opaque:
+            return _result(D, w, "Q")
+        p = D.poly
+        if c.type == "$sdff":
+            S = self.read(c.ports["SRST"], False, None, lbl)
             if S.opaque:
-                return out(S)
-            w = c.p("WIDTH")
-            if S.poly.is_const:
-                return out(self.read(c.ports["B" if S.poly.constant else "A"], False, w, lbl), w)
-            A, B = self.read(c.ports["A"], False, w, lbl), self.read(c.ports["B"], False, w, lbl)
-            if A.opaque or B.opaque:
-                return out(A if A.opaque else B, w)
-            p = A.poly.mul(S.poly.one_minus(self.table), self.table) + B.poly.mul(S.poly, self.table)
-            return out(Operand(p, _min_known(A.known, B.known), None, A.losses | B.losses | S.losses), w)
-        if t == "$pmux":
-            w, n = c.p("WIDTH"), c.p("S_WIDTH")
-            sel = [self.read(c.ports["S"][i:i + 1], False, None, lbl) for i in range(n)]
-            if any(s.opaque for s in sel):
-                return out(next(s for s in sel if s.opaque), w)
-            if all(s.poly.is_const for s in sel):
-                on = [i for i, s in enumerate(sel) if s.poly.constant]
-                if len(on) > 1:
-                    return out(Operand(None, opaque=f"{lbl}: two selects active"), w)
-                bits = c.ports["A"] if not on else c.ports["B"][on[0] * w:(on[0] + 1) * w]
-                return out(self.read(bits, False, w, lbl), w)
-            total = Poly()
-            for s in sel:
-                total = total + s.poly
-            if not self.ranges.fits(total, 0, 1).ok:
-                return out(Operand(None, opaque=f"{lbl}: selects not provably exclusive"), w)
-            A = self.read(c.ports["A"], False, w, lbl)
-            p, known, losses = A.poly, A.known, set(A.losses)
-            for i, s in enumerate(sel):
-                Bi = self.read(c.ports["B"][i * w:(i + 1) * w], False, w, lbl)
-                if A.opaque or Bi.opaque:
-                    return out(A if A.opaque else Bi, w)
-                p = p + s.poly.mul(Bi.poly - A.poly, self.table)
-                known = _min_known(known, Bi.known)
-                losses |= Bi.losses | s.losses
-            return out(Operand(p, known, None, frozenset(losses)), w)
-        if t in ("$dff", "$sdff"):
-            w = c.p("WIDTH")
-            clk = c.ports["CLK"]
-            if len(clk) != 1 or clk[0] != self.clock or not c.p("CLK_POLARITY", 1):
-                raise Unsupported(f"{lbl}: not clocked by the rising edge of clk")
-            D = self.read(c.ports["D"], False, w, lbl)
-            if D.opaque:
-                return out(D, w, "Q")
-            p = D.poly
-            if t == "$sdff":
-                S = self.read(c.ports["SRST"], False, None, lbl)
-                if S.opaque:
-                    return out(S, w, "Q")
-                s = S.poly if c.p("SRST_POLARITY", 1) else S.poly.one_minus(self.table)
-                p = p.mul(s.one_minus(self.table), self.table) + s.scale(_signed_value(c.p("SRST_VALUE"), w))
-            return out(Operand(p.delayed(1, self.table), D.known, D.bound if t == "$dff" else None, D.losses),
+                return _result(S, w, "Q")
+            s = S.poly if c.p("SRST_POLARITY", 1) else S.poly.one_minus(self.table)
+            p = p.mul(s.one_minus(self.table), self.table) + s.scale(_signed_value(c.p("SRST_VALUE"), w))
+        return _result(Operand(p.delayed(1, self.table), D.known, D.bound if c.type == "$dff" else None, D.losses),
                        w, "Q")
-        if t in ("$and", "$or", "$xor", "$xnor"):
-            if yw == 1:
-                A = self.read(c.ports["A"][:1], False, None, lbl)
-                B = self.read(c.ports["B"][:1], False, None, lbl)
-                if A.opaque or B.opaque:
-                    return out(A if A.opaque else B)
-                a, b = A.poly, B.poly
-                ab = a.mul(b, self.table)
-                p = {"$and": ab, "$or": a + b - ab, "$xor": a + b - ab.scale(2),
-                     "$xnor": (a + b - ab.scale(2)).one_minus(self.table)}[t]
-                return out(Operand(p, None, (0, 1), A.losses | B.losses))
+
+    def _bitwise(self, c: Cell) -> dict[str, Value]:
+        """$and, $or, $xor, $xnor of one bit, as polynomials of 0/1 values; wider ones only when constant."""
+        t, yw = c.type, _y_width(c)
+        if yw != 1:
             return self._constant_cell(c)
-        if t in ("$logic_not", "$reduce_or", "$reduce_bool", "$reduce_and", "$reduce_xor", "$reduce_xnor"):
-            if len(c.ports["A"]) == 1:
-                A = self.read(c.ports["A"], False, None, lbl)
-                if A.opaque:
-                    return out(A)
-                p = A.poly.one_minus(self.table) if t in ("$logic_not", "$reduce_xnor") else A.poly
-                return out(Operand(p, None, (0, 1), A.losses))
+        A = self.read(c.ports["A"][:1], False, None, c.label)
+        B = self.read(c.ports["B"][:1], False, None, c.label)
+        if A.opaque or B.opaque:
+            return _result(A if A.opaque else B, yw)
+        a, b = A.poly, B.poly
+        ab = a.mul(b, self.table)
+        p = {"$and": ab, "$or": a + b - ab, "$xor": a + b - ab.scale(2),
+             "$xnor": (a + b - ab.scale(2)).one_minus(self.table)}[t]
+        return _result(Operand(p, None, (0, 1), A.losses | B.losses), yw)
+
+    def _reduce(self, c: Cell) -> dict[str, Value]:
+        """$logic_not and the reductions of one bit; wider ones only when constant."""
+        if len(c.ports["A"]) != 1:
             return self._constant_cell(c)
-        if t in ("$logic_and", "$logic_or"):
-            if len(c.ports["A"]) == 1 and len(c.ports["B"]) == 1:
-                A = self.read(c.ports["A"], False, None, lbl)
-                B = self.read(c.ports["B"], False, None, lbl)
-                if A.opaque or B.opaque:
-                    return out(A if A.opaque else B)
-                ab = A.poly.mul(B.poly, self.table)
-                p = ab if t == "$logic_and" else (A.poly.one_minus(self.table)).mul(
-                    B.poly.one_minus(self.table), self.table).one_minus(self.table)
-                return out(Operand(p, None, (0, 1), A.losses | B.losses))
+        A = self.read(c.ports["A"], False, None, c.label)
+        if A.opaque:
+            return _result(A, _y_width(c))
+        p = A.poly.one_minus(self.table) if c.type in ("$logic_not", "$reduce_xnor") else A.poly
+        return _result(Operand(p, None, (0, 1), A.losses), _y_width(c))
+
+    def _logic(self, c: Cell) -> dict[str, Value]:
+        """$logic_and, $logic_or of one-bit operands; wider ones only when constant."""
+        if len(c.ports["A"]) != 1 or len(c.ports["B"]) != 1:
             return self._constant_cell(c)
-        if t in ("$lt", "$le", "$gt", "$ge", "$eq", "$ne", "$eqx", "$nex"):
-            return self._constant_cell(c)
-        raise Unsupported(f"{lbl}: cell type {t} is not modelled")
+        A = self.read(c.ports["A"], False, None, c.label)
+        B = self.read(c.ports["B"], False, None, c.label)
+        if A.opaque or B.opaque:
+            return _result(A if A.opaque else B, _y_width(c))
+        ab = A.poly.mul(B.poly, self.table)
+        p = ab if c.type == "$logic_and" else (A.poly.one_minus(self.table)).mul(
+            B.poly.one_minus(self.table), self.table).one_minus(self.table)
+        return _result(Operand(p, None, (0, 1), A.losses | B.losses), _y_width(c))
 
     def _constant_cell(self, c: Cell) -> dict[str, Value]:
         """A cell whose inputs are all constant is computed; otherwise its output is opaque."""
@@ -393,6 +421,35 @@ class Symbolic:
             (ins[port][0] >> (lo or 0)) & ((1 << ((hi if hi is not None else ins[port][1]) - (lo or 0))) - 1),
             (hi if hi is not None else ins[port][1]) - (lo or 0)))
         return {k: Value(Poly.const(v), None, (v, v)) for k, v in res.items()}
+
+
+_CELL_MODELS = {t: method for types, method in (
+    (("$add", "$sub", "$mul"), Symbolic._arith),
+    (("$neg", "$pos", "$not"), Symbolic._unary),
+    (("$shl", "$sshl", "$shr", "$sshr"), Symbolic._shift),
+    (("$mux",), Symbolic._mux),
+    (("$pmux",), Symbolic._pmux),
+    (("$dff", "$sdff"), Symbolic._register),
+    (("$and", "$or", "$xor", "$xnor"), Symbolic._bitwise),
+    (("$logic_not", "$reduce_or", "$reduce_bool", "$reduce_and", "$reduce_xor", "$reduce_xnor"), Symbolic._reduce),
+    (("$logic_and", "$logic_or"), Symbolic._logic),
+    (("$lt", "$le", "$gt", "$ge", "$eq", "$ne", "$eqx", "$nex"), Symbolic._constant_cell),
+) for t in types}
+
+
+def _y_width(c: Cell):
+    return c.p("Y_WIDTH", c.p("WIDTH"))
+
+
+def _result(op: Operand, width, port: str = "Y") -> dict[str, Value]:
+    """A cell output's value from its operand: only the low ``width`` bits when not all are known."""
+    if op.opaque:
+        return {port: Value(None, opaque=op.opaque)}
+    if op.known is None:
+        return {port: Value(op.poly, None, op.bound, op.losses)}
+    k = op.known if op.known < width else None
+    # only the low bits are meaningful: keep the representative with the smallest coefficients
+    return {port: Value(op.poly.compact(min(op.known, width)), k, None, op.losses)}
 
 
 def _signed_value(v: int, w: int) -> int:

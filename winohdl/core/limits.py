@@ -72,6 +72,3 @@ SECONDS = Limit("seconds", 7 * 24 * 3600, "seconds")                 # any time 
 PROOF_WORK = Limit("proof_work", 50_000_000, "word operations")      # a card's big-integer proof: R x |T| x words
 
 CONSTANT_BITS = Limit("constant_bits", 64, "bits")                   # an integer constant of the hardware transforms
-
-ALL = (AXIS_SIZE, TILE_ENTRIES, TENSOR_ENTRIES, RANK, VECTORS, SGD_BATCH, STEPS, FILE_BYTES,
-       CONSTANT_DIGITS, JSON_DEPTH, SECONDS, PROOF_WORK, CONSTANT_BITS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from fractions import Fraction
 from itertools import product
@@ -69,18 +68,6 @@ def from_domain_matrix(m: DomainMatrix) -> list[list[Fraction]]:
 def exact_rank(rows) -> int:
     """Rank of a matrix of rationals, exactly (sympy DomainMatrix over QQ)."""
     return to_domain_matrix(rows).rank() if rows and len(rows[0]) else 0
-
-
-def lcm_of_denominators(values) -> int:
-    return math.lcm(1, *(Fraction(v).denominator for v in values))
-
-
-def gcd_of_numerators(values) -> int:
-    return math.gcd(*(Fraction(v).numerator for v in values))
-
-
-def is_power_of_two(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
 
 
 def invert(rows) -> list[list[Fraction]] | None:

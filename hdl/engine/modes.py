@@ -1,0 +1,54 @@
+"""The engine's modes as enums: light (no other import), so the command line can list their values
+at start-up. :mod:`hdl.engine.options` validates them."""
+
+from __future__ import annotations
+
+import enum
+
+
+class EngineKind(enum.Enum):
+    """``winograd``: transforms, Winograd-domain accumulation. ``direct``: the baseline."""
+
+    WINOGRAD = "winograd"
+    DIRECT = "direct"
+
+
+class EnginePipeline(enum.Enum):
+    """``stages``: registers after the buffer read, the data transform, the multipliers, the
+    accumulators, the output transform and the division (the default).
+    ``deep``: also a register between the lane sum and the accumulators and inside the
+    output transform path (before the exact division)."""
+
+    STAGES = "stages"
+    DEEP = "deep"
+
+
+class OutputTransform(enum.Enum):
+    """How the Winograd engine applies A^T, once per (tile, output channel) every C / PC cycles.
+
+    ``parallel``: one shift-add graph for the whole A^T, every output at once. ``serial``:
+    row-column, one fibre per cycle per axis (:mod:`hdl.engine.serial`): one 1D unit per axis,
+    reused; needs a card whose A^T is a Kronecker product and C / PC cycles long enough for the
+    passes. ``auto`` (default): serial when both hold, else parallel. The direct engine has none.
+    """
+
+    AUTO = "auto"
+    PARALLEL = "parallel"
+    SERIAL = "serial"
+
+
+class InputTransform(enum.Enum):
+    """How the Winograd engine applies B^T.
+
+    ``parallel``: one shift-add graph, a new input tile every cycle: B^T is recomputed for every
+    output-channel group. ``serial``: once per (tile, input-channel group), row-column, one fibre per
+    cycle per axis (the output transform's serial unit, :mod:`hdl.engine.serial`), one tile ahead of
+    the multipliers into a double-buffered block RAM of transformed tiles, read by every
+    output-channel group; needs a card whose B^T is a Kronecker product and K / PK cycles per input
+    channel long enough for the passes. ``auto`` (default): serial when both hold, else parallel.
+    The direct engine has none.
+    """
+
+    AUTO = "auto"
+    PARALLEL = "parallel"
+    SERIAL = "serial"
