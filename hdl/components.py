@@ -17,6 +17,7 @@ from winohdl.core.device import FAMILY_DEVICES
 
 from .datapath import Division
 from .options import Rounding
+from .pipeline import delay
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
@@ -85,15 +86,6 @@ def graph_latency(graph: ShiftAddGraph, per_stage: int | Cut | None) -> int:
     return max((stages[t.node] for t in graph.outputs if t is not None), default=0)
 
 
-def delay(m: Module, value, cycles: int, name: str):
-    """``value`` through ``cycles`` reset-less registers (so vendor blocks can absorb them)."""
-    for c in range(cycles):
-        reg = Signal(value.shape(), name=f"{name}_d{c}", reset_less=True)
-        m.d.sync += reg.eq(value)
-        value = reg
-    return value
-
-
 def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[int], prefix: str,
                per_stage: int | Cut | None = None) -> list:
     """Signals for every adder of ``graph`` (each at its exact width); returns the row values.
@@ -124,25 +116,6 @@ def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[
     last = graph_latency(graph, per_stage)
     return [Const(0, signed(1)) if t is None else _term_value(t, {t.node: at(t.node, last)})
             for t in graph.outputs]
-
-
-def pipeline_register(m: Module, value, name: str, enabled: bool):
-    """``value`` registered in ``sync`` when ``enabled`` (reset-less, so DSPs can absorb it)."""
-    if not enabled:
-        return value
-    reg = Signal(value.shape(), name=name, reset_less=True)
-    m.d.sync += reg.eq(value)
-    return reg
-
-
-def valid_chain(m: Module, in_valid, out_valid, latency: int) -> None:
-    """A resettable shift register that carries ``in_valid`` alongside the data."""
-    valid = in_valid
-    for i in range(latency):
-        nxt = Signal(name=f"valid{i}")
-        m.d.sync += nxt.eq(valid)
-        valid = nxt
-    m.d.comb += out_valid.eq(valid)
 
 
 class ConstantMatrixProduct(wiring.Component):

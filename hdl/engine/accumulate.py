@@ -42,20 +42,16 @@ def accumulators(m: Module, engine: EnginePlan, reg, sums: dict, n_acc: int, val
     valids, clears = [valid], [clear]
     # the accumulators' reset pins: ``clears`` again, but set by the domain's reset (a different
     # reset value, so synthesis keeps them apart from ``clears``)
-    wipes = [Signal(name="acc_wipe", init=1)]
-    m.d.sync += wipes[0].eq(clear_next)
+    wipes = [reg(clear_next, "acc_wipe", reset_less=False, init=1)]
     # staggered, the ``done`` registers' reset pins: ``~clears``, a register each (a shift of the
-    # first, no logic), where an inverter after ``clears`` drove them (6 ns of routing into them)
-    holds = [Signal(name="acc_hold", init=1)] if engine.staggered else []
-    if holds:
-        m.d.sync += holds[0].eq(~clear_next)
+    # first, no logic), not an inverter after ``clears``, whose routing into them was long
+    holds = [reg(~clear_next, "acc_hold", reset_less=False, init=1)] if engine.staggered else []
+    # staggered, fibre f's flags f cycles late (the four chains built stage by stage)
     for f in range(1, engine.slices):
         valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
         clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
-        wipes.append(Signal(name=f"acc_wipe_f{f}", init=1))
-        m.d.sync += wipes[-1].eq(clears[-2])
-        holds.append(Signal(name=f"acc_hold_f{f}", init=1))
-        m.d.sync += holds[-1].eq(holds[-2])
+        wipes.append(reg(clears[-2], f"acc_wipe_f{f}", reset_less=False, init=1))
+        holds.append(reg(holds[-1], f"acc_hold_f{f}", reset_less=False, init=1))
     signs = engine.acc_signs
     done = {}
     for pk in range(engine.opts.PK):

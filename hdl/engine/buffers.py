@@ -9,13 +9,14 @@ adds its logic to the engine's module ``m``; :class:`~hdl.engine.engine.LayerEng
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
+from functools import partial
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
 from amaranth.lib.memory import Memory
 
 from ..components import word
+from ..pipeline import advance_counter, advance_digits, numbered, register_chain, wrapped_increment
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
 from .serial import SerialOutputTransform
@@ -28,30 +29,6 @@ from .walker import tile_inside
 # Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
 # RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
 NO_COLLISIONS = {"no_rw_check": 1}
-
-
-def registers(m: Module):
-    """``reg(value, name, cycles=1, reset_less=True)``: ``value`` ``cycles`` registers later in ``m``
-    (datapath registers have no reset)."""
-    def reg(value, name, cycles=1, reset_less=True):
-        value = Value.cast(value)
-        for c in range(cycles):
-            r = Signal(value.shape(), name=name if cycles == 1 else f"{name}_d{c}", reset_less=reset_less)
-            m.d.sync += r.eq(value)
-            value = r
-        return value
-    return reg
-
-
-def delay_line(m: Module, first: Value, n: int, name: str, first_index: int = 0) -> list:
-    """``[first, ...]``: ``first`` and ``n`` copies of it, each a cycle after the one before
-    (flip-flops with a reset, named ``name`` and their index from ``first_index``)."""
-    line = [first]
-    for c in range(n):
-        r = Signal(name=f"{name}{first_index + c}")
-        m.d.sync += r.eq(line[-1])
-        line.append(r)
-    return line
 
 
 @dataclass(frozen=True)
@@ -102,24 +79,15 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # ``wcg == CG - 1`` as a register kept beside the counter (set one beat ahead): the handshake,
     # that comparison and the carry were three LUT levels into ``wpos`` (7.4 ns)
     wcg_last = Signal(name="wcg_last", init=int(CG == 1))
+
+    def next_pixel():
+        m.d.sync += wcg_last.eq(CG == 1)
+        # the position, row-major; its residue and quotient modulo the tile step beside it
+        advance_digits(m, [(wpos[ax], o.feature_map[ax], [wres[ax].eq(0), wquo[ax].eq(0)],
+                            partial(advance_counter, m, wres[ax], o.step[ax], at_last=[wquo[ax].eq(wquo[ax] + 1)]))
+                           for ax in reversed(range(N))])
     with m.If(fm_hs):
-        with m.If(wcg_last):
-            m.d.sync += [wcg.eq(0), wcg_last.eq(CG == 1)]
-            carry = Const(1)
-            for ax in reversed(range(N)):
-                wrap = wpos[ax] == o.feature_map[ax] - 1
-                with m.If(carry):
-                    with m.If(wrap):
-                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0)]
-                    with m.Else():
-                        m.d.sync += wpos[ax].eq(wpos[ax] + 1)
-                        with m.If(wres[ax] == o.step[ax] - 1):
-                            m.d.sync += [wres[ax].eq(0), wquo[ax].eq(wquo[ax] + 1)]
-                        with m.Else():
-                            m.d.sync += wres[ax].eq(wres[ax] + 1)
-                carry = carry & wrap
-        with m.Else():
-            m.d.sync += [wcg.eq(wcg + 1), wcg_last.eq(wcg == CG - 2)]
+        advance_counter(m, wcg, CG, last=wcg_last, at_last=next_pixel, otherwise=[wcg_last.eq(wcg == CG - 2)])
     # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
     # penultimate beat), so ``frame_end`` is one LUT after the handshake, not the counters'
     # comparisons (4 LUT levels from ``wpos`` to ``wbusy``, a layer's critical path at 6.5 ns)
@@ -225,15 +193,8 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
         m.d.sync += [r.eq(tidx[ax] * o.step[ax] - o.padding[ax]) for r, ax in zip(rpos, lead)]
         m.d.sync += [k.eq(0) for k in rk]
     with m.Else():
-        carry = Const(1)
-        for ax in reversed(lead):
-            wrap = rk[ax] == g.input[ax] - 1
-            with m.If(carry):
-                with m.If(wrap):
-                    m.d.sync += [rk[ax].eq(0), rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))]
-                with m.Else():
-                    m.d.sync += [rk[ax].eq(rk[ax] + 1), rpos[ax].eq(rpos[ax] + 1)]
-            carry = carry & wrap
+        advance_digits(m, [(rk[ax], g.input[ax], [rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))], [rpos[ax].eq(rpos[ax] + 1)])
+                           for ax in reversed(lead)])
     row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
     if windowed:
         # the fibres' address cycles: the F after the slot
@@ -313,20 +274,15 @@ def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, lo
     pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
     kg_w = Signal(bits_for(o.kernel_groups), name="w_kg")
     with m.If(write):
-        with m.If(count == o.weight_beats - 1):
-            m.d.sync += [count.eq(0), loaded.eq(1), counting.eq(0)]
-        with m.Else():
-            m.d.sync += [count.eq(count + 1), loaded.eq(0), counting.eq(1)]
+        advance_counter(m, count, o.weight_beats, at_last=[loaded.eq(1), counting.eq(0)],
+                        otherwise=[loaded.eq(0), counting.eq(1)])
         carry = Const(1)
         for sig, n in [(pc_w, o.PC), (cg_w, o.channel_groups), (pk_w, o.PK), (kg_w, o.kernel_groups)]:
             with m.If(carry):
                 if n == 1:
                     m.d.sync += sig.eq(0)
                 else:
-                    with m.If(sig == n - 1):
-                        m.d.sync += sig.eq(0)
-                    with m.Else():
-                        m.d.sync += sig.eq(sig + 1)
+                    advance_counter(m, sig, n)
             carry = carry & (sig == n - 1)
     return pc_w, cg_w, pk_w, kg_w
 
@@ -347,9 +303,7 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
         m.d.sync += half.eq(~half)
     start = reg(wk.read_slot, "bt_start", READ_TO_TILE.cycles, reset_less=False)
     # staggered accumulators: fibre f of the tile reads its own memory f cycles after fibre 0
-    v_addrs = [reg(Cat(wk.cg, ~half), "v_addr")]
-    for f in range(1, engine.slices):
-        v_addrs.append(reg(v_addrs[-1], f"v_addr_f{f}"))
+    v_addrs = register_chain(m, Cat(wk.cg, ~half), ["v_addr", *numbered("v_addr_f", engine.slices - 1, 1)])[1:]
     widths = dp.v_widths
     per = R // len(v_addrs)
     v = {}
@@ -406,9 +360,9 @@ def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: 
     m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(write), fr.addr.eq(rd), nonempty.eq(wr != rd),
                  take.eq(~out.tvalid | out.tready), pop.eq(take & nonempty)]
     with m.If(write):
-        m.d.sync += wr.eq(Mux(wr == slots - 1, 0, wr + 1))
+        m.d.sync += wr.eq(wrapped_increment(wr, slots))
     with m.If(pop):
-        m.d.sync += rd.eq(Mux(rd == slots - 1, 0, rd + 1))
+        m.d.sync += rd.eq(wrapped_increment(rd, slots))
     # the output register loads whenever it may, empty FIFO or not (its tvalid then goes low, and
     # AXI4-Stream lets data change while tvalid is low): the pop then drives the read pointer only,
     # not every data bit (ECP5: 2.8 ns of routing to its loads set a small layer's Fmax)
