@@ -4,13 +4,18 @@ Every chain of registers (a delay line, a flag travelling beside the data, a cop
 fibre) is :func:`register_chain`; every counter that runs up to ``n - 1`` and back to 0 is
 :func:`advance_counter` (or :func:`wrapped_increment` where the next value is an expression).
 Each place names its signals; these helpers never rename one, so the Verilog keeps its names.
+
+What else the Verilog text depends on: the order in which statements are added (it numbers the
+cells; chains built side by side are built stage by stage, one register each), and where an
+``If`` stands in the source: Amaranth merges the matches of one condition net at one source line,
+so an ``If`` on a constant (a mixed-radix counter's first carry) stays at its caller's line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from amaranth.hdl import Const, Module, Mux, Signal, Value
+from amaranth.hdl import Module, Mux, Signal, Value
 
 Branch = Iterable | Callable[[], None]
 
@@ -55,9 +60,7 @@ def delay(m: Module, value, cycles: int, name: str):
 
 def register(m: Module, value, name: str, cycles: int = 1, reset_less: bool = True, init: int = 0):
     """``value`` ``cycles`` registers later: one register ``name``, or ``<name>_d0``, ... when
-    ``cycles`` is not 1 (the engine's naming; ``functools.partial(register, m)`` is its ``reg``).
-    Chains built side by side, stage by stage, take one register a stage each: the order in which
-    registers are added numbers Yosys's cells, so it is part of the Verilog."""
+    ``cycles`` is not 1 (the engine's naming; ``functools.partial(register, m)`` is its ``reg``)."""
     names = [name] if cycles == 1 else numbered(f"{name}_d", cycles)
     return register_chain(m, value, names, reset_less=reset_less, init=init)[-1]
 
@@ -85,17 +88,6 @@ def advance_counter(m: Module, counter: Signal, n: int, last=None, at_last: Bran
         _branch(m, counter.eq(0), at_last)
     with m.Else():
         _branch(m, counter.eq(counter + 1), otherwise)
-
-
-def advance_digits(m: Module, digits: Iterable[tuple]) -> None:
-    """One step of a mixed-radix counter: ``digits`` fastest first, each ``(counter, n, at_last,
-    otherwise)`` as :func:`advance_counter` takes them; a digit steps when every faster one wraps."""
-    carry = Const(1)
-    for counter, n, at_last, otherwise in digits:
-        wrap = counter == n - 1
-        with m.If(carry):
-            advance_counter(m, counter, n, last=wrap, at_last=at_last, otherwise=otherwise)
-        carry = carry & wrap
 
 
 def wrapped_increment(counter: Value, n: int) -> Value:

@@ -16,7 +16,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigne
 from amaranth.lib.memory import Memory
 
 from ..components import word
-from ..pipeline import advance_counter, advance_digits, numbered, register_chain, wrapped_increment
+from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
 from .serial import SerialOutputTransform
@@ -83,9 +83,14 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     def next_pixel():
         m.d.sync += wcg_last.eq(CG == 1)
         # the position, row-major; its residue and quotient modulo the tile step beside it
-        advance_digits(m, [(wpos[ax], o.feature_map[ax], [wres[ax].eq(0), wquo[ax].eq(0)],
-                            partial(advance_counter, m, wres[ax], o.step[ax], at_last=[wquo[ax].eq(wquo[ax] + 1)]))
-                           for ax in reversed(range(N))])
+        carry = Const(1)
+        for ax in reversed(range(N)):
+            wrap = wpos[ax] == o.feature_map[ax] - 1
+            with m.If(carry):
+                advance_counter(m, wpos[ax], o.feature_map[ax], last=wrap, at_last=[wres[ax].eq(0), wquo[ax].eq(0)],
+                                otherwise=partial(advance_counter, m, wres[ax], o.step[ax],
+                                                  at_last=[wquo[ax].eq(wquo[ax] + 1)]))
+            carry = carry & wrap
     with m.If(fm_hs):
         advance_counter(m, wcg, CG, last=wcg_last, at_last=next_pixel, otherwise=[wcg_last.eq(wcg == CG - 2)])
     # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
@@ -193,8 +198,13 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
         m.d.sync += [r.eq(tidx[ax] * o.step[ax] - o.padding[ax]) for r, ax in zip(rpos, lead)]
         m.d.sync += [k.eq(0) for k in rk]
     with m.Else():
-        advance_digits(m, [(rk[ax], g.input[ax], [rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))], [rpos[ax].eq(rpos[ax] + 1)])
-                           for ax in reversed(lead)])
+        carry = Const(1)
+        for ax in reversed(lead):
+            wrap = rk[ax] == g.input[ax] - 1
+            with m.If(carry):
+                advance_counter(m, rk[ax], g.input[ax], last=wrap, at_last=[rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))],
+                                otherwise=[rpos[ax].eq(rpos[ax] + 1)])
+            carry = carry & wrap
     row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
     if windowed:
         # the fibres' address cycles: the F after the slot
