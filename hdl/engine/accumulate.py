@@ -18,7 +18,7 @@ from amaranth.hdl import Module, Mux, Signal, signed
 from ..components import ConstantMatrixProduct, ExactDivision, word
 from ..options import HardwareOptions
 from .plan import EnginePlan
-from .serial import SerialOutputTransform
+from .serial import SerialTransform
 
 
 def division(plan: EnginePlan, divisions=None, in_ranges=None) -> ExactDivision:
@@ -99,7 +99,7 @@ def output_words(m: Module, engine: EnginePlan, reg, done: dict, clear, out_vali
                 make_division = lambda rows: division(engine, engine.lane_divisions, rows)  # noqa: E731
             else:
                 widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
-            m.submodules[f"at{pk}"] = at = SerialOutputTransform(
+            m.submodules[f"at{pk}"] = at = SerialTransform(
                 engine.passes, engine.accumulator_ranges, a.hw, widths, ps, make_division,
                 streamed=engine.staggered, shared=engine.output_unit_shared,
                 out_bits=a.output_bits)

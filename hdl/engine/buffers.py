@@ -19,7 +19,7 @@ from ..components import word
 from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
-from .serial import SerialOutputTransform
+from .serial import SerialTransform
 from .walker import tile_inside
 
 # The engine never uses a block-RAM read of an address written in the same cycle: weights load
@@ -318,7 +318,7 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     per = R // len(v_addrs)
     v = {}
     for pc in range(o.PC):
-        m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
+        m.submodules[f"bt{pc}"] = bt = SerialTransform(
             engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.stages.per_stage, streamed=True,
             shared=engine.input_unit_shared)
         m.d.comb += bt.start.eq(start)
