@@ -51,10 +51,10 @@ def _adder_value(add, nodes):
     return b - a if add.b.sign > 0 else -(a + b)
 
 
-# Deep pipelines: registers on both sides of a multiplier's hard block. An ECP5 MULT18X18D's pins
-# are ~1.3 ns (in) and ~2.5 ns (out) of routing from the fabric, so an adder straight before or after
-# the block cannot close one adder level per 5 ns stage; a fabric register on the fabric side of each
-# route takes the adder out of that path (nextpnr critical paths, bench/timing.py).
+# Deep pipelines: registers on both sides of a multiplier's hard block. The routes between the
+# fabric and a hard multiplier's pins are long, so an adder straight before or after the block
+# would not fit one adder level per stage; a fabric register on the fabric side of each route
+# takes the adder out of that path.
 DEEP_OPERAND_REGISTERS = 2  # a fabric register, then the block's input register (REG_INPUTA/B, AREG/BREG)
 DEEP_PRODUCT_REGISTERS = 3  # the block's pipeline and output registers (REG_PIPELINE/OUTPUT, MREG/PREG), then
 #                             a fabric register

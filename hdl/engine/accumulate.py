@@ -44,7 +44,7 @@ def accumulators(m: Module, engine: EnginePlan, reg, sums: dict, n_acc: int, val
     # reset value, so synthesis keeps them apart from ``clears``)
     wipes = [reg(clear_next, "acc_wipe", reset_less=False, init=1)]
     # staggered, the ``done`` registers' reset pins: ``~clears``, a register each (a shift of the
-    # first, no logic), not an inverter after ``clears``, whose routing into them was long
+    # first, no logic), not an inverter after ``clears``, whose routing into them is long
     holds = [reg(~clear_next, "acc_hold", reset_less=False, init=1)] if engine.staggered else []
     # staggered, fibre f's flags f cycles late (the four chains built stage by stage)
     for f in range(1, engine.slices):
@@ -58,11 +58,9 @@ def accumulators(m: Module, engine: EnginePlan, reg, sums: dict, n_acc: int, val
         for i in range(n_acc):
             valid_i, clear_i, wipe_i = valids[i // per], clears[i // per], wipes[i // per]
             w = engine.accumulator_widths[i]
-            # the names matter on ECP5: the adder's outputs feed two flip-flops, the accumulator and
-            # ``done``, and nextpnr packs the one it meets first beside the carry chain, in reverse
-            # order of the cells' names (which Yosys derives from these); named so, the accumulator
-            # is packed and its loop has no route between chain and register (as ``acc{pk}_{i}``
-            # beside ``done{pk}_{i}``, it was 4.3 ns of routing out of 6.2, a layer's critical path)
+            # the names matter on ECP5: the adder feeds two flip-flops (the accumulator, ``done``) and
+            # nextpnr packs beside the carry chain the one whose cell name sorts last; named so, it is
+            # the accumulator, and its loop has no route between chain and register
             acc = Signal(signed(w), name=f"acc_sum{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
             m.d.comb += total.eq(acc - sums[pk, i] if signs and signs[i] < 0 else acc + sums[pk, i])

@@ -27,7 +27,7 @@ from .walker import tile_inside
 # three cycles earlier (or zeroes them: padding), the next frame writing the other half. So the
 # memories say that read-write collisions do not matter (Yosys's ``no_rw_check``): without it,
 # Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
-# RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
+# RAM and its read register (on the critical path, and many LUTs).
 NO_COLLISIONS = {"no_rw_check": 1}
 
 
@@ -77,7 +77,7 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     wquo = [Signal(b, name=f"wquo{ax}") for ax, b in enumerate(o.quotient_bits)]
     wcg = Signal(bits_for(CG), name="wcg")
     # ``wcg == CG - 1`` as a register kept beside the counter (set one beat ahead): the handshake,
-    # that comparison and the carry were three LUT levels into ``wpos`` (7.4 ns)
+    # that comparison and the carry are not three LUT levels into ``wpos``
     wcg_last = Signal(name="wcg_last", init=int(CG == 1))
 
     def next_pixel():
@@ -94,8 +94,8 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     with m.If(fm_hs):
         advance_counter(m, wcg, CG, last=wcg_last, at_last=next_pixel, otherwise=[wcg_last.eq(wcg == CG - 2)])
     # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
-    # penultimate beat), so ``frame_end`` is one LUT after the handshake, not the counters'
-    # comparisons (4 LUT levels from ``wpos`` to ``wbusy``, a layer's critical path at 6.5 ns)
+    # penultimate beat), so ``frame_end`` is one LUT after the handshake, not after the counters'
+    # comparisons (several LUT levels from ``wpos`` to ``wbusy``)
     at_end = Signal(name="at_end", init=int(o.fm_beats == 1))
     with m.If(fm_hs):
         m.d.sync += at_end.eq(_last_after_step([(wcg, CG)] + [(p, f) for p, f in zip(reversed(wpos),
@@ -181,8 +181,8 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     ``where`` = (tile index per axis, input-channel group, frame buffer); ``windowed``: zero too
     outside the tile's fibres (a transform unit that the passes share reads the OR of its inputs).
     Returns ``{(position j along the last axis, lane pc): read register}``."""
-    # the slot and its coordinates registered first: the walker's issue logic straight into the
-    # fibre counters' reset pins was four LUT levels from the credit (5.9 ns, a layer's critical path)
+    # the slot and its coordinates registered first: the walker's issue logic, several LUT levels
+    # from the credit, does not drive the fibre counters' reset pins directly
     slot = reg(slot, "fibre_slot", reset_less=False)
     tidx, cg, rgen = [reg(t, f"fibre_tile{ax}") for ax, t in enumerate(where[0])], reg(where[1], "fibre_cg"), \
         reg(where[2], "fibre_gen")
@@ -239,12 +239,10 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
     read at ``raddrs[i]``. Returns ``{(pk, pc): the slices' read data, concatenated}`` after
     ``read_registers`` registers."""
-    # the write registered twice: once here, once beside each memory. The handshake's logic
-    # straight into every weight block RAM's write enable was 8.3 ns (ECP5, a small layer's
-    # critical path), and registered once beside each memory still 6 ns of routing from the
-    # central control (a whole layer's). A read follows the last write by many cycles (a frame's
-    # first tile). No reset: a write still in the registers at a reset stores the beat it took
-    # where it belongs (and a reset asks for a new load anyway)
+    # the write registered twice: once here, once beside each memory, since the route from the
+    # central control to every weight block RAM's write enable is long. A read follows the last
+    # write by many cycles (a frame's first tile). No reset: a write still in the registers at a
+    # reset stores the beat it took where it belongs (and a reset asks for a new load anyway)
     pc_w, cg_w, pk_w, kg_w = (reg(c, f"w_{n}_q") for c, n in zip(counters, ("pc", "cg", "pk", "kg")))
     write, data = reg(write, "w_write_q"), reg(data, "w_data_q")
     w_read = {}
@@ -355,8 +353,7 @@ def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: 
     tkeep ``n_keep``) whenever it is empty or taken. The writer never offers more than ``depth``
     results (the engine's credit)."""
     # one slot more than it ever holds, so that the pointers alone tell empty from full: no level
-    # counter, whose update sat after ``tready``, the pop and an adder (6.0 to 6.3 ns, a layer's
-    # critical path on every seed)
+    # counter, whose update would sit after ``tready``, the pop and an adder
     slots = depth + 1
     fifo = Memory(shape=unsigned(len(packed)), depth=slots, init=[])
     m.submodules.out_fifo = fifo
@@ -375,7 +372,7 @@ def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: 
         m.d.sync += rd.eq(wrapped_increment(rd, slots))
     # the output register loads whenever it may, empty FIFO or not (its tvalid then goes low, and
     # AXI4-Stream lets data change while tvalid is low): the pop then drives the read pointer only,
-    # not every data bit (ECP5: 2.8 ns of routing to its loads set a small layer's Fmax)
+    # not every data bit (a wide fan-out)
     with m.If(take):
         m.d.sync += [out.tvalid.eq(nonempty), out.tdata.eq(fr.data[:nbits]),
                      out.tkeep.eq(fr.data[nbits:nbits + n_keep]), out.tlast.eq(fr.data[nbits + n_keep])]

@@ -170,8 +170,8 @@ def sharing_pays(passes: list[Pass], in_ranges: list[Range], cap, per_stage: int
     """Share one unit between the passes (:func:`shares_unit`) when it saves logic: the adders of
     every unit but one (one bit of carry chain per adder bit) against the OR that the streamed
     first pass's inputs gain at the shared unit's input widths (its fibre is already the OR of
-    ``stream_fan_in`` words; one more input per bit). On ECP5, F(2x2,3x3)'s B^T: 36 adder bits
-    saved against 40 OR bits, not shared (measured: 7 logic more if it were)."""
+    ``stream_fan_in`` words; one more input per bit). F(2x2,3x3)'s B^T, for one, saves fewer adder
+    bits than its OR costs, so it is not shared."""
     if not shares_unit(passes, per_stage, period):
         return False
     units = pass_units(passes, in_ranges, cap, out_bits)
@@ -331,8 +331,8 @@ class SerialTransform(wiring.Component):
         """Pass ``n``'s result tensor: per result row, a shift register over the fibres, shifted by
         each write (``wv``). Fibre F - 1's register takes the unit's result and passes it on, so after
         the pass fibre f's register holds fibre f's word: the unit's result has one load per pass,
-        not one per fibre (a long route after its last adder, a layer's critical path), and there
-        is no write decoder."""
+        not one per fibre (that fan-out would be a long route after its last adder), and there is
+        no write decoder."""
         p, row_ranges = self._passes[n], self._units[n][2]
         last = n == len(self._passes) - 1
 
@@ -383,13 +383,11 @@ def _read_window(m: Module, n: int, F: int, go: Value, go_next) -> tuple[Signal,
         # ``ahead`` is not 0 in the window's cycles after ``go`` only (one LUT of registers)
         m.d.comb += reading.eq(go | (ahead != 0))
         return reading, ahead
-    # the window (``go``, then while ``ahead`` is not 0) as a register of its
-    # complement, computed a cycle ahead from the previous pass's ``done`` input:
-    # it drives the reset pins of every fibre register directly (through a LUT
-    # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing).
-    # Only where F is a power of two: else Yosys gives the counter's unused values
-    # a reset term of their own (a LUT stays before the reset pins), and the
-    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 8).
+    # the window (``go``, then while ``ahead`` is not 0) as a register of its complement, computed
+    # a cycle ahead from the previous pass's ``done`` input: it drives the reset pins of every
+    # fibre register directly, not through a LUT after the fibre counter (a long route). Only
+    # where F is a power of two: else Yosys gives the counter's unused values a reset term of
+    # their own (a LUT stays before the reset pins), and the register costs more LUTs than it saves.
     #
     # Reset sets it; it powers up clear (a spurious window of zeros before any
     # reset, harmless) so that it changes at the first reset edge: Icarus runs

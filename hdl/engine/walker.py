@@ -140,12 +140,11 @@ class _Groups:
 
     cg: Signal
     kg: Signal
-    # the tile advance and a frame's last issue are then a LUT fewer from the registers
-    # (``cg`` to ``inflight`` through them was a layer's critical path, 6.7 ns)
+    # the tile advance and a frame's last issue are then a LUT fewer from the registers (the path
+    # from ``cg`` to ``inflight`` is long)
     last_cg: Signal
     last_kg: Signal
-    # both, a register too: the tile advance is then one LUT of registers (``issue``, ``last_cg``
-    # and ``last_kg`` were two levels before its fan-out, a layer's critical path at 5.8 ns)
+    # both, a register too: the tile advance, which fans out widely, is then one LUT of registers
     last_group: Signal
 
     @staticmethod
@@ -308,8 +307,8 @@ def _lagging(m: Module, o: EngineOptions, w: Walk, walk_end: Value, ready_next: 
     m.d.comb += first.eq(~mlast & Cat(*[t == 0 for t in w.tidx]).all())
     # a block is K / PK issues: the read of input-channel group ``read_cg`` is held through it
     block = Signal(range(max(KG, 2)), name="read_block")
-    # ``block == 0`` as a register of its own: the read slot is then one LUT of registers (it
-    # drives the serial B^T's fibre counter, on a small layer's critical path)
+    # ``block == 0`` as a register of its own: the read slot, which drives the serial B^T's fibre
+    # counter, is then one LUT of registers
     block_start = Signal(name="read_block_start", init=1)
     read_cg = Signal(bits_for(CG), name="read_cg")
     read_slot = Signal(name="read_slot")
@@ -327,9 +326,8 @@ def _past_comparison(o: EngineOptions, wpos: list):
     Every tile's clamped last position lies in [0, F - 1] on every axis (padding is at most the
     kernel extent minus one, below the input tile: checked here over all tiles), and so does the
     writer's position, so the lexicographic order is the order of the axes' fields concatenated
-    (the first axis on top, unsigned): one comparator, one carry chain, where a comparison and an
-    equality per axis combined took four LUT levels after the chain (ECP5: 8.6 ns, a whole layer's
-    critical path)."""
+    (the first axis on top, unsigned): one comparator, one carry chain, not a comparison and an
+    equality per axis combined in several LUT levels after the chains."""
     N = o.axes
     widths = [max(1, f.bit_length()) for f in o.feature_map]
     assert all(0 <= o.last_input(tuple(t if a == ax else 0 for a in range(N)))[1][ax] < 2 ** widths[ax]
