@@ -17,7 +17,7 @@ from winohdl.core.device import FAMILY_DEVICES
 
 from .datapath import Division
 from .options import Rounding
-from .pipeline import delay
+from .pipeline import delay, numbered, register_chain
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
@@ -116,6 +116,12 @@ def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[
     last = graph_latency(graph, per_stage)
     return [Const(0, signed(1)) if t is None else _term_value(t, {t.node: at(t.node, last)})
             for t in graph.outputs]
+
+
+def valid_chain(m: Module, in_valid, out_valid, latency: int) -> None:
+    """``out_valid`` is ``in_valid`` ``latency`` cycles late: the valid flag travels beside the data,
+    through registers with a reset (``valid0``, ...)."""
+    m.d.comb += out_valid.eq(register_chain(m, in_valid, numbered("valid", latency), reset_less=False)[-1])
 
 
 class ConstantMatrixProduct(wiring.Component):

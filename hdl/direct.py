@@ -20,10 +20,10 @@ from amaranth.lib.wiring import In, Out
 from winohdl.core.geometry import Geometry
 
 from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, division_latency, emit_graph,
-                         emit_product, graph_latency, split_levels, word)
+                         emit_product, graph_latency, split_levels, valid_chain, word)
 from .datapath import Division
 from .options import STAGES_LATENCY, HardwareOptions, Pipeline
-from .pipeline import delay, numbered, register_chain
+from .pipeline import delay
 from .shiftadd import ShiftAddGraph, build_graph
 from .widths import Range, bilinear_range, linear_range, product_range, word_range
 
@@ -135,7 +135,5 @@ class DirectConvolution(wiring.Component):
             m.d.comb += word(out.x, o_).eq(delay(m, v, int(deep or stages), f"s_q{o_}"))
             m.d.comb += self.y[o_].eq(delay(m, word(out.y, o_), int(deep or stages), f"y_q{o_}"))
         if o.pipelined:
-            # the valid flag travels beside the data, in registers with a reset
-            m.d.comb += self.out_valid.eq(register_chain(m, self.in_valid, numbered("valid", self.latency),
-                                                         reset_less=False)[-1])
+            valid_chain(m, self.in_valid, self.out_valid, self.latency)
         return m

@@ -76,6 +76,21 @@ def transpose(matrix) -> Matrix:
     return [list(col) for col in zip(*[[int(v) for v in row] for row in matrix])]
 
 
+def _rank_ones(vectors, dims: tuple[int, ...]) -> list | None:
+    """:func:`rank_one` of every vector (None for a zero vector), or None when some other vector
+    is not rank one."""
+    split = []
+    for vec in vectors:
+        if not any(vec):
+            split.append(None)
+            continue
+        r1 = rank_one(vec, dims)
+        if r1 is None:
+            return None
+        split.append(r1)
+    return split
+
+
 def kronecker_factors(matrix, out_dims: tuple[int, ...]) -> list[Matrix] | None:
     """Integer matrices ``A_1, ..., A_N`` (``A_p`` is ``m_p x R_p``) with
     ``matrix == A_1 (x) ... (x) A_N`` (rows and columns row-major over the axes), or None.
@@ -187,15 +202,9 @@ def row_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> Shif
     n_in = math.prod(dims)
     if not matrix or len(matrix[0]) != n_in or len(dims) < 2:
         return None
-    split = []
-    for row in matrix:
-        if not any(row):
-            split.append(None)
-            continue
-        r1 = rank_one(row, dims)
-        if r1 is None:
-            return None
-        split.append(r1)
+    split = _rank_ones(matrix, dims)
+    if split is None:
+        return None
     b = _Builder(n_in)
     strides = [math.prod(dims[p + 1:]) for p in range(len(dims))]
     # state: (key of the factors chosen on the axes done, index over the axes not done) -> Term
@@ -242,16 +251,9 @@ def column_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> S
     if not matrix or len(matrix) != math.prod(dims) or len(dims) < 2:
         return None
     n_in = len(matrix[0])
-    cols = []
-    for r in range(n_in):
-        col = [row[r] for row in matrix]
-        if not any(col):
-            cols.append(None)
-            continue
-        r1 = rank_one(col, dims)
-        if r1 is None:
-            return None
-        cols.append(r1)
+    cols = _rank_ones([[row[r] for row in matrix] for r in range(n_in)], dims)
+    if cols is None:
+        return None
     b = _Builder(n_in)
     # items: (key over the axes not yet combined (their factor ids), output index on the axes combined) -> Term
     ids: list[dict] = [{} for _ in dims]

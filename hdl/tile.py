@@ -8,10 +8,10 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ConstantMatrixProduct, Cut, ExactDivision,
-                         MultiplierArray, division_latency, graph_latency, split_levels, word)
+                         MultiplierArray, division_latency, graph_latency, split_levels, valid_chain, word)
 from .datapath import Datapath
 from .options import KernelTransform, Pipeline
-from .pipeline import delay, numbered, register_chain
+from .pipeline import delay
 
 
 class WinogradTile(wiring.Component):
@@ -104,9 +104,7 @@ class WinogradTile(wiring.Component):
         link(div.x, at.y, g.n_y, "a_q", int(deep or stages))
         link(self.y, div.y, g.n_y, "y_q", int(deep or stages))
         if o.pipelined:
-            # the valid flag travels beside the data, in registers with a reset
-            m.d.comb += self.out_valid.eq(register_chain(m, self.in_valid, numbered("valid", self.latency),
-                                                         reset_less=False)[-1])
+            valid_chain(m, self.in_valid, self.out_valid, self.latency)
         return m
 
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from functools import partial
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Signal, Value, signed, unsigned
 from amaranth.lib.memory import Memory
 
 from ..components import word
