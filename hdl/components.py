@@ -17,6 +17,7 @@ from winohdl.core.device import FAMILY_DEVICES
 
 from .datapath import Division
 from .options import Rounding
+from .pipeline import delay, numbered, register_chain
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
 
@@ -50,10 +51,10 @@ def _adder_value(add, nodes):
     return b - a if add.b.sign > 0 else -(a + b)
 
 
-# Deep pipelines: registers on both sides of a multiplier's hard block. An ECP5 MULT18X18D's pins
-# are ~1.3 ns (in) and ~2.5 ns (out) of routing from the fabric, so an adder straight before or after
-# the block cannot close one adder level per 5 ns stage; a fabric register on the fabric side of each
-# route takes the adder out of that path (nextpnr critical paths, bench/timing.py).
+# Deep pipelines: registers on both sides of a multiplier's hard block. The routes between the
+# fabric and a hard multiplier's pins are long, so an adder straight before or after the block
+# would not fit one adder level per stage; a fabric register on the fabric side of each route
+# takes the adder out of that path.
 DEEP_OPERAND_REGISTERS = 2  # a fabric register, then the block's input register (REG_INPUTA/B, AREG/BREG)
 DEEP_PRODUCT_REGISTERS = 3  # the block's pipeline and output registers (REG_PIPELINE/OUTPUT, MREG/PREG), then
 #                             a fabric register
@@ -83,15 +84,6 @@ def graph_latency(graph: ShiftAddGraph, per_stage: int | Cut | None) -> int:
     """Registers between the inputs and the rows of ``graph`` cut every ``per_stage`` levels."""
     stages = node_stages(graph, per_stage)
     return max((stages[t.node] for t in graph.outputs if t is not None), default=0)
-
-
-def delay(m: Module, value, cycles: int, name: str):
-    """``value`` through ``cycles`` reset-less registers (so vendor blocks can absorb them)."""
-    for c in range(cycles):
-        reg = Signal(value.shape(), name=f"{name}_d{c}", reset_less=True)
-        m.d.sync += reg.eq(value)
-        value = reg
-    return value
 
 
 def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[int], prefix: str,
@@ -127,13 +119,9 @@ def emit_graph(m: Module, graph: ShiftAddGraph, inputs: list, node_widths: list[
 
 
 def valid_chain(m: Module, in_valid, out_valid, latency: int) -> None:
-    """A resettable shift register that carries ``in_valid`` alongside the data."""
-    valid = in_valid
-    for i in range(latency):
-        nxt = Signal(name=f"valid{i}")
-        m.d.sync += nxt.eq(valid)
-        valid = nxt
-    m.d.comb += out_valid.eq(valid)
+    """``out_valid`` is ``in_valid`` ``latency`` cycles late: the valid flag travels beside the data,
+    through registers with a reset (``valid0``, ...)."""
+    m.d.comb += out_valid.eq(register_chain(m, in_valid, numbered("valid", latency), reset_less=False)[-1])
 
 
 class ConstantMatrixProduct(wiring.Component):

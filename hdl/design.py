@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +31,8 @@ from winohdl.core.io import write_json_atomic, write_text_atomic
 
 from .cost import TransformAdders, cost_of
 from .datapath import Datapath
-from .folder import (CARD_FILE, DESIGN_FILE, TEXT_FILE, DesignError, check_derived, check_manifest, manifest_of,
-                     read_summary, write_design_folder)
+from .folder import (CARD_FILE, DESIGN_FILE, DesignError, check_derived, check_manifest, read_summary, sealed,
+                     write_design_folder)
 from .options import HardwareOptions, KernelTransform
 from .verilog import to_verilog
 
@@ -297,11 +296,7 @@ def generate_from_datapath(dp: Datapath, name: str | None = None) -> GeneratedDe
     design = derive_design(dp, name)
     files = verilog_files(dp, design)
     files[f"{design.winograd.top}.core"] = fusesoc_core(design)
-    files[CARD_FILE] = json.dumps(card.to_json(cost_of(card).to_json()), indent=1) + "\n"
-    design = dataclasses.replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
-    files[TEXT_FILE] = design.text() + "\n"
-    design = dataclasses.replace(design, manifest=manifest_of(files))
-    return GeneratedDesign(design, files)
+    return GeneratedDesign(sealed(design, files, card.to_json(cost_of(card).to_json()), t0), files)
 
 
 @dataclass(frozen=True)

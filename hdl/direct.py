@@ -19,10 +19,11 @@ from amaranth.lib.wiring import In, Out
 
 from winohdl.core.geometry import Geometry
 
-from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, delay, division_latency,
-                         emit_graph, emit_product, graph_latency, split_levels, valid_chain, word)
+from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ExactDivision, division_latency, emit_graph,
+                         emit_product, graph_latency, split_levels, valid_chain, word)
 from .datapath import Division
 from .options import STAGES_LATENCY, HardwareOptions, Pipeline
+from .pipeline import delay
 from .shiftadd import ShiftAddGraph, build_graph
 from .widths import Range, bilinear_range, linear_range, product_range, word_range
 

@@ -9,7 +9,10 @@ field by field (:func:`first_difference`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+import time
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
@@ -32,6 +35,16 @@ def sha256(text: str | bytes) -> str:
 def manifest_of(files: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The manifest of a folder's generated files (name, SHA-256), sorted."""
     return tuple(sorted((f, sha256(t)) for f, t in files.items()))
+
+
+def sealed(design, files: dict[str, str], card_json: dict, t0: float):
+    """The last step of generating a folder: ``files`` gain ``card.json`` (``card_json``) and the
+    summary's text; returns ``design`` with its generation time (since ``t0``, a
+    ``time.perf_counter()``) and the manifest of ``files``."""
+    files[CARD_FILE] = json.dumps(card_json, indent=1) + "\n"
+    design = dataclasses.replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
+    files[TEXT_FILE] = design.text() + "\n"
+    return dataclasses.replace(design, manifest=manifest_of(files))
 
 
 def write_design_folder(folder, generated) -> Path:

@@ -8,7 +8,7 @@ that shifts out one bit per cycle.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -37,9 +37,7 @@ class SerialHarness(wiring.Component):
         m = Module()
         m.submodules.core = core = self._core
         names = [n for n in ("d", "g", "u") if n in core.signature.members]
-        width_in = sum(len(getattr(core, n).as_value()) for n in names)
-        shift_in = Signal(width_in)
-        m.d.sync += shift_in.eq(Cat(self.si, shift_in[:-1]))
+        shift_in = serial_in(m, self.si, sum(len(getattr(core, n).as_value()) for n in names), "shift_in")
         offset = 0
         for n in names:
             port = getattr(core, n).as_value()
@@ -47,11 +45,23 @@ class SerialHarness(wiring.Component):
             offset += len(port)
         if "in_valid" in core.signature.members:
             m.d.comb += core.in_valid.eq(1)
-        y = core.y.as_value()
-        capture = Signal(len(y))
-        with m.If(self.load):
-            m.d.sync += capture.eq(y)
-        with m.Else():
-            m.d.sync += capture.eq(capture >> 1)
-        m.d.comb += self.so.eq(capture[0])
+        m.d.comb += self.so.eq(serial_out(m, core.y.as_value(), self.load, "capture"))
         return m
+
+
+def serial_in(m: Module, bit: Value, width: int, name: str) -> Signal:
+    """A ``width``-bit register named ``name`` that shifts ``bit`` in at bit 0 every cycle (the rest moves up)."""
+    reg = Signal(width, name=name)
+    m.d.sync += reg.eq(Cat(bit, reg[:-1]))
+    return reg
+
+
+def serial_out(m: Module, value: Value, load: Value, name: str) -> Value:
+    """``value`` one bit per cycle: a register named ``name`` that loads it when ``load`` and
+    otherwise shifts right; returns its bit 0."""
+    reg = Signal(len(value), name=name)
+    with m.If(load):
+        m.d.sync += reg.eq(value)
+    with m.Else():
+        m.d.sync += reg.eq(reg >> 1)
+    return reg[0]

@@ -22,7 +22,8 @@ the constructive cards kept as they are):
   sums are combined along the next axis, and so on.
 
 Every graph built here is checked against its matrix (its exact linear forms)
-before it is returned.
+before it is returned. Also here: :func:`kronecker_factors`, a matrix as a Kronecker product of
+per-axis matrices (the serial transforms' passes, :mod:`hdl.engine.serial`), from :func:`rank_one`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ from __future__ import annotations
 import math
 from itertools import permutations, product
 
+import numpy as np
+
 from .shiftadd import Adder, ShiftAddGraph, Term, build_graph
+
+Matrix = list[list[int]]
 
 
 def _primitive(vec) -> tuple[tuple[int, ...], int]:
@@ -64,6 +69,72 @@ def rank_one(vec, dims: tuple[int, ...]) -> tuple[int, list[tuple[int, ...]]] | 
     if any(v != c * q for v, q in zip(vec, prod)):
         return None
     return c, factors
+
+
+def transpose(matrix) -> Matrix:
+    """The transpose of an integer matrix (rows of any sequence type)."""
+    return [list(col) for col in zip(*[[int(v) for v in row] for row in matrix])]
+
+
+def _rank_ones(vectors, dims: tuple[int, ...]) -> list | None:
+    """:func:`rank_one` of every vector (None for a zero vector), or None when some other vector
+    is not rank one."""
+    split = []
+    for vec in vectors:
+        if not any(vec):
+            split.append(None)
+            continue
+        r1 = rank_one(vec, dims)
+        if r1 is None:
+            return None
+        split.append(r1)
+    return split
+
+
+def kronecker_factors(matrix, out_dims: tuple[int, ...]) -> list[Matrix] | None:
+    """Integer matrices ``A_1, ..., A_N`` (``A_p`` is ``m_p x R_p``) with
+    ``matrix == A_1 (x) ... (x) A_N`` (rows and columns row-major over the axes), or None.
+
+    ``out_dims`` are the output extents m_p; each R_p is found among the divisors of the column
+    count (the first exact factorisation, every R_p >= 2). Checked exactly.
+    """
+    m = np.array([[int(v) for v in row] for row in matrix], dtype=object)
+    if len(out_dims) == 1:
+        return [m.tolist()]
+    m1, rest = out_dims[0], math.prod(out_dims[1:])
+    n_rows, n_cols = m.shape
+    if n_rows != m1 * rest:
+        return None
+    for r1 in range(2, n_cols // 2 + 1):
+        if n_cols % r1:
+            continue
+        r_rest = n_cols // r1
+        x = m.reshape(m1, rest, r1, r_rest).transpose(0, 2, 1, 3).reshape(m1 * r1, rest * r_rest)
+        # x == outer(a, b), a primitive (its first non-zero entry positive)
+        split = rank_one(x.flatten().tolist(), x.shape)
+        if split is None:
+            continue
+        c, (a, b) = split
+        inner = kronecker_factors(np.array([c * v for v in b], dtype=object).reshape(rest, r_rest), out_dims[1:])
+        if inner is not None:
+            return [np.array(a, dtype=object).reshape(m1, r1).tolist()] + inner
+    return None
+
+
+def signed_kronecker_factors(matrix, out_dims: tuple[int, ...]) -> tuple[list[int], list[Matrix]] | None:
+    """``(signs, factors)`` with ``matrix == (A_1 (x) ... (x) A_N) diag(signs)``, or None.
+
+    The generator folds signs out of the multiplier operands into A^T's columns, one column at a
+    time, which breaks the Kronecker structure; each column is first made to start with a
+    positive entry (its sign recorded: the engine's accumulator subtracts instead of adding).
+    """
+    rows = [[int(v) for v in row] for row in matrix]
+    signs = []
+    for r in range(len(rows[0]) if rows else 0):
+        first = next((row[r] for row in rows if row[r]), 1)
+        signs.append(1 if first > 0 else -1)
+    factors = kronecker_factors([[v * sg for v, sg in zip(row, signs)] for row in rows], out_dims)
+    return None if factors is None else (signs, factors)
 
 
 class _Builder:
@@ -131,15 +202,9 @@ def row_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> Shif
     n_in = math.prod(dims)
     if not matrix or len(matrix[0]) != n_in or len(dims) < 2:
         return None
-    split = []
-    for row in matrix:
-        if not any(row):
-            split.append(None)
-            continue
-        r1 = rank_one(row, dims)
-        if r1 is None:
-            return None
-        split.append(r1)
+    split = _rank_ones(matrix, dims)
+    if split is None:
+        return None
     b = _Builder(n_in)
     strides = [math.prod(dims[p + 1:]) for p in range(len(dims))]
     # state: (key of the factors chosen on the axes done, index over the axes not done) -> Term
@@ -186,16 +251,9 @@ def column_separable(matrix, dims: tuple[int, ...], order: tuple[int, ...]) -> S
     if not matrix or len(matrix) != math.prod(dims) or len(dims) < 2:
         return None
     n_in = len(matrix[0])
-    cols = []
-    for r in range(n_in):
-        col = [row[r] for row in matrix]
-        if not any(col):
-            cols.append(None)
-            continue
-        r1 = rank_one(col, dims)
-        if r1 is None:
-            return None
-        cols.append(r1)
+    cols = _rank_ones([[row[r] for row in matrix] for r in range(n_in)], dims)
+    if cols is None:
+        return None
     b = _Builder(n_in)
     # items: (key over the axes not yet combined (their factor ids), output index on the axes combined) -> Term
     ids: list[dict] = [{} for _ in dims]

@@ -8,9 +8,10 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .components import (DEEP_OPERAND_REGISTERS, DEEP_PRODUCT_REGISTERS, ConstantMatrixProduct, Cut, ExactDivision,
-                         MultiplierArray, delay, division_latency, graph_latency, split_levels, valid_chain, word)
+                         MultiplierArray, division_latency, graph_latency, split_levels, valid_chain, word)
 from .datapath import Datapath
 from .options import KernelTransform, Pipeline
+from .pipeline import delay
 
 
 class WinogradTile(wiring.Component):

@@ -6,9 +6,9 @@ import pytest
 from amaranth.sim import Simulator
 
 from hdl.datapath import Datapath
-from hdl.engine.serial import (SerialOutputTransform, kronecker_factors, pass_demands, pass_units, plan_passes,
-                               serial_fits, shares_unit, signed_kronecker_factors)
+from hdl.engine.serial import SerialTransform, pass_demands, pass_units, plan_passes, serial_fits, shares_unit
 from hdl.options import HardwareOptions
+from hdl.rowcol import kronecker_factors, signed_kronecker_factors
 from hdl.widths import Range
 from miner.constructive import constructive_card
 from winohdl.core.suite import SUITE
@@ -102,7 +102,7 @@ def test_component_equals_the_matrix_product(per_stage):
     full = kron_all([a1, a2])
     out_widths = [max(abs(int(v)) for v in row) and sum(abs(int(v)) for v in row).bit_length() + width
                   for row in full]
-    dut = SerialOutputTransform(passes, [box] * n_in, lambda r: list(r), out_widths, per_stage or 64)
+    dut = SerialTransform(passes, [box] * n_in, lambda r: list(r), out_widths, per_stage or 64)
     rng = np.random.default_rng(2)
     vectors = [rng.integers(box.lo, box.hi + 1, size=n_in).tolist() for _ in range(3)]
     vectors += [[box.lo] * n_in, [box.hi] * n_in]
@@ -124,7 +124,7 @@ def test_shared_unit_streamed_back_to_back(per_stage):
     box = Range(-(1 << (width - 1)), (1 << (width - 1)) - 1)
     full = kron_all([a1, a1])
     out_widths = [sum(abs(int(v)) for v in row).bit_length() + width for row in full]
-    dut = SerialOutputTransform(passes, [box] * 36, lambda r: list(r), out_widths, per_stage,
+    dut = SerialTransform(passes, [box] * 36, lambda r: list(r), out_widths, per_stage,
                                 streamed=True, shared=True)
     rng = np.random.default_rng(5)
     groups = [rng.integers(box.lo, box.hi + 1, size=36).tolist() for _ in range(4)]
@@ -170,7 +170,7 @@ def test_words_are_kept_modulo_what_the_outputs_read():
     units = pass_units(passes, [box] * 36, list, [bits] * 16)
     assert [[r.width for r in u[0]] for u in units] == [[bits - k for k in (1, 2, 2, 0, 0, 3)]] * 2
     assert [r.width for r in pass_units(passes, [box] * 36, list)[0][0]] == [16] * 6
-    dut = SerialOutputTransform(passes, [box] * 36, lambda r: list(r), [bits] * 16, 1, out_bits=[bits] * 16)
+    dut = SerialTransform(passes, [box] * 36, lambda r: list(r), [bits] * 16, 1, out_bits=[bits] * 16)
     rng = np.random.default_rng(9)
     vectors = [rng.integers(box.lo, box.hi + 1, size=36).tolist() for _ in range(3)] + [[box.lo] * 36, [box.hi] * 36]
     got = run_groups(dut, vectors, 16)

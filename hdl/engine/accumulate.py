@@ -18,7 +18,7 @@ from amaranth.hdl import Module, Mux, Signal, signed
 from ..components import ConstantMatrixProduct, ExactDivision, word
 from ..options import HardwareOptions
 from .plan import EnginePlan
-from .serial import SerialOutputTransform
+from .serial import SerialTransform
 
 
 def division(plan: EnginePlan, divisions=None, in_ranges=None) -> ExactDivision:
@@ -42,31 +42,25 @@ def accumulators(m: Module, engine: EnginePlan, reg, sums: dict, n_acc: int, val
     valids, clears = [valid], [clear]
     # the accumulators' reset pins: ``clears`` again, but set by the domain's reset (a different
     # reset value, so synthesis keeps them apart from ``clears``)
-    wipes = [Signal(name="acc_wipe", init=1)]
-    m.d.sync += wipes[0].eq(clear_next)
+    wipes = [reg(clear_next, "acc_wipe", reset_less=False, init=1)]
     # staggered, the ``done`` registers' reset pins: ``~clears``, a register each (a shift of the
-    # first, no logic), where an inverter after ``clears`` drove them (6 ns of routing into them)
-    holds = [Signal(name="acc_hold", init=1)] if engine.staggered else []
-    if holds:
-        m.d.sync += holds[0].eq(~clear_next)
+    # first, no logic), not an inverter after ``clears``, whose routing into them is long
+    holds = [reg(~clear_next, "acc_hold", reset_less=False, init=1)] if engine.staggered else []
+    # staggered, fibre f's flags f cycles late (the four chains built stage by stage)
     for f in range(1, engine.slices):
         valids.append(reg(valids[-1], f"valid_a_f{f}", reset_less=False))
         clears.append(reg(clears[-1], f"acc_clear_f{f}", reset_less=False))
-        wipes.append(Signal(name=f"acc_wipe_f{f}", init=1))
-        m.d.sync += wipes[-1].eq(clears[-2])
-        holds.append(Signal(name=f"acc_hold_f{f}", init=1))
-        m.d.sync += holds[-1].eq(holds[-2])
+        wipes.append(reg(clears[-2], f"acc_wipe_f{f}", reset_less=False, init=1))
+        holds.append(reg(holds[-1], f"acc_hold_f{f}", reset_less=False, init=1))
     signs = engine.acc_signs
     done = {}
     for pk in range(engine.opts.PK):
         for i in range(n_acc):
             valid_i, clear_i, wipe_i = valids[i // per], clears[i // per], wipes[i // per]
             w = engine.accumulator_widths[i]
-            # the names matter on ECP5: the adder's outputs feed two flip-flops, the accumulator and
-            # ``done``, and nextpnr packs the one it meets first beside the carry chain, in reverse
-            # order of the cells' names (which Yosys derives from these); named so, the accumulator
-            # is packed and its loop has no route between chain and register (as ``acc{pk}_{i}``
-            # beside ``done{pk}_{i}``, it was 4.3 ns of routing out of 6.2, a layer's critical path)
+            # the names matter on ECP5: the adder feeds two flip-flops (the accumulator, ``done``) and
+            # nextpnr packs beside the carry chain the one whose cell name sorts last; named so, it is
+            # the accumulator, and its loop has no route between chain and register
             acc = Signal(signed(w), name=f"acc_sum{pk}_{i}", reset_less=True)
             total = Signal(signed(w), name=f"total{pk}_{i}")
             m.d.comb += total.eq(acc - sums[pk, i] if signs and signs[i] < 0 else acc + sums[pk, i])
@@ -103,7 +97,7 @@ def output_words(m: Module, engine: EnginePlan, reg, done: dict, clear, out_vali
                 make_division = lambda rows: division(engine, engine.lane_divisions, rows)  # noqa: E731
             else:
                 widths, make_division = [r.width for r in a.hw(a.pre_ranges)], None
-            m.submodules[f"at{pk}"] = at = SerialOutputTransform(
+            m.submodules[f"at{pk}"] = at = SerialTransform(
                 engine.passes, engine.accumulator_ranges, a.hw, widths, ps, make_division,
                 streamed=engine.staggered, shared=engine.output_unit_shared,
                 out_bits=a.output_bits)

@@ -9,16 +9,17 @@ adds its logic to the engine's module ``m``; :class:`~hdl.engine.engine.LayerEng
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
+from functools import partial
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Signal, Value, signed, unsigned
 from amaranth.lib.memory import Memory
 
 from ..components import word
+from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
-from .serial import SerialOutputTransform
+from .serial import SerialTransform
 from .walker import tile_inside
 
 # The engine never uses a block-RAM read of an address written in the same cycle: weights load
@@ -26,32 +27,8 @@ from .walker import tile_inside
 # three cycles earlier (or zeroes them: padding), the next frame writing the other half. So the
 # memories say that read-write collisions do not matter (Yosys's ``no_rw_check``): without it,
 # Yosys emulates read-old-data with a bypass register and a LUT per read bit between the block
-# RAM and its read register (840 LUT4 on the F(4x4,3x3) target layer, on the critical path).
+# RAM and its read register (on the critical path, and many LUTs).
 NO_COLLISIONS = {"no_rw_check": 1}
-
-
-def registers(m: Module):
-    """``reg(value, name, cycles=1, reset_less=True)``: ``value`` ``cycles`` registers later in ``m``
-    (datapath registers have no reset)."""
-    def reg(value, name, cycles=1, reset_less=True):
-        value = Value.cast(value)
-        for c in range(cycles):
-            r = Signal(value.shape(), name=name if cycles == 1 else f"{name}_d{c}", reset_less=reset_less)
-            m.d.sync += r.eq(value)
-            value = r
-        return value
-    return reg
-
-
-def delay_line(m: Module, first: Value, n: int, name: str, first_index: int = 0) -> list:
-    """``[first, ...]``: ``first`` and ``n`` copies of it, each a cycle after the one before
-    (flip-flops with a reset, named ``name`` and their index from ``first_index``)."""
-    line = [first]
-    for c in range(n):
-        r = Signal(name=f"{name}{first_index + c}")
-        m.d.sync += r.eq(line[-1])
-        line.append(r)
-    return line
 
 
 @dataclass(frozen=True)
@@ -100,29 +77,25 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     wquo = [Signal(b, name=f"wquo{ax}") for ax, b in enumerate(o.quotient_bits)]
     wcg = Signal(bits_for(CG), name="wcg")
     # ``wcg == CG - 1`` as a register kept beside the counter (set one beat ahead): the handshake,
-    # that comparison and the carry were three LUT levels into ``wpos`` (7.4 ns)
+    # that comparison and the carry are not three LUT levels into ``wpos``
     wcg_last = Signal(name="wcg_last", init=int(CG == 1))
+
+    def next_pixel():
+        m.d.sync += wcg_last.eq(CG == 1)
+        # the position, row-major; its residue and quotient modulo the tile step beside it
+        carry = Const(1)
+        for ax in reversed(range(N)):
+            wrap = wpos[ax] == o.feature_map[ax] - 1
+            with m.If(carry):
+                advance_counter(m, wpos[ax], o.feature_map[ax], last=wrap, at_last=[wres[ax].eq(0), wquo[ax].eq(0)],
+                                otherwise=partial(advance_counter, m, wres[ax], o.step[ax],
+                                                  at_last=[wquo[ax].eq(wquo[ax] + 1)]))
+            carry = carry & wrap
     with m.If(fm_hs):
-        with m.If(wcg_last):
-            m.d.sync += [wcg.eq(0), wcg_last.eq(CG == 1)]
-            carry = Const(1)
-            for ax in reversed(range(N)):
-                wrap = wpos[ax] == o.feature_map[ax] - 1
-                with m.If(carry):
-                    with m.If(wrap):
-                        m.d.sync += [wpos[ax].eq(0), wres[ax].eq(0), wquo[ax].eq(0)]
-                    with m.Else():
-                        m.d.sync += wpos[ax].eq(wpos[ax] + 1)
-                        with m.If(wres[ax] == o.step[ax] - 1):
-                            m.d.sync += [wres[ax].eq(0), wquo[ax].eq(wquo[ax] + 1)]
-                        with m.Else():
-                            m.d.sync += wres[ax].eq(wres[ax] + 1)
-                carry = carry & wrap
-        with m.Else():
-            m.d.sync += [wcg.eq(wcg + 1), wcg_last.eq(wcg == CG - 2)]
+        advance_counter(m, wcg, CG, last=wcg_last, at_last=next_pixel, otherwise=[wcg_last.eq(wcg == CG - 2)])
     # ``at_end``: the next beat is the frame's last, a register set one beat ahead (on the
-    # penultimate beat), so ``frame_end`` is one LUT after the handshake, not the counters'
-    # comparisons (4 LUT levels from ``wpos`` to ``wbusy``, a layer's critical path at 6.5 ns)
+    # penultimate beat), so ``frame_end`` is one LUT after the handshake, not after the counters'
+    # comparisons (several LUT levels from ``wpos`` to ``wbusy``)
     at_end = Signal(name="at_end", init=int(o.fm_beats == 1))
     with m.If(fm_hs):
         m.d.sync += at_end.eq(_last_after_step([(wcg, CG)] + [(p, f) for p, f in zip(reversed(wpos),
@@ -208,8 +181,8 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     ``where`` = (tile index per axis, input-channel group, frame buffer); ``windowed``: zero too
     outside the tile's fibres (a transform unit that the passes share reads the OR of its inputs).
     Returns ``{(position j along the last axis, lane pc): read register}``."""
-    # the slot and its coordinates registered first: the walker's issue logic straight into the
-    # fibre counters' reset pins was four LUT levels from the credit (5.9 ns, a layer's critical path)
+    # the slot and its coordinates registered first: the walker's issue logic, several LUT levels
+    # from the credit, does not drive the fibre counters' reset pins directly
     slot = reg(slot, "fibre_slot", reset_less=False)
     tidx, cg, rgen = [reg(t, f"fibre_tile{ax}") for ax, t in enumerate(where[0])], reg(where[1], "fibre_cg"), \
         reg(where[2], "fibre_gen")
@@ -229,10 +202,8 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
         for ax in reversed(lead):
             wrap = rk[ax] == g.input[ax] - 1
             with m.If(carry):
-                with m.If(wrap):
-                    m.d.sync += [rk[ax].eq(0), rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))]
-                with m.Else():
-                    m.d.sync += [rk[ax].eq(rk[ax] + 1), rpos[ax].eq(rpos[ax] + 1)]
+                advance_counter(m, rk[ax], g.input[ax], last=wrap, at_last=[rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))],
+                                otherwise=[rpos[ax].eq(rpos[ax] + 1)])
             carry = carry & wrap
     row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
     if windowed:
@@ -268,12 +239,10 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
     read at ``raddrs[i]``. Returns ``{(pk, pc): the slices' read data, concatenated}`` after
     ``read_registers`` registers."""
-    # the write registered twice: once here, once beside each memory. The handshake's logic
-    # straight into every weight block RAM's write enable was 8.3 ns (ECP5, a small layer's
-    # critical path), and registered once beside each memory still 6 ns of routing from the
-    # central control (a whole layer's). A read follows the last write by many cycles (a frame's
-    # first tile). No reset: a write still in the registers at a reset stores the beat it took
-    # where it belongs (and a reset asks for a new load anyway)
+    # the write registered twice: once here, once beside each memory, since the route from the
+    # central control to every weight block RAM's write enable is long. A read follows the last
+    # write by many cycles (a frame's first tile). No reset: a write still in the registers at a
+    # reset stores the beat it took where it belongs (and a reset asks for a new load anyway)
     pc_w, cg_w, pk_w, kg_w = (reg(c, f"w_{n}_q") for c, n in zip(counters, ("pc", "cg", "pk", "kg")))
     write, data = reg(write, "w_write_q"), reg(data, "w_data_q")
     w_read = {}
@@ -313,20 +282,15 @@ def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, lo
     pk_w = Signal(range(max(o.PK, 2)), name="w_pk")
     kg_w = Signal(bits_for(o.kernel_groups), name="w_kg")
     with m.If(write):
-        with m.If(count == o.weight_beats - 1):
-            m.d.sync += [count.eq(0), loaded.eq(1), counting.eq(0)]
-        with m.Else():
-            m.d.sync += [count.eq(count + 1), loaded.eq(0), counting.eq(1)]
+        advance_counter(m, count, o.weight_beats, at_last=[loaded.eq(1), counting.eq(0)],
+                        otherwise=[loaded.eq(0), counting.eq(1)])
         carry = Const(1)
         for sig, n in [(pc_w, o.PC), (cg_w, o.channel_groups), (pk_w, o.PK), (kg_w, o.kernel_groups)]:
             with m.If(carry):
                 if n == 1:
                     m.d.sync += sig.eq(0)
                 else:
-                    with m.If(sig == n - 1):
-                        m.d.sync += sig.eq(0)
-                    with m.Else():
-                        m.d.sync += sig.eq(sig + 1)
+                    advance_counter(m, sig, n)
             carry = carry & (sig == n - 1)
     return pc_w, cg_w, pk_w, kg_w
 
@@ -347,14 +311,12 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
         m.d.sync += half.eq(~half)
     start = reg(wk.read_slot, "bt_start", READ_TO_TILE.cycles, reset_less=False)
     # staggered accumulators: fibre f of the tile reads its own memory f cycles after fibre 0
-    v_addrs = [reg(Cat(wk.cg, ~half), "v_addr")]
-    for f in range(1, engine.slices):
-        v_addrs.append(reg(v_addrs[-1], f"v_addr_f{f}"))
+    v_addrs = register_chain(m, Cat(wk.cg, ~half), ["v_addr", *numbered("v_addr_f", engine.slices - 1, 1)])[1:]
     widths = dp.v_widths
     per = R // len(v_addrs)
     v = {}
     for pc in range(o.PC):
-        m.submodules[f"bt{pc}"] = bt = SerialOutputTransform(
+        m.submodules[f"bt{pc}"] = bt = SerialTransform(
             engine.input_passes, [engine.arith.d_range] * g.n_d, list, widths, engine.stages.per_stage, streamed=True,
             shared=engine.input_unit_shared)
         m.d.comb += bt.start.eq(start)
@@ -391,8 +353,7 @@ def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: 
     tkeep ``n_keep``) whenever it is empty or taken. The writer never offers more than ``depth``
     results (the engine's credit)."""
     # one slot more than it ever holds, so that the pointers alone tell empty from full: no level
-    # counter, whose update sat after ``tready``, the pop and an adder (6.0 to 6.3 ns, a layer's
-    # critical path on every seed)
+    # counter, whose update would sit after ``tready``, the pop and an adder
     slots = depth + 1
     fifo = Memory(shape=unsigned(len(packed)), depth=slots, init=[])
     m.submodules.out_fifo = fifo
@@ -406,12 +367,12 @@ def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: 
     m.d.comb += [fw.addr.eq(wr), fw.data.eq(packed), fw.en.eq(write), fr.addr.eq(rd), nonempty.eq(wr != rd),
                  take.eq(~out.tvalid | out.tready), pop.eq(take & nonempty)]
     with m.If(write):
-        m.d.sync += wr.eq(Mux(wr == slots - 1, 0, wr + 1))
+        m.d.sync += wr.eq(wrapped_increment(wr, slots))
     with m.If(pop):
-        m.d.sync += rd.eq(Mux(rd == slots - 1, 0, rd + 1))
+        m.d.sync += rd.eq(wrapped_increment(rd, slots))
     # the output register loads whenever it may, empty FIFO or not (its tvalid then goes low, and
     # AXI4-Stream lets data change while tvalid is low): the pop then drives the read pointer only,
-    # not every data bit (ECP5: 2.8 ns of routing to its loads set a small layer's Fmax)
+    # not every data bit (a wide fan-out)
     with m.If(take):
         m.d.sync += [out.tvalid.eq(nonempty), out.tdata.eq(fr.data[:nbits]),
                      out.tkeep.eq(fr.data[nbits:nbits + n_keep]), out.tlast.eq(fr.data[nbits + n_keep])]

@@ -10,7 +10,6 @@ again, compares it field by field and checks every file against the manifest.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,8 +19,8 @@ from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
 from ..design import Port, ports_of
-from ..folder import (CARD_FILE, DESIGN_FILE, TEXT_FILE, DesignError, check_derived, check_manifest, manifest_of,
-                      read_summary, write_design_folder)
+from ..folder import (CARD_FILE, DESIGN_FILE, DesignError, check_derived, check_manifest, read_summary, sealed,
+                      write_design_folder)
 from ..options import HardwareOptions
 from ..verilog import to_verilog
 from .engine import LayerEngine, engine_signature
@@ -227,11 +226,7 @@ def generate_engine(card: AlgorithmCard, opts: EngineOptions, name: str | None =
     design = derive_engine(dp, opts, name, plans)
     files = {core.verilog: to_verilog(LayerEngine(plan), core.top)
              for plan, core in zip(plans, (design.winograd, design.direct))}
-    files[CARD_FILE] = json.dumps(card.to_json(), indent=1) + "\n"
-    design = replace(design, generation_seconds=round(time.perf_counter() - t0, 3))
-    files[TEXT_FILE] = design.text() + "\n"
-    design = replace(design, manifest=manifest_of(files))
-    return GeneratedEngine(design, files)
+    return GeneratedEngine(sealed(design, files, card.to_json(), t0), files)
 
 
 def write_engine_folder(folder, generated: GeneratedEngine) -> Path:

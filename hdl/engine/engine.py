@@ -59,6 +59,7 @@ fewer groups than that are in flight, so with ``tready`` held high the credit ne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
@@ -66,8 +67,9 @@ from amaranth.lib.wiring import In, Out
 
 from ..components import ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
-from .buffers import (delay_line, feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, registers,
-                      transformed_tiles, weight_counters, weight_memories)
+from ..pipeline import numbered, register, register_chain
+from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
+                      weight_counters, weight_memories)
 from .latency import PRODUCT_REGISTERS
 from .plan import EnginePlan
 from .walker import WriterState, output_keep, walk
@@ -135,7 +137,7 @@ class LayerEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p, o = self.plan, self.plan.options
-        reg = registers(m)
+        reg = partial(register, m)
         ctl = _control(m, p, self)
         w_packed, w_do, counters = _weight_input(m, p, self.s_axis_w, ctl, reg)
         # the feature-map banks' write side: inside a frame after each beat unless it was the last
@@ -211,7 +213,7 @@ def _weight_input(m: Module, p: EnginePlan, sw, c: _Control, reg):
             m.d.comb += word(gt.x, i).eq(reg(v, f"w_in{i}"))
         store = [word(gt.y, r) for r in range(dp.rank)]
         w_do = Signal(name="w_do")
-        pipe = delay_line(m, c.w_hs, p.stages.weight_delay, "w_hs_d")
+        pipe = register_chain(m, c.w_hs, numbered("w_hs_d", p.stages.weight_delay), reset_less=False)
         m.d.comb += w_do.eq(pipe[-1])
         # beats in the transform's registers next cycle (this cycle's handshake shuts the stream already)
         piped_next = Cat(*pipe[:-2]).any()
@@ -256,10 +258,8 @@ def _issue_stage(m: Module, p: EnginePlan, reg, c: _Control, wk, mul_issue):
     keep1 = reg(keep0, "keep1")
     w_raddr = reg(reg(Cat(wk.cg, wk.kg), "w_addr1"), "w_addr", p.stages.weight_read_delay)
     # staggered accumulators: fibre f reads its own weight memories f cycles after fibre 0
-    w_raddrs = [w_raddr]
-    for f in range(1, p.slices):
-        w_raddrs.append(reg(w_raddrs[-1], f"w_addr_f{f}"))
-    pending = delay_line(m, valid1, p.stages.weight_drain - 1, "w_pending")
+    w_raddrs = register_chain(m, w_raddr, numbered("w_addr_f", p.slices - 1, 1))
+    pending = register_chain(m, valid1, numbered("w_pending", p.stages.weight_drain - 1), reset_less=False)
     m.d.comb += c.reading.eq(Cat(*pending).any())
     return valid1, last1, tlast1, keep1, w_raddrs
 
@@ -324,7 +324,7 @@ def _accumulate_and_emit(m: Module, p: EnginePlan, reg, sums: dict, n_acc: int, 
     o, g, tm = p.options, p.options.geometry, p.stages
     valid1, last1, tlast1, keep1 = stage1
     n = tm.accumulate - 2        # the flags as seen in the cycle before the accumulators add
-    valid_p = delay_line(m, valid1, n, "valid", 2)[-1]
+    valid_p = register_chain(m, valid1, numbered("valid", n, 2), reset_less=False)[-1]
     last_p, tlast_p, keep_p = ((reg(x, name, n) if n else x) for x, name in
                                ((last1, "last"), (tlast1, "tlast"), (keep1, "keep")))
     # the accumulators clear with the group's last sum (``acc_clear``, a register, not a LUT before
@@ -338,7 +338,7 @@ def _accumulate_and_emit(m: Module, p: EnginePlan, reg, sums: dict, n_acc: int, 
     m.d.sync += out_valid.eq(clear_a)
     out_meta = (reg(tlast_a, "tlast_o"), reg(keep_a, "keep_o"))   # cycle accumulate + 1
     outs, extra = output_words(m, p, reg, done, clear_a, out_valid) if p.winograd else (dict(done), 0)
-    w_valid = delay_line(m, out_valid, extra, "out_valid_d")[-1]
+    w_valid = register_chain(m, out_valid, numbered("out_valid_d", extra), reset_less=False)[-1]
     w_tlast, w_keep = (reg(x, "meta_o", extra) if extra else x for x in out_meta)
     yw = p.y_width
     packed = Cat(*[_sext(outs[pk, oi], yw) for pk in range(o.PK) for oi in range(g.n_y)], w_keep, w_tlast)

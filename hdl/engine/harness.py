@@ -15,6 +15,8 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..harness import serial_in, serial_out
+
 
 class EngineHarness(wiring.Component):
     """Wraps a :class:`~hdl.engine.engine.LayerEngine`.
@@ -38,8 +40,7 @@ class EngineHarness(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.engine = e = self._engine
-        wreg = Signal(len(e.s_axis_w.tdata))
-        m.d.sync += wreg.eq(Cat(self.w_si, wreg[:-1]))
+        wreg = serial_in(m, self.w_si, len(e.s_axis_w.tdata), "wreg")
         fm = Signal(len(self.fm_data))
         fv, wv, yr, yl = Signal(), Signal(), Signal(), Signal()
         m.d.sync += [fm.eq(self.fm_data), fv.eq(self.fm_valid), wv.eq(self.w_valid), yr.eq(self.y_ready),
@@ -48,11 +49,5 @@ class EngineHarness(wiring.Component):
                      e.s_axis_fm.tdata.eq(fm), e.s_axis_fm.tvalid.eq(fv), e.m_axis_y.tready.eq(yr)]
         m.d.sync += [self.w_ready.eq(e.s_axis_w.tready), self.fm_ready.eq(e.s_axis_fm.tready),
                      self.y_valid.eq(e.m_axis_y.tvalid), self.y_last.eq(e.m_axis_y.tlast), self.busy.eq(e.busy)]
-        y = Cat(e.m_axis_y.tdata, e.m_axis_y.tkeep)
-        cap = Signal(len(y))
-        with m.If(yl):
-            m.d.sync += cap.eq(y)
-        with m.Else():
-            m.d.sync += cap.eq(cap >> 1)
-        m.d.comb += self.so.eq(cap[0])
+        m.d.comb += self.so.eq(serial_out(m, Cat(e.m_axis_y.tdata, e.m_axis_y.tkeep), yl, "cap"))
         return m

@@ -1,8 +1,10 @@
-"""A time-multiplexed (serial) row-column output transform for the Winograd engine.
+"""A time-multiplexed (serial) row-column transform for the Winograd engine: its A^T, and its B^T.
 
 The engine applies A^T once per (tile, output channel), after C / PC accumulation cycles, so a
-fully parallel A^T idles most of the time. When the card's integer A^T is a Kronecker product
-``A_1 (x) ... (x) A_N`` of per-axis matrices (:func:`kronecker_factors`; the constructive cards
+fully parallel A^T idles most of the time (B^T likewise once per tile and input-channel group with
+the serial input transform, :func:`~hdl.engine.buffers.transformed_tiles`: the same unit, its
+first pass streamed from the feature-map banks). When the card's integer A^T is a Kronecker product
+``A_1 (x) ... (x) A_N`` of per-axis matrices (:func:`~hdl.rowcol.kronecker_factors`; the constructive cards
 are), ``y = A^T m`` is computed one fibre per cycle: pass 1 applies A_N to every fibre of the
 accumulators along the last axis, pass 2 applies A_{N-1} to every fibre of pass 1's results along
 the next axis, and so on; each pass is one shift-add unit for its 1D matrix, reading its fibre
@@ -25,84 +27,18 @@ from dataclasses import dataclass
 from functools import reduce
 
 import numpy as np
-from amaranth.hdl import Array, Module, Mux, ResetSignal, Signal, signed
+from amaranth.hdl import Array, Module, Mux, ResetSignal, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..components import ConstantMatrixProduct, graph_latency, word, words
 from ..datapath import graph_bits
+from ..pipeline import register
+from ..rowcol import Matrix
 from ..shiftadd import ShiftAddGraph, build_graph
 from ..widths import Range, linear_range
 from ..scaling import two_adic
 from .arith import within
-
-Matrix = list[list[int]]
-
-
-def transpose(matrix) -> Matrix:
-    """The transpose of an integer matrix (rows of any sequence type)."""
-    return [list(col) for col in zip(*[[int(v) for v in row] for row in matrix])]
-
-
-def _rank_one(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Integer ``(a, b)`` with ``x == outer(a, b)`` and a primitive (first non-zero positive), or None."""
-    nz = np.argwhere(x != 0)
-    if not len(nz):
-        return None
-    i0, j0 = nz[0]
-    a = x[:, j0].copy()
-    g = math.gcd(*(int(v) for v in a))
-    a = a // (g if a[i0] > 0 else -g)
-    if any(int(v) % int(a[i0]) for v in x[i0]):
-        return None
-    b = x[i0] // a[i0]
-    return (a, b) if (x == np.outer(a, b)).all() else None
-
-
-def kronecker_factors(matrix, out_dims: tuple[int, ...]) -> list[Matrix] | None:
-    """Integer matrices ``A_1, ..., A_N`` (``A_p`` is ``m_p x R_p``) with
-    ``matrix == A_1 (x) ... (x) A_N`` (rows and columns row-major over the axes), or None.
-
-    ``out_dims`` are the output extents m_p; each R_p is found among the divisors of the column
-    count (the first exact factorisation, every R_p >= 2). Checked exactly.
-    """
-    m = np.array([[int(v) for v in row] for row in matrix], dtype=object)
-    if len(out_dims) == 1:
-        return [m.tolist()]
-    m1, rest = out_dims[0], math.prod(out_dims[1:])
-    n_rows, n_cols = m.shape
-    if n_rows != m1 * rest:
-        return None
-    for r1 in range(2, n_cols // 2 + 1):
-        if n_cols % r1:
-            continue
-        r_rest = n_cols // r1
-        x = m.reshape(m1, rest, r1, r_rest).transpose(0, 2, 1, 3).reshape(m1 * r1, rest * r_rest)
-        split = _rank_one(x)
-        if split is None:
-            continue
-        a, b = split
-        inner = kronecker_factors(b.reshape(rest, r_rest), out_dims[1:])
-        if inner is not None:
-            return [a.reshape(m1, r1).tolist()] + inner
-    return None
-
-
-def signed_kronecker_factors(matrix, out_dims: tuple[int, ...]) -> tuple[list[int], list[Matrix]] | None:
-    """``(signs, factors)`` with ``matrix == (A_1 (x) ... (x) A_N) diag(signs)``, or None.
-
-    The generator folds signs out of the multiplier operands into A^T's columns, one column at a
-    time, which breaks the Kronecker structure; each column is first made to start with a
-    positive entry (its sign recorded: the engine's accumulator subtracts instead of adding).
-    """
-    rows = [[int(v) for v in row] for row in matrix]
-    signs = []
-    for r in range(len(rows[0]) if rows else 0):
-        first = next((row[r] for row in rows if row[r]), 1)
-        signs.append(1 if first > 0 else -1)
-    factors = kronecker_factors([[v * sg for v, sg in zip(row, signs)] for row in rows], out_dims)
-    return None if factors is None else (signs, factors)
-
 
 @dataclass(frozen=True)
 class Pass:
@@ -234,8 +170,8 @@ def sharing_pays(passes: list[Pass], in_ranges: list[Range], cap, per_stage: int
     """Share one unit between the passes (:func:`shares_unit`) when it saves logic: the adders of
     every unit but one (one bit of carry chain per adder bit) against the OR that the streamed
     first pass's inputs gain at the shared unit's input widths (its fibre is already the OR of
-    ``stream_fan_in`` words; one more input per bit). On ECP5, F(2x2,3x3)'s B^T: 36 adder bits
-    saved against 40 OR bits, not shared (measured: 7 logic more if it were)."""
+    ``stream_fan_in`` words; one more input per bit). F(2x2,3x3)'s B^T, for one, saves fewer adder
+    bits than its OR costs, so it is not shared."""
     if not shares_unit(passes, per_stage, period):
         return False
     units = pass_units(passes, in_ranges, cap, out_bits)
@@ -259,18 +195,19 @@ def lane_divisions(passes: list[Pass], divisions: list):
     return [lanes[i] for i in range(len(last.matrix))]
 
 
-class SerialOutputTransform(wiring.Component):
-    """``y = (A_1 (x) ... (x) A_N) x``, one fibre per cycle per pass (see the module docstring).
+class SerialTransform(wiring.Component):
+    """``y = (A_1 (x) ... (x) A_N) x``, one fibre per cycle per pass (see the module docstring): the
+    engine's serial A^T and serial B^T.
 
     Parameters
     ----------
     passes : list of Pass
     in_ranges : list of Range
-        Exact range of each input word (the accumulators).
+        Exact range of each input word (A^T: the accumulators; B^T: the input tile).
     cap : callable
         Maps exact ranges to the ranges as built (the engine's modulo-``2^W`` cap).
     out_widths : list of int
-        Width of each output word (the parallel A^T's rows, as built).
+        Width of each output word (the parallel transform's rows, as built).
     per_stage : int
         Adder levels between register cuts in each pass's unit.
     make_division : callable or None
@@ -318,124 +255,14 @@ class SerialOutputTransform(wiring.Component):
         m = Module()
         src = [] if self._streamed else [word(self.x, i) for i in range(math.prod(self._passes[0].shape))]
         go, go_next = self.start, None       # go_next: ``go`` one cycle early, where known
-        shared = None
+        shared, feeds = None, None
         if self._shared:
             box, node_ranges, row_ranges = self._unit_ranges
             m.submodules.unit = shared = ConstantMatrixProduct(
                 self._graphs[0], [r.width for r in box], node_ranges, row_ranges, "unit", self._per_stage)
             feeds = [[] for _ in box]     # per input word: each pass's fibre, zero outside its window
-        for n, (p, graph, (box, node_ranges, row_ranges)) in enumerate(zip(self._passes, self._graphs, self._units)):
-            last = n == len(self._passes) - 1
-            if shared is None:
-                m.submodules[f"pass{n}"] = unit = ConstantMatrixProduct(
-                    graph, [r.width for r in box], node_ranges, row_ranges, f"pass{n}", self._per_stage)
-            else:
-                unit = shared
-            F = p.fibres
-            # the fibre counter runs F cycles from ``go``
-            f = Signal(range(max(F, 2)), name=f"pass{n}_fibre")
-            active = Signal(name=f"pass{n}_active")
-            with m.If(go):
-                m.d.sync += [f.eq(0), active.eq(1)]
-            with m.Elif(active):
-                m.d.sync += f.eq(f + 1)
-                with m.If(f == F - 1):
-                    m.d.sync += active.eq(0)
-            if shared is not None and not (n == 0 and self._streamed):
-                # shared unit: the fibre is read one cycle ahead into a register that a synchronous
-                # reset zeroes outside the window (no logic), so the unit's input is a plain OR
-                reading = Signal(name=f"pass{n}_reading")
-                # the fibre read next: a register (0 when idle), so the multiplexer's selects are flip-flops
-                ahead = Signal(range(max(F, 2)), name=f"pass{n}_ahead")
-                m.d.sync += ahead.eq(Mux(reading & (ahead != F - 1), ahead + 1, 0))
-                if go_next is None or F & (F - 1):
-                    # ``ahead`` is not 0 in the window's cycles after ``go`` only (one LUT of registers)
-                    m.d.comb += reading.eq(go | (ahead != 0))
-                else:
-                    # the window (``go``, then while ``ahead`` is not 0) as a register of its
-                    # complement, computed a cycle ahead from the previous pass's ``done`` input:
-                    # it drives the reset pins of every fibre register directly (through a LUT
-                    # after the fibre counter, it set a layer's Fmax: 6.2 ns, mostly routing).
-                    # Only where F is a power of two: else Yosys gives the counter's unused values
-                    # a reset term of their own (a LUT stays before the reset pins), and the
-                    # register's logic costs more LUTs than the window's (F(4x4)'s B^T: 8).
-                    #
-                    # Reset sets it; it powers up clear (a spurious window of zeros before any
-                    # reset, harmless) so that it changes at the first reset edge: Icarus runs
-                    # the read registers' ``always @*`` logic only when an input changes, and
-                    # with every input constant from time 0 they loaded X.
-                    idle = Signal(name=f"pass{n}_idle", reset_less=True)
-                    with m.If(ResetSignal()):
-                        m.d.sync += idle.eq(1)
-                    with m.Else():
-                        m.d.sync += idle.eq(~(go_next | (reading & (ahead != F - 1))))
-                    m.d.comb += reading.eq(~idle)
-            # read: the fibre through a multiplexer, registered
-            for j in range(p.shape[p.axis]):
-                if n == 0 and self._streamed:
-                    if shared is not None:
-                        feeds[j].append(word(self.x, j))
-                        continue
-                    fibre = word(self.x, j)
-                else:
-                    fibres = Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(F)])
-                    if shared is not None:
-                        early = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
-                        with m.If(reading):
-                            m.d.sync += early.eq(fibres[ahead])
-                        with m.Else():
-                            m.d.sync += early.eq(0)
-                        feeds[j].append(early)
-                        continue
-                    fibre = fibres[f]
-                x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
-                m.d.sync += x.eq(fibre)
-                m.d.comb += word(unit.x, j).eq(x)
-            results = [word(unit.y, i) for i in range(len(p.matrix))]
-            delay_cycles = 1 + unit.latency
-            if last and self._division is not None:
-                m.submodules.division = div = self._division
-                for i, v in enumerate(results):
-                    q = Signal(v.shape(), name=f"pass{n}_q{i}", reset_less=True)
-                    m.d.sync += q.eq(v)
-                    m.d.comb += word(div.x, i).eq(q)
-                results = [word(div.y, i) for i in range(len(p.matrix))]
-                delay_cycles += 1 + div.latency
-            # write: the fibre index and its valid travel beside the unit into the result registers
-            wf, wv = f, active
-            for c in range(delay_cycles):
-                nf = Signal.like(f, name=f"pass{n}_wf{c}", reset_less=True)
-                nv = Signal(name=f"pass{n}_wv{c}")
-                m.d.sync += [nf.eq(wf), nv.eq(wv)]
-                wf, wv = nf, nv
-            def width_of(idx):
-                # the last pass's words at the parallel A^T's widths: the true value fits them and
-                # the arithmetic is modulo a power of two, so dropping high bits keeps it exact
-                i = _fibre_of(p, idx)[1]
-                width = self._out_widths[idx] if last else row_ranges[i].width
-                return min(width, self._demands[n][idx]) if self._demands and not last else width
-            # per result row, a shift register over the fibres, shifted by each write: fibre F - 1's
-            # register takes the unit's result and passes it on, so after the pass fibre f's
-            # register holds fibre f's word. The unit's result then has one load per pass, not one
-            # per fibre (F(4x4)'s shared B^T: 12 result registers, 4.3 ns of routing after its last
-            # adder, a layer's critical path), and no write decoder
-            dest = [None] * math.prod(p.out_shape)
-            for i, result in enumerate(results):
-                chain = [p.fibre_index(ff, i, p.out_shape) for ff in range(F)]
-                source = result
-                for ff in reversed(range(F)):
-                    idx = chain[ff]
-                    # wide enough for every word that passes through it on its way down the chain
-                    r = Signal(signed(max(width_of(k) for k in chain[:ff + 1])), name=f"pass{n}_t{idx}",
-                               reset_less=True)
-                    with m.If(wv):
-                        m.d.sync += r.eq(source)
-                    dest[idx] = r[:width_of(idx)].as_signed()
-                    source = r
-            done, done_next = Signal(name=f"pass{n}_done"), Signal(name=f"pass{n}_done_next")
-            m.d.comb += done_next.eq(wv & (wf == F - 1))
-            m.d.sync += done.eq(done_next)
-            src, go, go_next = dest, done, done_next
+        for n in range(len(self._passes)):
+            src, go, go_next = self._pass(m, n, src, (go, go_next), shared, feeds)
         if shared is not None:
             for j, fibres in enumerate(feeds):
                 x = Signal(signed(self._unit_ranges[0][j].width), name=f"unit_x{j}", reset_less=True)
@@ -444,6 +271,150 @@ class SerialOutputTransform(wiring.Component):
         for i, v in enumerate(src):
             m.d.comb += word(self.y, i).eq(v)
         return m
+
+    def _pass(self, m: Module, n: int, src: list, start: tuple, shared, feeds) -> tuple:
+        """Pass ``n``: from ``start`` (``(go, go_next)``), its fibres of ``src`` through its unit (or
+        the ``shared`` one, through ``feeds``) into its result registers. Returns ``(results, done,
+        done_next)``: the pass's result words, and its last result visible (a register, and its input)."""
+        p, (box, node_ranges, row_ranges) = self._passes[n], self._units[n]
+        if shared is None:
+            m.submodules[f"pass{n}"] = unit = ConstantMatrixProduct(
+                self._graphs[n], [r.width for r in box], node_ranges, row_ranges, f"pass{n}", self._per_stage)
+        else:
+            unit = shared
+        # the fibre counter runs F cycles from ``go``
+        f, active = _fibre_counter(m, n, p.fibres, start[0])
+        if shared is None:
+            self._read(m, n, f, src, unit)
+        elif n == 0 and self._streamed:
+            for j in range(p.shape[p.axis]):
+                feeds[j].append(word(self.x, j))
+        else:
+            reading, ahead = _read_window(m, n, p.fibres, *start)
+            for j, early in enumerate(_early_reads(m, n, p, box, src, reading, ahead)):
+                feeds[j].append(early)
+        results, delay_cycles = self._divided(m, n, [word(unit.y, i) for i in range(len(p.matrix))], unit.latency)
+        # write: the fibre index and its valid travel beside the unit into the result registers
+        wf, wv = f, active
+        for c in range(delay_cycles):
+            wf = register(m, wf, f"pass{n}_wf{c}")
+            wv = register(m, wv, f"pass{n}_wv{c}", reset_less=False)
+        dest = self._result_registers(m, n, results, wv)
+        done, done_next = Signal(name=f"pass{n}_done"), Signal(name=f"pass{n}_done_next")
+        m.d.comb += done_next.eq(wv & (wf == p.fibres - 1))
+        m.d.sync += done.eq(done_next)
+        return dest, done, done_next
+
+    def _read(self, m: Module, n: int, f: Signal, src: list, unit) -> None:
+        """Pass ``n``'s own unit reads fibre ``f`` (streamed, the first pass's input), registered."""
+        p, box = self._passes[n], self._units[n][0]
+        for j in range(p.shape[p.axis]):
+            if n == 0 and self._streamed:
+                fibre = word(self.x, j)
+            else:
+                fibre = Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(p.fibres)])[f]
+            x = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
+            m.d.sync += x.eq(fibre)
+            m.d.comb += word(unit.x, j).eq(x)
+
+    def _divided(self, m: Module, n: int, results: list, latency: int) -> tuple[list, int]:
+        """The last pass's results through the division (after a register), when there is one:
+        ``(result words, cycles from the fibre register to them)``."""
+        if n < len(self._passes) - 1 or self._division is None:
+            return results, 1 + latency
+        m.submodules.division = div = self._division
+        for i, v in enumerate(results):
+            m.d.comb += word(div.x, i).eq(register(m, v, f"pass{n}_q{i}"))
+        return [word(div.y, i) for i in range(len(results))], 1 + latency + 1 + div.latency
+
+    def _result_registers(self, m: Module, n: int, results: list, wv: Value) -> list:
+        """Pass ``n``'s result tensor: per result row, a shift register over the fibres, shifted by
+        each write (``wv``). Fibre F - 1's register takes the unit's result and passes it on, so after
+        the pass fibre f's register holds fibre f's word: the unit's result has one load per pass,
+        not one per fibre (that fan-out would be a long route after its last adder), and there is
+        no write decoder."""
+        p, row_ranges = self._passes[n], self._units[n][2]
+        last = n == len(self._passes) - 1
+
+        def width_of(idx):
+            # the last pass's words at the parallel A^T's widths: the true value fits them and
+            # the arithmetic is modulo a power of two, so dropping high bits keeps it exact
+            width = self._out_widths[idx] if last else row_ranges[_fibre_of(p, idx)[1]].width
+            return min(width, self._demands[n][idx]) if self._demands and not last else width
+        dest = [None] * math.prod(p.out_shape)
+        for i, result in enumerate(results):
+            chain = [p.fibre_index(ff, i, p.out_shape) for ff in range(p.fibres)]
+            source = result
+            for ff in reversed(range(p.fibres)):
+                idx = chain[ff]
+                # wide enough for every word that passes through it on its way down the chain
+                r = Signal(signed(max(width_of(k) for k in chain[:ff + 1])), name=f"pass{n}_t{idx}",
+                           reset_less=True)
+                with m.If(wv):
+                    m.d.sync += r.eq(source)
+                dest[idx] = r[:width_of(idx)].as_signed()
+                source = r
+        return dest
+
+
+def _fibre_counter(m: Module, n: int, fibres: int, go: Value) -> tuple[Signal, Signal]:
+    """Pass ``n``'s fibre counter, ``fibres`` cycles from ``go``: ``(fibre, active)``."""
+    f = Signal(range(max(fibres, 2)), name=f"pass{n}_fibre")
+    active = Signal(name=f"pass{n}_active")
+    with m.If(go):
+        m.d.sync += [f.eq(0), active.eq(1)]
+    with m.Elif(active):
+        m.d.sync += f.eq(f + 1)
+        with m.If(f == fibres - 1):
+            m.d.sync += active.eq(0)
+    return f, active
+
+
+def _read_window(m: Module, n: int, F: int, go: Value, go_next) -> tuple[Signal, Signal]:
+    """A shared unit's read window of pass ``n`` (``F`` fibres from ``go``; ``go_next``: ``go`` one
+    cycle early, or None): ``(reading, ahead)``, the fibre read next a register (0 when idle), so
+    that the multiplexer's selects are flip-flops."""
+    # the fibre is read one cycle ahead into a register that a synchronous reset zeroes outside
+    # the window (no logic), so the unit's input is a plain OR
+    reading = Signal(name=f"pass{n}_reading")
+    ahead = Signal(range(max(F, 2)), name=f"pass{n}_ahead")
+    m.d.sync += ahead.eq(Mux(reading & (ahead != F - 1), ahead + 1, 0))
+    if go_next is None or F & (F - 1):
+        # ``ahead`` is not 0 in the window's cycles after ``go`` only (one LUT of registers)
+        m.d.comb += reading.eq(go | (ahead != 0))
+        return reading, ahead
+    # the window (``go``, then while ``ahead`` is not 0) as a register of its complement, computed
+    # a cycle ahead from the previous pass's ``done`` input: it drives the reset pins of every
+    # fibre register directly, not through a LUT after the fibre counter (a long route). Only
+    # where F is a power of two: else Yosys gives the counter's unused values a reset term of
+    # their own (a LUT stays before the reset pins), and the register costs more LUTs than it saves.
+    #
+    # Reset sets it; it powers up clear (a spurious window of zeros before any
+    # reset, harmless) so that it changes at the first reset edge: Icarus runs
+    # the read registers' ``always @*`` logic only when an input changes, and
+    # with every input constant from time 0 they loaded X.
+    idle = Signal(name=f"pass{n}_idle", reset_less=True)
+    with m.If(ResetSignal()):
+        m.d.sync += idle.eq(1)
+    with m.Else():
+        m.d.sync += idle.eq(~(go_next | (reading & (ahead != F - 1))))
+    m.d.comb += reading.eq(~idle)
+    return reading, ahead
+
+
+def _early_reads(m: Module, n: int, p: Pass, box: list, src: list, reading: Value, ahead: Value) -> list:
+    """Pass ``n``'s fibre for a shared unit, read at ``ahead`` one cycle early: a register per word,
+    zero outside the window (a synchronous reset)."""
+    out = []
+    for j in range(p.shape[p.axis]):
+        fibres = Array([src[p.fibre_index(ff, j, p.shape)] for ff in range(p.fibres)])
+        early = Signal(signed(box[j].width), name=f"pass{n}_x{j}", reset_less=True)
+        with m.If(reading):
+            m.d.sync += early.eq(fibres[ahead])
+        with m.Else():
+            m.d.sync += early.eq(0)
+        out.append(early)
+    return out
 
 
 def _fibre_of(p: Pass, idx: int) -> tuple[int, int]:

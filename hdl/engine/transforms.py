@@ -9,9 +9,10 @@ from __future__ import annotations
 from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
+from ..rowcol import signed_kronecker_factors, transpose
 from .latency import READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import MEMORY_DEPTH, EngineOptions, InputTransform, OutputTransform
-from .serial import Pass, plan_passes, serial_fits, serial_latency, signed_kronecker_factors, transpose
+from .serial import Pass, plan_passes, serial_fits, serial_latency
 
 
 def serial_output_passes(o: EngineOptions, dp: Datapath) -> tuple[list[int], list[Pass]] | None:

@@ -9,11 +9,12 @@ sits between the writer's counters and the issue (see :func:`walk`); the perform
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 
+from ..pipeline import advance_counter, wrapped_increment
 from .options import EngineOptions, bits_for
 
 @dataclass(frozen=True)
@@ -102,42 +103,158 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     the pass begins (frames back to back then cost no pass more than their tiles), and otherwise
     reads nothing (``drain``, no stored input needed), and the next frame's first pass multiplies
     nothing."""
-    g = o.geometry
-    N = g.axes
-    CG, KG = o.channel_groups, o.kernel_groups
-    cg_bits, kg_bits = bits_for(CG), bits_for(KG)
-    wpos, wbusy, wgen, frame_end = writer.wpos, writer.wbusy, writer.wgen, writer.frame_end
-    T = o.tiles
-    cg = Signal(cg_bits, name="cg")
-    kg = Signal(kg_bits, name="kg")
-    tidx = [Signal(range(max(t, 2)), name=f"tile{ax}") for ax, t in enumerate(T)]
-    # Readiness is pipelined: no comparator sits between the write counters and the issue. The
-    # walker keeps three tile pointers in raster order (the current tile C, the next A, the one
-    # after B), each with its clamped last input position and how many frames it is ahead of
-    # C (A: 0 or 1; B: 0, 1 or 2, two only with at most two tiles per frame). Every cycle each
-    # pointer's tile is checked against the writer (the comparison with the writer's position
-    # alone, whether the writer is in the tile's frame, whether that frame's buffer is full); the
-    # checks of the tiles current and next one cycle later are registered (``seen_c``, ``seen_a``:
-    # on an advance they shift, B's moving up), and ``ready`` is registered from them (stored:
-    # the buffer full, or the writer in the frame past the tile). A tile issues three cycles after
-    # its last input beat (``Timing.issue_delay`` 2).
-    order = list(product(*(range(n) for n in T)))
-    ta, tb = order[1 % len(order)], order[2 % len(order)]
-    u0, l0 = o.last_input(order[0])
-    _, la = o.last_input(ta)
-    ub, lb = o.last_input(tb)
-    lshape = signed(bits_for(max(o.feature_map) + max(o.step) + max(g.input)) + 2)
-    lastc = [Signal(lshape, name=f"lastc{ax}", init=l0[ax]) for ax in range(N)]
-    tidxa = [Signal(range(max(t, 2)), name=f"tilea{ax}", init=ta[ax]) for ax, t in enumerate(T)]
-    lasta = [Signal(lshape, name=f"lasta{ax}", init=la[ax]) for ax in range(N)]
-    tidxb = [Signal(range(max(t, 2)), name=f"tileb{ax}", init=tb[ax]) for ax, t in enumerate(T)]
-    lastub = [Signal(lshape, name=f"lastub{ax}", init=ub[ax]) for ax in range(N)]
-    lastb = [Signal(lshape, name=f"lastb{ax}", init=lb[ax]) for ax in range(N)]
-    ahead_a = Signal(range(2), name="ahead_a", init=int(len(order) == 1))
-    ahead_b = Signal(range(3), name="ahead_b", init=(2 if len(order) == 1 else int(len(order) == 2)))
+    groups = _Groups.make(o)
+    ptr = _Pointers.make(o)
     full = [Signal(name=f"full{b}") for b in range(2)]   # buffer b holds a whole frame not yet walked
+    now = _checks(m, o, writer, rgen, ptr, full)
+    ready = Signal(name="ready")              # registered: the current tile's input is stored
+    issue = Signal(name="issue")
+    drain = Signal(name="drain") if lag else Const(0)
+    m.d.comb += issue.eq((ready | drain) & credit)
+    last_tile = Signal(name="last_tile")
+    adv = Signal(name="tile_advance")
+    m.d.comb += [last_tile.eq(Cat(*[t == n - 1 for t, n in zip(ptr.tidx, o.tiles)]).all()),
+                 adv.eq(issue & groups.last_group & ~drain)]
+    m.d.comb += walk_end.eq(adv & last_tile)
+    ready_next = _register_readiness(m, now, adv, ready)
+    for b in range(2):
+        with m.If(writer.frame_end & (writer.wgen == b)):
+            m.d.sync += full[b].eq(1)
+        with m.Elif(walk_end & (rgen == b)):
+            m.d.sync += full[b].eq(0)
+    with m.If(issue):
+        groups.count(m, o)
+    with m.If(adv):
+        ptr.advance(m, o)
+    w = Walk(cg=groups.cg, kg=groups.kg, tidx=ptr.tidx, issue=issue, last_cg=groups.last_cg,
+             last_kg=groups.last_kg, last_tile=last_tile, last_group=groups.last_group, drain=drain,
+             first=Const(0), mtidx=ptr.tidx, read_cg=groups.cg, read_slot=Const(0), advance=adv,
+             mlast_tile=last_tile)
+    return _lagging(m, o, w, walk_end, ready_next) if lag else w
 
-    past = _past_comparison(o, wpos)
+
+@dataclass(frozen=True)
+class _Groups:
+    """The channel-group counters of the current issue, with ``cg == CG - 1`` and ``kg == KG - 1``
+    as registers kept beside them (set one issue ahead)."""
+
+    cg: Signal
+    kg: Signal
+    # the tile advance and a frame's last issue are then a LUT fewer from the registers (the path
+    # from ``cg`` to ``inflight`` is long)
+    last_cg: Signal
+    last_kg: Signal
+    # both, a register too: the tile advance, which fans out widely, is then one LUT of registers
+    last_group: Signal
+
+    @staticmethod
+    def make(o: EngineOptions) -> "_Groups":
+        CG, KG = o.channel_groups, o.kernel_groups
+        return _Groups(Signal(bits_for(CG), name="cg"), Signal(bits_for(KG), name="kg"),
+                       Signal(name="last_cg", init=int(CG == 1)), Signal(name="last_kg", init=int(KG == 1)),
+                       Signal(name="last_group", init=int(CG == 1 and KG == 1)))
+
+    def count(self, m: Module, o: EngineOptions) -> None:
+        """One issue: the next input-channel group, and after the last the next output-channel group."""
+        CG, KG = o.channel_groups, o.kernel_groups
+        cg, kg, last_cg, last_kg, last_group = self.cg, self.kg, self.last_cg, self.last_kg, self.last_group
+
+        def next_kg():
+            m.d.sync += last_cg.eq(CG == 1)
+            advance_counter(m, kg, KG, last=last_kg, at_last=[last_kg.eq(KG == 1), last_group.eq(CG == 1 and KG == 1)],
+                            otherwise=[last_kg.eq(kg == KG - 2), last_group.eq((CG == 1) & (kg == KG - 2))])
+        advance_counter(m, cg, CG, last=last_cg, at_last=next_kg,
+                        otherwise=[last_cg.eq(cg == CG - 2), last_group.eq((cg == CG - 2) & last_kg)])
+
+
+@dataclass(frozen=True)
+class _Pointers:
+    """The walker's three tile pointers in raster order: the current tile C (``tidx``), the next A
+    and the one after B, each with its clamped last input position (``last*``; B's unclamped too,
+    ``lastub``, which steps) and how many frames A and B are ahead of C (A: 0 or 1; B: 0, 1 or 2,
+    two only with at most two tiles per frame)."""
+
+    tidx: list
+    lastc: list
+    tidxa: list
+    lasta: list
+    tidxb: list
+    lastub: list
+    lastb: list
+    ahead_a: Signal
+    ahead_b: Signal
+
+    @staticmethod
+    def make(o: EngineOptions) -> "_Pointers":
+        T, N = o.tiles, o.axes
+        order = _raster(o)
+        ta, tb = order[1 % len(order)], order[2 % len(order)]
+        _, l0 = o.last_input(order[0])
+        _, la = o.last_input(ta)
+        ub, lb = o.last_input(tb)
+        lshape = _position_shape(o)
+
+        def tiles(name, init=None):
+            return [Signal(range(max(t, 2)), name=f"{name}{ax}", init=0 if init is None else init[ax])
+                    for ax, t in enumerate(T)]
+
+        def positions(name, init):
+            return [Signal(lshape, name=f"{name}{ax}", init=init[ax]) for ax in range(N)]
+        return _Pointers(tiles("tile"), positions("lastc", l0), tiles("tilea", ta), positions("lasta", la),
+                         tiles("tileb", tb), positions("lastub", ub), positions("lastb", lb),
+                         Signal(range(2), name="ahead_a", init=int(len(order) == 1)),
+                         Signal(range(3), name="ahead_b", init=(2 if len(order) == 1 else int(len(order) == 2))))
+
+    def advance(self, m: Module, o: EngineOptions) -> None:
+        """The tile advance: A moves to C, B to A, and B steps to the next tile in raster order."""
+        T, N, g = o.tiles, o.axes, o.geometry
+        u0, l0 = o.last_input(_raster(o)[0])
+        m.d.sync += [self.tidx[ax].eq(self.tidxa[ax]) for ax in range(N)]
+        m.d.sync += [self.lastc[ax].eq(self.lasta[ax]) for ax in range(N)]
+        m.d.sync += [self.tidxa[ax].eq(self.tidxb[ax]) for ax in range(N)]
+        m.d.sync += [self.lasta[ax].eq(self.lastb[ax]) for ax in range(N)]
+        b_wraps = Cat(*[t == n - 1 for t, n in zip(self.tidxb, T)]).all()
+        m.d.sync += [self.ahead_a.eq(self.ahead_b - self.ahead_a),
+                     self.ahead_b.eq(self.ahead_b - self.ahead_a + b_wraps)]
+
+        carry = Const(1)
+        for ax in reversed(range(N)):
+            wrap = self.tidxb[ax] == T[ax] - 1
+            nxt = Signal(_position_shape(o), name=f"lastub{ax}_step")
+            m.d.comb += nxt.eq(self.lastub[ax] + o.step[ax])
+            # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
+            # comparing the tile counter, not the sum, keeps a comparator off the adder)
+            edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
+            clamp = Const(1) if edge <= 1 else self.tidxb[ax] >= edge - 1
+            with m.If(carry):
+                advance_counter(m, self.tidxb[ax], T[ax], last=wrap,
+                                at_last=[self.lastub[ax].eq(u0[ax]), self.lastb[ax].eq(l0[ax])],
+                                otherwise=[self.lastub[ax].eq(nxt),
+                                           self.lastb[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))])
+            carry = carry & wrap
+
+
+def _raster(o: EngineOptions) -> list:
+    """Every tile index, in raster order."""
+    return list(product(*(range(n) for n in o.tiles)))
+
+
+def _position_shape(o: EngineOptions):
+    """The shape of the pointers' last input positions (padding and a step beyond the map, signed)."""
+    return signed(bits_for(max(o.feature_map) + max(o.step) + max(o.geometry.input)) + 2)
+
+
+def _checks(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, ptr: _Pointers, full: list) -> tuple:
+    """Each pointer's tile against the writer this cycle: per pointer (C, A, B), whether the writer
+    has passed its last position, is in its frame, and whether that frame's buffer is full."""
+    # Readiness is pipelined: no comparator sits between the write counters and the issue. Every
+    # cycle each pointer's tile is checked against the writer (the comparison with the writer's
+    # position alone, whether the writer is in the tile's frame, whether that frame's buffer is
+    # full); the checks of the tiles current and next one cycle later are registered (``seen_c``,
+    # ``seen_a``: on an advance they shift, B's moving up), and ``ready`` is registered from them
+    # (stored: the buffer full, or the writer in the frame past the tile). A tile issues three
+    # cycles after its last input beat (``Timing.issue_delay`` 2).
+    past = _past_comparison(o, writer.wpos)
 
     def checks(last, ahead, name):
         """A pointer's tile as the writer stands this cycle: (past its last position, the writer in
@@ -145,108 +262,61 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
         gen = rgen ^ ahead[0]
         valid = ahead != 2
         out = [Signal(name=f"{name}_{what}") for what in ("past", "inframe", "full")]
-        m.d.comb += [out[0].eq(past(last)), out[1].eq(valid & wbusy & (wgen == gen)),
+        m.d.comb += [out[0].eq(past(last)), out[1].eq(valid & writer.wbusy & (writer.wgen == gen)),
                      out[2].eq(valid & Mux(gen, full[1], full[0]))]
         return out
-    now_c, now_a, now_b = checks(lastc, Const(0, 2), "now_c"), checks(lasta, ahead_a, "now_a"), \
-        checks(lastb, ahead_b, "now_b")
-    # the checks of the tiles current and next one cycle later, registered (they shift on an advance)
+    return (checks(ptr.lastc, Const(0, 2), "now_c"), checks(ptr.lasta, ptr.ahead_a, "now_a"),
+            checks(ptr.lastb, ptr.ahead_b, "now_b"))
+
+
+def _register_readiness(m: Module, now: tuple, adv: Value, ready: Signal) -> Signal:
+    """The checks of the tiles current and next one cycle later, registered (they shift on an
+    advance), and ``ready`` from them; returns ``ready``'s input (the tile current next cycle is
+    stored)."""
+    now_c, now_a, now_b = now
     seen_c = [Signal(name=f"seen_c{i}") for i in range(3)]
     seen_a = [Signal(name=f"seen_a{i}") for i in range(3)]
-
-    def stored(seen):
-        return seen[2] | (seen[1] & seen[0])
-    ready = Signal(name="ready")              # registered: the current tile's input is stored
-    issue = Signal(name="issue")
-    drain = Signal(name="drain") if lag else Const(0)
-    m.d.comb += issue.eq((ready | drain) & credit)
-    # ``cg == CG - 1`` and ``kg == KG - 1`` as registers kept beside the counters (set one issue
-    # ahead): the tile advance and a frame's last issue are then a LUT fewer from the registers
-    # (``cg`` to ``inflight`` through them was a layer's critical path, 6.7 ns)
-    last_cg = Signal(name="last_cg", init=int(CG == 1))
-    last_kg = Signal(name="last_kg", init=int(KG == 1))
-    # both, a register too: the tile advance is then one LUT of registers (``issue``, ``last_cg``
-    # and ``last_kg`` were two levels before its fan-out, a layer's critical path at 5.8 ns)
-    last_group = Signal(name="last_group", init=int(CG == 1 and KG == 1))
-    last_tile = Signal(name="last_tile")
-    adv = Signal(name="tile_advance")
-    m.d.comb += [last_tile.eq(Cat(*[t == n - 1 for t, n in zip(tidx, T)]).all()),
-                 adv.eq(issue & last_group & ~drain)]
-    m.d.comb += walk_end.eq(adv & last_tile)
     ready_next = Signal(name="ready_next")
-    m.d.comb += ready_next.eq(Mux(adv, stored(seen_a), stored(seen_c)))
+    m.d.comb += ready_next.eq(Mux(adv, _stored(seen_a), _stored(seen_c)))
     m.d.sync += ready.eq(ready_next)
     m.d.sync += [x.eq(Mux(adv, a, c)) for x, a, c in zip(seen_c, now_a, now_c)]
     m.d.sync += [x.eq(Mux(adv, b, a)) for x, a, b in zip(seen_a, now_a, now_b)]
-    for b in range(2):
-        with m.If(frame_end & (wgen == b)):
-            m.d.sync += full[b].eq(1)
-        with m.Elif(walk_end & (rgen == b)):
-            m.d.sync += full[b].eq(0)
-    with m.If(issue):
-        with m.If(last_cg):
-            m.d.sync += [cg.eq(0), last_cg.eq(CG == 1)]
-            with m.If(last_kg):
-                m.d.sync += [kg.eq(0), last_kg.eq(KG == 1), last_group.eq(CG == 1 and KG == 1)]
-            with m.Else():
-                m.d.sync += [kg.eq(kg + 1), last_kg.eq(kg == KG - 2), last_group.eq((CG == 1) & (kg == KG - 2))]
-        with m.Else():
-            m.d.sync += [cg.eq(cg + 1), last_cg.eq(cg == CG - 2), last_group.eq((cg == CG - 2) & last_kg)]
-    with m.If(adv):
-        m.d.sync += [tidx[ax].eq(tidxa[ax]) for ax in range(N)]
-        m.d.sync += [lastc[ax].eq(lasta[ax]) for ax in range(N)]
-        m.d.sync += [tidxa[ax].eq(tidxb[ax]) for ax in range(N)]
-        m.d.sync += [lasta[ax].eq(lastb[ax]) for ax in range(N)]
-        b_wraps = Cat(*[t == n - 1 for t, n in zip(tidxb, T)]).all()
-        m.d.sync += [ahead_a.eq(ahead_b - ahead_a), ahead_b.eq(ahead_b - ahead_a + b_wraps)]
-        carry = Const(1)
-        for ax in reversed(range(N)):
-            wrap = tidxb[ax] == T[ax] - 1
-            nxt = Signal(lshape, name=f"lastub{ax}_step")
-            m.d.comb += nxt.eq(lastub[ax] + o.step[ax])
-            # tile t + 1 is clamped at the feature map's edge when t >= edge - 1 (a constant;
-            # comparing the tile counter, not the sum, keeps a comparator off the adder)
-            edge = (o.feature_map[ax] + o.padding[ax] - g.input[ax]) // o.step[ax] + 1
-            clamp = Const(1) if edge <= 1 else tidxb[ax] >= edge - 1
-            with m.If(carry):
-                with m.If(wrap):
-                    m.d.sync += [tidxb[ax].eq(0), lastub[ax].eq(u0[ax]), lastb[ax].eq(l0[ax])]
-                with m.Else():
-                    m.d.sync += [tidxb[ax].eq(tidxb[ax] + 1), lastub[ax].eq(nxt),
-                                 lastb[ax].eq(Mux(clamp, o.feature_map[ax] - 1, nxt))]
-            carry = carry & wrap
+    return ready_next
 
-    if not lag:
-        return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, last_group, drain, Const(0), tidx, cg, Const(0),
-                    adv, last_tile)
+
+def _stored(seen: list) -> Value:
+    """A tile's input is stored: its frame's buffer is full, or the writer is in its frame and past it."""
+    return seen[2] | (seen[1] & seen[0])
+
+
+def _lagging(m: Module, o: EngineOptions, w: Walk, walk_end: Value, ready_next: Value) -> Walk:
+    """The lagging walk's signals (:func:`walk`'s ``lag``) added to ``w``."""
+    CG, KG = o.channel_groups, o.kernel_groups
     # the pass after a frame's last read pass multiplies its last tile (``mlast``); it drains
     # (reads nothing) only if the next frame's first tile is not stored as it begins: a tile once
     # stored stays so until it is walked, so the whole pass can read it
     mlast = Signal(name="mlast_pass")
     with m.If(walk_end):
-        m.d.sync += [mlast.eq(1), drain.eq(~ready_next)]
-    with m.Elif(issue & last_group):
-        m.d.sync += [mlast.eq(0), drain.eq(0)]
-    mtidx = [Signal.like(t, name=f"mtile{ax}") for ax, t in enumerate(tidx)]
-    with m.If(adv):
-        m.d.sync += [a.eq(b) for a, b in zip(mtidx, tidx)]
+        m.d.sync += [mlast.eq(1), w.drain.eq(~ready_next)]
+    with m.Elif(w.issue & w.last_group):
+        m.d.sync += [mlast.eq(0), w.drain.eq(0)]
+    mtidx = [Signal.like(t, name=f"mtile{ax}") for ax, t in enumerate(w.tidx)]
+    with m.If(w.advance):
+        m.d.sync += [a.eq(b) for a, b in zip(mtidx, w.tidx)]
     first = Signal(name="first_pass")
-    m.d.comb += first.eq(~mlast & Cat(*[t == 0 for t in tidx]).all())
+    m.d.comb += first.eq(~mlast & Cat(*[t == 0 for t in w.tidx]).all())
     # a block is K / PK issues: the read of input-channel group ``read_cg`` is held through it
     block = Signal(range(max(KG, 2)), name="read_block")
-    # ``block == 0`` as a register of its own: the read slot is then one LUT of registers (it
-    # drives the serial B^T's fibre counter, on a small layer's critical path)
+    # ``block == 0`` as a register of its own: the read slot, which drives the serial B^T's fibre
+    # counter, is then one LUT of registers
     block_start = Signal(name="read_block_start", init=1)
-    read_cg = Signal(cg_bits, name="read_cg")
+    read_cg = Signal(bits_for(CG), name="read_cg")
     read_slot = Signal(name="read_slot")
-    m.d.comb += read_slot.eq(issue & ~drain & block_start)
-    with m.If(issue):
-        with m.If(block == KG - 1):
-            m.d.sync += [block.eq(0), block_start.eq(1), read_cg.eq(Mux(read_cg == CG - 1, 0, read_cg + 1))]
-        with m.Else():
-            m.d.sync += [block.eq(block + 1), block_start.eq(0)]
-    return Walk(cg, kg, tidx, issue, last_cg, last_kg, last_tile, last_group, drain, first, mtidx, read_cg, read_slot,
-                adv, mlast)
+    m.d.comb += read_slot.eq(w.issue & ~w.drain & block_start)
+    with m.If(w.issue):
+        advance_counter(m, block, KG, at_last=[block_start.eq(1), read_cg.eq(wrapped_increment(read_cg, CG))],
+                        otherwise=[block_start.eq(0)])
+    return replace(w, first=first, mtidx=mtidx, read_cg=read_cg, read_slot=read_slot, mlast_tile=mlast)
 
 
 def _past_comparison(o: EngineOptions, wpos: list):
@@ -256,9 +326,8 @@ def _past_comparison(o: EngineOptions, wpos: list):
     Every tile's clamped last position lies in [0, F - 1] on every axis (padding is at most the
     kernel extent minus one, below the input tile: checked here over all tiles), and so does the
     writer's position, so the lexicographic order is the order of the axes' fields concatenated
-    (the first axis on top, unsigned): one comparator, one carry chain, where a comparison and an
-    equality per axis combined took four LUT levels after the chain (ECP5: 8.6 ns, a whole layer's
-    critical path)."""
+    (the first axis on top, unsigned): one comparator, one carry chain, not a comparison and an
+    equality per axis combined in several LUT levels after the chains."""
     N = o.axes
     widths = [max(1, f.bit_length()) for f in o.feature_map]
     assert all(0 <= o.last_input(tuple(t if a == ax else 0 for a in range(N)))[1][ax] < 2 ** widths[ax]
