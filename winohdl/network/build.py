@@ -1,0 +1,133 @@
+"""What the PyTorch and ONNX importers share: a graph under construction, batch-norm folding, errors.
+
+The importers walk their framework's operators in order and call :class:`Builder`: ``add`` a node,
+``alias`` a value that is another one (an identity, the first output of a multi-output operator),
+``constant`` a tensor (a parameter, an initializer), ``fold_batch_norm`` into the convolution before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from winohdl.core.errors import WinohdlError
+
+from .graph import Conv, Graph, Kind, Node, output_shape
+
+SUPPORTED = ("convolution, batch norm after a convolution, relu, max and average pooling, global average "
+             "pooling, the sum of two feature maps, flatten and linear")
+
+
+def unsupported(op: str, node: str, why: str = "") -> WinohdlError:
+    """The one error of an operator the hardware does not implement, naming the operator and the node."""
+    return WinohdlError(f"unsupported operator {op} at node {node!r}" + (f" ({why})" if why else "")
+                        + f"; the hardware implements {SUPPORTED}")
+
+
+def symmetric(pads, op: str, node: str) -> tuple[int, ...]:
+    """ONNX ``pads`` (begins then ends) as one padding per axis; asymmetric padding is refused."""
+    pads = [int(p) for p in pads]
+    half = len(pads) // 2
+    if pads[:half] != pads[half:]:
+        raise unsupported(op, node, f"asymmetric padding {pads}")
+    return tuple(pads[:half])
+
+
+def per_axis(value, axes: int, default) -> tuple[int, ...]:
+    """torch's int-or-list arguments as one value per axis (an empty list means ``default``)."""
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        value = default
+    if isinstance(value, (list, tuple)):
+        value = list(value)
+        return tuple(value * axes if len(value) == 1 else value)
+    return (value,) * axes
+
+
+class Builder:
+    """A graph under construction: nodes in order, weights, aliases and constant tensors."""
+
+    def __init__(self):
+        self.nodes: list[Node] = []
+        self.weights: dict[str, np.ndarray] = {}
+        self.consts: dict[str, np.ndarray] = {}
+        self._alias: dict[str, str] = {}
+        self._index: dict[str, int] = {}
+
+    def constant(self, value: str, array) -> None:
+        self.consts[value] = np.asarray(array, dtype=np.float64)
+
+    def is_const(self, value) -> bool:
+        return value in self.consts
+
+    def const(self, value: str, op: str, node: str) -> np.ndarray:
+        """A constant operand (a weight); a computed one is refused."""
+        if value not in self.consts:
+            raise unsupported(op, node, f"operand {value!r} is computed, the hardware needs a constant weight")
+        return self.consts[value]
+
+    def ref(self, value: str, op: str, node: str) -> str:
+        """The node that computes ``value``; a constant feature map is refused."""
+        value = self._alias.get(value, value)
+        if value not in self._index:
+            raise unsupported(op, node, f"operand {value!r} is a constant, not a feature map")
+        return value
+
+    def alias(self, value: str, source: str) -> None:
+        self._alias[value] = self._alias.get(source, source)
+
+    def get(self, name: str) -> Node:
+        return self.nodes[self._index[self._alias.get(name, name)]]
+
+    def add(self, name: str, kind: Kind, inputs, shape=None, attrs=None, **weights) -> Node:
+        """Append a node; ``shape`` (the framework's, when it knows it) is checked against ours."""
+        if name in self._index or name in self._alias:
+            raise WinohdlError(f"node name {name!r} is used twice")
+        node = Node(name, kind, tuple(inputs), (1,), attrs) if shape is None and kind != Kind.INPUT else None
+        if node is not None:
+            shape = output_shape(node, [self.get(i).shape for i in inputs])
+        node = Node(name, kind, tuple(inputs), tuple(shape), attrs)
+        self._index[name] = len(self.nodes)
+        self.nodes.append(node)
+        for k, v in weights.items():
+            if v is not None:
+                self.weights[f"{name}.{k}"] = np.asarray(v, dtype=np.float64)
+        return node
+
+    def set_node(self, name: str, attrs, **weights) -> None:
+        """Change a node's attributes and weights (folding batch norm, a bias added after a matmul)."""
+        i = self._index[name]
+        self.nodes[i] = replace(self.nodes[i], attrs=attrs)
+        for k, v in weights.items():
+            self.weights[f"{name}.{k}"] = np.asarray(v, dtype=np.float64)
+
+    def fold_batch_norm(self, value: str, users: int, op: str, node: str, gamma, beta, mean, var, eps) -> None:
+        """Fold an eval-mode batch norm into the convolution computing ``value`` (read by nothing else).
+
+        ``w' = w * gamma / sqrt(var + eps)``, ``b' = (b - mean) * gamma / sqrt(var + eps) + beta``, in float64.
+        """
+        source = self._alias.get(value, value)
+        conv = self.nodes[self._index[source]] if source in self._index else None
+        if conv is None or conv.kind != Kind.CONV or users != 1:
+            raise unsupported(op, node, "batch norm folds only into a convolution that nothing else reads")
+        gamma, beta, mean, var = (np.asarray(a, dtype=np.float64).reshape(-1) for a in (gamma, beta, mean, var))
+        if not all(a.shape == (conv.attrs.out_channels,) for a in (gamma, beta, mean, var)):
+            raise unsupported(op, node, "batch norm statistics do not match the convolution's channels")
+        scale = gamma / np.sqrt(var + float(eps))
+        w = self.weights[f"{source}.weight"]
+        b = self.weights.get(f"{source}.bias", np.zeros(conv.attrs.out_channels))
+        self.set_node(source, replace(conv.attrs, bias=True),
+                      weight=w * scale.reshape((-1,) + (1,) * (w.ndim - 1)), bias=(b - mean) * scale + beta)
+        self.alias(node, source)
+
+    def graph(self) -> Graph:
+        return Graph(tuple(self.nodes), dict(self.weights))
+
+
+def conv_attrs(weight: np.ndarray, bias, stride, padding, dilation, groups: int) -> Conv:
+    """Convolution attributes from the weight ``(out, in / groups, *kernel)`` and per-axis lists."""
+    axes = weight.ndim - 2
+    return Conv(in_channels=int(weight.shape[1]) * int(groups), out_channels=int(weight.shape[0]),
+                kernel=tuple(int(k) for k in weight.shape[2:]), stride=per_axis(stride, axes, 1),
+                dilation=per_axis(dilation, axes, 1), padding=per_axis(padding, axes, 0),
+                groups=int(groups), bias=bias is not None)

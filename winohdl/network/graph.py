@@ -1,0 +1,394 @@
+"""The typed layer graph of a network: one node per operator, static shapes, weights beside it.
+
+A :class:`Graph` is what the importers (PyTorch, ONNX) produce and what the planner reads:
+nodes in topological order, each with its kind, its typed attributes, the names of its
+inputs and its output shape (NCHW-style, batch 1). Every node's shape is recomputed on
+construction from its inputs and attributes and a mismatch is refused, so a graph that
+exists is consistent. Weights are numpy float64 arrays keyed ``"<node>.weight"`` and
+``"<node>.bias"``; ``network.json`` holds only their shapes and SHA-256.
+
+Shape semantics are torch's (floor rounding, symmetric zero padding per axis)::
+
+    conv     O = (F + 2P - (k - 1) * dilation - 1) // stride + 1
+    pooling  O = (F + 2P - k) // stride + 1
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from winohdl.core.errors import WinohdlError
+
+FORMAT = "winohdl-network/1"
+MAX_SPATIAL = 3  # 1D, 2D or 3D feature maps, as the engine's cards
+
+
+class Kind(str, Enum):
+    """What a node computes."""
+
+    INPUT = "input"
+    CONV = "conv"
+    RELU = "relu"
+    MAXPOOL = "maxpool"
+    AVGPOOL = "avgpool"
+    GLOBAL_AVGPOOL = "global_avgpool"
+    ADD = "add"          # the element-wise sum of two feature maps (a residual connection)
+    FLATTEN = "flatten"
+    LINEAR = "linear"
+
+
+def _ints(what: str, values, minimum: int) -> tuple[int, ...]:
+    values = tuple(values)
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise WinohdlError(f"{what} must be whole numbers, got {v!r}")
+        if v < minimum:
+            raise WinohdlError(f"{what} must be >= {minimum}, got {v}")
+    return tuple(int(v) for v in values)
+
+
+def _j(t) -> str:
+    return "x".join(map(str, t))
+
+
+@dataclass(frozen=True)
+class Conv:
+    """Attributes of a convolution (torch's cross-correlation, symmetric zero padding per axis).
+
+    ``groups > 1`` is imported but marked (:attr:`grouped`, :attr:`depthwise`): the planner decides.
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...]
+    padding: tuple[int, ...]
+    groups: int = 1
+    bias: bool = True
+
+    def __post_init__(self):
+        for k in ("in_channels", "out_channels", "groups"):
+            _ints(k, (getattr(self, k),), 1)
+        for k, minimum in (("kernel", 1), ("stride", 1), ("dilation", 1), ("padding", 0)):
+            object.__setattr__(self, k, _ints(k, getattr(self, k), minimum))
+        if not 1 <= len(self.kernel) <= MAX_SPATIAL or len({len(self.kernel), len(self.stride),
+                                                            len(self.dilation), len(self.padding)}) != 1:
+            raise WinohdlError(f"conv kernel, stride, dilation and padding need the same 1 to {MAX_SPATIAL} axes, "
+                               f"got {self.kernel}, {self.stride}, {self.dilation}, {self.padding}")
+        if self.in_channels % self.groups or self.out_channels % self.groups:
+            raise WinohdlError(f"conv groups {self.groups} must divide in_channels {self.in_channels} "
+                               f"and out_channels {self.out_channels}")
+        if not isinstance(self.bias, bool):
+            raise WinohdlError(f"conv bias must be true or false, got {self.bias!r}")
+
+    @property
+    def grouped(self) -> bool:
+        return self.groups > 1
+
+    @property
+    def depthwise(self) -> bool:
+        return self.groups > 1 and self.groups == self.in_channels
+
+    def weight_shape(self) -> tuple[int, ...]:
+        return (self.out_channels, self.in_channels // self.groups, *self.kernel)
+
+    def out_size(self, sizes) -> tuple[int, ...]:
+        return tuple((f + 2 * p - (k - 1) * d - 1) // s + 1 for f, k, s, d, p in
+                     zip(sizes, self.kernel, self.stride, self.dilation, self.padding))
+
+    def describe(self) -> str:
+        text = (f"{self.in_channels}->{self.out_channels} k{_j(self.kernel)} s{_j(self.stride)} "
+                f"d{_j(self.dilation)} p{_j(self.padding)}")
+        if self.grouped:
+            text += f" groups={self.groups} ({'depthwise' if self.depthwise else 'grouped'})"
+        return text + ("" if self.bias else " no-bias")
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Attributes of a max or average pooling window (``count_include_pad``: average only)."""
+
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    count_include_pad: bool = True
+
+    def __post_init__(self):
+        for k, minimum in (("kernel", 1), ("stride", 1), ("padding", 0)):
+            object.__setattr__(self, k, _ints(k, getattr(self, k), minimum))
+        if not 1 <= len(self.kernel) <= MAX_SPATIAL or len({len(self.kernel), len(self.stride),
+                                                            len(self.padding)}) != 1:
+            raise WinohdlError(f"pool kernel, stride and padding need the same 1 to {MAX_SPATIAL} axes, "
+                               f"got {self.kernel}, {self.stride}, {self.padding}")
+        if any(2 * p > k for p, k in zip(self.padding, self.kernel)):
+            raise WinohdlError(f"pool padding {self.padding} must be at most half the kernel {self.kernel}")
+        if not isinstance(self.count_include_pad, bool):
+            raise WinohdlError(f"pool count_include_pad must be true or false, got {self.count_include_pad!r}")
+
+    def out_size(self, sizes) -> tuple[int, ...]:
+        return tuple((f + 2 * p - k) // s + 1 for f, k, s, p in zip(sizes, self.kernel, self.stride, self.padding))
+
+    def describe(self) -> str:
+        return f"k{_j(self.kernel)} s{_j(self.stride)} p{_j(self.padding)}"
+
+
+@dataclass(frozen=True)
+class Linear:
+    """Attributes of a fully connected layer on a flat ``(1, in_features)`` input."""
+
+    in_features: int
+    out_features: int
+    bias: bool = True
+
+    def __post_init__(self):
+        _ints("in_features and out_features", (self.in_features, self.out_features), 1)
+        if not isinstance(self.bias, bool):
+            raise WinohdlError(f"linear bias must be true or false, got {self.bias!r}")
+
+    def weight_shape(self) -> tuple[int, ...]:
+        return (self.out_features, self.in_features)
+
+    def describe(self) -> str:
+        return f"{self.in_features}->{self.out_features}" + ("" if self.bias else " no-bias")
+
+
+_ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: Linear}
+_ARITY = {Kind.INPUT: 0, Kind.ADD: 2}  # every other kind has one input
+
+
+@dataclass(frozen=True)
+class Node:
+    """One operator: its name, kind, typed attributes (or None), input node names and output shape."""
+
+    name: str
+    kind: Kind
+    inputs: tuple[str, ...]
+    shape: tuple[int, ...]
+    attrs: Conv | Pool | Linear | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or len(self.name) > 200 or not self.name.isprintable():
+            raise WinohdlError(f"a node name must be 1 to 200 printable characters, got {str(self.name)[:40]!r}")
+        try:
+            object.__setattr__(self, "kind", Kind(self.kind))
+        except ValueError:
+            raise WinohdlError(f"node {self.name!r} has unknown kind {str(self.kind)[:40]!r}") from None
+        if isinstance(self.inputs, str) or not all(isinstance(i, str) for i in self.inputs):
+            raise WinohdlError(f"node {self.name!r}: inputs must be a list of node names")
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "shape", _ints(f"node {self.name!r} shape", self.shape, 1))
+        want = _ARITY.get(self.kind, 1)
+        if len(self.inputs) != want:
+            raise WinohdlError(f"node {self.name!r} ({self.kind.value}) needs {want} input(s), got {len(self.inputs)}")
+        attrs_type = _ATTRS.get(self.kind)
+        if (attrs_type is None) != (self.attrs is None) or (attrs_type and not isinstance(self.attrs, attrs_type)):
+            raise WinohdlError(f"node {self.name!r} ({self.kind.value}) needs "
+                               f"{attrs_type.__name__ if attrs_type else 'no'} attributes")
+
+    def describe(self) -> str:
+        return self.attrs.describe() if self.attrs is not None else ""
+
+
+def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The shape ``node`` computes from its inputs' shapes and its attributes; WinohdlError if impossible."""
+    k, a, where = node.kind, node.attrs, f"node {node.name!r} ({node.kind.value})"
+    if k == Kind.INPUT:
+        if node.shape[0] != 1 or not 2 <= len(node.shape) <= 2 + MAX_SPATIAL:
+            raise WinohdlError(f"{where}: the input must be (1, C, ...) with up to {MAX_SPATIAL} spatial axes, "
+                               f"got {node.shape}")
+        return node.shape
+    if k == Kind.ADD:
+        if inputs[0] != inputs[1]:
+            raise WinohdlError(f"{where}: adds shapes {inputs[0]} and {inputs[1]} (they must be equal)")
+        return inputs[0]
+    x = inputs[0]
+    if k == Kind.RELU:
+        return x
+    if k == Kind.FLATTEN:
+        return (1, math.prod(x[1:]))
+    if k == Kind.LINEAR:
+        if x != (1, a.in_features):
+            raise WinohdlError(f"{where}: input {x} is not (1, {a.in_features})")
+        return (1, a.out_features)
+    if len(x) < 3:
+        raise WinohdlError(f"{where}: input {x} has no spatial axes")
+    if k == Kind.GLOBAL_AVGPOOL:
+        return (1, x[1]) + (1,) * (len(x) - 2)
+    if len(x) - 2 != len(a.kernel):
+        raise WinohdlError(f"{where}: input {x} has {len(x) - 2} spatial axes, the kernel {len(a.kernel)}")
+    if k == Kind.CONV and x[1] != a.in_channels:
+        raise WinohdlError(f"{where}: input has {x[1]} channels, the convolution takes {a.in_channels}")
+    sizes = a.out_size(x[2:])
+    if min(sizes) < 1:
+        raise WinohdlError(f"{where}: input {x} is smaller than the window")
+    return (1, a.out_channels if k == Kind.CONV else x[1]) + sizes
+
+
+def _sha256(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array, dtype="<f8").tobytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Nodes in topological order, validated on construction, and their weights (float64 arrays).
+
+    Parameters
+    ----------
+    nodes : tuple of Node
+        Exactly one ``input`` node first; every input of a node names an earlier node.
+    weights : dict of str to numpy.ndarray
+        ``"<conv or linear node>.weight"`` and, where the node has a bias, ``".bias"``; empty for the
+        structure alone (``network.json`` read without its weights).
+    """
+
+    nodes: tuple[Node, ...]
+    weights: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        if not self.nodes or self.nodes[0].kind != Kind.INPUT or sum(n.kind == Kind.INPUT for n in self.nodes) != 1:
+            raise WinohdlError("a network has exactly one input node, and it comes first")
+        seen: dict[str, Node] = {}
+        for n in self.nodes:
+            if n.name in seen:
+                raise WinohdlError(f"node name {n.name!r} is used twice")
+            for i in n.inputs:
+                if i not in seen:
+                    raise WinohdlError(f"node {n.name!r} reads {i!r}, which is not an earlier node")
+            want = output_shape(n, [seen[i].shape for i in n.inputs])
+            if want != n.shape:
+                raise WinohdlError(f"node {n.name!r} ({n.kind.value}) has shape {list(n.shape)}, "
+                                   f"but its inputs and attributes give {list(want)}")
+            seen[n.name] = n
+        object.__setattr__(self, "weights", {k: np.asarray(v, dtype=np.float64) for k, v in self.weights.items()})
+        self._check_weights()
+
+    def _check_weights(self) -> None:
+        if not self.weights:
+            return
+        want = {}
+        for n in self.nodes:
+            if n.kind in (Kind.CONV, Kind.LINEAR):
+                want[f"{n.name}.weight"] = n.attrs.weight_shape()
+                if n.attrs.bias:
+                    want[f"{n.name}.bias"] = (n.attrs.weight_shape()[0],)
+        for key in sorted(set(want) | set(self.weights)):
+            if key not in self.weights:
+                raise WinohdlError(f"weight {key!r} is missing")
+            if key not in want:
+                raise WinohdlError(f"weight {key!r} belongs to no node")
+            if self.weights[key].shape != want[key]:
+                raise WinohdlError(f"weight {key!r} has shape {list(self.weights[key].shape)}, "
+                                   f"its node needs {list(want[key])}")
+            if not np.all(np.isfinite(self.weights[key])):
+                raise WinohdlError(f"weight {key!r} is not finite")
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise WinohdlError(f"no node named {name!r}")
+
+    @property
+    def input(self) -> Node:
+        return self.nodes[0]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Nodes no other node reads, in order."""
+        used = {i for n in self.nodes for i in n.inputs}
+        return tuple(n.name for n in self.nodes if n.name not in used)
+
+    @property
+    def edges(self) -> tuple[tuple[str, str], ...]:
+        return tuple((i, n.name) for n in self.nodes for i in n.inputs)
+
+    def text(self) -> str:
+        """A table, one line per node: name, kind, attributes, output shape."""
+        rows = [(n.name, n.kind.value, n.describe(), "x".join(map(str, n.shape))) for n in self.nodes]
+        widths = [max(len(r[c]) for r in rows) for c in range(3)]
+        return "\n".join(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}".rstrip()
+                         for r in rows) + "\n"
+
+    def to_json(self) -> str:
+        """``network.json``: nodes, edges, shapes and the weights' shapes and SHA-256 (not their values)."""
+        data = {
+            "format": FORMAT,
+            "nodes": [{"name": n.name, "kind": n.kind.value, "inputs": list(n.inputs), "shape": list(n.shape),
+                       **({"attrs": _attrs_to_dict(n.attrs)} if n.attrs is not None else {})} for n in self.nodes],
+            "edges": [list(e) for e in self.edges],
+            "outputs": list(self.outputs),
+            "weights": {k: {"shape": list(v.shape), "sha256": _sha256(v)} for k, v in sorted(self.weights.items())},
+        }
+        return _dump(data)
+
+    @classmethod
+    def from_json(cls, text: str, weights: dict | None = None) -> "Graph":
+        """Read ``network.json``; with ``weights``, check each against its recorded shape and SHA-256."""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise WinohdlError(f"network.json is not JSON ({exc})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise WinohdlError(f"network.json must have format {FORMAT!r}")
+        if not isinstance(data.get("nodes"), list) or not isinstance(data.get("weights"), dict):
+            raise WinohdlError("network.json needs a list 'nodes' and an object 'weights'")
+        nodes = tuple(_node_from_dict(d) for d in data["nodes"])
+        recorded = data["weights"]
+        graph = cls(nodes, weights or {})
+        if weights is not None:
+            for k, v in graph.weights.items():
+                if not isinstance(recorded.get(k), dict) or recorded[k].get("sha256") != _sha256(v):
+                    raise WinohdlError(f"weight {k!r} does not match its SHA-256 in network.json")
+        if [list(e) for e in graph.edges] != data.get("edges") or list(graph.outputs) != data.get("outputs"):
+            raise WinohdlError("network.json edges or outputs do not match its nodes' inputs")
+        return graph
+
+
+def _dump(data: dict) -> str:
+    """JSON with one line per node, edge and weight (readable diffs, short files)."""
+    parts = []
+    for k, v in data.items():
+        if isinstance(v, list) and v:
+            inner = ",\n  ".join(json.dumps(i) for i in v)
+            parts.append(f"{json.dumps(k)}: [\n  {inner}\n ]")
+        elif isinstance(v, dict) and v:
+            inner = ",\n  ".join(f"{json.dumps(a)}: {json.dumps(b)}" for a, b in v.items())
+            parts.append(f"{json.dumps(k)}: {{\n  {inner}\n }}")
+        else:
+            parts.append(f"{json.dumps(k)}: {json.dumps(v)}")
+    return "{\n " + ",\n ".join(parts) + "\n}\n"
+
+
+def _attrs_to_dict(attrs) -> dict:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.__dict__.items()}
+
+
+def _node_from_dict(d) -> Node:
+    if not isinstance(d, dict) or not {"name", "kind", "inputs", "shape"} <= set(d):
+        raise WinohdlError("each node in network.json needs name, kind, inputs and shape")
+    name = str(d["name"])[:40]
+    if not isinstance(d["inputs"], list) or not isinstance(d["shape"], list):
+        raise WinohdlError(f"node {name!r}: inputs and shape must be lists")
+    try:
+        kind = Kind(d["kind"])
+    except ValueError:
+        raise WinohdlError(f"node {name!r} has unknown kind {str(d['kind'])[:40]!r}") from None
+    attrs, raw = None, d.get("attrs")
+    if kind in _ATTRS:
+        if not isinstance(raw, dict):
+            raise WinohdlError(f"node {name!r} ({kind.value}) needs attributes")
+        try:
+            attrs = _ATTRS[kind](**{k: (tuple(v) if isinstance(v, list) else v) for k, v in raw.items()})
+        except TypeError as exc:
+            raise WinohdlError(f"node {name!r}: bad attributes ({exc})") from None
+    elif raw is not None:
+        raise WinohdlError(f"node {name!r} ({kind.value}) takes no attributes")
+    return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs)

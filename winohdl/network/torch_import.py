@@ -1,0 +1,240 @@
+"""Import a PyTorch model into a :class:`~winohdl.network.graph.Graph` through ``torch.export``.
+
+The model is exported for one static example input, decomposed to core aten operators, and its
+graph walked node by node: each supported operator becomes a typed node, parameters and buffers are
+read from the exported program, eval-mode batch norm is folded into the convolution before it.
+Anything else is one :class:`WinohdlError` naming the operator and the node.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+
+from winohdl.core.errors import WinohdlError
+
+from .build import Builder, conv_attrs, per_axis, unsupported
+from .graph import Graph, Kind, Linear, Pool
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200] if text else ''}"
+
+
+def from_torch(model: torch.nn.Module, example: torch.Tensor) -> Graph:
+    """Export ``model`` (in eval mode) for the static input ``example`` and import it."""
+    if not isinstance(model, torch.nn.Module) or not isinstance(example, torch.Tensor):
+        raise WinohdlError("import needs a torch.nn.Module and an example input tensor")
+    try:
+        program = torch.export.export(model.eval(), (example,))
+    except Exception as exc:  # noqa: BLE001  (torch raises many types; the user gets one line)
+        raise WinohdlError(f"torch.export could not export the model ({_first_line(exc)})") from None
+    return from_exported(program)
+
+
+def from_exported(program: ExportedProgram) -> Graph:
+    """Import an exported program (``torch.export.export`` or ``torch.export.load``)."""
+    try:
+        program = program.run_decompositions()
+    except Exception as exc:  # noqa: BLE001
+        raise WinohdlError(f"torch.export could not decompose the program ({_first_line(exc)})") from None
+    b = Builder()
+    _placeholders(program, b)
+    for n in program.graph.nodes:
+        if n.op == "call_function":
+            op = _op_name(n.target)
+            handler = _HANDLERS.get(op)
+            if handler is None:
+                raise unsupported(op, n.name)
+            handler(b, n, op)
+        elif n.op == "get_attr":
+            b.constant(n.name, _array(getattr(program.graph_module, n.target)))
+    return b.graph()
+
+
+def _op_name(target) -> str:
+    if target is operator.getitem:
+        return "getitem"
+    packet = getattr(target, "overloadpacket", None)
+    return str(packet) if packet is not None else getattr(target, "__name__", str(target))
+
+
+def _array(t) -> np.ndarray:
+    return t.detach().to(torch.float64).cpu().numpy()
+
+
+def _placeholders(program: ExportedProgram, b: Builder) -> None:
+    users = []
+    state = {**program.state_dict, **program.constants}
+    by_name = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    for spec in program.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            users.append(spec.arg.name)
+        elif spec.target in state and isinstance(state[spec.target], torch.Tensor):
+            b.constant(spec.arg.name, _array(state[spec.target]))
+    if len(users) != 1:
+        raise WinohdlError(f"the model must take exactly one input tensor, it takes {len(users)}")
+    b.add(users[0], Kind.INPUT, (), _shape(by_name[users[0]]))
+
+
+def _shape(n) -> tuple[int, ...] | None:
+    """The static shape torch recorded for ``n``; a symbolic (dynamic) one is refused."""
+    val = n.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        return None
+    if not all(isinstance(d, int) for d in val.shape):
+        raise WinohdlError(f"dynamic shape {tuple(str(d) for d in val.shape)} at node {n.name!r}: "
+                           f"export the model for one fixed input shape")
+    return tuple(val.shape)
+
+
+def _conv(b: Builder, n, op: str) -> None:
+    x, w, bias, stride, padding, dilation, transposed, _out_pad, groups = n.args[:9]
+    if transposed:
+        raise unsupported(op, n.name, "transposed convolution")
+    weight = b.const(w.name, op, n.name)
+    bias_v = b.const(bias.name, op, n.name) if bias is not None else None
+    attrs = conv_attrs(weight, bias_v, stride, padding, dilation, groups)
+    b.add(n.name, Kind.CONV, (b.ref(x.name, op, n.name),), _shape(n), attrs, weight=weight, bias=bias_v)
+
+
+def _batch_norm(b: Builder, n, op: str) -> None:
+    x, gamma, beta, mean, var = n.args[:5]
+    eps = n.args[6] if len(n.args) > 6 else n.kwargs.get("eps", 1e-5)
+    if gamma is None or beta is None:
+        raise unsupported(op, n.name, "batch norm without affine parameters")
+    b.fold_batch_norm(x.name, len(x.users), op, n.name, *(b.const(a.name, op, n.name) for a in (gamma, beta, mean, var)),
+                      eps)
+
+
+def _getitem(b: Builder, n, op: str) -> None:
+    source, index = n.args
+    if index != 0:
+        raise unsupported(f"output {index} of {_op_name(source.target)}", n.name)
+    b.alias(n.name, source.name)
+
+
+def _relu(b: Builder, n, op: str) -> None:
+    b.add(n.name, Kind.RELU, (b.ref(n.args[0].name, op, n.name),), _shape(n))
+
+
+def _maxpool(b: Builder, n, op: str) -> None:
+    x, kernel = n.args[:2]
+    axes = len(kernel) if isinstance(kernel, (list, tuple)) else len(_shape(x)) - 2
+    stride, padding, dilation, ceil = (list(n.args[2:6]) + [None, 0, 1, False][len(n.args[2:6]):])
+    if any(d != 1 for d in per_axis(dilation, axes, 1)) or ceil:
+        raise unsupported(op, n.name, "dilated or ceil-mode pooling")
+    users = {u.args[1] for u in n.users if u.target is operator.getitem}
+    if users - {0}:
+        raise unsupported(op, n.name, "the indices of max pooling")
+    attrs = Pool(per_axis(kernel, axes, 1), per_axis(stride, axes, kernel), per_axis(padding, axes, 0))
+    b.add(n.name, Kind.MAXPOOL, (b.ref(x.name, op, n.name),), None, attrs)
+
+
+def _avgpool(b: Builder, n, op: str) -> None:
+    x, kernel = n.args[:2]
+    axes = len(kernel) if isinstance(kernel, (list, tuple)) else len(_shape(x)) - 2
+    stride, padding, ceil, include, divisor = (list(n.args[2:7]) + [None, 0, False, True, None][len(n.args[2:7]):])
+    if ceil or divisor is not None:
+        raise unsupported(op, n.name, "ceil-mode pooling or a divisor override")
+    attrs = Pool(per_axis(kernel, axes, 1), per_axis(stride, axes, kernel), per_axis(padding, axes, 0), bool(include))
+    b.add(n.name, Kind.AVGPOOL, (b.ref(x.name, op, n.name),), _shape(n), attrs)
+
+
+def _mean(b: Builder, n, op: str) -> None:
+    x, dims = n.args[:2]
+    keep = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
+    rank = len(b.get(x.name).shape)
+    if rank < 3 or sorted(d % rank for d in dims) != list(range(2, rank)):
+        raise unsupported(op, n.name, "only the mean over every spatial axis (global average pooling)")
+    if keep:
+        b.add(n.name, Kind.GLOBAL_AVGPOOL, (b.ref(x.name, op, n.name),), _shape(n))
+    else:
+        b.add(f"{n.name}.pool", Kind.GLOBAL_AVGPOOL, (b.ref(x.name, op, n.name),))
+        b.add(n.name, Kind.FLATTEN, (f"{n.name}.pool",), _shape(n))
+
+
+def _adaptive_avgpool(b: Builder, n, op: str) -> None:
+    if any(s != 1 for s in n.args[1]):
+        raise unsupported(op, n.name, "adaptive pooling to more than one output per axis")
+    b.add(n.name, Kind.GLOBAL_AVGPOOL, (b.ref(n.args[0].name, op, n.name),), _shape(n))
+
+
+def _add(b: Builder, n, op: str) -> None:
+    a, c = n.args[:2]
+    if not all(isinstance(v, torch.fx.Node) for v in (a, c)) or n.kwargs.get("alpha", 1) != 1:
+        raise unsupported(op, n.name, "only the sum of two feature maps")
+    b.add(n.name, Kind.ADD, (b.ref(a.name, op, n.name), b.ref(c.name, op, n.name)), _shape(n))
+
+
+def _reshape(b: Builder, n, op: str) -> None:
+    x = n.args[0]
+    if b.is_const(x.name):
+        raise unsupported(op, n.name, "reshaping a weight")
+    source, shape = b.get(x.name), _shape(n)
+    if shape == source.shape:
+        b.alias(n.name, x.name)
+    elif shape == (1, int(np.prod(source.shape[1:]))):
+        b.add(n.name, Kind.FLATTEN, (b.ref(x.name, op, n.name),), shape)
+    else:
+        raise unsupported(op, n.name, f"only flattening to (1, N), not {source.shape} to {shape}")
+
+
+def _transpose(b: Builder, n, op: str) -> None:
+    """A transposed constant (torch's linear weight before ``mm``/``addmm``)."""
+    w = b.const(n.args[0].name, op, n.name)
+    if w.ndim != 2:
+        raise unsupported(op, n.name, "transposing a weight that is not a matrix")
+    b.constant(n.name, w.T)
+
+
+def _linear_node(b: Builder, n, op: str, x, weight: np.ndarray, bias) -> None:
+    attrs = Linear(int(weight.shape[1]), int(weight.shape[0]), bias is not None)
+    b.add(n.name, Kind.LINEAR, (b.ref(x.name, op, n.name),), _shape(n), attrs,
+          weight=weight, bias=None if bias is None else np.asarray(bias).reshape(-1))
+
+
+def _addmm(b: Builder, n, op: str) -> None:
+    bias, x, wt = n.args[:3]
+    if n.kwargs.get("beta", 1) != 1 or n.kwargs.get("alpha", 1) != 1:
+        raise unsupported(op, n.name, "scaled matrix product")
+    _linear_node(b, n, op, x, b.const(wt.name, op, n.name).T, b.const(bias.name, op, n.name))
+
+
+def _mm(b: Builder, n, op: str) -> None:
+    x, wt = n.args[:2]
+    _linear_node(b, n, op, x, b.const(wt.name, op, n.name).T, None)
+
+
+def _linear(b: Builder, n, op: str) -> None:
+    x, w = n.args[:2]
+    bias = n.args[2] if len(n.args) > 2 else None
+    _linear_node(b, n, op, x, b.const(w.name, op, n.name), None if bias is None else b.const(bias.name, op, n.name))
+
+
+def _identity(b: Builder, n, op: str) -> None:
+    source = n.args[0]
+    if b.is_const(source.name):
+        b.constant(n.name, b.consts[source.name])
+    else:
+        b.alias(n.name, source.name)
+
+
+_HANDLERS = {
+    "aten.convolution": _conv, "aten._native_batch_norm_legit_no_training": _batch_norm, "getitem": _getitem,
+    "aten.relu": _relu, "aten.relu_": _relu,
+    "aten.max_pool1d": _maxpool, "aten.max_pool2d": _maxpool, "aten.max_pool3d": _maxpool,
+    "aten.max_pool2d_with_indices": _maxpool, "aten.max_pool3d_with_indices": _maxpool,
+    "aten.avg_pool1d": _avgpool, "aten.avg_pool2d": _avgpool, "aten.avg_pool3d": _avgpool,
+    "aten.mean": _mean, "aten.adaptive_avg_pool2d": _adaptive_avgpool, "aten._adaptive_avg_pool2d": _adaptive_avgpool,
+    "aten.add": _add,
+    "aten.view": _reshape, "aten.reshape": _reshape, "aten._unsafe_view": _reshape, "aten.flatten": _reshape,
+    "aten.permute": _transpose, "aten.t": _transpose, "aten.transpose": _transpose,
+    "aten.addmm": _addmm, "aten.mm": _mm, "aten.linear": _linear,
+    "aten.clone": _identity, "aten.alias": _identity, "aten.detach": _identity,
+}
