@@ -101,9 +101,11 @@ class Builder:
         for k, v in weights.items():
             self.weights[f"{name}.{k}"] = np.asarray(v, dtype=np.float64)
 
-    def fold_batch_norm(self, value: str, users: int, op: str, node: str, gamma, beta, mean, var, eps) -> None:
+    def fold_batch_norm(self, value: str, users: int, op: str, node: str, gamma, beta, mean, var, eps,
+                        out: str | None = None) -> None:
         """Fold an eval-mode batch norm into the convolution computing ``value`` (read by nothing else).
 
+        ``node`` names the batch norm in errors, ``out`` (default ``node``) is its output, now the convolution's.
         ``w' = w * gamma / sqrt(var + eps)``, ``b' = (b - mean) * gamma / sqrt(var + eps) + beta``, in float64.
         """
         source = self._alias.get(value, value)
@@ -118,7 +120,7 @@ class Builder:
         b = self.weights.get(f"{source}.bias", np.zeros(conv.attrs.out_channels))
         self.set_node(source, replace(conv.attrs, bias=True),
                       weight=w * scale.reshape((-1,) + (1,) * (w.ndim - 1)), bias=(b - mean) * scale + beta)
-        self.alias(node, source)
+        self.alias(out or node, source)
 
     def graph(self) -> Graph:
         return Graph(tuple(self.nodes), dict(self.weights))

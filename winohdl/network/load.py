@@ -1,0 +1,111 @@
+"""Load a model named on the command line into a :class:`~winohdl.network.graph.Graph`.
+
+A model spec is one of
+
+* ``path/to/model.py:factory``: the file is imported by path and ``factory()`` called; it returns
+  a ``torch.nn.Module`` exported for a zero input of ``input_shape``;
+* ``path/to/program.pt2``: a program saved with ``torch.export.save``;
+* ``path/to/model.onnx``: an ONNX model.
+
+A file or factory that does not load is one :class:`WinohdlError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from winohdl.core.errors import WinohdlError
+
+from .graph import Graph
+
+SPEC_HELP = "a model is path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)"
+
+
+def _why(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
+
+
+def _existing(path: str) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise WinohdlError(f"model file {path[:200]!r} does not exist")
+    return p
+
+
+def load_model(spec: str, input_shape=None) -> Graph:
+    """The layer graph of the model ``spec`` for one input of ``input_shape`` (e.g. ``(1, 3, 32, 32)``).
+
+    ``input_shape`` is needed for a factory; for a ``.pt2`` or ``.onnx`` file it is optional and,
+    when given, must be the file's input shape.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise WinohdlError(SPEC_HELP)
+    if input_shape is not None:
+        input_shape = tuple(input_shape)
+        if not input_shape or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in input_shape):
+            raise WinohdlError(f"the input shape must be positive whole numbers, got {input_shape}")
+    if spec.endswith(".onnx"):
+        from .onnx_import import from_onnx
+        return from_onnx(_existing(spec), input_shape)
+    if spec.endswith(".pt2"):
+        return _load_program(_existing(spec), input_shape)
+    path, sep, factory = spec.rpartition(":")
+    if not sep or not path.endswith(".py") or not factory.isidentifier():
+        raise WinohdlError(f"{SPEC_HELP}, got {spec[:200]!r}")
+    if input_shape is None:
+        raise WinohdlError(f"the model {spec[:200]!r} needs an input shape (e.g. 1x3x32x32)")
+    model = _call_factory(_existing(path), factory)
+    import torch
+
+    from .torch_import import from_torch
+    return from_torch(model, torch.zeros(input_shape))
+
+
+def _load_program(path: Path, input_shape) -> Graph:
+    import torch
+
+    from .torch_import import from_exported
+    try:
+        program = torch.export.load(str(path))
+    except Exception as exc:  # noqa: BLE001  (torch raises many types; the user gets one line)
+        raise WinohdlError(f"cannot load the exported program {str(path)[:200]!r} ({_why(exc)})") from None
+    graph = from_exported(program)
+    if input_shape is not None and graph.input.shape != input_shape:
+        raise WinohdlError(f"the exported program {str(path)[:200]!r} takes shape {list(graph.input.shape)}, "
+                           f"not {list(input_shape)}")
+    return graph
+
+
+def _call_factory(path: Path, factory: str):
+    """Import ``path`` as a module of its own (its folder first on sys.path meanwhile), call ``factory()``."""
+    import torch
+
+    name = "winohdl_model_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001  (any error of the user's file)
+        raise WinohdlError(f"cannot import model file {str(path)[:200]!r} ({_why(exc)})") from None
+    finally:
+        sys.modules.pop(name, None)
+        if folder in sys.path:
+            sys.path.remove(folder)
+    fn = getattr(module, factory, None)
+    if not callable(fn):
+        raise WinohdlError(f"model file {str(path)[:200]!r} has no function {factory!r}")
+    try:
+        model = fn()
+    except Exception as exc:  # noqa: BLE001
+        raise WinohdlError(f"{factory}() in {str(path)[:200]!r} raised {_why(exc)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise WinohdlError(f"{factory}() in {str(path)[:200]!r} returned {type(model).__name__}, "
+                           f"not a torch.nn.Module")
+    return model
