@@ -113,7 +113,11 @@ class Conv:
 
 @dataclass(frozen=True)
 class Pool:
-    """Attributes of a max or average pooling window (``count_include_pad``: average only)."""
+    """Attributes of a max or average pooling window.
+
+    ``count_include_pad`` (average pooling with padding only; true without padding): whether padded
+    zeros count in the divisor, torch's default, ONNX's ``count_include_pad=1``.
+    """
 
     kernel: tuple[int, ...]
     stride: tuple[int, ...]
@@ -131,12 +135,15 @@ class Pool:
             raise WinohdlError(f"pool padding {self.padding} must be at most half the kernel {self.kernel}")
         if not isinstance(self.count_include_pad, bool):
             raise WinohdlError(f"pool count_include_pad must be true or false, got {self.count_include_pad!r}")
+        if not any(self.padding):
+            object.__setattr__(self, "count_include_pad", True)  # one spelling when there is no padding
 
     def out_size(self, sizes) -> tuple[int, ...]:
         return tuple((f + 2 * p - k) // s + 1 for f, k, s, p in zip(sizes, self.kernel, self.stride, self.padding))
 
     def describe(self) -> str:
-        return f"k{_j(self.kernel)} s{_j(self.stride)} p{_j(self.padding)}"
+        return f"k{_j(self.kernel)} s{_j(self.stride)} p{_j(self.padding)}" + (
+            "" if self.count_include_pad else " pad-excluded")
 
 
 @dataclass(frozen=True)
@@ -231,6 +238,13 @@ def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
     return (1, a.out_channels if k == Kind.CONV else x[1]) + sizes
 
 
+def _frozen(array) -> np.ndarray:
+    """A read-only float64 copy: the graph's weights cannot change under their SHA-256."""
+    out = np.array(array, dtype=np.float64)
+    out.flags.writeable = False
+    return out
+
+
 def _sha256(array: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(array, dtype="<f8").tobytes()).hexdigest()
 
@@ -245,7 +259,9 @@ class Graph:
         Exactly one ``input`` node first; every input of a node names an earlier node.
     weights : dict of str to numpy.ndarray
         ``"<conv or linear node>.weight"`` and, where the node has a bias, ``".bias"``; empty for the
-        structure alone (``network.json`` read without its weights).
+        structure alone (``network.json`` read without its weights). Kept as read-only copies.
+
+    Two graphs are equal when their nodes are; weights compare through ``network.json``'s SHA-256.
     """
 
     nodes: tuple[Node, ...]
@@ -267,7 +283,7 @@ class Graph:
                 raise WinohdlError(f"node {n.name!r} ({n.kind.value}) has shape {list(n.shape)}, "
                                    f"but its inputs and attributes give {list(want)}")
             seen[n.name] = n
-        object.__setattr__(self, "weights", {k: np.asarray(v, dtype=np.float64) for k, v in self.weights.items()})
+        object.__setattr__(self, "weights", {k: _frozen(v) for k, v in self.weights.items()})
         self._check_weights()
 
     def _check_weights(self) -> None:

@@ -129,7 +129,8 @@ class _Walker:
             raise unsupported(op, self.where, "the indices of max pooling")
         kernel = tuple(a["kernel_shape"])
         pads = symmetric(a.get("pads", [0] * 2 * len(kernel)), op, self.where)
-        attrs = Pool(kernel, tuple(a.get("strides", [1] * len(kernel))), pads, bool(a.get("count_include_pad", 0)))
+        include = kind == Kind.MAXPOOL or bool(a.get("count_include_pad", 0))
+        attrs = Pool(kernel, tuple(a.get("strides", [1] * len(kernel))), pads, include)
         self._add_node(n, kind, op, (self._ref(n, op),), attrs)
 
     def _maxpool(self, n, op, a) -> None:

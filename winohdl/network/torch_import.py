@@ -108,8 +108,8 @@ def _batch_norm(b: Builder, n, op: str) -> None:
     eps = n.args[6] if len(n.args) > 6 else n.kwargs.get("eps", 1e-5)
     if gamma is None or beta is None:
         raise unsupported(op, n.name, "batch norm without affine parameters")
-    b.fold_batch_norm(x.name, len(x.users), op, n.name, *(b.const(a.name, op, n.name) for a in (gamma, beta, mean, var)),
-                      eps)
+    stats = (b.const(a.name, op, n.name) for a in (gamma, beta, mean, var))
+    b.fold_batch_norm(x.name, len(x.users), op, n.name, *stats, eps)
 
 
 def _getitem(b: Builder, n, op: str) -> None:

@@ -1,0 +1,271 @@
+"""winohdl.network: the typed layer graph, its import from PyTorch (torch.export) and ONNX, the loader."""
+
+import copy
+import io
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from winohdl.core.errors import WinohdlError
+from winohdl.network.graph import Conv, Graph, Kind, Linear, Node, Pool
+from winohdl.network.load import _call_factory, load_model
+from winohdl.network.onnx_import import from_onnx
+from winohdl.network.torch_import import from_exported, from_torch
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning")  # torch.export's own deprecation
+ROOT = Path(__file__).resolve().parent.parent
+RESNET8 = f"{ROOT}/examples/resnet8/model.py:resnet8"
+DIGITS = f"{ROOT}/examples/digits/model.py:digits_cnn"
+
+
+def _onnx(model, shape, **kw):
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.eval(), (torch.zeros(shape),), f, dynamo=False, **kw)
+    return onnx.load_from_string(f.getvalue())
+
+
+def _one_line_error(fn, *words):
+    with pytest.raises(WinohdlError) as info:
+        fn()
+    text = str(info.value)
+    assert "\n" not in text and all(w in text for w in words), text
+    return text
+
+
+class _Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        return x + self.conv(x)
+
+
+class _Single(nn.Module):
+    def forward(self, x):
+        return x.sigmoid()
+
+
+CONV = Conv(3, 8, (3, 3), (2, 2), (1, 1), (1, 1))
+OPERATORS = [  # (model, input shape, expected (kind, attributes, shape) after the input node)
+    (nn.Conv2d(3, 8, 3, stride=2, padding=1), (1, 3, 8, 8), [(Kind.CONV, CONV, (1, 8, 4, 4))]),
+    (nn.Conv2d(2, 4, (3, 1), dilation=2, bias=False), (1, 2, 8, 8),
+     [(Kind.CONV, Conv(2, 4, (3, 1), (1, 1), (2, 2), (0, 0), bias=False), (1, 4, 4, 8))]),
+    (nn.Conv1d(2, 4, 3, padding=1), (1, 2, 8), [(Kind.CONV, Conv(2, 4, (3,), (1,), (1,), (1,)), (1, 4, 8))]),
+    (nn.ReLU(), (1, 2, 4, 4), [(Kind.RELU, None, (1, 2, 4, 4))]),
+    (nn.MaxPool2d(3, 2, 1), (1, 2, 8, 8), [(Kind.MAXPOOL, Pool((3, 3), (2, 2), (1, 1)), (1, 2, 4, 4))]),
+    (nn.AvgPool2d(2), (1, 2, 8, 8), [(Kind.AVGPOOL, Pool((2, 2), (2, 2), (0, 0)), (1, 2, 4, 4))]),
+    (nn.AdaptiveAvgPool2d(1), (1, 2, 8, 8), [(Kind.GLOBAL_AVGPOOL, None, (1, 2, 1, 1))]),
+    (_Residual(), (1, 4, 5, 5), [(Kind.CONV, Conv(4, 4, (3, 3), (1, 1), (1, 1), (1, 1)), (1, 4, 5, 5)),
+                                 (Kind.ADD, None, (1, 4, 5, 5))]),
+    (nn.Sequential(nn.Flatten(), nn.Linear(32, 5)), (1, 2, 4, 4),
+     [(Kind.FLATTEN, None, (1, 32)), (Kind.LINEAR, Linear(32, 5), (1, 5))]),
+    (nn.Linear(6, 3, bias=False), (1, 6), [(Kind.LINEAR, Linear(6, 3, False), (1, 3))]),
+]
+
+
+def _summary(graph):
+    return [(n.kind, n.attrs, n.shape) for n in graph.nodes[1:]]
+
+
+@pytest.mark.parametrize("source", ["torch", "onnx"])
+@pytest.mark.parametrize("model, shape, expected", OPERATORS, ids=lambda v: type(v).__name__ if isinstance(v, nn.Module)
+                         else None)
+def test_each_operator_imports(source, model, shape, expected):
+    torch.manual_seed(0)
+    graph = from_torch(model, torch.zeros(shape)) if source == "torch" else from_onnx(_onnx(model, shape))
+    assert graph.input.shape == shape
+    assert _summary(graph) == expected
+
+
+def _folded_conv_matches(graph, module):
+    conv = next(n for n in graph.nodes if n.kind == Kind.CONV)
+    x = torch.randn(1, 3, 8, 8, dtype=torch.float64)
+    want = copy.deepcopy(module).double()(x)
+    got = F.conv2d(x, torch.from_numpy(graph.weights[f"{conv.name}.weight"]),
+                   torch.from_numpy(graph.weights[f"{conv.name}.bias"]), padding=conv.attrs.padding)
+    assert [n.kind for n in graph.nodes] == [Kind.INPUT, Kind.CONV] and conv.attrs.bias
+    assert torch.allclose(got, want, rtol=1e-6, atol=1e-6), (got - want).abs().max()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_batch_norm_folds_exactly(bias):
+    torch.manual_seed(1)
+    module = nn.Sequential(nn.Conv2d(3, 5, 3, padding=1, bias=bias), nn.BatchNorm2d(5, eps=1e-3)).eval()
+    with torch.no_grad():
+        bn = module[1]
+        bn.running_mean.uniform_(-1, 1), bn.running_var.uniform_(0.2, 3), bn.weight.uniform_(-2, 2)
+        bn.bias.uniform_(-1, 1)
+    _folded_conv_matches(from_torch(module, torch.zeros(1, 3, 8, 8)), module)
+    kept = _onnx(module, (1, 3, 8, 8), training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    assert "BatchNormalization" in [n.op_type for n in kept.graph.node]
+    _folded_conv_matches(from_onnx(kept), module)
+
+
+def _run(graph, x):
+    """A float reference of the graph with torch.nn.functional (float64)."""
+    values, w = {}, {k: torch.from_numpy(v) for k, v in graph.weights.items()}
+    for n in graph.nodes:
+        a, i = n.attrs, [values[name] for name in n.inputs]
+        if n.kind == Kind.INPUT:
+            y = x
+        elif n.kind == Kind.CONV:
+            y = F.conv2d(i[0], w[f"{n.name}.weight"], w.get(f"{n.name}.bias"), a.stride, a.padding, a.dilation,
+                         a.groups)
+        elif n.kind == Kind.MAXPOOL:
+            y = F.max_pool2d(i[0], a.kernel, a.stride, a.padding)
+        elif n.kind == Kind.LINEAR:
+            y = F.linear(i[0], w[f"{n.name}.weight"], w.get(f"{n.name}.bias"))
+        else:
+            y = {Kind.RELU: lambda: F.relu(i[0]), Kind.ADD: lambda: i[0] + i[1],
+                 Kind.GLOBAL_AVGPOOL: lambda: i[0].mean((2, 3), keepdim=True),
+                 Kind.FLATTEN: lambda: i[0].reshape(1, -1)}[n.kind]()
+        assert tuple(y.shape) == n.shape, n.name
+        values[n.name] = y
+    return values[graph.outputs[0]]
+
+
+@pytest.fixture(scope="module")
+def resnet8():
+    return load_model(RESNET8, (1, 3, 32, 32))
+
+
+def _weights_in_order(graph):
+    return [graph.weights[f"{n.name}.{k}"] for n in graph.nodes for k in ("weight", "bias")
+            if f"{n.name}.{k}" in graph.weights]
+
+
+def test_resnet8_imports_the_same_from_torch_and_onnx(resnet8):
+    model = _call_factory(Path(RESNET8.rsplit(":", 1)[0]), "resnet8")
+    other = from_onnx(_onnx(model, (1, 3, 32, 32)))
+    assert _summary(other) == _summary(resnet8) and len(resnet8.nodes) == 23
+    assert [[resnet8.nodes.index(resnet8.node(i)) for i in n.inputs] for n in resnet8.nodes] == \
+        [[other.nodes.index(other.node(i)) for i in n.inputs] for n in other.nodes]
+    mine, theirs = _weights_in_order(resnet8), _weights_in_order(other)
+    assert len(mine) == len(theirs) == 20
+    assert all(np.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(mine, theirs))
+
+
+def test_resnet8_graph_computes_the_model(resnet8):
+    """The imported graph (batch norm folded) computes what the module computes."""
+    model = _call_factory(Path(RESNET8.rsplit(":", 1)[0]), "resnet8").double()
+    x = torch.randn(1, 3, 32, 32, dtype=torch.float64)
+    assert torch.allclose(_run(resnet8, x), model(x), rtol=1e-6, atol=1e-6)
+    kinds = [n.kind for n in resnet8.nodes]
+    assert kinds.count(Kind.CONV) == 9 and kinds.count(Kind.ADD) == 3 and kinds[-3:] == [
+        Kind.GLOBAL_AVGPOOL, Kind.FLATTEN, Kind.LINEAR]
+    assert resnet8.nodes[-1].shape == (1, 10)
+
+
+def test_digits_cnn_loads_and_lists_one_line_per_node():
+    graph = load_model(DIGITS, (1, 1, 8, 8))
+    assert [n.kind for n in graph.nodes] == [Kind.INPUT, Kind.CONV, Kind.RELU, Kind.CONV, Kind.RELU, Kind.MAXPOOL,
+                                             Kind.FLATTEN, Kind.LINEAR]
+    lines = graph.text().splitlines()
+    assert len(lines) == len(graph.nodes) and lines[1].split()[1:3] == ["conv", "1->8"] and lines[-1].endswith("1x10")
+
+
+def test_network_json_round_trips_and_refuses_an_edited_shape(resnet8):
+    text = resnet8.to_json()
+    data = json.loads(text)
+    assert data["format"] == "winohdl-network/1" and len(data["edges"]) == len(resnet8.edges)
+    assert all(set(v) == {"shape", "sha256"} for v in data["weights"].values())
+    again = Graph.from_json(text, resnet8.weights)
+    assert again == resnet8 and again.to_json() == text
+    assert Graph.from_json(text).nodes == resnet8.nodes  # the structure alone
+    victim = data["nodes"][5]
+    victim["shape"][2] += 1
+    _one_line_error(lambda: Graph.from_json(json.dumps(data)), repr(victim["name"]), "shape")
+    changed = dict(resnet8.weights)
+    key = next(iter(changed))
+    changed[key] = changed[key] + 1e-3
+    _one_line_error(lambda: Graph.from_json(text, changed), repr(key), "SHA-256")
+
+
+def test_graph_validation_names_the_node():
+    x = Node("x", Kind.INPUT, (), (1, 2, 4, 4))
+    _one_line_error(lambda: Graph((x, Node("r", Kind.RELU, ("y",), (1, 2, 4, 4)))), "'r'", "'y'")
+    _one_line_error(lambda: Graph((x, Node("x", Kind.RELU, ("x",), (1, 2, 4, 4)))), "'x'", "twice")
+    pool = Node("p", Kind.MAXPOOL, ("x",), (1, 2, 3, 3), Pool((2, 2), (2, 2), (0, 0)))
+    _one_line_error(lambda: Graph((x, pool)), "'p'", "[1, 2, 2, 2]")
+    conv = Node("c", Kind.CONV, ("x",), (1, 3, 2, 2), Conv(2, 3, (3, 3), (1, 1), (1, 1), (0, 0)))
+    _one_line_error(lambda: Graph((x, conv), {"c.weight": np.zeros((3, 2, 3, 3))}), "'c.bias'", "missing")
+    _one_line_error(lambda: from_torch(nn.ReLU(), torch.zeros(2, 3, 4, 4)), "input", "(1, C, ...)")
+    plain = Conv(2, 3, (3, 3), (1, 1), (1, 1), (0, 0), bias=False)
+    graph = Graph((x, Node("c", Kind.CONV, ("x",), (1, 3, 2, 2), plain)), {"c.weight": np.ones((3, 2, 3, 3))})
+    with pytest.raises(ValueError):
+        graph.weights["c.weight"][0] = 2.0  # read-only: the weights cannot drift from their SHA-256
+
+
+@pytest.mark.parametrize("model, words", [
+    (nn.Sequential(nn.Conv2d(2, 2, 1), nn.Sigmoid()), ["aten.sigmoid", "'sigmoid'"]),
+    (nn.Upsample(scale_factor=2), ["aten.upsample_nearest2d", "node"]),
+    (nn.Sequential(nn.ReLU(), nn.BatchNorm2d(2)), ["batch_norm", "convolution"]),
+])
+def test_unsupported_operator_from_torch(model, words):
+    _one_line_error(lambda: from_torch(model, torch.zeros(1, 2, 4, 4)), "unsupported operator", *words)
+
+
+@pytest.mark.parametrize("model, words", [
+    (nn.Sequential(nn.Conv2d(2, 2, 1), nn.Sigmoid()), ["ONNX Sigmoid", "Sigmoid'"]),
+    (nn.Upsample(scale_factor=2), ["ONNX Resize", "node"]),
+])
+def test_unsupported_operator_from_onnx(model, words):
+    _one_line_error(lambda: from_onnx(_onnx(model, (1, 2, 4, 4))), "unsupported operator", *words)
+
+
+@pytest.mark.parametrize("source", ["torch", "onnx"])
+def test_grouped_and_depthwise_convolutions_are_imported_and_marked(source):
+    model = nn.Sequential(nn.Conv2d(4, 4, 3, groups=4), nn.Conv2d(4, 8, 1, groups=2))
+    x = (1, 4, 6, 6)
+    graph = from_torch(model, torch.zeros(x)) if source == "torch" else from_onnx(_onnx(model, x))
+    depthwise, grouped = graph.nodes[1].attrs, graph.nodes[2].attrs
+    assert depthwise.depthwise and depthwise.grouped and depthwise.groups == 4
+    assert grouped.grouped and not grouped.depthwise
+    assert graph.weights[f"{graph.nodes[2].name}.weight"].shape == (8, 2, 1, 1)
+    assert "(depthwise)" in graph.text() and "(grouped)" in graph.text()
+
+
+def test_dynamic_shapes_are_refused(tmp_path):
+    model = nn.Sequential(nn.Conv2d(2, 2, 3))
+    h = torch.export.Dim("h", min=4, max=64)
+    program = torch.export.export(model.eval(), (torch.zeros(1, 2, 8, 8),), dynamic_shapes=({2: h},))
+    _one_line_error(lambda: from_exported(program), "dynamic shape")
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.eval(), (torch.zeros(1, 2, 8, 8),), f, dynamo=False, input_names=["x"],
+                          dynamic_axes={"x": {2: "h"}})
+    _one_line_error(lambda: from_onnx(onnx.load_from_string(f.getvalue())), "dynamic shape", "'h'")
+
+
+def test_load_model_from_pt2_and_onnx_files(tmp_path):
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 4 * 4, 3))
+    torch.export.save(torch.export.export(model.eval(), (torch.zeros(1, 1, 6, 6),)), tmp_path / "m.pt2")
+    (tmp_path / "m.onnx").write_bytes(_onnx(model, (1, 1, 6, 6)).SerializeToString())
+    a, b = load_model(str(tmp_path / "m.pt2")), load_model(str(tmp_path / "m.onnx"), (1, 1, 6, 6))
+    assert _summary(a) == _summary(b) and a.nodes[-1].shape == (1, 3)
+    _one_line_error(lambda: load_model(str(tmp_path / "m.onnx"), (1, 1, 7, 7)), "[1, 1, 6, 6]")
+
+
+def test_model_files_that_do_not_load(tmp_path):
+    _one_line_error(lambda: load_model(f"{tmp_path}/nope.py:f", (1, 1, 4, 4)), "nope.py", "does not exist")
+    _one_line_error(lambda: load_model(f"{tmp_path}/nope.onnx"), "does not exist")
+    (tmp_path / "bad.py").write_text("import torch\ndef f():\n    raise RuntimeError('no weights here')\n")
+    _one_line_error(lambda: load_model(f"{tmp_path}/bad.py:f", (1, 1, 4, 4)), "f()", "RuntimeError", "no weights")
+    _one_line_error(lambda: load_model(f"{tmp_path}/bad.py:g", (1, 1, 4, 4)), "no function 'g'")
+    (tmp_path / "broken.py").write_text("import not_a_module_here\n")
+    _one_line_error(lambda: load_model(f"{tmp_path}/broken.py:f", (1, 1, 4, 4)), "cannot import", "broken.py")
+    (tmp_path / "junk.onnx").write_bytes(b"not onnx")
+    _one_line_error(lambda: load_model(f"{tmp_path}/junk.onnx"), "cannot read ONNX")
+    _one_line_error(lambda: load_model("model.h5"), "factory")
+    _one_line_error(lambda: load_model(DIGITS), "input shape")
