@@ -91,8 +91,8 @@ def _folded_conv_matches(graph, module):
     conv = next(n for n in graph.nodes if n.kind == Kind.CONV)
     x = torch.randn(1, 3, 8, 8, dtype=torch.float64)
     want = copy.deepcopy(module).double()(x)
-    got = F.conv2d(x, torch.from_numpy(graph.weights[f"{conv.name}.weight"]),
-                   torch.from_numpy(graph.weights[f"{conv.name}.bias"]), padding=conv.attrs.padding)
+    got = F.conv2d(x, torch.tensor(graph.weights[f"{conv.name}.weight"]),
+                   torch.tensor(graph.weights[f"{conv.name}.bias"]), padding=conv.attrs.padding)
     assert [n.kind for n in graph.nodes] == [Kind.INPUT, Kind.CONV] and conv.attrs.bias
     assert torch.allclose(got, want, rtol=1e-6, atol=1e-6), (got - want).abs().max()
 
@@ -113,7 +113,7 @@ def test_batch_norm_folds_exactly(bias):
 
 def _run(graph, x):
     """A float reference of the graph with torch.nn.functional (float64)."""
-    values, w = {}, {k: torch.from_numpy(v) for k, v in graph.weights.items()}
+    values, w = {}, {k: torch.tensor(v) for k, v in graph.weights.items()}
     for n in graph.nodes:
         a, i = n.attrs, [values[name] for name in n.inputs]
         if n.kind == Kind.INPUT:
