@@ -50,9 +50,15 @@ class _Residual(nn.Module):
         return x + self.conv(x)
 
 
-class _Single(nn.Module):
+class _MeanReshape(nn.Module):
+    """Global average pooling as a mean without keepdim, a reshape, a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 3)
+
     def forward(self, x):
-        return x.sigmoid()
+        return self.fc(x.mean((2, 3)).reshape(1, -1))
 
 
 CONV = Conv(3, 8, (3, 3), (2, 2), (1, 1), (1, 1))
@@ -70,6 +76,8 @@ OPERATORS = [  # (model, input shape, expected (kind, attributes, shape) after t
     (nn.Sequential(nn.Flatten(), nn.Linear(32, 5)), (1, 2, 4, 4),
      [(Kind.FLATTEN, None, (1, 32)), (Kind.LINEAR, Linear(32, 5), (1, 5))]),
     (nn.Linear(6, 3, bias=False), (1, 6), [(Kind.LINEAR, Linear(6, 3, False), (1, 3))]),
+    (_MeanReshape(), (1, 2, 4, 4), [(Kind.GLOBAL_AVGPOOL, None, (1, 2, 1, 1)), (Kind.FLATTEN, None, (1, 2)),
+                                    (Kind.LINEAR, Linear(2, 3), (1, 3))]),
 ]
 
 
@@ -85,6 +93,22 @@ def test_each_operator_imports(source, model, shape, expected):
     graph = from_torch(model, torch.zeros(shape)) if source == "torch" else from_onnx(_onnx(model, shape))
     assert graph.input.shape == shape
     assert _summary(graph) == expected
+
+
+def test_onnx_matmul_then_add_is_one_linear_layer():
+    from onnx import TensorProto, helper, numpy_helper
+    w, bias = np.arange(12.0).reshape(4, 3), np.array([1.0, 2.0, 3.0])
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["flat"], name="flat"),
+         helper.make_node("MatMul", ["flat", "w"], ["mm"], name="mm"),
+         helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        [numpy_helper.from_array(w.astype(np.float32), "w"), numpy_helper.from_array(bias.astype(np.float32), "b"),
+         numpy_helper.from_array(np.array([1, -1], dtype=np.int64), "shape")])
+    imported = from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert _summary(imported) == [(Kind.FLATTEN, None, (1, 4)), (Kind.LINEAR, Linear(4, 3), (1, 3))]
+    assert np.array_equal(imported.weights["mm.weight"], w.T) and np.array_equal(imported.weights["mm.bias"], bias)
 
 
 def _folded_conv_matches(graph, module):

@@ -2,7 +2,7 @@
 
 The model is loaded, its shapes inferred (``onnx.shape_inference``) and its nodes walked in order:
 Conv, BatchNormalization (folded into the Conv before it), Relu, MaxPool, AveragePool,
-GlobalAveragePool, Add, Flatten/Reshape, Gemm and MatMul (with an Add of a constant: the bias)
+GlobalAveragePool (or ReduceMean over the spatial axes), Add, Flatten/Reshape, Gemm and MatMul (with an Add of a constant: the bias)
 become typed nodes; initializers and Constant nodes are the weights. Anything else is one
 :class:`WinohdlError` naming the operator and the node.
 """
@@ -141,6 +141,22 @@ class _Walker:
 
     def _globalaveragepool(self, n, op, a) -> None:
         self._add_node(n, Kind.GLOBAL_AVGPOOL, op, (self._ref(n, op),))
+
+    def _reducemean(self, n, op, a) -> None:
+        """The mean over every spatial axis: global average pooling (then a flatten without keepdims)."""
+        source = self.b.get(self._ref(n, op))
+        rank = len(source.shape)
+        axes = a.get("axes")
+        if axes is None and len(n.input) > 1 and n.input[1]:
+            axes = self.b.const(n.input[1], op, self.where).astype(int).tolist()
+        if rank < 3 or axes is None or sorted(int(d) % rank for d in axes) != list(range(2, rank)):
+            raise unsupported(op, self.where, "only the mean over every spatial axis (global average pooling)")
+        if a.get("keepdims", 1):
+            self._add_node(n, Kind.GLOBAL_AVGPOOL, op, (source.name,))
+        else:
+            self.b.add(f"{self.where}.pool", Kind.GLOBAL_AVGPOOL, (source.name,))
+            self.b.add(self.where, Kind.FLATTEN, (f"{self.where}.pool",), self.shape(n.output[0]))
+            self.b.alias(n.output[0], self.where)
 
     def _add(self, n, op, a) -> None:
         x, y = n.input[:2]
