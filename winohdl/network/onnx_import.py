@@ -2,8 +2,8 @@
 
 The model is loaded, its shapes inferred (``onnx.shape_inference``) and its nodes walked in order:
 Conv, BatchNormalization (folded into the Conv before it), Relu, MaxPool, AveragePool,
-GlobalAveragePool (or ReduceMean over the spatial axes), Add, Flatten/Reshape, Gemm and MatMul (with an Add of a constant: the bias)
-become typed nodes; initializers and Constant nodes are the weights. Anything else is one
+GlobalAveragePool (or ReduceMean over the spatial axes), Add, Flatten/Reshape, Gemm and MatMul
+(with an Add of a constant: the bias) become typed nodes; initializers and Constant nodes are the weights. Anything else is one
 :class:`WinohdlError` naming the operator and the node.
 """
 
