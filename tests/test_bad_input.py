@@ -269,6 +269,14 @@ CASES = [
       "--feature-map 8 --sim none --family none --verify -o {t}/e", "give a --family other than none"),
     C("engine-verify-sim-without-verify", "engine --output 2 --kernel 3 --in-channels 2 --out-channels 2 "
       "--feature-map 8 --sim none --verify-sim verilator -o {t}/e", "--verify-sim applies only with --verify"),
+    # ---- network --------------------------------------------------------------------------------------
+    C("network-missing-model", "network --model {t}/nope.py:net --input-shape 1x1x8x8 -o {t}/n", "does not exist"),
+    C("network-bad-spec", "network --model {t}/file --input-shape 1x1x8x8 -o {t}/n", "a model is path/to/model.py",
+      regular_file()),
+    C("network-bad-shape", "network --model {t}/file.py:net --input-shape 1x0x8 -o {t}/n", "--input-shape"),
+    C("network-no-shape", "network --model {t}/file.py:net -o {t}/n", "needs an input shape", regular_file("file.py")),
+    C("network-output-is-a-file", "network --model {t}/file.py:net --input-shape 1x1x8x8 -o {t}/file.py",
+      "{t}/file.py", regular_file("file.py")),
     C("engine-verify-unknown-simulator", "engine --output 2 --kernel 3 --in-channels 2 --out-channels 2 "
       "--feature-map 8 --sim none --verify --verify-sim modelsim -o {t}/e", "invalid choice"),
 ]

@@ -19,7 +19,6 @@ from winohdl.network.load import _call_factory, load_model
 from winohdl.network.onnx_import import from_onnx
 from winohdl.network.torch_import import from_exported, from_torch
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning")  # torch.export's own deprecation
 ROOT = Path(__file__).resolve().parent.parent
 RESNET8 = f"{ROOT}/examples/resnet8/model.py:resnet8"
 DIGITS = f"{ROOT}/examples/digits/model.py:digits_cnn"
@@ -293,3 +292,15 @@ def test_model_files_that_do_not_load(tmp_path):
     _one_line_error(lambda: load_model(f"{tmp_path}/junk.onnx"), "cannot read ONNX")
     _one_line_error(lambda: load_model("model.h5"), "factory")
     _one_line_error(lambda: load_model(DIGITS), "input shape")
+
+
+def test_network_command_writes_the_graph(cli, tmp_path):
+    """``winohdl network`` on the ResNet-8 example: network.json (the graph, checked on reading back)
+    and network.txt; the table on stdout; no warning on stderr."""
+    out = tmp_path / "r8"
+    code, text, err = cli("network", "--model", RESNET8, "--input-shape", "1x3x32x32", "-o", out)
+    assert code == 0 and err == "", err
+    graph = Graph.from_json((out / "network.json").read_text())
+    assert [n.kind.value for n in graph.nodes].count("conv") == 9 and graph.nodes[-1].shape == (1, 10)
+    table = (out / "network.txt").read_text().strip()
+    assert table.splitlines()[0].split() == ["x", "input", "1x3x32x32"] and table in text

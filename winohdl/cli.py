@@ -24,7 +24,8 @@ from miner.methods import DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 
 from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
-                       cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_prove, cmd_sim,
+                       cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_network, cmd_prove,
+                       cmd_sim,
                        cmd_synth)
 
 ENGINE_PIPELINES = values(EnginePipeline)
@@ -331,6 +332,22 @@ def _engine_command(sub, common: argparse.ArgumentParser) -> None:
     en.set_defaults(func=cmd_engine)
 
 
+def _network_command(sub, common: argparse.ArgumentParser) -> None:
+    """``winohdl network``."""
+    nw = sub.add_parser("network", parents=[common],
+                        help="import a PyTorch or ONNX model into a typed layer graph (network.json)",
+                        description="Imports MODEL with torch.export or the onnx package, folds batch norm into "
+                                    "the convolutions, checks every shape, and writes network.json (nodes, edges, "
+                                    "shapes, weight hashes) and network.txt. Planning, quantisation and the "
+                                    "network's hardware are the next steps of this command.")
+    nw.add_argument("--model", required=True,
+                    help="path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)")
+    nw.add_argument("--input-shape", default=None,
+                    help="batch x channels x size per axis, e.g. 1x3x32x32 (needed for a .py factory)")
+    nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
+    nw.set_defaults(func=cmd_network)
+
+
 def _bench_command(sub, common: argparse.ArgumentParser) -> None:
     """``winohdl bench``."""
     be = sub.add_parser("bench", help="benchmarks that print figures")
@@ -363,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     _flow_command(sub, common)
     _explore_command(sub, common)
     _engine_command(sub, common)
+    _network_command(sub, common)
     _bench_command(sub, common)
     return p
 

@@ -449,6 +449,35 @@ def _verify_engine_netlist(opened, kind: str, family: str, netlist: Path, work: 
     return r.passed
 
 
+def _input_shape(text: str) -> tuple[int, ...]:
+    """``"1x3x32x32"`` -> (1, 3, 32, 32): batch, channels and 1 to 3 spatial axes."""
+    items = [i.strip() for i in str(text).lower().split("x")]
+    if not 3 <= len(items) <= 5 or not all(i.isascii() and i.isdigit() and 0 < len(i) <= 6 and int(i) for i in items):
+        raise WinohdlError(f"--input-shape must be 3 to 5 positive whole numbers separated by 'x' "
+                           f"(batch x channels x size per axis, e.g. 1x3x32x32), got {str(text)[:40]!r}")
+    return tuple(int(i) for i in items)
+
+
+def cmd_network(a) -> int:
+    """Import a model into the typed layer graph: ``network.json`` and ``network.txt`` in the folder."""
+    from winohdl.core.io import write_folder_atomic
+    from winohdl.network.load import load_model
+    shape = _input_shape(a.input_shape) if a.input_shape else None
+    path, _, factory = a.model.rpartition(":")
+    name = factory if path.endswith(".py") else Path(a.model).stem
+    folder = _design_target(Path(a.o) if a.o else Path("build") / name, marker="network.json", kind="network")
+    graph = load_model(a.model, shape)
+    text = graph.text()
+
+    def populate(tmp: Path) -> None:
+        (tmp / "network.json").write_text(graph.to_json(), encoding="utf-8")
+        (tmp / "network.txt").write_text(text + "\n", encoding="utf-8")
+    write_folder_atomic(folder, populate)
+    print(text)
+    print(f"folder     {folder}  (network.json: the layer graph; planning and hardware come next)")
+    return EXIT_OK
+
+
 def cmd_bench(a) -> int:
     from winohdl.bench import bench_mine, parse_bench
     entries, methods = parse_bench(a.geometries, a.methods)

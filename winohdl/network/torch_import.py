@@ -9,6 +9,7 @@ Anything else is one :class:`WinohdlError` naming the operator and the node.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 import torch
@@ -31,7 +32,9 @@ def from_torch(model: torch.nn.Module, example: torch.Tensor) -> Graph:
     if not isinstance(model, torch.nn.Module) or not isinstance(example, torch.Tensor):
         raise WinohdlError("import needs a torch.nn.Module and an example input tensor")
     try:
-        program = torch.export.export(model.eval(), (example,))
+        with warnings.catch_warnings():   # torch.export's own deprecation notice, not the user's concern
+            warnings.filterwarnings("ignore", ".*LeafSpec", FutureWarning)
+            program = torch.export.export(model.eval(), (example,))
     except Exception as exc:  # noqa: BLE001  (torch raises many types; the user gets one line)
         raise WinohdlError(f"torch.export could not export the model ({_first_line(exc)})") from None
     return from_exported(program)
@@ -40,7 +43,9 @@ def from_torch(model: torch.nn.Module, example: torch.Tensor) -> Graph:
 def from_exported(program: ExportedProgram) -> Graph:
     """Import an exported program (``torch.export.export`` or ``torch.export.load``)."""
     try:
-        program = program.run_decompositions()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", ".*LeafSpec", FutureWarning)
+            program = program.run_decompositions()
     except Exception as exc:  # noqa: BLE001
         raise WinohdlError(f"torch.export could not decompose the program ({_first_line(exc)})") from None
     b = Builder()
