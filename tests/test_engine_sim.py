@@ -12,13 +12,13 @@ cycle through the output FIFO, reloads), once per engine.
 
 import pytest
 
-from hdl.engine.design import generate_engine, open_engine_design, write_engine_folder
+from hdl.engine.design import open_engine_design
 from hdl.engine.options import EngineOptions
-from miner.constructive import constructive_card
 from sim import engine_run
 from sim.engine_run import run_engine_simulation
 from winohdl.core.geometry import Geometry
 
+from artefacts import copy_of, engine_folder, synthesis
 from hdl_helpers import summary_ports, verilog_ports
 
 KINDS = ("winograd", "direct")
@@ -43,25 +43,15 @@ RUNS = [(case, "icarus", kind) for case in CASES if case != "shared" for kind in
 RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd")]
 
 
-@pytest.fixture(scope="session")
-def engine_folders(tmp_path_factory):
-    """Generated engine folders, one per case, made on first use."""
-    made = {}
-
-    def folder(case):
-        if case not in made:
-            _, geo, F, P, C, K, PK, PC, kw = CASES[case]
-            g = Geometry.parse(*geo)
-            o = EngineOptions(g, C, K, F, P, PK, PC, **kw)
-            made[case] = write_engine_folder(tmp_path_factory.mktemp(f"engine_{case}") / "e",
-                                             generate_engine(constructive_card(g), o))
-        return made[case]
-    return folder
+def case_folder(case):
+    """The (cached) engine folder of a case."""
+    _, geo, F, P, C, K, PK, PC, kw = CASES[case] if isinstance(case, str) else case
+    return engine_folder(EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, **kw))
 
 
 @pytest.mark.parametrize("case, sim, kind", RUNS, ids=[f"{c}-{s}-{k}" for c, s, k in RUNS])
-def test_engine_passes(engine_folders, case, sim, kind, tmp_path):
-    opened = open_engine_design(engine_folders(case))
+def test_engine_passes(case, sim, kind, tmp_path):
+    opened = open_engine_design(case_folder(case))
     r = run_engine_simulation(opened, sim, tmp_path, kind, seed=3)
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
     assert r.layers == 9 and r.beats > 0
@@ -69,10 +59,10 @@ def test_engine_passes(engine_folders, case, sim, kind, tmp_path):
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_summary_ports_are_the_verilog_ports(engine_folders, case):
+def test_summary_ports_are_the_verilog_ports(case):
     """design.json's ports (name, direction, bits) are those the Verilog module declares, for both
     engines (an independent testbench found the input streams listed as outputs)."""
-    opened = open_engine_design(engine_folders(case))
+    opened = open_engine_design(case_folder(case))
     for core in (opened.design.winograd, opened.design.direct):
         declared = verilog_ports(opened.path(core.verilog).read_text(), core.top)
         assert summary_ports(core) == declared
@@ -80,10 +70,10 @@ def test_summary_ports_are_the_verilog_ports(engine_folders, case):
         assert declared["s_axis_w__tready"][0] == declared["m_axis_y__tdata"][0] == "out"
 
 
-def test_the_commands_take_an_engine_folder(engine_folders, cli):
+def test_the_commands_take_an_engine_folder(cli, tmp_path):
     """``winohdl sim`` (the smallest case's Verilator runs) and ``winohdl synth`` re-check an engine
     folder after generation; ``winohdl prove`` says in one line that it proves tiles."""
-    folder = engine_folders("1d")
+    folder = copy_of(case_folder("1d"), tmp_path / "e")  # the commands write into it
     code, out, err = cli("sim", folder, "--sim", "both", "--seed", "3")
     assert code == 0, err
     runs = [line.split()[:3] for line in out.splitlines() if line.startswith(("icarus", "verilator"))]
@@ -98,8 +88,7 @@ def test_the_commands_take_an_engine_folder(engine_folders, cli):
 def test_a_wrong_expectation_fails(tmp_path, monkeypatch):
     """The testbench checks: one flipped expected word is reported as a mismatch."""
     g = Geometry.parse("2", "3")
-    folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(g), EngineOptions(g, 1, 1, (6,),
-                                                                                                     (1,))))
+    folder = engine_folder(EngineOptions(g, 1, 1, (6,), (1,)))
     real = engine_run.engine_stimulus
 
     def broken(*a, **k):
@@ -121,17 +110,13 @@ def test_engine_netlist_passes_post_synthesis(tmp_path, kind):
     """The ECP5 netlist Yosys maps (block RAMs without the collision bypass, their read registers
     moved into the blocks, multiplier blocks, carry chains) streams layers bit-exact on Icarus with
     the cell models."""
-    from synth.yosys import synthesise
-    _, geo, F, P, C, K, PK, PC, kw = BRAM_CASE
-    g = Geometry.parse(*geo)
-    folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(g), EngineOptions(g, C, K, F, P, PK, PC)))
-    opened = open_engine_design(folder)
+    opened = open_engine_design(case_folder(BRAM_CASE))
     core = opened.design.core(kind)
-    syn = synthesise(opened.path(core.verilog), core.top, "ecp5", tmp_path / "synth", netlist=True)
+    syn = synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
     assert syn.brams > 0 and syn.dsps > 0
     assert syn.absorbed["bram_ports"] > 0  # reads through the blocks' own output registers (OUTREG)
-    netlist = tmp_path / "synth" / f"{core.top}_ecp5_netlist.v"
-    r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=netlist, family="ecp5")
+    r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=syn.netlist,
+                              family="ecp5")
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
 
 
@@ -139,17 +124,13 @@ def test_serial_input_netlist_passes_post_synthesis(tmp_path):
     """The serial B^T's mapped netlist (its transformed tiles in DP16KD, read beside writes of the
     other half; the feature-map fibres read row by row) streams layers bit-exact on Icarus with the
     cell models, four-state: a read colliding with a write would show as X."""
-    from synth.yosys import synthesise
-    _, geo, _, _, C, K, PK, PC, kw = CASES["serial_in"]
-    g = Geometry.parse(*geo)
-    o = EngineOptions(g, C, K, (4, 4), (0, 0), PK, PC, **kw)   # one tile: gate-level simulation is slow
-    folder = write_engine_folder(tmp_path / "e", generate_engine(constructive_card(g), o))
-    opened = open_engine_design(folder)
+    why, geo, _, _, C, K, PK, PC, kw = CASES["serial_in"]
+    # one tile: gate-level simulation is slow
+    opened = open_engine_design(case_folder((why, geo, (4, 4), (0, 0), C, K, PK, PC, kw)))
     core = opened.design.core("winograd")
     assert core.input_transform == "serial"
-    syn = synthesise(opened.path(core.verilog), core.top, "ecp5", tmp_path / "synth", netlist=True)
+    syn = synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
     assert syn.brams > 0 and syn.dsps > 0
-    netlist = tmp_path / "synth" / f"{core.top}_ecp5_netlist.v"
-    r = run_engine_simulation(opened, "icarus", tmp_path, "winograd", seed=5, random_layers=0, netlist=netlist,
+    r = run_engine_simulation(opened, "icarus", tmp_path, "winograd", seed=5, random_layers=0, netlist=syn.netlist,
                               family="ecp5")
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
