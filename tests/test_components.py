@@ -83,15 +83,15 @@ def _options(widths, pipeline, kt="hw", **kw):
 @pytest.mark.parametrize("per_stage", [1, 2, 3])
 def test_deep_latency_is_computed_from_the_graph_depths(entry, per_stage):
     from hdl.components import graph_latency, split_levels
+    from hdl.tile import tile_latency
     dp = Datapath(constructive_card(entry.geometry), _options((8, 8), f"deep{per_stage}"))
-    tile = WinogradTile(dp)
     ceil = lambda depth: max(0, (depth - 1) // per_stage)  # noqa: E731
     transforms = max(ceil(dp.data_graph.depth), ceil(dp.kernel_graph.depth))
     div = max((graph_latency(x.graph, per_stage) for x in dp.divisions if not x.trivial_odd), default=None)
     split = max(split_levels(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
     # in, transforms, operands (fabric, DSP input), products (DSP pipeline and output, fabric, sums of
     # split products), A^T, ...
-    assert tile.latency == 1 + transforms + 2 + 3 + split + ceil(dp.output_graph.depth) + 1 + (
+    assert tile_latency(dp) == 1 + transforms + 2 + 3 + split + ceil(dp.output_graph.depth) + 1 + (
         0 if div is None else div + 1) + 1
 
 

@@ -197,14 +197,14 @@ print("done", flush=True)
 @pytest.mark.parametrize("after_files, width", [(1, 8), (3, 8), (5, 8), (None, 12)])
 def test_sigkill_during_gen_leaves_the_old_or_the_new_folder(tmp_path, after_files, width):
     folder = make(tmp_path / "d", "f2_3", HardwareOptions.make(8, 8))
-    p = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, str(folder)], cwd=ROOT, stdout=subprocess.PIPE,
-                         text=True)
-    if after_files is None:
-        assert p.stdout.read().endswith("done\n")
-    for _ in range(after_files or 0):
-        assert p.stdout.readline().startswith("wrote")
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    with subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, str(folder)], cwd=ROOT, stdout=subprocess.PIPE,
+                          text=True) as p:  # closes the pipe
+        if after_files is None:
+            assert p.stdout.read().endswith("done\n")
+        for _ in range(after_files or 0):
+            assert p.stdout.readline().startswith("wrote")
+        p.send_signal(signal.SIGKILL)
+        p.wait()
     # complete and consistent (every file matches the manifest): the old folder or the new one, never a mix
     assert open_design(folder).design.options.data_width == width
 

@@ -256,8 +256,9 @@ def _env(**extra) -> dict:
 
 
 def _start(argv, err_file: Path, **env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "winohdl", *map(str, argv)], cwd=ROOT, env=_env(**env),
-                            stdout=subprocess.PIPE, stderr=open(err_file, "wb"), stdin=subprocess.DEVNULL)
+    with open(err_file, "wb") as err:  # the child has its own copy of the file: ours is closed
+        return subprocess.Popen([sys.executable, "-m", "winohdl", *map(str, argv)], cwd=ROOT, env=_env(**env),
+                                stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
 
 
 def _wait_for(proc: subprocess.Popen, err_file: Path, text: str) -> None:
