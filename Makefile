@@ -27,7 +27,7 @@ run: setup
 
 test: setup
 	$(ENVPATH) $(VENV)/bin/lint-imports
-	$(ENVPATH) $(PY) -m pytest -q -n 2 tests
+	$(ENVPATH) $(PY) -m pytest -q -n 2 tests --durations=15
 
 bench: setup
 	$(ENVPATH) $(VENV)/bin/winohdl bench mine

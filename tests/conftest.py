@@ -36,3 +36,22 @@ def cli(capsys):
         out, err = capsys.readouterr()
         return code, out, err
     return run
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow(seconds): a test that takes about that long (on two loaded "
+                                       "cores); run first, deselect with -m 'not slow' for a quick run")
+    # with xdist (-n 2): hand out tests one at a time, so the slow ones, sorted first below, are
+    # shared out between the workers as they come free instead of in chunks of hundreds
+    if getattr(config.option, "maxschedchunk", "absent") is None:
+        config.option.maxschedchunk = 1
+
+
+def pytest_collection_modifyitems(items):
+    """The slow tests first, slowest first (the rest keeps its order): the two workers start on the
+    long ones and end on short ones together. Tests that share a cached artefact mark only the
+    first that makes it, so two workers do not wait on one lock at the start."""
+    def seconds(item):
+        mark = item.get_closest_marker("slow")
+        return -(mark.args[0] if mark and mark.args else 0)
+    items.sort(key=seconds)

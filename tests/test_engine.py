@@ -101,6 +101,7 @@ SERIAL = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 8, 2, 1, 1, "stages"),
 
 
 @pytest.mark.parametrize("case", SERIAL, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "3d"])
+@pytest.mark.slow(5)
 def test_serial_output_transform_streams_bit_exact(case):
     """The row-column A^T, one fibre per cycle: bit-exact with gaps, back-pressure and extremes, the
     same beats as the parallel engine's model, and the performance model cycle for cycle."""
@@ -159,6 +160,7 @@ def assert_frames_exact(o, dp, layers, got):
 
 
 @pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "f4x4_shared"])
+@pytest.mark.slow(10)
 def test_serial_input_transform_streams_bit_exact(case):
     """B^T once per (tile, input channel), one pass ahead of the multipliers: bit-exact with gaps,
     back-pressure, extremes and a frame on the same kernels, the same beats as the golden model,
@@ -184,6 +186,7 @@ def test_serial_input_transform_streams_bit_exact(case):
 @pytest.mark.parametrize("case, merged", [(SERIAL_IN[0], (True, True, False, True)),
                                           (SERIAL_IN[2], (False, False, False, False))],
                          ids=["walker_bound", "stream_bound"])
+@pytest.mark.slow(8)
 def test_serial_input_frames_back_to_back(case, merged):
     """Back to back, the pass after a frame's last tile reads the next frame's first tile where it
     is stored in time (walker-bound: a frame then takes its tiles' passes alone), and drains
@@ -352,6 +355,7 @@ def test_parse_from_command_line_strings():
 
 
 @pytest.mark.parametrize("kind", ["winograd", "direct"])
+@pytest.mark.slow(6)
 def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_block_rams(kind, tmp_path):
     """ECP5 (the project's Yosys flow), a layer whose memories are block RAM: every accumulator
     bit's flip-flop takes its data straight from its adder's carry cell (CCU2C), the clear being the
@@ -393,6 +397,7 @@ def test_synthesised_registers_take_their_data_straight_from_carry_cells_and_blo
                 assert all(isinstance(b, str) or driver.get(b) == "TRELLIS_FF" for b in bits), (port, bits)
 
 
+@pytest.mark.slow(11)
 def test_serial_input_transform_reads_its_tiles_from_block_ram(tmp_path):
     """ECP5: the serial B^T's memory of transformed tiles is block RAM even though it holds only
     2 x C / PC tiles (as LUT RAM its read multiplexers would cost more logic than the B^T it

@@ -50,6 +50,7 @@ def case_folder(case):
 
 
 @pytest.mark.parametrize("case, sim, kind", RUNS, ids=[f"{c}-{s}-{k}" for c, s, k in RUNS])
+@pytest.mark.slow(6)
 def test_engine_passes(case, sim, kind, tmp_path):
     opened = open_engine_design(case_folder(case))
     r = run_engine_simulation(opened, sim, tmp_path, kind, seed=3)
@@ -106,6 +107,7 @@ BRAM_CASE = ("1D, block RAMs: feature-map banks of 256 words, 256 weight words",
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow(25)
 def test_engine_netlist_passes_post_synthesis(tmp_path, kind):
     """The ECP5 netlist Yosys maps (block RAMs without the collision bypass, their read registers
     moved into the blocks, multiplier blocks, carry chains) streams layers bit-exact on Icarus with
@@ -120,6 +122,7 @@ def test_engine_netlist_passes_post_synthesis(tmp_path, kind):
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
 
 
+@pytest.mark.slow(25)
 def test_serial_input_netlist_passes_post_synthesis(tmp_path):
     """The serial B^T's mapped netlist (its transformed tiles in DP16KD, read beside writes of the
     other half; the feature-map fibres read row by row) streams layers bit-exact on Icarus with the

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from synth.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
 from synth.pnr import measure_fmax, place_and_route
 from winohdl.core.netlist import YosysNetlist
@@ -88,6 +90,7 @@ endmodule
 """
 
 
+@pytest.mark.slow(11)
 def test_measure_fmax_floorplans_block_ram_fed_multipliers(tmp_path):
     """The first run is recorded, the seeds run on the floorplanned netlist, and nextpnr keeps every
     fixed cell on its site."""

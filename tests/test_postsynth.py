@@ -46,6 +46,7 @@ def test_mapped_netlists_pass(tmp_path, family, pipeline):
         assert v["status"] == "PASS" and v["checked"] > 40, (target, v)
 
 
+@pytest.mark.slow(13)
 def test_xc7_shared_preadder_register_stays_driven(tmp_path):
     """F(4,3) dilation 2, ``stages``: the two residues' pieces share the kernel transform, so two
     multipliers read one operand register fed by an adder. Yosys's DSP48E1 packer took it with its
@@ -95,6 +96,7 @@ def test_broken_netlist_fails(deep4, ecp5_deep_netlist, tmp_path, simulator, mut
         assert v["status"] == "FAIL" and v["message"], (what, v)
 
 
+@pytest.mark.slow(7)
 def test_ice40_pipelined_direct_fails_loudly(tmp_path, cli):
     """Yosys's ice40_dsp leaves SB_MAC16 inputs of the pipelined direct baseline undriven: FAIL, exit 1,
     and its figures are not offered as a result (no Fmax)."""

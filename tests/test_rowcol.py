@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 
 from hdl.datapath import Datapath
-from hdl.design import generate_design, open_design, write_design_folder
+from hdl.design import open_design
 from hdl.model import DatapathModel
 from hdl.options import HardwareOptions
 from hdl.rowcol import candidates, column_separable, rank_one, row_separable
 from hdl.scaling import scale_card
 from miner.constructive import constructive_card
 from winohdl.core.suite import BY_NAME, SUITE
+
+from artefacts import design_folder
 
 
 def _evaluate(graph, M, rng):
@@ -140,12 +142,10 @@ def test_model_is_bit_exact_on_every_suite_geometry(name):
 
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
 @pytest.mark.parametrize("pipeline", ["deep", "stages"])
+@pytest.mark.slow(7)
 def test_row_column_design_passes_both_simulators(tmp_path, sim, pipeline):
     from sim.run import run_simulation
-    g = BY_NAME["f2x2x2_3x3x3"].geometry
-    opts = HardwareOptions.make(8, 8, pipeline, "hw")
-    gen = generate_design(constructive_card(g), opts)
-    assert dict(gen.design.realisation)["BT"] == "row-column"
-    folder = write_design_folder(tmp_path / "d", gen)
-    r = run_simulation(open_design(folder), sim, tmp_path / f"run_{sim}", 30, 5)
+    opened = open_design(design_folder("f2x2x2_3x3x3", HardwareOptions.make(8, 8, pipeline, "hw")))
+    assert dict(opened.design.realisation)["BT"] == "row-column"
+    r = run_simulation(opened, sim, tmp_path / f"run_{sim}", 30, 5)
     assert r.passed, r.line()

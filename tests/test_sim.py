@@ -48,6 +48,7 @@ def simulate(folder, sim, work, vectors=VECTORS, seed=1, target="wino", waves=Fa
     return run_simulation(opened, sim, work / f"run_{sim}_{target}_{seed}", vectors, seed, waves, target)
 
 
+@pytest.mark.slow(10)
 def test_mined_and_polished_card_passes(tmp_path):
     """A card from random-start ALS, structural snapping and polishing (mixed terms, denominators
     up to 16) goes through the same generator and testbench, on both simulators (mined once)."""

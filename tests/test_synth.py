@@ -207,6 +207,7 @@ def deep_report(f23_small_deep):
 
 
 @pytest.mark.parametrize("family", FPGA_FAMILIES)
+@pytest.mark.slow(10)
 def test_dsps_equal_rank(f23_design, family):
     folder, design = f23_design
     r = design_synthesis(folder, family)
@@ -218,6 +219,7 @@ def test_dsps_equal_rank(f23_design, family):
         assert d.dsps == design.direct.multipliers == 6
 
 
+@pytest.mark.slow(35)
 def test_deep_dsps_have_fabric_registers_on_both_sides(f23_small_deep, deep_report):
     """Deep pipelines on ECP5: every MULT18X18D uses its input, pipeline and output registers, and
     still has a fabric flip-flop before each operand pin and after each used product pin (the route
@@ -261,6 +263,7 @@ def test_place_and_route_over_seeds(deep_report):
     assert text.count("critical path (median seed): ") == 2
 
 
+@pytest.mark.slow(45)
 def test_place_and_route_on_the_other_families(f23_small_deep, tmp_path):
     """iCE40 and Gowin one seed each; xc7 synthesised, not placed (no open place and route)."""
     folder, _ = f23_small_deep
@@ -303,6 +306,7 @@ def test_asic_estimate_side_by_side(deep_report):
     assert "logic depth, gates (longest path)" in text
 
 
+@pytest.mark.slow(32)
 def test_flow_end_to_end(tmp_path, capsys):
     out = tmp_path / "flow"
     code = winohdl.main(["flow", "--output", "2", "--kernel", "3", "--method", "constructive", "--family", "ecp5",

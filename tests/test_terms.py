@@ -41,6 +41,7 @@ def _exact_float_algorithm(g, seed):
     raise AssertionError(f"no exact ALS start for {g.name} in 100 tries")
 
 
+@pytest.mark.slow(6)
 def test_random_start_moves_onto_catalogue_terms_and_proves(suite_entry):
     g = suite_entry.geometry
     seed = 1 if g.name == "o4x4_k3x3_s1x1_d1x1" else 3  # seeds whose first few ALS starts are exact (fast)
