@@ -85,8 +85,8 @@ def test_design_is_proven(designs, name, options, target):
     assert r.cells > 0 and r.monomials > 0 and r.range_checks > 0 and not r.failures
     assert r.latency == open_design(folder).design.core(target).latency
     assert (r.latency > 0) == (options.pipeline.value != "none")
-    assert r.seconds < 30
     assert r.exit_code == 0 and r.line().startswith(f"proof      {target:<6} PROVEN")
+    assert r.line().endswith(f" range checks in {r.seconds:.1f} s")  # the time is reported, not bounded
     if options.output_width is not None:
         assert r.rounding_pieces > 0  # the rounding was proven by cases, not skipped
 
