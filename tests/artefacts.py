@@ -149,3 +149,19 @@ def design_synthesis(folder: Path, family: str) -> dict:
     design = open_design(folder).design
     r = synthesis(folder, family, [(c.verilog, c.top) for c in (design.winograd, design.direct)])
     return {"wino": r[design.winograd.top], "direct": r[design.direct.top]}
+
+
+def mined_card(name: str, method: str, seed: int, seconds: float, polish_seconds: float):
+    """The card ``miner.search.mine_card`` finds for suite geometry ``name`` (cost: hdl.cost.cost_key),
+    mined once and kept as its card file (re-proven when loaded)."""
+    def make(tmp: Path) -> None:
+        from hdl.cost import cost_key
+        from miner.search import Method, MineSettings, mine_card
+        from winohdl.core.suite import BY_NAME
+        settings = MineSettings(Method(method), seed=seed, seconds=seconds, polish_seconds=polish_seconds)
+        mine_card(BY_NAME[name].geometry, settings, cost_key).save(tmp / "card.json")
+
+    from winohdl.core.card import AlgorithmCard
+    where = cached("card", {"suite": name, "method": method, "seed": seed, "seconds": seconds,
+                            "polish_seconds": polish_seconds}, make)
+    return AlgorithmCard.load(where / "card.json")

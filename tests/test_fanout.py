@@ -26,9 +26,15 @@ def fail_on_two(x: int) -> int:
 NAMES = ["f2_3", "f3_2", "s2_k3_o2", "f4_3"]
 
 
+@pytest.fixture(scope="module")
+def in_a_loop():
+    """The points computed one after the other, here: what run_all must give back."""
+    return [design_rank(n) for n in NAMES]
+
+
 @pytest.mark.parametrize("jobs", [1, 2], ids=["inline", "pool"])
-def test_points_come_back_in_order(jobs):
-    assert run_all(design_rank, NAMES, jobs=jobs) == [design_rank(n) for n in NAMES]
+def test_points_come_back_in_order(jobs, in_a_loop):
+    assert run_all(design_rank, NAMES, jobs=jobs) == in_a_loop
 
 
 def test_ray_local_instance_runs_the_points():

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from hdl.cost import cost_key
 from hdl.datapath import Datapath
 from hdl.design import DesignError, generate_design, generate_from_datapath, open_design, write_design_folder
 from hdl.options import HardwareOptions
@@ -23,7 +22,7 @@ from miner.constructive import constructive_card
 from sim.run import run_simulation
 from winohdl.core.suite import BY_NAME, SUITE
 
-from artefacts import copy_of, design_folder
+from artefacts import copy_of, design_folder, mined_card
 
 SIMS = ["icarus", "verilator"]
 VECTORS = 60
@@ -52,9 +51,7 @@ def simulate(folder, sim, work, vectors=VECTORS, seed=1, target="wino", waves=Fa
 def test_mined_and_polished_card_passes(tmp_path):
     """A card from random-start ALS, structural snapping and polishing (mixed terms, denominators
     up to 16) goes through the same generator and testbench, on both simulators (mined once)."""
-    from miner.search import Method, MineSettings, mine_card
-    card = mine_card(BY_NAME["f2x2_3x3"].geometry, MineSettings(Method.ALS, seed=0, seconds=60, polish_seconds=5),
-                     cost_key)
+    card = mined_card("f2x2_3x3", "als", seed=0, seconds=60, polish_seconds=5)
     assert card.provenance["method"] == "als"
     folder = write_design_folder(tmp_path / "d", generate_design(card, HardwareOptions.make(8, 8, "stages", "hw")))
     for sim in SIMS:
