@@ -3,8 +3,9 @@ and by later sessions while nothing they depend on has changed.
 
 An artefact lives in ``build/test-cache/<kind>-<key>/`` (git-ignored; ``make clean`` removes it).
 Its key is the SHA-256 of its inputs (JSON), of every source file of the project (``hdl``,
-``miner``, ``sim``, ``synth``, ``winohdl``, ``cards``, ``pyproject.toml``) and of the versions of the tools
-and libraries that make it (Amaranth, Yosys, nextpnr, Verilator, Icarus, cocotb, torch, numpy):
+``miner``, ``sim``, ``synth``, ``winohdl``, ``cards``, ``pyproject.toml``), of the versions of
+the tools and libraries that make it (Amaranth, Yosys, nextpnr, Verilator, Icarus, cocotb, torch,
+numpy, Python) and of the ``WINOHDL_*`` environment (limits):
 change any of them and the artefact is made again, so a stale one can never make a test pass.
 It is made under an exclusive ``fcntl`` lock on ``<kind>-<key>.lock`` into a temporary folder
 that is renamed into place when complete: two workers never make the same artefact twice, and a
@@ -21,8 +22,10 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
+import sys
 import uuid
 from functools import lru_cache
 from importlib import metadata
@@ -52,9 +55,17 @@ def source_version() -> str:
             h.update(f"{name}=none\0".encode())
     icarus = subprocess.run(["iverilog", "-V"], capture_output=True, text=True) if shutil.which("iverilog") else None
     h.update((icarus.stdout.splitlines()[0] if icarus and icarus.stdout else "no iverilog").encode())
+    h.update(f"{sys.version}\0{platform.platform()}\0".encode())
     if os.environ.get("WINOHDL_TEST_CACHE") == "off":
         h.update(session_id().encode())
     return h.hexdigest()
+
+
+def settings() -> dict:
+    """The WINOHDL_* environment (limits and such can change what the code makes), but for the
+    variables that only say where caches are."""
+    return {k: v for k, v in os.environ.items()
+            if k.startswith("WINOHDL_") and k not in ("WINOHDL_CXX_CACHE", "WINOHDL_TEST_CACHE", "WINOHDL_TEST_SESSION")}
 
 
 def session_id() -> str:
@@ -65,7 +76,8 @@ def session_id() -> str:
 def cached(kind: str, inputs, make: Callable[[Path], None]) -> Path:
     """The folder of artefact ``kind`` for ``inputs`` (anything JSON can write), made by
     ``make(folder)`` into an empty folder if no complete one is there yet."""
-    key = hashlib.sha256(json.dumps([kind, inputs, source_version()], sort_keys=True, default=str).encode())
+    key = hashlib.sha256(json.dumps([kind, inputs, source_version(), settings()], sort_keys=True,
+                                    default=str).encode())
     folder = CACHE / f"{kind}-{key.hexdigest()[:24]}"
     if (folder / COMPLETE).is_file():
         return folder
