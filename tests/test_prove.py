@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from hdl.design import generate_design, open_design, write_design_folder
+from hdl.design import open_design
 from hdl.options import HardwareOptions, Pipeline
-from miner.constructive import constructive_card
 from sim.prove import NetlistError, ProofInputError, Verdict, format_proof, prove_design, write_proof
 from sim.prove.netlist import Evaluator, Netlist, run_yosys
 from sim.prove.polynomial import Poly, VarTable
@@ -29,6 +28,8 @@ from sim.prove.spec import HALF_EVEN, HALF_UP, TRUNCATE, convolution_taps, quant
 from sim.tools import prepare_path
 from winohdl.core.errors import WinohdlError
 from winohdl.core.suite import BY_NAME
+
+from artefacts import copy_of, design_folder
 
 prepare_path()
 HAVE_ICARUS = shutil.which("iverilog") is not None
@@ -41,16 +42,16 @@ ROUNDED = HardwareOptions.make(8, 8, "none", output_width=10, output_shift=4, ro
 
 @pytest.fixture(scope="module")
 def designs(tmp_path_factory):
-    """Design folders generated once per module: designs[(suite name, options)] -> folder."""
-    cache = {}
+    """Design folders (from the test cache) copied once per module, where the proofs write their
+    reports: designs[(suite name, options)] -> folder."""
+    copies = {}
 
     def get(name: str, options: HardwareOptions) -> Path:
         key = (name, options)
-        if key not in cache:
-            folder = tmp_path_factory.mktemp(f"{name}_{options.tag}") / "design"
-            cache[key] = write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry),
-                                                                     options))
-        return cache[key]
+        if key not in copies:
+            copies[key] = copy_of(design_folder(name, options),
+                                  tmp_path_factory.mktemp(f"{name}_{options.tag}") / "design")
+        return copies[key]
     return get
 
 
