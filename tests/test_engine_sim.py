@@ -71,6 +71,7 @@ def test_summary_ports_are_the_verilog_ports(case):
         assert declared["s_axis_w__tready"][0] == declared["m_axis_y__tdata"][0] == "out"
 
 
+@pytest.mark.slow(16)
 def test_the_commands_take_an_engine_folder(cli, tmp_path):
     """``winohdl sim`` (the smallest case's Verilator runs) and ``winohdl synth`` re-check an engine
     folder after generation; ``winohdl prove`` says in one line that it proves tiles."""
