@@ -4,7 +4,7 @@
 
 Run it before and after a change that should alter structure, not hardware, then ``diff -r`` the two
 folders: the Verilog and design.json must be identical (card.json and design.txt record times).
-Engines: F(4x4,3x3) C=K=16 32x32 deep (the README's layer), F(2x2,3x3) stages, PK=PC=2 with parallel
+Engines: F(4x4,3x3) C=K=16 32x32 deep (the layer of docs/benchmarks.md), F(2x2,3x3) stages, PK=PC=2 with parallel
 transforms, 1D with the kernel transform on chip, stride 2, 16-bit F(4x4) deep. Tiles: every suite
 geometry but the 3D one at 8/8 bits, each pipeline, kernel transform on chip and offline.
 """

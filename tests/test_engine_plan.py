@@ -38,7 +38,7 @@ def test_the_named_latencies_add_up(kw):
 
 
 def test_the_target_layer_plans_its_memories():
-    """F(4x4,3x3), C=K=16, 32x32, deep (the README's layer): serial B^T and A^T, staggered
+    """F(4x4,3x3), C=K=16, 32x32, deep (the layer of docs/benchmarks.md): serial B^T and A^T, staggered
     accumulators, 36 multipliers against 144, the memories the Verilog builds."""
     o, dp = _layer(pipeline="deep")
     wino, direct = plan_engines(dp, o)
