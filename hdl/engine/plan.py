@@ -229,8 +229,9 @@ class EnginePlan:
     @cached_property
     def path(self) -> tuple[Latency, ...]:
         """Every register from a group's last issue to its output beat, named; they sum to :attr:`latency`."""
-        return self._to_accumulators() + self._after_accumulators()
+        return self._to_accumulators + self._after_accumulators()
 
+    @cached_property
     def _to_accumulators(self) -> tuple[Latency, ...]:
         """The registers from a group's last issue to the cycle the accumulators add its last sum."""
         ps, a = self.options.per_stage, self.arith
@@ -242,10 +243,16 @@ class EnginePlan:
         if self.input_passes:   # the operand comes from the transformed tiles, read like a bank
             bt = []
         else:
-            bt = [L.PADDING, Latency("B^T", graph_latency(self.datapath.data_graph, ps), "the data transform's cuts")]
+            bt = [L.PADDING, Latency("B^T", self._bt_cycles, "the data transform's cuts")]
         lane = ([Latency("lane sum", graph_latency(a.lane_graph, ps), "the sum over the PC lanes' adder cuts"),
                  L.LANE] if self.options.PC > 1 else [])
         return tuple(front + bt + [L.OPERAND, L.PRODUCT, *self._split()] + lane)
+
+    @cached_property
+    def _bt_cycles(self) -> int:
+        """B^T's registers on the operand path: its cuts (parallel), or -1 (serial: the operand is read
+        from the transformed tiles like a bank, with no zero-padding register)."""
+        return -1 if self.input_passes else graph_latency(self.datapath.data_graph, self.options.per_stage)
 
     def _after_accumulators(self) -> tuple[Latency, ...]:
         if not self.winograd:
@@ -273,15 +280,14 @@ class EnginePlan:
     @cached_property
     def stages(self) -> Stages:
         """The pipeline's cycle offsets (what the components and the performance model read)."""
-        accumulate = sum(x.cycles for x in self._to_accumulators())
+        accumulate = sum(x.cycles for x in self._to_accumulators)
         write = sum(x.cycles for x in self.path) - L.FIFO.cycles
         if not self.winograd:
             return Stages(self.options.per_stage, 0, L.FM_READ_REGISTERS, accumulate, write)
         ps, dp = self.options.per_stage, self.datapath
-        lbt = graph_latency(dp.data_graph, ps) if not self.input_passes else -1
         wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
         # the weight read is registered twice, its address delayed to meet B^T's output
-        return Stages(ps, wdelay, L.FM_READ_REGISTERS + lbt, accumulate, write, self.slices - 1)
+        return Stages(ps, wdelay, L.FM_READ_REGISTERS + self._bt_cycles, accumulate, write, self.slices - 1)
 
     @property
     def latency(self) -> int:
