@@ -6,6 +6,8 @@ import random
 
 from amaranth.sim import Simulator
 
+from hdl_helpers import run_simulation
+
 from hdl.engine.design import engine_datapath
 from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, fm_beats
@@ -77,7 +79,7 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
         raise AssertionError(f"timeout at cycle {max_cycles}: {sum(map(len, got))} of {n_out * len(layers)} beats")
 
     sim.add_testbench(bench)
-    sim.run()
+    run_simulation(sim)
     return got, layer_cycles(first_fm, last_out)
 
 

@@ -4,6 +4,7 @@ condition, and the component alone in Amaranth's simulator against the matrix pr
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
+from hdl_helpers import run_simulation
 
 from hdl.datapath import Datapath
 from hdl.engine.serial import SerialTransform, pass_demands, pass_units, plan_passes, serial_fits, shares_unit
@@ -41,7 +42,7 @@ def run_groups(dut, vectors, n_out: int) -> list[list[int]]:
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
-    sim.run()
+    run_simulation(sim)
     return got
 
 
@@ -149,7 +150,7 @@ def test_shared_unit_streamed_back_to_back(per_stage):
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
-    sim.run()
+    run_simulation(sim)
     assert [got[g] for g in range(len(groups))] == [(full @ np.array(v, dtype=object)).tolist() for v in groups]
 
 
