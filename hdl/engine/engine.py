@@ -65,12 +65,15 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..components import ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
 from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
                       weight_counters, weight_memories)
 from .latency import PRODUCT_REGISTERS
+from .modes import Buffering
 from .plan import EnginePlan
 from .walker import WriterState, output_keep, walk
 
@@ -131,6 +134,8 @@ class LayerEngine(wiring.Component):
     """
 
     def __init__(self, plan: EnginePlan):
+        if plan.options.buffering != Buffering.FRAMES:
+            raise WinohdlError("line buffers (--buffering lines) are planned, not built yet")
         self.plan = plan
         super().__init__(engine_signature(plan))
 

@@ -52,3 +52,17 @@ class InputTransform(enum.Enum):
     AUTO = "auto"
     PARALLEL = "parallel"
     SERIAL = "serial"
+
+
+class Buffering(enum.Enum):
+    """How the engine holds its input feature map.
+
+    ``frames`` (default): two whole frames (ping-pong): frame n + 1 streams in while frame n is
+    computed. ``lines``: a ring of :attr:`~hdl.engine.options.EngineOptions.line_rows` rows along
+    the first axis (the input tile's rows plus one tile step, whole tile steps), the writer held
+    back while a row it would overwrite is still to be read: what lets a layer of a real network
+    fit in block RAM.
+    """
+
+    FRAMES = "frames"
+    LINES = "lines"

@@ -26,7 +26,7 @@ from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, choice
-from .modes import EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
+from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
 MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-map bank or the weight memory
@@ -93,6 +93,8 @@ class EngineOptions:
     pipeline : EnginePipeline
     output_transform : OutputTransform
     input_transform : InputTransform
+    buffering : Buffering
+        ``frames`` (two whole frames) or ``lines`` (a ring of :attr:`line_rows` rows).
     """
 
     geometry: Geometry
@@ -108,6 +110,7 @@ class EngineOptions:
     pipeline: EnginePipeline = EnginePipeline.STAGES
     output_transform: OutputTransform = OutputTransform.AUTO
     input_transform: InputTransform = InputTransform.AUTO
+    buffering: Buffering = Buffering.FRAMES
 
     def __post_init__(self):
         g = self.geometry
@@ -134,6 +137,7 @@ class EngineOptions:
                                                             "output transform"))
         object.__setattr__(self, "input_transform", choice(InputTransform, self.input_transform,
                                                            "input transform"))
+        object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
         if self.out_channels % self.parallel_out:
             raise WinohdlError(f"--parallel-out {self.parallel_out} does not divide --out-channels "
                                f"{self.out_channels}")
@@ -225,10 +229,26 @@ class EngineOptions:
         return tuple(bits_for(-(-f // m)) for f, m in zip(self.feature_map, self.step))
 
     @property
+    def line_rows(self) -> int:
+        """Rows along the first axis that line buffers hold: the input tile's rows plus one tile
+        step, rounded up to whole tile steps (a bank holds positions of one residue modulo the
+        step). F(4x4,3x3): 12 rows; F(2x2,3x3): 6; a direct 3x3 engine: 4."""
+        s, i = self.step[0], self.geometry.input[0]
+        return s * (-(-i // s) + 1)
+
+    @property
+    def line_slots(self) -> int:
+        """Tile steps of rows in the line buffers' ring (the top address field of a bank)."""
+        return self.line_rows // self.step[0]
+
+    @property
     def bank_depth(self) -> int:
-        """Words per feature-map bank: two frames (ping-pong), power-of-two address fields
-        (channel group, then the position quotients, then the frame bit)."""
-        return 2 * (1 << bits_for(self.channel_groups)) * (1 << sum(self.quotient_bits))
+        """Words per feature-map bank: power-of-two address fields (channel group, then the
+        position quotients), then two frames (the frame bit) or the line buffers' ring slots."""
+        lower = bits_for(self.channel_groups) + sum(self.quotient_bits[1:])
+        if self.buffering == Buffering.LINES:
+            return self.line_slots << lower
+        return 2 << (lower + self.quotient_bits[0])
 
     @cached_property
     def fibre_banks(self) -> tuple[int, ...]:
@@ -242,8 +262,12 @@ class EngineOptions:
     def fibre_bank_depth(self) -> int:
         """Words per bank of :attr:`fibre_banks`: two frames, the channel group, the last axis's
         position quotient and every other axis's whole position (power-of-two fields)."""
-        lead = sum(bits_for(f) for f in self.feature_map[:-1])
-        return 2 * (1 << bits_for(self.channel_groups)) * (1 << self.quotient_bits[-1]) * (1 << lead)
+        if self.axes == 1:
+            return self.bank_depth
+        lower = bits_for(self.channel_groups) + self.quotient_bits[-1] + sum(bits_for(f) for f in self.feature_map[1:-1])
+        if self.buffering == Buffering.LINES:
+            return self.line_rows << lower
+        return 2 << (lower + bits_for(self.feature_map[0]))
 
     @property
     def weight_depth(self) -> int:
