@@ -38,9 +38,15 @@ CASES = {
                   ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, {"input_transform": "serial"}),
     "shared": ("F(4x4) serial B^T and A^T, each pass pair on one unit (C = K = 16), staggered, partial tiles",
                ("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, {"pipeline": "deep"}),
+    "lines": ("line buffers: a ring of 6 rows for a 12-row map, the writer held back (PK = PC = 2)",
+              ("2x2", "3x3", "1", "1"), (12, 6), (1, 1), 2, 2, 2, 2, {"buffering": "lines"}),
+    "lines_serial": ("line buffers under the serial B^T (fibres read from the ring by row), C=11, K=8",
+                     ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
+                     {"input_transform": "serial", "buffering": "lines"}),
 }
-RUNS = [(case, "icarus", kind) for case in CASES if case != "shared" for kind in KINDS]
-RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd")]
+RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "lines_serial") for kind in KINDS]
+RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd"),
+         ("lines", "verilator", "winograd"), ("lines_serial", "icarus", "winograd")]
 
 
 def case_folder(case):

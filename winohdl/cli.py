@@ -18,7 +18,7 @@ from winohdl import __version__
 from winohdl.core import progress
 from winohdl.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, Interrupted, WinohdlError
 
-from hdl.engine.modes import EnginePipeline, InputTransform, OutputTransform
+from hdl.engine.modes import Buffering, EnginePipeline, InputTransform, OutputTransform
 from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
 from miner.methods import DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
@@ -31,6 +31,7 @@ from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHO
 ENGINE_PIPELINES = values(EnginePipeline)
 OUTPUT_TRANSFORMS = values(OutputTransform)
 INPUT_TRANSFORMS = values(InputTransform)
+BUFFERINGS = values(Buffering)
 _FAMILY_LIST = ", ".join(FAMILIES)
 
 
@@ -321,6 +322,10 @@ def _engine_command(sub, common: argparse.ArgumentParser) -> None:
                          "row-column, one pass ahead of the multipliers into a block RAM shared by the K / PK "
                          "output-channel groups; needs a multi-axis Kronecker B^T and enough output channels), "
                          "auto (default: serial when possible)")
+    en.add_argument("--buffering", default="frames", choices=BUFFERINGS,
+                    help="the input feature map: frames (default: two whole frames, the next streams in while "
+                         "one is computed) or lines (a ring of the input tile's rows plus one tile step: what "
+                         "a layer of a real network fits in; frames do not overlap)")
     en.add_argument("--sim", default="both", choices=SIM_CHOICES + ("none",))
     en.add_argument("--family", default="ecp5", help=f"{', '.join(FPGA_FAMILIES)}, all, or none")
     en.add_argument("--verify", action="store_true",

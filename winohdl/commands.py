@@ -385,7 +385,7 @@ def cmd_engine(a) -> int:
     g = _geometry(a)
     opts = EngineOptions.parse(g, a.in_channels, a.out_channels, a.feature_map, a.padding, a.parallel_out,
                                a.parallel_in, a.data_width, a.kernel_width, a.kernel_transform, a.pipeline,
-                               a.output_transform, a.input_transform)
+                               a.output_transform, a.input_transform, a.buffering)
     sims = [] if a.sim == "none" else parse_simulators(a.sim)
     for n in sims:
         require(n)

@@ -17,6 +17,7 @@ from amaranth.lib.memory import Memory
 
 from ..components import word
 from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
+from .lines import first_row_slot, quotient_slot, ring_step, uses_lines
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
 from .serial import SerialTransform
@@ -55,17 +56,26 @@ class FeatureMapWriter:
     wcg: Signal
     wgen: Value
     at_end: Signal
+    wslot: Signal | None = None
+    wrow: Signal | None = None
 
     @property
     def addr(self) -> Value:
         """The bank address of :func:`feature_map_reads`' banks (channel group, position quotients,
-        frame buffer)."""
+        frame buffer; line buffers: the first axis's quotient as its ring slot, no frame buffer)."""
+        if self.wslot is not None:
+            return Cat(self.wcg, *reversed(self.wquo[1:]), self.wslot)
         return Cat(self.wcg, *reversed(self.wquo), self.wgen)
 
     def fibre_addr(self, o: EngineOptions) -> Value:
         """The bank address of :func:`feature_map_fibres`' banks (channel group, the last axis's
-        position quotient, every other axis's whole position, frame buffer)."""
+        position quotient, every other axis's whole position, frame buffer; line buffers: the first
+        axis as its ring row, or in 1D its quotient's ring slot, no frame buffer)."""
+        if o.axes == 1:
+            return self.addr
         lead = [self.wpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(range(o.axes - 1))]
+        if self.wrow is not None:
+            return Cat(self.wcg, self.wquo[-1], *lead[:-1], self.wrow)
         return Cat(self.wcg, self.wquo[-1], *lead, self.wgen)
 
 
@@ -79,6 +89,16 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # ``wcg == CG - 1`` as a register kept beside the counter (set one beat ahead): the handshake,
     # that comparison and the carry are not three LUT levels into ``wpos``
     wcg_last = Signal(name="wcg_last", init=int(CG == 1))
+    # line buffers: the first axis's quotient and row in the ring (lines.py)
+    lines = uses_lines(o)
+    wslot = Signal(range(max(o.line_slots, 2)), name="wslot") if lines else None
+    wrow = Signal(range(max(o.line_rows, 2)), name="wrow") if lines else None
+
+    def ring(ax: int, frame: list, row: list, quotient: list) -> tuple[list, list, list]:
+        if not lines or ax:
+            return frame, row, quotient
+        return (frame + [wslot.eq(0), wrow.eq(0)], row + [wrow.eq(ring_step(wrow, o.line_rows, 1))],
+                quotient + [wslot.eq(ring_step(wslot, o.line_slots, 1))])
 
     def next_pixel():
         m.d.sync += wcg_last.eq(CG == 1)
@@ -86,10 +106,10 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
         carry = Const(1)
         for ax in reversed(range(N)):
             wrap = wpos[ax] == o.feature_map[ax] - 1
+            at_end, row, at_quotient = ring(ax, [wres[ax].eq(0), wquo[ax].eq(0)], [], [wquo[ax].eq(wquo[ax] + 1)])
             with m.If(carry):
-                advance_counter(m, wpos[ax], o.feature_map[ax], last=wrap, at_last=[wres[ax].eq(0), wquo[ax].eq(0)],
-                                otherwise=partial(advance_counter, m, wres[ax], o.step[ax],
-                                                  at_last=[wquo[ax].eq(wquo[ax] + 1)]))
+                advance_counter(m, wpos[ax], o.feature_map[ax], last=wrap, at_last=at_end,
+                                otherwise=partial(_step_residue, m, wres[ax], o.step[ax], row, at_quotient))
             carry = carry & wrap
     with m.If(fm_hs):
         advance_counter(m, wcg, CG, last=wcg_last, at_last=next_pixel, otherwise=[wcg_last.eq(wcg == CG - 2)])
@@ -103,7 +123,13 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
     # combinational block at time 0 whose inputs do not change)
     m.d.comb += frame_end.eq(fm_hs & at_end)
-    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end)
+    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end, wslot, wrow)
+
+
+def _step_residue(m: Module, wres: Signal, step: int, row: list, at_quotient: list) -> None:
+    """The position's step along an axis: its residue advances, the quotient after the last residue."""
+    m.d.sync += row
+    advance_counter(m, wres, step, at_last=at_quotient)
 
 
 def _last_after_step(digits: list) -> Value:
@@ -167,8 +193,11 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
                 if res != b:
                     continue
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
+                top = [rgen]
+                if uses_lines(o):
+                    fields[0], top = quotient_slot(o, tidx[0], quo[0]), []
                 inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
-                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), rgen), inside, f"{pc}_{j}")
+                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), *top), inside, f"{pc}_{j}")
     return raw
 
 
@@ -194,16 +223,23 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
                                                                           o.tiles)) + 2)
     rpos = [Signal(shape, name=f"fibre_pos{ax}") for ax in lead]
     rk = [Signal(range(max(g.input[ax], 2)), name=f"fibre_k{ax}") for ax in lead]
+    # line buffers: the first axis's row in the ring beside its position (lines.py)
+    rring = Signal(range(max(o.line_rows, 2)), name="fibre_ring") if uses_lines(o) and N > 1 else None
     with m.If(slot):
         m.d.sync += [r.eq(tidx[ax] * o.step[ax] - o.padding[ax]) for r, ax in zip(rpos, lead)]
         m.d.sync += [k.eq(0) for k in rk]
+        if rring is not None:
+            m.d.sync += rring.eq(first_row_slot(o, tidx[0]))
     with m.Else():
         carry = Const(1)
         for ax in reversed(lead):
             wrap = rk[ax] == g.input[ax] - 1
+            back, ahead = [rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))], [rpos[ax].eq(rpos[ax] + 1)]
+            if ax == 0 and rring is not None:
+                back.append(rring.eq(ring_step(rring, o.line_rows, -(g.input[0] - 1))))
+                ahead.append(rring.eq(ring_step(rring, o.line_rows, 1)))
             with m.If(carry):
-                advance_counter(m, rk[ax], g.input[ax], last=wrap, at_last=[rpos[ax].eq(rpos[ax] - (g.input[ax] - 1))],
-                                otherwise=[rpos[ax].eq(rpos[ax] + 1)])
+                advance_counter(m, rk[ax], g.input[ax], last=wrap, at_last=back, otherwise=ahead)
             carry = carry & wrap
     row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
     if windowed:
@@ -216,6 +252,9 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
             m.d.sync += left.eq(left - 1)
         row_inside = row_inside & (left != 0)
     fields = [rpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)]
+    top = [rgen]
+    if rring is not None:
+        fields[-1], top = rring, []
     raw = {}
     waddr = reg(writer.fibre_addr(o), "fm_waddr")
     wdata = _lane_data(reg, o, tdata)
@@ -226,9 +265,12 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
             for j in range(g.input[last]):
                 if (j - o.padding[last]) % o.step[last] != b:
                     continue
-                xq = (tidx[last] + (j - o.padding[last]) // o.step[last])[:o.quotient_bits[last]]
+                offset = (j - o.padding[last]) // o.step[last]
+                xq = (tidx[last] + offset)[:o.quotient_bits[last]]
+                if uses_lines(o) and N == 1:
+                    xq, top = quotient_slot(o, tidx[0], offset), []
                 inside = row_inside & tile_inside(o, tidx, last, j)
-                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, xq, *fields, rgen), inside, f"{pc}_{j}")
+                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, xq, *fields, *top), inside, f"{pc}_{j}")
     return raw
 
 

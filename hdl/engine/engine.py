@@ -65,15 +65,13 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from winohdl.core.errors import WinohdlError
-
 from ..components import ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
 from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
                       weight_counters, weight_memories)
 from .latency import PRODUCT_REGISTERS
-from .modes import Buffering
+from .lines import frame_gap, line_space, uses_lines
 from .plan import EnginePlan
 from .walker import WriterState, output_keep, walk
 
@@ -115,6 +113,8 @@ class _Control:
     fm_hs: Signal
     frame_end: Signal
     walk_end: Signal
+    space: Signal
+    gap: Value
 
 
 class LayerEngine(wiring.Component):
@@ -134,8 +134,6 @@ class LayerEngine(wiring.Component):
     """
 
     def __init__(self, plan: EnginePlan):
-        if plan.options.buffering != Buffering.FRAMES:
-            raise WinohdlError("line buffers (--buffering lines) are planned, not built yet")
         self.plan = plan
         super().__init__(engine_signature(plan))
 
@@ -150,6 +148,8 @@ class LayerEngine(wiring.Component):
         with m.If(ctl.fm_hs):
             m.d.sync += ctl.wbusy.eq(~writer.at_end)
         wk, mul_issue = _walker(m, p, ctl, writer, self.m_axis_y)
+        if uses_lines(o):
+            m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer.wpos[0]))
         valid1, last1, tlast1, keep1, w_raddrs = _issue_stage(m, p, reg, ctl, wk, mul_issue)
         sw_bits = p.store_width
         w_read = weight_memories(m, o, reg, [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs), w_packed,
@@ -185,9 +185,11 @@ def _control(m: Module, p: EnginePlan, ports) -> _Control:
         # a weight load waits until the walker has issued every group and the last weight read is done
         reading=Signal(name="w_reading"),
         # serial B^T: a drain pass (the multipliers finish a frame's last tile)
-        draining=Signal(name="draining"), w_hs=None, fm_hs=None, frame_end=None, walk_end=None)
+        draining=Signal(name="draining"), w_hs=None, fm_hs=None, frame_end=None, walk_end=None,
+        # line buffers: room in the ring for the writer's row (set by the engine once the walker exists)
+        space=Signal(name="line_space_ok", init=1), gap=Const(0))
     m.d.comb += [sw.tready.eq((inflight == 0) & ~c.reading & ~c.draining),
-                 sfm.tready.eq(c.wbusy | (c.fm_open & ~sw.tvalid)),
+                 sfm.tready.eq((c.wbusy & c.space) | (c.fm_open & ~sw.tvalid)),
                  ports.busy.eq((inflight != 0) | (c.count != 0) | c.draining), ports.weights_loaded.eq(c.loaded)]
     c.w_hs, c.fm_hs = Signal(name="w_hs"), Signal(name="fm_hs")
     m.d.comb += [c.w_hs.eq(sw.tvalid & sw.tready), c.fm_hs.eq(sfm.tvalid & sfm.tready)]
@@ -198,6 +200,8 @@ def _control(m: Module, p: EnginePlan, ports) -> _Control:
     c.inflight_next = Signal(range(3), name="inflight_next")
     m.d.comb += c.inflight_next.eq(inflight + frame_start - c.walk_end)
     m.d.sync += inflight.eq(c.inflight_next)
+    if uses_lines(o):
+        c.gap = frame_gap(m, c.walk_end)
     with m.If(c.frame_end):
         m.d.sync += c.wgen.eq(~c.wgen)
     with m.If(c.walk_end):
@@ -227,8 +231,9 @@ def _weight_input(m: Module, p: EnginePlan, sw, c: _Control, reg):
     counters = weight_counters(m, o, w_do, c.w_count, c.loaded, c.w_counting)
     # a register from the next values: a kernel set stored, no load's beat counted and fewer than two
     # frames in flight. A weight beat taken means no frame in flight, so the handshake selects last
-    settled = c.loaded & ~c.w_counting & (c.inflight_next < 2)
-    m.d.sync += c.fm_open.eq(Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next)
+    # line buffers: one frame in flight at a time, and none in the walker's wake (lines.py)
+    settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if uses_lines(o) else 2))
+    m.d.sync += c.fm_open.eq(Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next & ~c.gap)
     return Cat(*[_sext(v, p.store_width) for v in store]), w_do, counters
 
 

@@ -39,6 +39,9 @@ READ_TO_TILE = Latency("read to tile", 4 + FM_READ.cycles,
                        "RAM, its read registers and the padding register")
 TILE_WRITE = Latency("tile write register", 1, "serial B^T: results registered once more before the "
                      "block RAMs of transformed tiles, which spread over the die")
+LINE_RELEASE = Latency("line release", 8, "line buffers: the walker's tile row reaches the writer's limit "
+                       "this much later, and a frame starts this long after the last issue of the one "
+                       "before, so the reads in flight (serial B^T: a pass's last fibres) are done")
 
 # the cycle counts under the names the components use
 FM_READ_REGISTERS = FM_READ.cycles

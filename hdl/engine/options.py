@@ -313,7 +313,8 @@ class EngineOptions:
         j = lambda t: "x".join(map(str, t))  # noqa: E731
         g = self.geometry
         return (f"engine_{g.name}_c{self.C}k{self.K}_f{j(self.feature_map)}_p{j(self.padding)}"
-                f"_pk{self.PK}pc{self.PC}_w{self.data_width}x{self.kernel_width}")
+                f"_pk{self.PK}pc{self.PC}_w{self.data_width}x{self.kernel_width}"
+                + ("_lines" if self.buffering == Buffering.LINES else ""))
 
     def to_json(self) -> dict:
         return {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
@@ -321,7 +322,7 @@ class EngineOptions:
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
                 "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
                 "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
-                "input_transform": self.input_transform.value}
+                "input_transform": self.input_transform.value, "buffering": self.buffering.value}
 
     @classmethod
     def from_json(cls, data) -> "EngineOptions":
@@ -330,7 +331,8 @@ class EngineOptions:
         want = {"geometry", "in_channels", "out_channels", "feature_map", "padding", "parallel_out",
                 "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
                 "output_transform", "input_transform"}
-        unknown, missing = sorted(set(data) - want), sorted(want - set(data))
+        # (``buffering`` came with line buffers; a folder written before it holds frames)
+        unknown, missing = sorted(set(data) - want - {"buffering"}), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
         if missing:
@@ -346,8 +348,9 @@ class EngineOptions:
     @classmethod
     def parse(cls, geometry: Geometry, in_channels, out_channels, feature_map: str, padding: str = "0",
               parallel_out=1, parallel_in=1, data_width=8, kernel_width=8, kernel_transform="offline",
-              pipeline="stages", output_transform="auto", input_transform="auto") -> "EngineOptions":
+              pipeline="stages", output_transform="auto", input_transform="auto",
+              buffering="frames") -> "EngineOptions":
         """From command-line strings (``feature_map="32x32"``, ``padding="1"``); same validation."""
         return cls(geometry, in_channels, out_channels, parse_axes(feature_map, "feature-map"),
                    parse_axes(padding, "padding"), parallel_out, parallel_in, data_width, kernel_width,
-                   kernel_transform, pipeline, output_transform, input_transform)
+                   kernel_transform, pipeline, output_transform, input_transform, buffering)

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from itertools import product
 
 from .model import ideal_cycles
+from .latency import LINE_RELEASE
+from .modes import Buffering
 from .options import EngineKind, EngineOptions
 
 
@@ -87,7 +89,8 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     reload = tuple(reload or ()) + (False,) * frames
     ready = tile_ready_offsets(opts)
     group = opts.kernel_groups * opts.channel_groups
-    beats, kc = opts.fm_beats, opts.weight_beats
+    kc = opts.weight_beats
+    lines = opts.buffering == Buffering.LINES
     lag = group if timing.lag else 0
     out = []
     issue = -1  # the walker's last issue so far
@@ -96,19 +99,54 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
         if f == 0:
             wstart, first = 0, kc + timing.weight_latency
         elif reload[f]:
-            wstart = max(out[-1]["last_issue"] + 1 + timing.weight_drain, out[-1]["first"] + beats)
+            wstart = max(out[-1]["last_issue"] + 1 + timing.weight_drain, out[-1]["streamed"] + 1)
             first = wstart + kc + timing.weight_latency
         else:
-            first = out[-1]["first"] + beats
-            if f >= 2:
+            first = out[-1]["streamed"] + 1
+            if f >= 2 and not lines:
                 first = max(first, out[-2]["walked"] + 1)
-        if f and lag and (reload[f] or first + ready[0] + timing.issue_delay > issue + 1):
+        if f and lines:
+            first = max(first, out[-1]["walked"] + 2 + LINE_RELEASE.cycles)
+        if f and lag and (reload[f] or lines or first + ready[0] + timing.issue_delay > issue + 1):
             issue += lag     # the previous frame's pass after its last tile only drained
-        for r in ready:
-            issue = max(issue + 1, first + r + timing.issue_delay) + group - 1
-        out.append({"weights": wstart, "first": first, "walked": issue, "last_issue": issue + lag,
-                    "last_out": issue + lag + timing.latency})
+        beat = _Beats(opts, first)
+        for t, r in enumerate(ready):
+            issue = max(issue + 1, beat.time(r - 1) + 1 + timing.issue_delay) + group - 1
+            beat.walked(t, issue)
+        out.append({"weights": wstart, "first": first, "streamed": beat.time(opts.fm_beats - 1),
+                    "walked": issue, "last_issue": issue + lag, "last_out": issue + lag + timing.latency})
     return out
+
+
+class _Beats:
+    """A frame's feature-map beat times, one per cycle from ``first``; with line buffers a beat of row
+    ``y`` also waits until the walker's tile row has come within ``line_rows`` rows of it (it has left
+    the tile row before ``(y + P) // step - slots + 1``: :func:`hdl.engine.lines.line_space`)."""
+
+    def __init__(self, opts: EngineOptions, first: int):
+        self.o, self.times, self.row_left = opts, [first - 1], {}
+        self.lines = opts.buffering == Buffering.LINES
+        self.per_row = math.prod(opts.feature_map[1:]) * opts.channel_groups
+        self.per_tile_row = math.prod(opts.tiles[1:])
+
+    def walked(self, tile: int, issue: int) -> None:
+        """The walker's last issue of ``tile`` (raster order) is at ``issue``."""
+        if (tile + 1) % self.per_tile_row == 0:
+            self.row_left[tile // self.per_tile_row] = issue
+
+    def time(self, b: int) -> int:
+        """The cycle of the frame's beat ``b``."""
+        o = self.o
+        while len(self.times) <= b + 1:
+            t = self.times[-1] + 1
+            y = (len(self.times) - 1) // self.per_row
+            before = (y + o.padding[0]) // o.step[0] - o.line_slots     # the tile row the walker must leave
+            if self.lines and before >= 0:
+                # the walker's tile index moves a cycle after that row's last issue; the writer's limit
+                # follows LINE_RELEASE + 1 registers later, and the beat is taken in that cycle
+                t = max(t, self.row_left[before] + 2 + LINE_RELEASE.cycles)
+            self.times.append(t)
+        return self.times[b + 1]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""Line buffers (:attr:`~hdl.engine.modes.Buffering.LINES`): the feature map as a ring of rows.
+
+Along the first axis the banks hold :attr:`~hdl.engine.options.EngineOptions.line_rows` rows (the
+input tile's rows plus one tile step, in whole tile steps), not two frames. A bank addressed by the
+position's quotient modulo the tile step keeps its first-axis quotient modulo ``line_slots`` in the
+address's top field; a bank of the serial input transform (whole positions along the leading axes)
+keeps the row modulo ``line_rows``. Every window of ``line_rows`` consecutive rows then has distinct
+addresses in each bank, so the writer may run ``line_rows`` rows ahead of the first row that the
+walker's current tile reads (:func:`line_space`), and it waits there. The walker reads nothing of
+a tile row once it has moved past it, beyond the reads in flight, which :data:`LINE_RELEASE`
+covers. Frames do not overlap: the next frame's first beat waits until the walker has issued the
+last tile of the frame before it, and as long again (the rows of the two would share the ring).
+
+Nothing here reads the ring position from a counter beside the walker: the ring slot of a tile
+row is a constant table of the tile index (a few LUTs), so no counter can drift from ``tidx``.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+
+from ..pipeline import numbered, register_chain
+from .latency import LINE_RELEASE
+from .modes import Buffering
+from .options import EngineOptions, bits_for
+
+
+def uses_lines(o: EngineOptions) -> bool:
+    return o.buffering == Buffering.LINES
+
+
+def _table(values: list[int], index: Value, width: int) -> Value:
+    """``values[index]`` as a constant table (LUTs); one value needs no table. A word selected from
+    one constant, not an ``Array``: that becomes a process, which Icarus does not evaluate at time 0
+    while its index stays put (the first tile row would read undefined addresses)."""
+    if len(set(values)) == 1:
+        return Const(values[0], width)
+    packed = sum(v << (i * width) for i, v in enumerate(values))
+    return Const(packed, width * len(values)).word_select(index, width)
+
+
+def quotient_slot(o: EngineOptions, tile0: Value, offset: int) -> Value:
+    """The ring slot of first-axis quotient ``tile0 + offset`` (a window word's bank address field)."""
+    n = o.line_slots
+    return _table([(t + offset) % n for t in range(max(o.tiles[0], 2))], tile0, bits_for(n))
+
+
+def first_row_slot(o: EngineOptions, tile0: Value) -> Value:
+    """The ring row of tile row ``tile0``'s first input row ``tile0 * step - P`` (the serial input
+    transform's fibre counter starts there)."""
+    n, s, p = o.line_rows, o.step[0], o.padding[0]
+    return _table([(t * s - p) % n for t in range(max(o.tiles[0], 2))], tile0, bits_for(n))
+
+
+def ring_step(value: Value, n: int, by: int) -> Value:
+    """``(value + by) mod n`` for ``0 <= value < n`` and ``-n < by < n``: one adder, one multiplexer."""
+    if by >= 0:
+        return Mux(value >= n - by, value + (by - n), value + by)
+    return Mux(value < -by, value + (n + by), value + by)
+
+
+def line_space(m: Module, o: EngineOptions, tile0: Value, row: Value) -> Signal:
+    """The writer may store a beat of row ``row``: it lies fewer than ``line_rows`` rows past the first
+    row of the walker's current tile row ``tile0`` as it stood :data:`LINE_RELEASE` cycles ago (the
+    reads of the tile row before it are done by then). One comparator of registers."""
+    s, p = o.step[0], o.padding[0]
+    late = register_chain(m, tile0, numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
+    limit = Signal(range((o.tiles[0] + o.line_slots) * s + 1), name="line_limit")
+    m.d.sync += limit.eq((late + o.line_slots) * s - p)
+    space = Signal(name="line_space")
+    m.d.comb += space.eq(row < limit)
+    return space
+
+
+def frame_gap(m: Module, walk_end: Value) -> Value:
+    """High for :data:`LINE_RELEASE` cycles after the walker's last issue of a frame: the next frame
+    must not start writing rows that the last tiles' reads in flight still take."""
+    chain = register_chain(m, walk_end, numbered("line_gap", LINE_RELEASE.cycles), reset_less=False)
+    return Cat(*chain).any()
