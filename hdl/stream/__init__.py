@@ -1,0 +1,8 @@
+"""The streaming units between the layer engines: requantisation, pooling, residual add, linear + arg-max.
+
+Every unit is a small ``wiring.Component`` with AXI4-Stream ports (:func:`hdl.engine.engine.axis_stream`):
+feature maps channels-last in raster order, each pixel as C / L beats of L consecutive channels (lane i
+at bits ``[i*w +: w]``, two's complement), ``tlast`` on a frame's last beat. Each takes gaps and
+back-pressure at any cycle and never passes ``tready`` through combinationally (:mod:`.axis`).
+:mod:`.model` holds their golden models (numpy on :mod:`winohdl.core.fixed`).
+"""
