@@ -42,7 +42,8 @@ def test_max_pool_two_frames(case):
     frames = maps(shape, 2, sum(case))
     # a window that is all minimum values next to padding: padding must not win
     frames[0][:2, :2] = -128
-    got, _ = run(MaxPool(shape), frames, shape.lanes, shape.out_height * shape.out_width * shape.channels, seed=len(case))
+    n_out = shape.out_height * shape.out_width * shape.channels
+    got, _ = run(MaxPool(shape), frames, shape.lanes, n_out, seed=len(case))
     want = np.concatenate([max_pool(f, shape.kernel, shape.stride, shape.padding).ravel() for f in frames])
     assert got == want.tolist()
 

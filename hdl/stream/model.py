@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from winohdl.core.errors import WinohdlError
 from winohdl.core.fixed import requantise, shift_round, saturate
 
 from .axis import log2_exact
@@ -46,6 +47,8 @@ def max_pool(x, kernel: int, stride: int, padding: int, bits: int = 8) -> np.nda
 def avg_pool(x, kernel: int, stride: int, padding: int, extra_shift: int = 0, bits: int = 8) -> np.ndarray:
     """2D average pooling, padding counted (torch's ``count_include_pad``): the window's exact sum
     shifted by ``log2(kernel**2) + extra_shift`` with rounding half to even, saturated to ``bits``."""
+    if log2_exact(kernel * kernel) is None:
+        raise WinohdlError(f"avg_pool: the window count {kernel * kernel} is not a power of two")
     total = pool_windows(x, kernel, stride, padding, 0).sum(axis=(2, 3))
     return requantise(total, log2_exact(kernel * kernel) + extra_shift, bits)
 
@@ -54,6 +57,8 @@ def global_avg_pool(x, extra_shift: int = 0, bits: int = 8) -> np.ndarray:
     """Per channel of ``x`` ``[H, W, C]``: the frame's sum shifted by ``log2(H*W) + extra_shift``
     (rounding half to even), saturated to ``bits``; shape ``[C]``."""
     x = np.asarray(x, dtype=np.int64)
+    if log2_exact(x.shape[0] * x.shape[1]) is None:
+        raise WinohdlError(f"global_avg_pool: H*W = {x.shape[0] * x.shape[1]} is not a power of two")
     return requantise(x.sum(axis=(0, 1)), log2_exact(x.shape[0] * x.shape[1]) + extra_shift, bits)
 
 
