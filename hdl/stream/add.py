@@ -1,0 +1,97 @@
+"""ResidualAdd: the sum of a residual block's two branches, aligned, requantised, optionally ReLU'd."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module
+from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from ..engine.engine import axis_stream
+from ..widths import Range
+from .axis import (flag_chain, lane, output_queue, refuse, saturate_register, shift_round_value, signed_register,
+                   word_range)
+
+LATENCY = 3
+"""Cycles from a pair's handshake to its result's push: the aligned sum, the rounding shift and
+the saturation, each registered."""
+
+
+class ResidualAdd(wiring.Component):
+    """``requantise((a << shift_main) + (b << shift_shortcut), out_shift, out_bits, relu)`` per lane.
+
+    ``a`` comes from the main branch, ``b`` from the shortcut, both the same shape and lanes: the
+    left shifts align both to the smaller of their exponents (one of them is 0), ``out_shift`` is
+    the output's exponent minus that one. The shortcut goes through a FIFO of ``shortcut_depth``
+    beats (block or distributed RAM); a main beat is taken with the FIFO's oldest beat. Throughput
+    one beat per cycle (``shortcut_depth >= 2``).
+
+    No deadlock: the two branches usually fork from one stream, whose source can give a beat only
+    when both take it. The shortcut may then run ahead of the main branch by as many beats as the
+    main branch holds between the fork and this unit (taken from the fork, not yet offered here:
+    its engines' line buffers and pipelines, its FIFOs). With ``shortcut_depth`` at least that
+    many beats the fork never waits on the shortcut while the main branch needs input to make its
+    next beat; with fewer, the fork, the main branch and this unit can wait on each other forever.
+
+    Parameters
+    ----------
+    lanes : int
+        Channels per beat.
+    shift_main, shift_shortcut : int
+        The aligning left shifts (>= 0).
+    out_shift : int
+        The rounding shift of the sum to the output's exponent (right if positive, else exact left).
+    relu : bool
+        Clamp at 0 below.
+    shortcut_depth : int
+        Beats the shortcut FIFO holds (see above).
+    in_width, out_bits : int
+        Bits of an input and an output value.
+
+    Attributes
+    ----------
+    s_axis_main : In(axis_stream(lanes * in_width))
+        The main branch; its ``tlast`` is the output's.
+    s_axis_shortcut : In(axis_stream(lanes * in_width))
+        The shortcut; ``tlast`` not read.
+    m_axis : Out(axis_stream(lanes * out_bits))
+        The sum, same order.
+    """
+
+    def __init__(self, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
+                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8):
+        if min(shift_main, shift_shortcut) < 0:
+            raise refuse(self, f"ResidualAdd: aligning shifts {shift_main}, {shift_shortcut} must be left "
+                               "shifts (>= 0)")
+        if lanes < 1 or shortcut_depth < 1 or in_width < 1 or out_bits < 2:
+            raise refuse(self, f"ResidualAdd: lanes {lanes}, shortcut_depth {shortcut_depth}, in_width {in_width}"
+                               f", out_bits {out_bits} (at least 1, 1, 1, 2)")
+        self.lanes, self.shifts, self.out_shift, self.relu = lanes, (shift_main, shift_shortcut), out_shift, relu
+        self.shortcut_depth, self.in_width, self.out_bits = shortcut_depth, in_width, out_bits
+        port = axis_stream(lanes * in_width)
+        super().__init__({"s_axis_main": In(port), "s_axis_shortcut": In(port),
+                          "m_axis": Out(axis_stream(lanes * out_bits))})
+
+    def elaborate(self, platform):
+        m = Module()
+        L, w = self.lanes, self.in_width
+        q = output_queue(m, self.m_axis, LATENCY)
+        a, b = self.s_axis_main, self.s_axis_shortcut
+        fifo = m.submodules.shortcut = SyncFIFOBuffered(width=L * w, depth=self.shortcut_depth)
+        m.d.comb += [fifo.w_data.eq(b.tdata), fifo.w_en.eq(b.tvalid), b.tready.eq(fifo.w_rdy),
+                     a.tready.eq(fifo.r_rdy & q.ok)]
+        hs = a.tvalid & a.tready
+        m.d.comb += [fifo.r_en.eq(hs), q.reserve.eq(hs)]
+        r = word_range(w)
+        sa, sb = self.shifts
+        sum_r = Range((r.lo << sa) + (r.lo << sb), (r.hi << sa) + (r.hi << sb))
+        outs = []
+        for i in range(L):
+            total = signed_register(m, (lane(a.tdata, i, w) << sa) + (lane(fifo.r_data, i, w) << sb), sum_r,
+                                    f"sum{i}")
+            rounded, rr = shift_round_value(m, total, sum_r, self.out_shift, f"round{i}")
+            outs.append(saturate_register(m, signed_register(m, rounded, rr, f"round{i}"), rr, self.out_bits,
+                                          self.relu, f"out{i}"))
+        m.d.comb += [q.push.eq(flag_chain(m, hs, LATENCY, "valid")), q.last.eq(flag_chain(m, a.tlast, LATENCY, "last")),
+                     q.data.eq(Cat(*outs))]
+        return m

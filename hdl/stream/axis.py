@@ -1,0 +1,201 @@
+"""What the stream units share: lanes, constant tables, exact rounding and saturation, the output queue.
+
+Every unit between the layer engines (:mod:`hdl.stream`) moves AXI4-Stream beats of L lanes
+(:func:`~hdl.engine.engine.axis_stream`; lane i at bits ``[i*w +: w]``, two's complement) and is built
+the same way: a free-running pipeline (no enable on the datapath registers, so vendor blocks can absorb
+them) that writes an output queue, and an input side that takes a beat only when the queue has a slot
+reserved for its result (a *credit*). The credit is a register, so ``s_axis.tready`` is a function of
+registers only: it never passes ``m_axis.tready`` through combinationally, and gaps and back-pressure
+at any cycle are absorbed by the queue. The queue holds ``latency + 3`` results: one beat per cycle
+with ``m_axis.tready`` held high (a credit comes back three cycles after its result was written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.lib.memory import Memory
+
+from winohdl.core.errors import WinohdlError
+
+from ..pipeline import wrapped_increment
+from ..widths import Range, signed_width
+
+# A table of at most this many words is a constant multiplexer (at most four address bits: one LUT4
+# per output bit); a larger one is a ROM (amaranth.lib.memory: block RAM or distributed ROM).
+MUX_ENTRIES = 16
+
+# Cycles from a result's write into the queue to its credit's return when m_axis.tready is high
+# (memory write, output register, handshake): the queue holds ``latency + QUEUE_SLACK`` results.
+QUEUE_SLACK = 3
+
+
+def refuse(component, message: str) -> WinohdlError:
+    """The one-line error of a unit's bad parameters, raised from its ``__init__``: the half-built
+    component is never elaborated, so Amaranth's "created but never used" warning is silenced."""
+    component._MustUse__silence = True
+    return WinohdlError(message)
+
+
+def word_range(bits: int) -> Range:
+    """The range of a signed ``bits``-bit word."""
+    return Range(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+
+
+def lane(value: Value, i: int, width: int) -> Value:
+    """Lane ``i`` of a packed beat (``width`` bits a lane), signed."""
+    return value[i * width:(i + 1) * width].as_signed()
+
+
+def pack(values, width: int) -> int:
+    """Python: signed ``values`` as one packed beat, value i at bits ``[i*width +: width]``."""
+    mask = (1 << width) - 1
+    return sum((int(v) & mask) << (i * width) for i, v in enumerate(values))
+
+
+def unpack(word: int, width: int, n: int) -> list[int]:
+    """Python: the ``n`` signed ``width``-bit values of a packed beat."""
+    out = []
+    for i in range(n):
+        v = (int(word) >> (i * width)) & ((1 << width) - 1)
+        out.append(v - (1 << width) if v >> (width - 1) else v)
+    return out
+
+
+def log2_exact(n: int) -> int | None:
+    """``log2(n)`` when ``n`` is a power of two, else None."""
+    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
+
+
+def table_lookup(m: Module, words: list[int], width: int, index: Value, name: str) -> Value:
+    """``words[index]`` (unsigned ``width``-bit words) one cycle after ``index``: a constant where
+    every word is the same, a registered constant multiplexer for a small table, a ROM otherwise."""
+    if len(set(words)) == 1:
+        return Const(words[0], width)
+    if len(words) <= MUX_ENTRIES:
+        out = Signal(width, name=name, reset_less=True)
+        with m.Switch(index):
+            for i, w in enumerate(words):
+                with m.Case(i):
+                    m.d.sync += out.eq(w)
+        return out
+    rom = Memory(shape=unsigned(width), depth=len(words), init=words)
+    m.submodules[f"{name}_rom"] = rom
+    rp = rom.read_port()
+    m.d.comb += rp.addr.eq(index)
+    return rp.data
+
+
+def sign_extend(m: Module, x: Value, width: int, name: str) -> Value:
+    """``x`` (signed) as a signed word of at least ``width`` bits."""
+    if len(x) >= width:
+        return x
+    wide = Signal(signed(width), name=name)
+    m.d.comb += wide.eq(x)
+    return wide
+
+
+def shift_round_value(m: Module, x: Value, r: Range, shift: int, name: str) -> tuple[Value, Range]:
+    """Hardware :func:`winohdl.core.fixed.shift_round`: ``x`` (signed, values in ``r``) over ``2**shift``
+    rounded half to even, or ``x << -shift`` for ``shift <= 0``; with the result's exact range."""
+    from winohdl.core.fixed import shift_round
+    out = Range(shift_round(r.lo, shift), shift_round(r.hi, shift))
+    if shift <= 0:
+        return x.as_signed() << -shift, out
+    xe = sign_extend(m, x.as_signed(), shift + 2, f"{name}_ext")
+    floor = xe.shift_right(shift)
+    rem = xe[:shift]
+    half = 1 << (shift - 1)
+    up = (rem > half) | ((rem == half) & floor[0])
+    return floor + up, out
+
+
+def saturate_value(x: Value, r: Range, lo: int, hi: int) -> tuple[Value, Range]:
+    """``x`` (values in ``r``) clamped to ``[lo, hi]``; a comparison only at an end ``r`` crosses."""
+    if r.lo < lo:
+        x = Mux(x < lo, lo, x)
+    if r.hi > hi:
+        x = Mux(x > hi, hi, x)
+    return x, Range(max(r.lo, lo), min(r.hi, hi))
+
+
+def signed_register(m: Module, value: Value, r: Range, name: str) -> Signal:
+    """A reset-less register of the exact width of ``r`` loading ``value`` every cycle."""
+    reg = Signal(signed(signed_width(r.lo, r.hi)), name=name, reset_less=True)
+    m.d.sync += reg.eq(value)
+    return reg
+
+
+def saturate_register(m: Module, x: Value, r: Range, bits: int, relu: bool, name: str) -> Signal:
+    """``x`` (values in ``r``) saturated to a signed ``bits``-bit word (at 0 below with ``relu``), registered."""
+    top = (1 << (bits - 1)) - 1
+    value, _ = saturate_value(x, r, 0 if relu else -top - 1, top)
+    out = Signal(signed(bits), name=name, reset_less=True)
+    m.d.sync += out.eq(value)
+    return out
+
+
+def flag_chain(m: Module, value: Value, cycles: int, name: str) -> Value:
+    """A control flag ``cycles`` registers late (registers with a reset: valid bits)."""
+    for c in range(cycles):
+        reg = Signal(name=f"{name}_d{c}")
+        m.d.sync += reg.eq(value)
+        value = reg
+    return value
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The output queue's producer side (see :func:`output_queue`).
+
+    Attributes
+    ----------
+    ok : Value
+        A credit is free (a function of registers only).
+    reserve : Signal
+        Take a credit this cycle (only while ``ok``): a result will be pushed later.
+    push, data, last : Signal
+        Write ``data`` (the beat's tdata) and ``last`` (its tlast) into the queue.
+    """
+
+    ok: Value
+    reserve: Signal
+    push: Signal
+    data: Signal
+    last: Signal
+
+
+def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
+    """A FIFO of ``latency + QUEUE_SLACK`` results into the registered stream ``out`` (tdata, tvalid,
+    tready, tlast), with the credit counter that keeps it from overflowing: a producer reserves a
+    credit when it commits to a result (at most ``latency`` cycles before pushing it) and the credit
+    returns when the result leaves on ``out``."""
+    capacity = latency + QUEUE_SLACK
+    width = len(out.tdata)
+    data = Signal(width, name=f"{name}_data")
+    last = Signal(name=f"{name}_last")
+    push = Signal(name=f"{name}_push")
+    reserve = Signal(name=f"{name}_reserve")
+    credits = Signal(range(capacity + 1), name=f"{name}_credits", init=capacity)
+    release = out.tvalid & out.tready
+    m.d.sync += credits.eq(credits - reserve + release)
+    # one slot more than it ever holds, so that the pointers alone tell empty from full
+    slots = capacity + 1
+    fifo = Memory(shape=unsigned(width + 1), depth=slots, init=[])
+    m.submodules[f"{name}_fifo"] = fifo
+    fw = fifo.write_port()
+    fr = fifo.read_port(domain="comb")
+    wr = Signal(range(slots), name=f"{name}_wr")
+    rd = Signal(range(slots), name=f"{name}_rd")
+    take = Signal(name=f"{name}_take")
+    nonempty = wr != rd
+    m.d.comb += [fw.addr.eq(wr), fw.data.eq(Cat(data, last)), fw.en.eq(push), fr.addr.eq(rd),
+                 take.eq(~out.tvalid | out.tready)]
+    with m.If(push):
+        m.d.sync += wr.eq(wrapped_increment(wr, slots))
+    with m.If(take & nonempty):
+        m.d.sync += rd.eq(wrapped_increment(rd, slots))
+    with m.If(take):
+        m.d.sync += [out.tvalid.eq(nonempty), out.tdata.eq(fr.data[:width]), out.tlast.eq(fr.data[width])]
+    return Queue(credits != 0, reserve, push, data, last)

@@ -1,0 +1,180 @@
+"""Linear (fully connected) layer with arg-max: the network's classifier at the end of the stream."""
+
+from __future__ import annotations
+
+import numpy as np
+from amaranth.hdl import Array, Cat, Module, Mux, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..engine.engine import axis_stream
+from ..pipeline import register
+from ..widths import Range, product_range, signed_width
+from .axis import flag_chain, lane, output_queue, pack, refuse, signed_register, table_lookup, word_range
+
+FINISH = 5
+"""Cycles from a pass's last read to its beat's push: input buffer and weight ROM read, operand
+registers, products, accumulators, the arg-max register."""
+
+
+class Linear(wiring.Component):
+    """``logits = W x + bias`` exactly, and the arg-max class, for each frame of N input words.
+
+    The N input words (``lanes`` a beat, in stream order: word j is column j of ``weights``; the
+    caller permutes torch's flatten order to the stream's) go into one half of a double buffer
+    (block RAM, 2 x N / L words), so the next frame streams in while this one is computed. The
+    outputs are computed ``parallel`` (P) at a time: pass p reads the N words one per cycle and
+    multiplies each with column j of rows ``p*P .. p*P + P - 1`` of ``W`` (a ROM of M / P x N words
+    of P weights, ``amaranth.lib.memory``) in P multipliers into P accumulators that start at the
+    bias. So a frame takes ``M / P x N`` cycles of compute (a new frame every
+    ``max(N / L, M * N / P)`` cycles).
+
+    Output: one beat per pass (M / P beats a frame): ``tdata`` holds the P exact logits of classes
+    ``p*P + i`` (lane i, ``logit_width`` bits each, width from the weights' and inputs' exact ranges),
+    then at bit ``P * logit_width`` the arg-max over classes ``0 .. p*P + P - 1``; on the frame's
+    last beat (``tlast``) that is the frame's arg-max. Ties go to the lowest class index.
+
+    Parameters
+    ----------
+    weights : array-like of int, M x N
+        The weights, ``weight_width``-bit two's complement.
+    bias : list of int
+        M biases (at the accumulators' exponent).
+    lanes : int
+        Input words per beat (divides N).
+    parallel : int
+        Multipliers P: outputs computed at once (divides M).
+    in_width, weight_width : int
+        Bits of an input word and of a weight.
+
+    Attributes
+    ----------
+    s_axis : In(axis_stream(lanes * in_width))
+        The flat input, N / L beats a frame; ``tlast`` not read (the unit counts).
+    m_axis : Out(axis_stream(parallel * logit_width + index_bits))
+        The logits and the running arg-max (see above).
+    """
+
+    def __init__(self, weights, bias, lanes: int = 1, parallel: int = 1, in_width: int = 8, weight_width: int = 8):
+        W = np.asarray(weights, dtype=object)
+        if W.ndim != 2 or 0 in W.shape:
+            raise refuse(self, f"Linear: weights of shape {W.shape} (want M x N, both at least 1)")
+        M, N = W.shape
+        wr = word_range(weight_width)
+        if len(bias) != M or lanes < 1 or parallel < 1 or N % lanes or M % parallel:
+            raise refuse(self, f"Linear: {M} x {N} weights, {len(bias)} biases, {lanes} lanes, {parallel} "
+                               "multipliers (M biases; lanes divide N; multipliers divide M)")
+        if W.min() < wr.lo or W.max() > wr.hi:
+            raise refuse(self, f"Linear: weights in [{W.min()}, {W.max()}] do not fit {weight_width} bits")
+        self.weights, self.bias = W, [int(b) for b in bias]
+        self.lanes, self.parallel, self.in_width, self.weight_width = lanes, parallel, in_width, weight_width
+        xr = word_range(in_width)
+        lo = [self.bias[r] + sum(min(w * xr.lo, w * xr.hi) for w in W[r]) for r in range(M)]
+        hi = [self.bias[r] + sum(max(w * xr.lo, w * xr.hi) for w in W[r]) for r in range(M)]
+        self.logit_range = Range(min(lo), max(hi))
+        self.logit_width = signed_width(self.logit_range.lo, self.logit_range.hi)
+        self.index_bits = max(1, (M - 1).bit_length())
+        super().__init__({"s_axis": In(axis_stream(lanes * in_width)),
+                          "m_axis": Out(axis_stream(parallel * self.logit_width + self.index_bits))})
+
+    def elaborate(self, platform):
+        m = Module()
+        (M, N), L, P = self.weights.shape, self.lanes, self.parallel
+        NB, passes = N // L, M // P
+        q = output_queue(m, self.m_axis, FINISH)
+        buf = Memory(shape=L * self.in_width, depth=2 * NB, init=[])
+        m.submodules.inputs = buf
+        full = [Signal(name="full0"), Signal(name="full1")]
+        # the reader: pass p, input word j = jb * L + jl, weight address p * N + j
+        rhalf = Signal(name="rhalf")
+        jb, jl = Signal(range(NB), name="jb"), Signal(range(L), name="jl")
+        p, wa = Signal(range(passes), name="p"), Signal(range(passes * N), name="wa")
+        lastj = (jb == NB - 1) & (jl == L - 1)
+        issue = Signal(name="issue")
+        m.d.comb += [issue.eq(Mux(rhalf, full[1], full[0]) & (~lastj | q.ok)), q.reserve.eq(issue & lastj)]
+        with m.If(issue):
+            m.d.sync += [wa.eq(Mux(wa == passes * N - 1, 0, wa + 1)), jl.eq(Mux(jl == L - 1, 0, jl + 1))]
+            with m.If(jl == L - 1):
+                m.d.sync += jb.eq(Mux(jb == NB - 1, 0, jb + 1))
+            with m.If(lastj):
+                m.d.sync += p.eq(Mux(p == passes - 1, 0, p + 1))
+                with m.If(p == passes - 1):
+                    m.d.sync += rhalf.eq(~rhalf)
+        # a half is full from its last beat written to its last word read (both flags in one place:
+        # the writer may fill one half in the cycle the reader frees the other)
+        (filled, whalf), freed = self._writer(m, buf, full, NB), issue & lastj & (p == passes - 1)
+        for k in (0, 1):
+            m.d.sync += full[k].eq((full[k] & ~(freed & (rhalf == k))) | (filled & (whalf == k)))
+        rp = buf.read_port()
+        m.d.comb += rp.addr.eq(Mux(rhalf, NB, 0) + jb)
+        words = Array([lane(rp.data, i, self.in_width) for i in range(L)])
+        x = signed_register(m, words[register(m, jl, "jl_d")], word_range(self.in_width), "x")
+        rom = self._weight_rom(m, wa)
+        valid = flag_chain(m, issue, 3, "valid")
+        first = flag_chain(m, issue & (jb == 0) & (jl == 0), 3, "first")
+        biases = table_lookup(m, [pack(self.bias[k * P:(k + 1) * P], self.logit_width) for k in range(passes)],
+                              P * self.logit_width, register(m, p, "p_bias", cycles=2), "bias")
+        accs = []
+        for i in range(P):
+            w = signed_register(m, lane(rom, i, self.weight_width), word_range(self.weight_width), f"w{i}")
+            pr = product_range(word_range(self.in_width), word_range(self.weight_width))
+            prod = signed_register(m, x * w, pr, f"prod{i}")
+            acc = Signal(signed(self.logit_width), name=f"acc{i}", reset_less=True)
+            with m.If(valid):
+                m.d.sync += acc.eq(Mux(first, lane(biases, i, self.logit_width), acc) + prod)
+            accs.append(acc)
+        done = flag_chain(m, issue & lastj, 4, "done")
+        self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=4), passes)
+        m.d.comb += q.last.eq(flag_chain(m, issue & lastj & (p == passes - 1), FINISH, "last"))
+        return m
+
+    def _writer(self, m, buf, full, NB):
+        """The input side: N / L beats into the free half of the double buffer; returns (a half is
+        filled this cycle, the half being written)."""
+        st = self.s_axis
+        whalf, wcount = Signal(name="whalf"), Signal(range(NB), name="wcount")
+        m.d.comb += st.tready.eq(~Mux(whalf, full[1], full[0]))
+        hs = st.tvalid & st.tready
+        wp = buf.write_port()
+        m.d.comb += [wp.addr.eq(Mux(whalf, NB, 0) + wcount), wp.data.eq(st.tdata), wp.en.eq(hs)]
+        with m.If(hs):
+            m.d.sync += wcount.eq(Mux(wcount == NB - 1, 0, wcount + 1))
+            with m.If(wcount == NB - 1):
+                m.d.sync += whalf.eq(~whalf)
+        return hs & (wcount == NB - 1), whalf
+
+    def _weight_rom(self, m, addr):
+        """The weights, word ``p * N + j`` = column j of rows ``p*P ..``, read one cycle after ``addr``."""
+        (M, N), P = self.weights.shape, self.parallel
+        words = [pack(self.weights[k * P:(k + 1) * P, j], self.weight_width) for k in range(M // P) for j in range(N)]
+        rom = Memory(shape=P * self.weight_width, depth=len(words), init=words)
+        m.submodules.weights = rom
+        rp = rom.read_port()
+        m.d.comb += rp.addr.eq(addr)
+        return rp.data
+
+    def _argmax(self, m, q, accs, done, p, passes):
+        """The beat's best logit (lowest lane on ties) against the frame's best so far; the output
+        register: the logits and the running arg-max, pushed a cycle after the accumulators finish."""
+        P = self.parallel
+        cands = [(a, i) for i, a in enumerate(accs)]
+        while len(cands) > 1:      # a tree; the left (lower index) wins unless the right is larger
+            nxt = []
+            for n in range(0, len(cands), 2):
+                if n + 1 == len(cands):
+                    nxt.append(cands[n])
+                    continue
+                (lv, li), (rv, ri) = cands[n], cands[n + 1]
+                right = rv > lv
+                nxt.append((Mux(right, rv, lv), Mux(right, ri, li)))
+            cands = nxt
+        beat_v, beat_i = cands[0]
+        best_v = Signal(signed(self.logit_width), name="best_v", reset_less=True)
+        best_i = Signal(self.index_bits, name="best_i", reset_less=True)
+        take = (p == 0) | (beat_v > best_v)
+        new_v, new_i = Mux(take, beat_v, best_v), Mux(take, p * P + beat_i, best_i)
+        out = Signal(P * self.logit_width + self.index_bits, name="out", reset_less=True)
+        with m.If(done):
+            m.d.sync += [best_v.eq(new_v), best_i.eq(new_i), out.eq(Cat(*accs, new_i[:self.index_bits]))]
+        m.d.comb += [q.data.eq(out), q.push.eq(flag_chain(m, done, 1, "push"))]

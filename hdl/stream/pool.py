@@ -1,0 +1,358 @@
+"""Pooling on a feature-map stream: MaxPool and AvgPool (2D, line buffers) and GlobalAvgPool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from winohdl.core.errors import WinohdlError
+
+from ..engine.engine import axis_stream
+from ..widths import Range, signed_width
+from .axis import (flag_chain, lane, log2_exact, output_queue, refuse, saturate_register, shift_round_value,
+                   signed_register, table_lookup, word_range)
+
+FINISH = 4
+"""Cycles from a window's last column read to its result's push: block-RAM read, column reduction,
+row accumulation, the finishing register (AvgPool: rounding shift and saturation)."""
+
+
+@dataclass(frozen=True)
+class PoolShape:
+    """A 2D pooling layer on a ``height x width x channels`` map streamed ``lanes`` channels a beat;
+    torch's semantics (floor mode; ``padding <= kernel // 2``). Validated on construction."""
+
+    height: int
+    width: int
+    channels: int
+    lanes: int
+    kernel: int
+    stride: int
+    padding: int = 0
+
+    def __post_init__(self):
+        sizes = (self.height, self.width, self.channels, self.lanes, self.kernel, self.stride)
+        if min(sizes) < 1 or self.padding < 0:
+            raise WinohdlError(f"pool: sizes {sizes} must be at least 1 and padding {self.padding} at least 0")
+        if self.channels % self.lanes:
+            raise WinohdlError(f"pool: {self.lanes} lanes do not divide {self.channels} channels")
+        if self.padding > self.kernel // 2:
+            raise WinohdlError(f"pool: padding {self.padding} is more than half the kernel {self.kernel}")
+        if min(self.height, self.width) + 2 * self.padding < self.kernel:
+            raise WinohdlError(f"pool: kernel {self.kernel} larger than the padded {self.height}x{self.width} map")
+
+    @property
+    def groups(self) -> int:
+        """Beats per pixel."""
+        return self.channels // self.lanes
+
+    @property
+    def out_height(self) -> int:
+        return (self.height + 2 * self.padding - self.kernel) // self.stride + 1
+
+    @property
+    def out_width(self) -> int:
+        return (self.width + 2 * self.padding - self.kernel) // self.stride + 1
+
+    @property
+    def rows(self) -> int:
+        """Input rows the line buffer holds: a window's and the next output row's new ones."""
+        return self.kernel + self.stride
+
+    def row_masks(self) -> list[int]:
+        """Per output row, the line-buffer banks (bit ``r mod rows``) holding a row of its window
+        inside the map (rows of padding read no bank)."""
+        k, s, p, R = self.kernel, self.stride, self.padding, self.rows
+        return [sum(1 << (r % R) for r in range(oy * s - p, oy * s - p + k) if 0 <= r < self.height)
+                for oy in range(self.out_height)]
+
+
+class _Pool2d(wiring.Component):
+    """A 2D pooling window over a line buffer (see :class:`MaxPool`); subclasses give the arithmetic.
+
+    The input rows go into ``kernel + stride`` line-buffer banks (block RAM, ``width x C / L`` words
+    of L lanes each; row y in bank ``y mod rows``). A walker visits the outputs in raster order (each
+    output pixel as C / L beats) and reads one window column per cycle from every bank at once: the
+    banks holding rows of the window (a constant mask per output row) enter a reduction tree, the
+    others and columns of padding give the neutral value; k columns accumulate into one output beat.
+    An output row starts once the input rows of its window have arrived; a new input row may be
+    written once its bank holds no row the walker still needs. A frame's last output beat must be
+    issued before the next frame's first input beat is taken (one row's worth of work at the end of
+    each frame is not overlapped).
+
+    Throughput: one input beat per cycle while ``kernel <= stride**2`` (outputs take ``kernel``
+    cycles a beat, and there are ``stride**2`` times fewer of them); otherwise ``kernel / stride**2``
+    cycles per input beat.
+    """
+
+    def __init__(self, shape: PoolShape, in_width: int, out_bits: int):
+        self.shape, self.in_width, self.out_bits = shape, in_width, out_bits
+        super().__init__({"s_axis": In(axis_stream(shape.lanes * in_width)),
+                          "m_axis": Out(axis_stream(shape.lanes * out_bits))})
+
+    # the arithmetic: neutral value, column reduction, accumulation and the output word
+    def _neutral(self) -> int:
+        raise NotImplementedError
+
+    def _combine(self, a, b):
+        raise NotImplementedError
+
+    def _column_range(self, r: Range) -> Range:
+        raise NotImplementedError
+
+    def _window_range(self, r: Range) -> Range:
+        raise NotImplementedError
+
+    def _finish(self, m, acc, r: Range, name: str):
+        raise NotImplementedError
+
+    def elaborate(self, platform):
+        m = Module()
+        sh = self.shape
+        G, R, k, s, p = sh.groups, sh.rows, sh.kernel, sh.stride, sh.padding
+        q = output_queue(m, self.m_axis, k - 1 + FINISH)
+        st = self.s_axis
+        # the writer: row ``wy`` (the rows done before it), bank ``wbank``, word ``waddr`` = x * G + g
+        wy = Signal(range(sh.height + 1), name="wy")
+        wbank = Signal(range(R), name="wbank")
+        waddr = Signal(range(sh.width * G), name="waddr")
+        wdone, rdone = Signal(name="wdone"), Signal(name="rdone")
+        base = Signal(signed(signed_width(-p, (sh.out_height - 1) * s - p + R)), name="base", init=-p)
+        # (the walker's ``base`` starts the next frame's as soon as it is done: rows it never needs,
+        # the bottom ones that no window reaches, may then fill any bank)
+        m.d.comb += st.tready.eq(~wdone & (rdone | (wy < base + R)))
+        hs = st.tvalid & st.tready
+        with m.If(hs):
+            with m.If(waddr == sh.width * G - 1):
+                m.d.sync += [waddr.eq(0), wy.eq(wy + 1), wbank.eq(Mux(wbank == R - 1, 0, wbank + 1))]
+                with m.If(wy == sh.height - 1):
+                    m.d.sync += wdone.eq(1)
+            with m.Else():
+                m.d.sync += waddr.eq(waddr + 1)
+        banks = []
+        for b in range(R):
+            mem = Memory(shape=len(st.tdata), depth=sh.width * G, init=[])
+            m.submodules[f"row{b}"] = mem
+            wp, rp = mem.write_port(), mem.read_port()
+            m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]
+            banks.append(rp)
+        issue, flags, oy, xcol, raddr = self._walker(m, q, wy, wdone, rdone, base)
+        for rp in banks:
+            m.d.comb += rp.addr.eq(raddr[:len(rp.addr)])
+        # frame switch: both sides done with the frame
+        with m.If(wdone & rdone):
+            m.d.sync += [wdone.eq(0), rdone.eq(0), wy.eq(0), wbank.eq(0)]
+        mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
+        inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 1, "inside")
+        first = flag_chain(m, flags["first"], 2, "first")
+        valid = flag_chain(m, issue & flags["lastcol"], FINISH, "valid")
+        m.d.comb += [q.push.eq(valid), q.last.eq(flag_chain(m, issue & flags["last"], FINISH, "last")),
+                     q.data.eq(Cat(*[self._lane(m, i, banks, mask, inside, first) for i in range(sh.lanes)]))]
+        return m
+
+    def _walker(self, m, q, wy, wdone, rdone, base):
+        """The output walker: per output beat, ``kernel`` column reads; returns (issue, flags, oy, xcol,
+        raddr) with the flags of the read issued (first column, last column, frame's last beat)."""
+        sh = self.shape
+        G, k, s, p, OW = sh.groups, sh.kernel, sh.stride, sh.padding, sh.out_width
+        oy, ox = Signal(range(sh.out_height), name="oy"), Signal(range(OW), name="ox")
+        g, j = Signal(range(G), name="g"), Signal(range(k), name="j")
+        x_hi = (OW - 1) * s - p + k - 1
+        xcol = Signal(signed(signed_width(-p, x_hi)), name="xcol", init=-p)
+        raddr = Signal(signed(signed_width(-p * G, x_hi * G + G - 1)), name="raddr", init=-p * G)
+        rows_in = wdone | (wy >= base + k)
+        issue = Signal(name="issue")
+        m.d.comb += [issue.eq(~rdone & rows_in & ((j != 0) | q.ok)), q.reserve.eq(issue & (j == 0))]
+        lastcol, g_last, ox_last, oy_last = j == k - 1, g == G - 1, ox == OW - 1, oy == sh.out_height - 1
+        with m.If(issue):
+            with m.If(~lastcol):
+                m.d.sync += [j.eq(j + 1), xcol.eq(xcol + 1), raddr.eq(raddr + G)]
+            with m.Elif(~g_last):
+                m.d.sync += [j.eq(0), g.eq(g + 1), xcol.eq(xcol - (k - 1)), raddr.eq(raddr + 1 - (k - 1) * G)]
+            with m.Elif(~ox_last):
+                m.d.sync += [j.eq(0), g.eq(0), ox.eq(ox + 1), xcol.eq(xcol + s - (k - 1)),
+                             raddr.eq(raddr + (s - (k - 1)) * G - (G - 1))]
+            with m.Else():
+                m.d.sync += [j.eq(0), g.eq(0), ox.eq(0), xcol.eq(-p), raddr.eq(-p * G)]
+                with m.If(~oy_last):
+                    m.d.sync += [oy.eq(oy + 1), base.eq(base + s)]
+                with m.Else():
+                    m.d.sync += [oy.eq(0), base.eq(-p), rdone.eq(1)]
+        flags = {"first": issue & (j == 0), "lastcol": lastcol, "last": lastcol & g_last & ox_last & oy_last}
+        return issue, flags, oy, xcol, raddr
+
+    def _lane(self, m, i, banks, mask, inside, first):
+        """Lane ``i``: the column over the banks, the window's accumulation, the output word."""
+        w, neutral = self.in_width, self._neutral()
+        words = [Mux(mask[b] & inside, lane(rp.data, i, w), neutral) for b, rp in enumerate(banks)]
+        while len(words) > 1:
+            words = [self._combine(words[n], words[n + 1]) if n + 1 < len(words) else words[n]
+                     for n in range(0, len(words), 2)]
+        col_r = self._column_range(word_range(w))
+        col = signed_register(m, words[0], col_r, f"col{i}")
+        acc_r = self._window_range(word_range(w))
+        acc = Signal(signed(signed_width(acc_r.lo, acc_r.hi)), name=f"acc{i}", reset_less=True)
+        m.d.sync += acc.eq(Mux(first, col, self._combine(acc, col)))
+        return self._finish(m, acc, acc_r, f"out{i}")
+
+
+class MaxPool(_Pool2d):
+    """2D max pooling on a feature-map stream (torch's ``max_pool2d``, floor mode; padding never wins).
+
+    Parameters
+    ----------
+    shape : PoolShape
+    width : int
+        Bits of a value in and out (two's complement).
+
+    Attributes
+    ----------
+    s_axis : In(axis_stream(L * width))
+        The feature map, channels-last raster order, C / L beats a pixel; ``tlast`` is not read
+        (the unit counts the beats).
+    m_axis : Out(axis_stream(L * width))
+        The pooled map, same order; ``tlast`` on each frame's last beat.
+    """
+
+    def __init__(self, shape: PoolShape, width: int = 8):
+        super().__init__(shape, width, width)
+
+    def _neutral(self):
+        return -(1 << (self.in_width - 1))
+
+    def _combine(self, a, b):
+        return Mux(a > b, a, b)
+
+    def _column_range(self, r):
+        return r
+
+    def _window_range(self, r):
+        return r
+
+    def _finish(self, m, acc, r, name):
+        out = Signal(signed(self.out_bits), name=name, reset_less=True)
+        m.d.sync += out.eq(acc)
+        return out
+
+
+class AvgPool(_Pool2d):
+    """2D average pooling, padding counted (torch's ``avg_pool2d`` with ``count_include_pad``): the
+    window's exact sum, shifted right by ``log2(kernel**2) + extra_shift`` rounding half to even,
+    saturated to ``out_bits``. ``kernel**2`` must be a power of two.
+
+    Parameters
+    ----------
+    shape : PoolShape
+    extra_shift : int
+        A further requantisation shift (right if positive, exact left if the total is negative).
+    in_width, out_bits : int
+        Bits of a value in and out (two's complement).
+
+    Attributes
+    ----------
+    s_axis : In(axis_stream(L * in_width))
+        As :class:`MaxPool`'s.
+    m_axis : Out(axis_stream(L * out_bits))
+        As :class:`MaxPool`'s.
+    """
+
+    def __init__(self, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8):
+        self.log2_count = log2_exact(shape.kernel ** 2)
+        if self.log2_count is None:
+            raise refuse(self, f"AvgPool: kernel {shape.kernel}: the window count {shape.kernel ** 2} is "
+                               "not a power of two")
+        self.extra_shift = extra_shift
+        super().__init__(shape, in_width, out_bits)
+
+    def _neutral(self):
+        return 0
+
+    def _combine(self, a, b):
+        return a + b
+
+    def _column_range(self, r):
+        return Range(r.lo * self.shape.kernel, r.hi * self.shape.kernel)
+
+    def _window_range(self, r):
+        return Range(r.lo * self.shape.kernel ** 2, r.hi * self.shape.kernel ** 2)
+
+    def _finish(self, m, acc, r, name):
+        shifted, sr = shift_round_value(m, acc, r, self.log2_count + self.extra_shift, name)
+        return saturate_register(m, shifted, sr, self.out_bits, False, name)
+
+
+GAP_LATENCY = 3
+"""GlobalAvgPool: cycles from a last-pixel beat to its result's push (sum, rounding, saturation)."""
+
+
+class GlobalAvgPool(wiring.Component):
+    """Per-channel average over a whole frame: ``shift_round(sum, log2(H*W) + extra_shift)`` saturated.
+
+    The C per-channel sums rotate through C / L registers of L lanes (one shift per beat: no
+    read-modify-write hazard, no multiplexer); a frame's first pixel starts them afresh. The beats
+    of the frame's last pixel produce the C / L output beats. Throughput one beat per cycle.
+
+    Parameters
+    ----------
+    height, width, channels, lanes : int
+        The input map and the beats (``lanes`` divides ``channels``); ``height * width`` a power of two.
+    extra_shift : int
+        A further requantisation shift.
+    in_width, out_bits : int
+        Bits of a value in and out.
+
+    Attributes
+    ----------
+    s_axis : In(axis_stream(lanes * in_width))
+        The feature map, channels-last raster order; ``tlast`` not read (the unit counts).
+    m_axis : Out(axis_stream(lanes * out_bits))
+        C / L beats per frame, channels in order; ``tlast`` on the last.
+    """
+
+    def __init__(self, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
+                 in_width: int = 8, out_bits: int = 8):
+        self.log2_count = log2_exact(height * width)
+        if min(height, width, channels, lanes) < 1 or channels % lanes:
+            raise refuse(self, f"GlobalAvgPool: {height}x{width}x{channels} with {lanes} lanes (positive; "
+                               "lanes divide channels)")
+        if self.log2_count is None:
+            raise refuse(self, f"GlobalAvgPool: H*W = {height * width} is not a power of two")
+        self.pixels, self.channels, self.lanes = height * width, channels, lanes
+        self.extra_shift, self.in_width, self.out_bits = extra_shift, in_width, out_bits
+        super().__init__({"s_axis": In(axis_stream(lanes * in_width)), "m_axis": Out(axis_stream(lanes * out_bits))})
+
+    def elaborate(self, platform):
+        m = Module()
+        L, G, w = self.lanes, self.channels // self.lanes, self.in_width
+        q = output_queue(m, self.m_axis, GAP_LATENCY)
+        st = self.s_axis
+        pix, g = Signal(range(self.pixels), name="pix"), Signal(range(G), name="g")
+        last_pix = pix == self.pixels - 1
+        m.d.comb += st.tready.eq(~last_pix | q.ok)
+        hs = st.tvalid & st.tready
+        m.d.comb += q.reserve.eq(hs & last_pix)
+        with m.If(hs):
+            with m.If(g == G - 1):
+                m.d.sync += [g.eq(0), pix.eq(Mux(last_pix, 0, pix + 1))]
+            with m.Else():
+                m.d.sync += g.eq(g + 1)
+        in_r = word_range(w)
+        sum_r = Range(in_r.lo * self.pixels, in_r.hi * self.pixels)
+        outs = []
+        for i in range(L):
+            sums = [Signal(signed(signed_width(sum_r.lo, sum_r.hi)), name=f"sum{i}_{n}", reset_less=True)
+                    for n in range(G)]
+            with m.If(hs):
+                m.d.sync += [sums[n].eq(sums[n + 1]) for n in range(G - 1)]
+                m.d.sync += sums[-1].eq(Mux(pix == 0, 0, sums[0]) + lane(st.tdata, i, w))
+            shifted, sr = shift_round_value(m, sums[-1], sum_r, self.log2_count + self.extra_shift, f"avg{i}")
+            outs.append(saturate_register(m, signed_register(m, shifted, sr, f"avg{i}"), sr, self.out_bits, False,
+                                          f"out{i}"))
+        m.d.comb += [q.push.eq(flag_chain(m, hs & last_pix, GAP_LATENCY, "valid")),
+                     q.last.eq(flag_chain(m, hs & last_pix & (g == G - 1), GAP_LATENCY, "last")),
+                     q.data.eq(Cat(*outs))]
+        return m

@@ -1,0 +1,103 @@
+"""Requantise: a convolution's accumulators as int8 activations (bias, rounding shift, saturation, ReLU)."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..engine.engine import axis_stream
+from ..widths import Range, signed_width
+from .axis import (flag_chain, lane, output_queue, refuse, saturate_register, shift_round_value, signed_register,
+                   table_lookup, word_range)
+
+LATENCY = 4
+"""Cycles from an input handshake to its result's push into the output queue: the bias look-up,
+the add, the rounding shift and the saturation, each registered."""
+
+
+class Requantise(wiring.Component):
+    """``requantise(acc + bias[c], shift[c], out_bits, relu)`` on a stream of accumulators.
+
+    Beats carry ``lanes`` consecutive channels; the channel group (``C / lanes`` beats per pixel)
+    cycles with every beat and starts again after ``tlast``. Throughput one beat per cycle; latency
+    ``LATENCY + 2`` cycles to ``m_axis`` (the output queue's register and memory).
+
+    Parameters
+    ----------
+    lanes : int
+        Channels per beat L (divides C).
+    in_width : int
+        Bits of an input accumulator word (two's complement).
+    bias : list of int
+        Per output channel, added to the accumulator first (at its exponent); C entries.
+    shift : list of int
+        Per output channel, the rounding shift right (round half to even), or an exact left shift
+        where <= 0; C entries. Each distinct shift is one rounding circuit, selected per lane.
+    relu : bool
+        Clamp at 0 below.
+    out_bits : int
+        Bits of an output word (8: int8).
+
+    Attributes
+    ----------
+    s_axis : In(axis_stream(lanes * in_width))
+        The accumulators, lane i at bits ``[i*in_width +: in_width]``.
+    m_axis : Out(axis_stream(lanes * out_bits))
+        The activations, same order; ``tlast`` as it came in.
+    """
+
+    def __init__(self, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8):
+        self.bias, self.shift = [int(b) for b in bias], [int(s) for s in shift]
+        C = len(self.bias)
+        if C == 0 or len(self.shift) != C:
+            raise refuse(self, f"Requantise: {C} biases and {len(self.shift)} shifts (one of each per channel, "
+                               "at least one)")
+        if lanes < 1 or C % lanes:
+            raise refuse(self, f"Requantise: {lanes} lanes do not divide {C} channels")
+        if in_width < 1 or out_bits < 2:
+            raise refuse(self, f"Requantise: in_width {in_width} and out_bits {out_bits} (at least 1 and 2)")
+        self.lanes, self.in_width, self.relu, self.out_bits = lanes, in_width, relu, out_bits
+        self.groups = C // lanes
+        super().__init__({"s_axis": In(axis_stream(lanes * in_width)), "m_axis": Out(axis_stream(lanes * out_bits))})
+
+    def elaborate(self, platform):
+        m = Module()
+        L, G = self.lanes, self.groups
+        q = output_queue(m, self.m_axis, LATENCY)
+        s = self.s_axis
+        hs = s.tvalid & s.tready
+        m.d.comb += [s.tready.eq(q.ok), q.reserve.eq(hs)]
+        group = Signal(range(G), name="group")
+        with m.If(hs):
+            m.d.sync += group.eq(Mux(s.tlast | (group == G - 1), 0, group + 1))
+        shifts = sorted(set(self.shift))
+        b_lo, b_hi = min(self.bias + [0]), max(self.bias + [0])
+        bw, sw = signed_width(b_lo, b_hi), max(1, (len(shifts) - 1).bit_length())
+        # per channel group, each lane's bias and the index of its shift among the distinct ones
+        entry = [(self.bias[c] & ((1 << bw) - 1)) | (shifts.index(self.shift[c]) << bw) for c in range(G * L)]
+        words = [sum(entry[g * L + i] << (i * (bw + sw)) for i in range(L)) for g in range(G)]
+        table = table_lookup(m, words, L * (bw + sw), group, "consts")
+        acc_r = word_range(self.in_width)
+        x = [signed_register(m, lane(s.tdata, i, self.in_width), acc_r, f"acc{i}") for i in range(L)]
+        outs = []
+        for i in range(L):
+            entry = table[i * (bw + sw):(i + 1) * (bw + sw)]
+            outs.append(self._lane(m, i, x[i], acc_r, entry[:bw].as_signed(), Range(b_lo, b_hi), entry[bw:], shifts))
+        m.d.comb += [q.push.eq(flag_chain(m, hs, LATENCY, "valid")), q.last.eq(flag_chain(m, s.tlast, LATENCY, "last")),
+                     q.data.eq(Cat(*outs))]
+        return m
+
+    def _lane(self, m, i, x, acc_r, bias, bias_r, sel, shifts):
+        """Lane ``i``'s add, rounding shift and saturation, each into a register; its output word."""
+        sum_r = Range(acc_r.lo + bias_r.lo, acc_r.hi + bias_r.hi)
+        total = signed_register(m, x + bias if bias_r != Range(0, 0) else x, sum_r, f"sum{i}")
+        sel_d = Signal(len(sel), name=f"sel{i}", reset_less=True)
+        m.d.sync += sel_d.eq(sel)
+        rounded = [shift_round_value(m, total, sum_r, sh, f"round{i}_{k}") for k, sh in enumerate(shifts)]
+        value, r = rounded[0]
+        for k in range(1, len(shifts)):
+            value = Mux(sel_d == k, rounded[k][0], value)
+            r = Range(min(r.lo, rounded[k][1].lo), max(r.hi, rounded[k][1].hi))
+        reg = signed_register(m, value, r, f"rounded{i}")
+        return saturate_register(m, reg, r, self.out_bits, self.relu, f"sat{i}")
