@@ -34,7 +34,7 @@ def load_array(path, what: str) -> np.ndarray:
     except Exception as exc:  # noqa: BLE001  (numpy, pickle and OS errors: the user gets one line)
         raise WinohdlError(f"cannot read {what} {str(p)[:200]!r} ({type(exc).__name__})") from None
     if not isinstance(value, torch.Tensor):
-        raise WinohdlError(f"{what} {str(p)[:200]!r} holds a {type(value).__name__}, not one tensor")
+        raise WinohdlError(f"{what} {str(p)[:200]!r} holds a {type(value).__name__} object, not one tensor")
     return value.detach().cpu().numpy()
 
 

@@ -129,7 +129,7 @@ def _load_state(model, path) -> None:
     except Exception as exc:  # noqa: BLE001  (pickle, zip and OS errors: the user gets one line)
         raise WinohdlError(f"cannot read weights file {str(p)[:200]!r} ({_why(exc)})") from None
     if not isinstance(state, dict):
-        raise WinohdlError(f"weights file {str(p)[:200]!r} holds a {type(state).__name__}, not a state_dict")
+        raise WinohdlError(f"weights file {str(p)[:200]!r} holds a {type(state).__name__} object, not a state_dict")
     try:
         model.load_state_dict(state, strict=True)
     except Exception as exc:  # noqa: BLE001  (missing or unexpected keys, shape mismatches)
