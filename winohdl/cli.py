@@ -340,15 +340,26 @@ def _engine_command(sub, common: argparse.ArgumentParser) -> None:
 def _network_command(sub, common: argparse.ArgumentParser) -> None:
     """``winohdl network``."""
     nw = sub.add_parser("network", parents=[common],
-                        help="import a PyTorch or ONNX model into a typed layer graph (network.json)",
+                        help="import a PyTorch or ONNX model into a typed layer graph and quantise it to int8",
                         description="Imports MODEL with torch.export or the onnx package, folds batch norm into "
                                     "the convolutions, checks every shape, and writes network.json (nodes, edges, "
-                                    "shapes, weight hashes) and network.txt. Planning, quantisation and the "
-                                    "network's hardware are the next steps of this command.")
+                                    "shapes, weight hashes) and network.txt. Quantises it to int8 activations with "
+                                    "power-of-two exponents calibrated on --calibration (quant.json, quant.txt, the "
+                                    "integer weights in quant_weights.npz) and writes network.onnx, the same "
+                                    "computation as a QDQ ONNX model, checked against the integer model with "
+                                    "onnxruntime. Planning and the network's hardware are the next steps.")
     nw.add_argument("--model", required=True,
                     help="path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)")
     nw.add_argument("--input-shape", default=None,
                     help="batch x channels x size per axis, e.g. 1x3x32x32 (needed for a .py factory)")
+    nw.add_argument("--weights", type=path, default=None,
+                    help="a state_dict (torch.save) loaded into the factory's model (a model.py:factory only)")
+    nw.add_argument("--calibration", type=path, default=None,
+                    help="calibration inputs, a .npy or .pt tensor (N, C, size...) (default: 64 seeded random "
+                         "inputs uniform in [-1, 1))")
+    nw.add_argument("--labels", type=path, default=None,
+                    help="class labels of the calibration inputs (.npy, N whole numbers): prints the float and "
+                         "int8 accuracy")
     nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
     nw.set_defaults(func=cmd_network)
 

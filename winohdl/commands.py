@@ -459,23 +459,30 @@ def _input_shape(text: str) -> tuple[int, ...]:
 
 
 def cmd_network(a) -> int:
-    """Import a model into the typed layer graph: ``network.json`` and ``network.txt`` in the folder."""
+    """Import a model into the typed layer graph and quantise it: ``network.json``, ``network.txt``,
+    ``quant.json``, ``quant.txt``, ``quant_weights.npz`` and ``network.onnx`` in the folder."""
     from winohdl.core.io import write_folder_atomic
     from winohdl.network.load import load_model
+    from winohdl.network.quantised import quantise_and_check
     shape = _input_shape(a.input_shape) if a.input_shape else None
     path, _, factory = a.model.rpartition(":")
     name = factory if path.endswith(".py") else Path(a.model).stem
     folder = _design_target(Path(a.o) if a.o else Path("build") / name, marker="network.json", kind="network")
-    graph = load_model(a.model, shape)
+    graph = load_model(a.model, shape, a.weights)
+    quantised = quantise_and_check(graph, a.calibration, a.labels)
     text = graph.text()
 
     def populate(tmp: Path) -> None:
         (tmp / "network.json").write_text(graph.to_json(), encoding="utf-8")
         (tmp / "network.txt").write_text(text + "\n", encoding="utf-8")
+        quantised.write(tmp)
     write_folder_atomic(folder, populate)
     print(text)
-    print(f"folder     {folder}  (network.json: the layer graph; planning and hardware come next)")
-    return EXIT_OK
+    print(quantised.report())
+    for w in quantised.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network)")
+    return EXIT_FAILED if quantised.failed else EXIT_OK
 
 
 def cmd_bench(a) -> int:

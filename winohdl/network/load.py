@@ -36,14 +36,18 @@ def _existing(path: str) -> Path:
     return p
 
 
-def load_model(spec: str, input_shape=None) -> Graph:
+def load_model(spec: str, input_shape=None, weights=None) -> Graph:
     """The layer graph of the model ``spec`` for one input of ``input_shape`` (e.g. ``(1, 3, 32, 32)``).
 
     ``input_shape`` is needed for a factory; for a ``.pt2`` or ``.onnx`` file it is optional and,
-    when given, must be the file's input shape.
+    when given, must be the file's input shape. ``weights`` (a factory only) names a ``state_dict``
+    saved with ``torch.save``, loaded strictly into the factory's model before the export.
     """
     if not isinstance(spec, str) or not spec:
         raise WinohdlError(SPEC_HELP)
+    if weights is not None and not spec.rpartition(":")[0].endswith(".py"):
+        raise WinohdlError("--weights applies to a path/to/model.py:factory model (a .pt2 or .onnx file "
+                           "holds its weights)")
     if input_shape is not None:
         input_shape = tuple(input_shape)
         if not input_shape or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in input_shape):
@@ -59,6 +63,8 @@ def load_model(spec: str, input_shape=None) -> Graph:
     if input_shape is None:
         raise WinohdlError(f"the model {spec[:200]!r} needs an input shape (e.g. 1x3x32x32)")
     model = _call_factory(_existing(path), factory)
+    if weights is not None:
+        _load_state(model, weights)
     import torch
 
     from .torch_import import from_torch
@@ -109,3 +115,22 @@ def _call_factory(path: Path, factory: str):
         raise WinohdlError(f"{factory}() in {str(path)[:200]!r} returned {type(model).__name__}, "
                            f"not a torch.nn.Module")
     return model
+
+
+def _load_state(model, path) -> None:
+    """Load a saved ``state_dict`` (tensors only: ``torch.load(weights_only=True)``) into ``model``, strictly."""
+    import torch
+
+    p = Path(path)
+    if not p.is_file():
+        raise WinohdlError(f"weights file {str(p)[:200]!r} does not exist")
+    try:
+        state = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001  (pickle, zip and OS errors: the user gets one line)
+        raise WinohdlError(f"cannot read weights file {str(p)[:200]!r} ({_why(exc)})") from None
+    if not isinstance(state, dict):
+        raise WinohdlError(f"weights file {str(p)[:200]!r} holds a {type(state).__name__} object, not a state_dict")
+    try:
+        model.load_state_dict(state, strict=True)
+    except Exception as exc:  # noqa: BLE001  (missing or unexpected keys, shape mismatches)
+        raise WinohdlError(f"weights file {str(p)[:200]!r} does not fit the model ({_why(exc)})") from None

@@ -1,0 +1,117 @@
+"""The integer reference model of a quantised network: the specification the hardware must meet.
+
+:func:`run_integer` computes every layer's output from int8 inputs with integers only (int64
+arrays; each accumulator's bound is checked when the network is quantised), rounding and
+saturating with :mod:`winohdl.core.fixed`, the definitions the hardware units share. Every layer's
+output is returned, so a per-layer comparison localises a mismatch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from winohdl.core.errors import WinohdlError
+from winohdl.core.fixed import requantise
+
+from .graph import Kind
+from .quant import ACT_BITS, QuantLayer, QuantNetwork, check_batch, pool_counts, quantise_clipped
+from .windows import window_max, window_sum, windows
+
+
+def quantise_input(qnet: QuantNetwork, x) -> np.ndarray:
+    """Float inputs ``(N, *input_shape[1:])`` as the network's int8 input (half to even, saturated)."""
+    return quantise_clipped(check_batch(qnet.graph, x, "inputs"), qnet.input.exponent, ACT_BITS)
+
+
+def run_integer(qnet: QuantNetwork, x_q) -> dict[str, np.ndarray]:
+    """Every layer's output for the int8 inputs ``x_q`` (``(N, *input_shape[1:])``), as int64 arrays.
+
+    Parameters
+    ----------
+    qnet : QuantNetwork
+    x_q : array_like of int
+        Values in [-128, 127], e.g. from :func:`quantise_input`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Layer name to its output, batch first: int8 values at the layer's exponent, the logits the
+        exact accumulator.
+    """
+    x = np.asarray(x_q)
+    if x.dtype.kind not in "iu" or x.size and (x.min() < -128 or x.max() > 127):
+        raise WinohdlError("integer inputs must be whole numbers in [-128, 127]")
+    x = check_batch(qnet.graph, x, "integer inputs").astype(np.int64)
+    values = {qnet.input.name: x}
+    for q in qnet.layers[1:]:
+        values[q.name] = _layer(qnet, q, [values[i] for i in q.inputs])
+    return values
+
+
+def _requant(acc: np.ndarray, shift: int, relu: bool) -> np.ndarray:
+    """:func:`requantise`; a left shift first clips what saturates anyway, so int64 cannot overflow."""
+    if shift < 0:
+        acc = np.clip(acc, -(1 << ACT_BITS), 1 << ACT_BITS)
+    return requantise(acc, shift, ACT_BITS, relu)
+
+
+def _per_channel(acc: np.ndarray, shifts, relu: bool) -> np.ndarray:
+    """Requantise channel ``k`` (axis 1) by ``shifts[k]``."""
+    out = np.empty_like(acc)
+    for s in sorted(set(shifts)):
+        idx = [k for k, v in enumerate(shifts) if v == s]
+        out[:, idx] = _requant(acc[:, idx], s, relu)
+    return out
+
+
+def _layer(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarray:
+    k, x = q.kind, xs[0]
+    e_in = qnet.layer(q.inputs[0]).exponent
+    if k in (Kind.CONV, Kind.LINEAR):
+        acc = _conv(q, x) if k == Kind.CONV else x @ q.weight.T
+        if q.bias is not None:
+            acc = acc + q.bias.reshape((-1,) + (1,) * (acc.ndim - 2))
+        return acc if q.logits else _per_channel(acc, [q.exponent - e_in - ew for ew in q.weight_exponents], q.relu)
+    if k == Kind.ADD:
+        es = [qnet.layer(i).exponent for i in q.inputs]
+        low = min(es)
+        total = sum(v << (e - low) for v, e in zip(xs, es))   # both aligned to the finer exponent: exact
+        return _requant(total, q.exponent - low, q.relu)
+    if k == Kind.RELU:
+        return np.maximum(x, 0)
+    if k == Kind.FLATTEN:
+        return x.reshape(x.shape[0], -1)
+    if k == Kind.MAXPOOL:
+        return window_max(x, q.attrs)
+    if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
+        return _average(q, x, e_in)
+    raise AssertionError(f"no integer rule for {k}")  # every Kind is handled above
+
+
+def _conv(q: QuantLayer, x: np.ndarray) -> np.ndarray:
+    """The exact integer convolution ``(N, K, *out)`` (no bias): each window times the weights."""
+    a = q.attrs
+    axes = len(a.kernel)
+    v = windows(x, a.kernel, a.stride, a.dilation, a.padding, 0)          # (N, C, *out, *kernel)
+    out = v.shape[2:2 + axes]
+    taps = (a.in_channels // a.groups) * math.prod(a.kernel)
+    cols = np.moveaxis(v, 1, 1 + axes).reshape(x.shape[0], *out, a.groups, taps)
+    w = q.weight.reshape(a.groups, a.out_channels // a.groups, taps)
+    acc = np.concatenate([cols[..., g, :] @ w[g].T for g in range(a.groups)], axis=-1)
+    return np.moveaxis(acc, -1, 1)
+
+
+def _average(q: QuantLayer, x: np.ndarray, e_in: int) -> np.ndarray:
+    """Window sums shifted by ``log2(count) + e_out - e_in`` (the count is a power of two, checked)."""
+    if q.kind == Kind.GLOBAL_AVGPOOL:
+        sums = x.sum(axis=tuple(range(2, x.ndim)), keepdims=True)
+    else:
+        sums = window_sum(x, q.attrs, 0)
+    counts = pool_counts(q.attrs, x.shape)
+    out = np.empty_like(sums)
+    for c in np.unique(counts):
+        mask = np.broadcast_to(counts == c, sums.shape)
+        out[mask] = _requant(sums[mask], int(c).bit_length() - 1 + q.exponent - e_in, False)
+    return out

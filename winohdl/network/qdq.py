@@ -1,0 +1,191 @@
+"""``network.onnx``: a quantised network as a QDQ ONNX model, and its check by onnxruntime.
+
+Every layer's int8 output is a ``QuantizeLinear`` (scale ``2**e``, zero point 0) of the float
+operator applied to the ``DequantizeLinear`` of its inputs; weights are int8 initializers with a
+per-output-channel ``DequantizeLinear`` (axis 0), biases int32 at scale ``2**(e_in + ew[k])``. A fused
+ReLU is a ``Relu`` before the ``QuantizeLinear``. The logits are the float32 ``Gemm`` output itself,
+``acc * 2**(e_in + ew)``.
+
+With power-of-two scales, float32 computes exactly what :func:`~winohdl.network.integer.run_integer`
+does while every partial sum stays below 2**24 accumulator steps (``QuantNetwork.float32_problems``
+names the layers where it may not): the products of int8 values are exact, the sums are exact
+integers times a power of two, and ``QuantizeLinear`` rounds half to even and saturates as
+:func:`~winohdl.core.fixed.requantise` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .graph import Kind
+from .quant import QuantLayer, QuantNetwork
+
+OPSET = 13
+INPUT = "::x"  # the float input the model quantises
+# Every other value is named after the layer it belongs to: the layer's own name for its output,
+# "<layer>::<role>" for the rest (a "::" in a node name that made two names equal fails the checker).
+
+
+class _Builder:
+    """Nodes and initializers of the QDQ graph under construction."""
+
+    def __init__(self, qnet: QuantNetwork):
+        self.qnet = qnet
+        self.nodes: list = []
+        self.inits: list = []
+        self._dq: dict[str, str] = {}
+
+    def const(self, name: str, array: np.ndarray) -> str:
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def scale(self, name: str, exponents, dtype=np.int8) -> tuple[str, str]:
+        """Scale ``2**e`` (float32) and zero point 0 of ``dtype``: scalars, or per channel for a list."""
+        e = np.asarray(exponents, dtype=np.float64)
+        self.const(f"{name}::scale", (2.0 ** e).astype(np.float32))
+        self.const(f"{name}::zero_point", np.zeros(e.shape, dtype=dtype))
+        return f"{name}::scale", f"{name}::zero_point"
+
+    def dequantised(self, layer: str) -> str:
+        """The float value of an int8 layer output (one DequantizeLinear, shared by its readers)."""
+        if layer not in self._dq:
+            s, z = self.scale(layer, self.qnet.layer(layer).exponent)
+            self.op("DequantizeLinear", [layer, s, z], f"{layer}::dq")
+            self._dq[layer] = f"{layer}::dq"
+        return self._dq[layer]
+
+    def op(self, op_type: str, inputs, output: str, **attrs) -> str:
+        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=output, **attrs))
+        return output
+
+    def quantised(self, q: QuantLayer, value: str) -> None:
+        """``value`` (float) as the int8 output of ``q``: ReLU if fused, then QuantizeLinear."""
+        if q.relu:
+            value = self.op("Relu", [value], f"{q.name}::relu")
+        s, z = self.scale(f"{q.name}::out", q.exponent)
+        self.op("QuantizeLinear", [value, s, z], q.name)
+
+
+def to_onnx(qnet: QuantNetwork, expose_all: bool = True) -> onnx.ModelProto:
+    """The QDQ model of ``qnet``: input ``x`` (float32, batch first), outputs every layer (or only the
+    network's outputs with ``expose_all=False``), int8 except the logits (float32, ``acc * 2**e``)."""
+    b = _Builder(qnet)
+    s, z = b.scale(f"{qnet.input.name}::out", qnet.input.exponent)
+    b.op("QuantizeLinear", [INPUT, s, z], qnet.input.name)
+    for q in qnet.layers[1:]:
+        _layer(b, q)
+    names = [q.name for q in qnet.layers] if expose_all else list(qnet.outputs)
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT if qnet.layer(n).logits else TensorProto.INT8,
+                                             ["N", *qnet.layer(n).shape[1:]]) for n in names]
+    x = helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, ["N", *qnet.input.shape[1:]])
+    graph = helper.make_graph(b.nodes, "winohdl_qdq", [x], outputs, b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="winohdl")
+    model.ir_version = 8  # onnxruntime reads IR 8 with opset 13
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _layer(b: _Builder, q: QuantLayer) -> None:
+    k, a = q.kind, q.attrs
+    xs = [b.dequantised(i) for i in q.inputs]
+    if k in (Kind.CONV, Kind.LINEAR):
+        operands = [xs[0], _weights(b, q, "weight", q.weight_exponents, np.int8)]
+        if q.bias is not None:
+            e_in = b.qnet.layer(q.inputs[0]).exponent
+            operands.append(_weights(b, q, "bias", [e_in + ew for ew in q.weight_exponents], np.int32))
+        if k == Kind.CONV:
+            value = b.op("Conv", operands, f"{q.name}::conv", kernel_shape=list(a.kernel), strides=list(a.stride),
+                         dilations=list(a.dilation), pads=list(a.padding) * 2, group=a.groups)
+        else:
+            value = b.op("Gemm", operands, q.name if q.logits else f"{q.name}::gemm", transB=1)
+        if not q.logits:
+            b.quantised(q, value)
+        return
+    if k == Kind.ADD:
+        value = b.op("Add", xs, f"{q.name}::add")
+    elif k == Kind.RELU:
+        value = b.op("Relu", xs, f"{q.name}::relu")
+    elif k == Kind.FLATTEN:
+        value = b.op("Flatten", xs, f"{q.name}::flatten", axis=1)
+    elif k == Kind.MAXPOOL:
+        value = b.op("MaxPool", xs, f"{q.name}::maxpool", kernel_shape=list(a.kernel), strides=list(a.stride),
+                     pads=list(a.padding) * 2)
+    elif k == Kind.AVGPOOL:
+        value = b.op("AveragePool", xs, f"{q.name}::avgpool", kernel_shape=list(a.kernel), strides=list(a.stride),
+                     pads=list(a.padding) * 2, count_include_pad=int(a.count_include_pad))
+    elif k == Kind.GLOBAL_AVGPOOL:
+        value = b.op("GlobalAveragePool", xs, f"{q.name}::gap")
+    else:
+        raise AssertionError(f"no QDQ rule for {k}")  # every Kind is handled above
+    b.quantised(q, value)
+
+
+def _weights(b: _Builder, q: QuantLayer, what: str, exponents, dtype) -> str:
+    """An integer initializer and its DequantizeLinear (per output channel, axis 0; per tensor for logits)."""
+    array = getattr(q, what).astype(dtype)
+    name = b.const(f"{q.name}::{what}::q", array)
+    s, z = b.scale(f"{q.name}::{what}", exponents[0] if q.logits else exponents, dtype)
+    return b.op("DequantizeLinear", [name, s, z], f"{q.name}::{what}", **({} if q.logits else {"axis": 0}))
+
+
+def run_onnxruntime(qnet: QuantNetwork, model: onnx.ModelProto, x, optimise: bool = True) -> dict[str, np.ndarray]:
+    """Run ``model`` (from :func:`to_onnx`) with onnxruntime on CPU for float inputs ``x``.
+
+    Returns every output: the int8 layers as int64, the logits divided by their scale ``2**e`` (exact
+    in float64; a value that is not a whole number of steps is a sign that float32 rounded, and
+    compares unequal to every integer). ``optimise=False`` disables onnxruntime's graph optimisations (no
+    fusion of the QDQ pattern into QLinearConv and friends).
+    """
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimise
+                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    results = session.run(names, {INPUT: np.asarray(x, dtype=np.float32)})
+    out = {}
+    for name, value in zip(names, results):
+        if value.dtype == np.float32:   # the logits: float64 holds value / 2**e exactly
+            out[name] = value.astype(np.float64) * 2.0 ** -qnet.layer(name).exponent
+        else:
+            out[name] = value.astype(np.int64)
+    return out
+
+
+def mismatches(expected: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> list[str]:
+    """One line per layer whose integers differ (the first differing index and the two values)."""
+    lines = []
+    for name, value in got.items():
+        want = expected[name]
+        if want.shape != value.shape:
+            lines.append(f"{name}: shape {list(value.shape)}, expected {list(want.shape)}")
+        elif not np.array_equal(want, value):
+            i = tuple(int(j) for j in np.argwhere(want != value)[0])
+            got_i = int(value[i]) if float(value[i]).is_integer() else float(value[i])
+            count = int(np.count_nonzero(want != value))
+            lines.append(f"{name}: {count} of {want.size} values differ, first at {list(i)}: "
+                         f"{got_i} instead of {int(want[i])}")
+    return lines
+
+
+def check_onnxruntime(qnet: QuantNetwork, x) -> list[str]:
+    """Where onnxruntime's integers differ from :func:`~winohdl.network.integer.run_integer` on the
+    float inputs ``x``: one line per layer and set-up; empty when all agree exactly.
+
+    Four set-ups: graph optimisations off and on, every layer an output (each compared) and only the
+    network's outputs (the optimiser may then fuse the QDQ pattern into QLinearConv, QGemm, ...).
+    """
+    from .integer import quantise_input, run_integer
+    x = np.asarray(x, dtype=np.float32)
+    expected = run_integer(qnet, quantise_input(qnet, x.astype(np.float64)))
+    lines = []
+    for expose_all in (True, False):
+        model = to_onnx(qnet, expose_all)
+        for optimise in (False, True):
+            where = f"{'every layer' if expose_all else 'outputs only'}, optimisations {'on' if optimise else 'off'}"
+            lines += [f"{where}: {m}" for m in mismatches(expected, run_onnxruntime(qnet, model, x, optimise))]
+    return lines

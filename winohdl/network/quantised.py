@@ -1,0 +1,93 @@
+"""What ``winohdl network`` makes of an imported graph: the quantised network, network.onnx checked by
+onnxruntime against the integer model, the accuracy on labelled inputs, and the files it writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from winohdl.core.errors import WinohdlError
+
+from .calibration import (Accuracy, accuracy, classes, load_calibration, load_labels, random_calibration,
+                          random_description)
+from .graph import Graph
+from .qdq import check_onnxruntime, to_onnx
+from .quant import QuantNetwork, quantise_network
+
+CHECKED_INPUTS = 16  # onnxruntime checks the integer model on this many of the calibration inputs
+
+
+@dataclass(frozen=True)
+class Quantised:
+    """A quantised network with its QDQ model and the results of its checks.
+
+    Attributes
+    ----------
+    qnet : QuantNetwork
+    model : onnx.ModelProto
+        ``network.onnx`` (every layer an output).
+    checked : int
+        Calibration inputs onnxruntime ran.
+    mismatches : tuple of str
+        Where onnxruntime's integers differ from the integer model (empty: exact).
+    accuracy : Accuracy or None
+        On the labelled calibration inputs, when labels were given.
+    """
+
+    qnet: QuantNetwork
+    model: onnx.ModelProto = field(repr=False)
+    checked: int
+    mismatches: tuple[str, ...]
+    accuracy: Accuracy | None = None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(f"network.onnx computes in float32, which may round in layer {p}"
+                     for p in self.qnet.float32_problems())
+
+    @property
+    def failed(self) -> bool:
+        """onnxruntime disagrees although every layer's float32 arithmetic is exact: a bug somewhere."""
+        return bool(self.mismatches) and not self.qnet.float32_problems()
+
+    def write(self, folder: Path) -> None:
+        """quant.json, quant.txt, quant_weights.npz and network.onnx into ``folder``."""
+        (folder / "quant.json").write_text(self.qnet.to_json(), encoding="utf-8")
+        (folder / "quant.txt").write_text(self.qnet.text(), encoding="utf-8")
+        np.savez(folder / "quant_weights.npz", **self.qnet.arrays())
+        onnx.save(self.model, str(folder / "network.onnx"))
+
+    def report(self) -> str:
+        """The lines the command prints."""
+        q = self.qnet
+        fused = ", ".join(f"{k} into {v}" for k, v in q.fused.items()) or "none"
+        lines = [q.text().rstrip(), f"calibrated {q.calibration}", f"fused      {fused}"]
+        if not self.mismatches:
+            lines.append(f"onnx       network.onnx equals the integer model exactly on {self.checked} inputs, "
+                         f"every layer (onnxruntime, optimisations off and on)")
+        else:
+            lines += [f"onnx       MISMATCH {m}" for m in self.mismatches[:10]]
+        if self.accuracy is not None:
+            lines.append(f"accuracy   {self.accuracy.line()}")
+        return "\n".join(lines)
+
+
+def quantise_and_check(graph: Graph, calibration_path=None, labels_path=None) -> Quantised:
+    """Quantise ``graph`` on the calibration file (or seeded random inputs), build network.onnx and
+    check it with onnxruntime; with labels, measure the accuracy. Bad files raise WinohdlError."""
+    if labels_path is not None and calibration_path is None:
+        raise WinohdlError("--labels needs --calibration: the labels are those of the calibration inputs")
+    if calibration_path is None:
+        x, description = random_calibration(graph), random_description()
+    else:
+        x = load_calibration(graph, calibration_path)
+        description = f"{len(x)} inputs from {calibration_path}"
+    qnet = quantise_network(graph, x, description)
+    labels = None if labels_path is None else load_labels(labels_path, len(x), classes(qnet))
+    checked = x[:CHECKED_INPUTS]
+    problems = tuple(check_onnxruntime(qnet, checked))
+    acc = None if labels is None else accuracy(qnet, x, labels)
+    return Quantised(qnet, to_onnx(qnet), len(checked), problems, acc)
