@@ -43,7 +43,6 @@ def test_training_learns_and_int8_keeps_the_accuracy():
 
 
 def test_digits_split_and_a_short_training():
-    pytest.importorskip("sklearn")
     t = _train_module()
     train_x, train_y, test_x, test_y = t.load_split()
     assert train_x.shape == (1437, 1, 8, 8) and test_x.shape == (360, 1, 8, 8) and test_y.shape == (360,)
