@@ -189,7 +189,7 @@ def _control(m: Module, p: EnginePlan, ports) -> _Control:
         # line buffers: room in the ring for the writer's row (set by the engine once the walker exists)
         space=Signal(name="line_space_ok", init=1), gap=Const(0))
     m.d.comb += [sw.tready.eq((inflight == 0) & ~c.reading & ~c.draining),
-                 sfm.tready.eq((c.wbusy & c.space) | (c.fm_open & ~sw.tvalid)),
+                 sfm.tready.eq((c.wbusy & c.space if uses_lines(o) else c.wbusy) | (c.fm_open & ~sw.tvalid)),
                  ports.busy.eq((inflight != 0) | (c.count != 0) | c.draining), ports.weights_loaded.eq(c.loaded)]
     c.w_hs, c.fm_hs = Signal(name="w_hs"), Signal(name="fm_hs")
     m.d.comb += [c.w_hs.eq(sw.tvalid & sw.tready), c.fm_hs.eq(sfm.tvalid & sfm.tready)]
@@ -233,7 +233,8 @@ def _weight_input(m: Module, p: EnginePlan, sw, c: _Control, reg):
     # frames in flight. A weight beat taken means no frame in flight, so the handshake selects last
     # line buffers: one frame in flight at a time, and none in the walker's wake (lines.py)
     settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if uses_lines(o) else 2))
-    m.d.sync += c.fm_open.eq(Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next & ~c.gap)
+    opened = Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next
+    m.d.sync += c.fm_open.eq(opened & ~c.gap if uses_lines(o) else opened)
     return Cat(*[_sext(v, p.store_width) for v in store]), w_do, counters
 
 

@@ -1,0 +1,116 @@
+"""The stages of a network in hardware terms: frozen specifications, each built into Components.
+
+The app layer (:mod:`winohdl.network.hardware`) makes them from the quantised network and the plan;
+:class:`~hdl.network.top.NetworkTop` chains them. Each stage says how many words a beat it takes
+(``in_lanes``) and gives (``out_lanes``); a :class:`~hdl.stream.relane.Relane` goes between two that
+differ. Every value is an int8 activation except a linear layer's logits.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+from ..engine.plan import EnginePlan
+from ..stream.pool import PoolShape
+
+ACT_BITS = 8
+
+
+class PoolKind(enum.Enum):
+    MAX = "max"
+    AVG = "avg"
+
+
+@dataclass(frozen=True)
+class ConvStage:
+    """A convolution: the layer engine (line buffers), its results in raster order, requantised.
+
+    ``weights``: the engine's weight stream (one packed beat per (k, c), k-major) that a ROM replays
+    after reset; ``bias`` and ``shift`` per output channel (the accumulator's exponent to the
+    output's), ``relu`` the fused clamp."""
+
+    name: str
+    plan: EnginePlan
+    weights: tuple[int, ...]
+    bias: tuple[int, ...]
+    shift: tuple[int, ...]
+    relu: bool
+
+    @property
+    def in_lanes(self) -> int:
+        return self.plan.options.PC
+
+    @property
+    def out_lanes(self) -> int:
+        return self.plan.options.PK
+
+    @property
+    def out_bits(self) -> int:
+        return ACT_BITS
+
+
+@dataclass(frozen=True)
+class PoolStage:
+    """Max or average pooling (a power-of-two window; ``extra_shift`` requantises an average)."""
+
+    name: str
+    kind: PoolKind
+    shape: PoolShape
+    extra_shift: int = 0
+
+    @property
+    def in_lanes(self) -> int:
+        return self.shape.lanes
+
+    out_lanes = in_lanes
+
+    @property
+    def out_bits(self) -> int:
+        return ACT_BITS
+
+
+@dataclass(frozen=True)
+class GlobalPoolStage:
+    """Global average pooling over a ``height x width`` map (a power of two of pixels)."""
+
+    name: str
+    height: int
+    width: int
+    channels: int
+    lanes: int
+    extra_shift: int = 0
+
+    @property
+    def in_lanes(self) -> int:
+        return self.lanes
+
+    out_lanes = in_lanes
+
+    @property
+    def out_bits(self) -> int:
+        return ACT_BITS
+
+
+@dataclass(frozen=True)
+class LinearStage:
+    """The final fully connected layer: exact logits and the arg-max. ``weights`` (M rows of N) has
+    its columns in stream order (channels-last), not torch's flatten order."""
+
+    name: str
+    weights: tuple[tuple[int, ...], ...]
+    bias: tuple[int, ...]
+    lanes: int
+    parallel: int
+
+    @property
+    def in_lanes(self) -> int:
+        return self.lanes
+
+    @property
+    def out_lanes(self) -> int:
+        return self.parallel
+
+
+Stage = ConvStage | PoolStage | GlobalPoolStage | LinearStage

@@ -1,0 +1,102 @@
+"""The whole network in hardware (hdl/network/top.py, winohdl/network/hardware.py): images streamed
+through every stage in Amaranth's simulator, the logits bit-exact with the integer reference model
+(the specification, itself equal to onnxruntime on network.onnx: test_network_quant.py)."""
+
+import random
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hdl.network.stages import ConvStage, LinearStage, PoolStage
+from hdl.network.top import NetworkTop
+from hdl.stream.axis import pack, unpack
+from winohdl.core.errors import WinohdlError
+from winohdl.network.calibration import random_calibration
+from winohdl.network.hardware import ConvChoice, network_stages
+from winohdl.network.integer import quantise_input, run_integer
+from winohdl.network.load import load_model
+from winohdl.network.quant import quantise_network
+
+from hdl_helpers import run_simulation
+
+
+def digits(x=None):
+    graph = load_model("examples/digits/model.py:digits_cnn", (1, 1, 8, 8))
+    cal = random_calibration(graph)
+    return quantise_network(graph, cal, "random"), cal
+
+
+def image_beats(images, lanes: int) -> list[tuple[int, int]]:
+    """Int8 images (N, C, H, W) as the top's input beats: channels-last raster, ``lanes`` a beat."""
+    out = []
+    for img in images:
+        flat = np.moveaxis(np.asarray(img), 0, -1).reshape(-1)
+        n = len(flat) // lanes
+        out += [(pack(flat[b * lanes:(b + 1) * lanes], 8), int(b == n - 1)) for b in range(n)]
+    return out
+
+
+def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0.0, max_cycles=100_000):
+    """Offer ``beats`` with random gaps, take the output with random back-pressure; per frame the
+    logits and the arg-max of its last beat."""
+    rng, got = random.Random(seed), []
+    lin = top.stages[-1]
+    M, w = len(lin.weights), top._final.logit_width
+    per_frame = M // lin.parallel
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+
+    async def bench(ctx):
+        i, offered = 0, False
+        for _ in range(max_cycles):
+            if len(got) == frames * per_frame:
+                return
+            offered = offered or (i < len(beats) and rng.random() >= gaps)
+            ctx.set(top.s_axis.tvalid, int(offered))
+            if offered:
+                ctx.set(top.s_axis.tdata, beats[i][0])
+                ctx.set(top.s_axis.tlast, beats[i][1])
+            ready = int(rng.random() >= backpressure)
+            ctx.set(top.m_axis.tready, ready)
+            await ctx.delay(1e-9)
+            if offered and ctx.get(top.s_axis.tready):
+                i, offered = i + 1, False
+            if ready and ctx.get(top.m_axis.tvalid):
+                got.append((ctx.get(top.m_axis.tdata), ctx.get(top.m_axis.tlast)))
+            await ctx.tick()
+        raise AssertionError(f"timeout: {len(got)} output beats")
+
+    sim.add_testbench(bench)
+    run_simulation(sim)
+    P = lin.parallel
+    frames_out = []
+    for f in range(frames):
+        beats_f = got[f * per_frame:(f + 1) * per_frame]
+        logits = [v for d, _ in beats_f for v in unpack(d & ((1 << (P * w)) - 1), w, P)]
+        frames_out.append((logits, beats_f[-1][0] >> (P * w), beats_f[-1][1]))
+    return frames_out
+
+
+@pytest.mark.parametrize("choice", [ConvChoice((2, 2)), ConvChoice((2, 2), 2, 1)], ids=["pk1", "pk2_relane"])
+@pytest.mark.slow(8)
+def test_digits_network_logits_bit_exact(choice):
+    """conv-relu, conv-relu, max pool, flatten, linear: two images with gaps and back-pressure give
+    the integer model's logits and arg-max (PK = 2 puts a lane splitter before the second engine)."""
+    qnet, cal = digits()
+    stages = network_stages(qnet, lambda q: choice)
+    assert [type(s) for s in stages] == [ConvStage, ConvStage, PoolStage, LinearStage]
+    images = quantise_input(qnet, cal[:2])
+    want = run_integer(qnet, images)[qnet.outputs[0]]
+    got = stream(NetworkTop(stages), image_beats(images, stages[0].in_lanes), 2, seed=1, gaps=0.2,
+                 backpressure=0.2)
+    for (logits, argmax, last), ref in zip(got, want):
+        assert logits == [int(v) for v in ref] and last == 1
+        assert argmax == int(np.argmax(ref))   # numpy's ties also go to the lowest index
+
+
+def test_what_the_top_cannot_chain_is_one_error():
+    graph = load_model("examples/resnet8/model.py:resnet8", (1, 3, 32, 32))
+    qnet = quantise_network(graph, random_calibration(graph, count=2), "random")
+    with pytest.raises(WinohdlError, match="does not read the layer before it"):
+        network_stages(qnet)
