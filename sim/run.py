@@ -102,7 +102,7 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
 
 
 def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir: Path, waves: bool = False,
-               includes=(), defines=None, extra_args=()) -> None:
+               includes=(), defines=None, extra_args=(), icarus_args=()) -> None:
     """Compile ``sources`` (a design, or a netlist and its cell models with their ``includes`` and
     ``defines``), top ``top``, with the cocotb runner; a compiler error is a one-line WinohdlError."""
     log = build_dir / "build.log"
@@ -111,6 +111,8 @@ def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir:
     if simulator == "verilator":
         args = VERILATOR_ARGS + verilator_public_ports(top, build_dir) + list(extra_args)
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, *verilator_make_flags()]))
+    elif simulator == "icarus":
+        args = list(icarus_args)
     try:
         runner.build(sources=sources, includes=list(includes), defines=dict(defines or {}), hdl_toplevel=top,
                      build_dir=build_dir, waves=waves, always=True, build_args=args,

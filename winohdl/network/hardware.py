@@ -117,3 +117,56 @@ def _linear(q: QuantLayer, flat_from, lanes: int) -> LinearStage:
     M = w.shape[0]
     return LinearStage(q.name, tuple(tuple(int(v) for v in row) for row in w), tuple(int(b) for b in q.bias),
                        lanes, M)
+
+
+TOP = "network"
+
+
+@dataclass(frozen=True)
+class GeneratedNetwork:
+    """The network's stages, its top-level Verilog and what a testbench needs to read its output."""
+
+    stages: tuple
+    verilog: str
+    logit_width: int
+
+    @property
+    def parallel(self) -> int:
+        return self.stages[-1].parallel
+
+    def text(self) -> str:
+        """One line per stage: what it is, its lanes, its engine or unit."""
+        lines = []
+        for s in self.stages:
+            if isinstance(s, ConvStage):
+                o, p = s.plan.options, s.plan
+                lines.append(f"{s.name:<14} conv     {p.kind.value} {o.geometry.describe()}; PK={o.PK} PC={o.PC}; "
+                             f"{o.line_rows} line-buffer rows; {p.multipliers} multipliers; "
+                             f"{p.performance.cycles} cycles a frame; requantise{' + ReLU' if s.relu else ''}")
+            elif isinstance(s, LinearStage):
+                lines.append(f"{s.name:<14} linear   {len(s.weights)} x {len(s.weights[0])}, {s.parallel} multipliers, "
+                             f"{self.logit_width}-bit logits, arg-max")
+            else:
+                lines.append(f"{s.name:<14} {type(s).__name__.replace('Stage', '').lower():<8} {s.in_lanes} lanes")
+        return "\n".join(lines) + "\n"
+
+    def stimulus(self, images, expected, seed: int = 1, gaps: float = 0.2, backpressure: float = 0.2) -> dict:
+        """The testbench's input: int8 images (N, C, ...) as beats, and per image [logits, arg-max]."""
+        lanes = self.stages[0].in_lanes
+        beats = []
+        for img in images:
+            flat = np.moveaxis(np.asarray(img, dtype=np.int64), 0, -1).reshape(-1)
+            beats.append([pack(flat[b * lanes:(b + 1) * lanes], 8) for b in range(len(flat) // lanes)])
+        want = [[[int(v) for v in row], int(np.argmax(row))] for row in np.asarray(expected)]
+        return {"images": beats, "expected": want, "parallel": self.parallel, "logit_width": self.logit_width,
+                "seed": seed, "gaps": gaps, "backpressure": backpressure}
+
+
+def generate_network(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice] = default_choice) -> GeneratedNetwork:
+    """The stages of ``qnet`` and the Verilog of their top (module ``network``)."""
+    from hdl.network.top import NetworkTop
+    from hdl.verilog import to_verilog
+    stages = tuple(network_stages(qnet, choose))
+    top = NetworkTop(stages)
+    width = top._final.logit_width
+    return GeneratedNetwork(stages, to_verilog(top, TOP), width)

@@ -1,0 +1,63 @@
+"""Runner of the network testbench (``sim/cocotb_network.py``) on Icarus or Verilator.
+
+The stimulus comes from the app layer (:mod:`winohdl.network.hardware`): the images' input beats and
+the integer model's logits and arg-max per image; here it is built and run, and the result read."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .run import _read_results, build_core, run_cocotb
+from .tools import require
+
+
+@dataclass
+class NetworkSimResult:
+    simulator: str
+    passed: bool
+    images: int
+    checked: int
+    cycles: int
+    seconds: float
+    build_seconds: float
+    mismatches: list = field(default_factory=list)
+    message: str = ""
+
+    def line(self) -> str:
+        status = "PASS" if self.passed else "FAIL"
+        text = (f"{self.simulator:<9} network  {status}  {self.checked} of {self.images} images: logits and arg-max "
+                f"bit-exact vs the integer model; {self.cycles} cycles; {self.seconds:.1f} s "
+                f"(build {self.build_seconds:.1f} s)")
+        return text + (f"  {self.message}" if not self.passed else "")
+
+
+def run_network_simulation(verilog: Path, top: str, stimulus: dict, simulator: str, work: Path) -> NetworkSimResult:
+    """Build ``verilog`` (top ``top``) and stream ``stimulus`` through it in ``work``; never raises on a
+    mismatch: read ``passed``."""
+    from cocotb_tools.runner import get_runner
+
+    require(simulator)
+    build_dir = Path(work).resolve() / f"network_{simulator}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    runner = get_runner(simulator)
+    t0 = time.perf_counter()
+    # Verilog-2005 semantics for Icarus: under the runner's -g2012 a variable's declared initial value
+    # raises no event at time 0, so a combinational block whose inputs are registers that keep their
+    # initial values is never evaluated and the registers it feeds load X (the units' queues)
+    build_core(runner, simulator, [Path(verilog).resolve()], top, build_dir, icarus_args=("-g2005",))
+    t1 = time.perf_counter()
+    stim_file, result_file = build_dir / "stimulus.json", build_dir / "network_result.json"
+    stim_file.write_text(json.dumps(stimulus))
+    result_file.unlink(missing_ok=True)
+    crash = run_cocotb(runner, "cocotb_network", top, build_dir, stim_file, result_file)
+    failures, seconds = _read_results(build_dir / "results.xml")
+    data = json.loads(result_file.read_text()) if result_file.is_file() else {}
+    if crash and not failures:
+        failures = [crash]
+    n = len(stimulus["expected"])
+    passed = not failures and data.get("checked", 0) == n
+    return NetworkSimResult(simulator, passed, n, data.get("checked", 0), data.get("cycles", 0), seconds, t1 - t0,
+                            data.get("mismatches", []), failures[0].splitlines()[0] if failures else "")
