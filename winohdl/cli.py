@@ -347,7 +347,11 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                                     "power-of-two exponents calibrated on --calibration (quant.json, quant.txt, the "
                                     "integer weights in quant_weights.npz) and writes network.onnx, the same "
                                     "computation as a QDQ ONNX model, checked against the integer model with "
-                                    "onnxruntime. Planning and the network's hardware are the next steps.")
+                                    "onnxruntime. Generates the network's hardware (network.v: line-buffered "
+                                    "layer engines, requantisation, pooling, the final linear layer and its "
+                                    "arg-max, chained by AXI4-Stream) where the top can chain its layers, and with "
+                                    "--sim streams --images images through it on Icarus and Verilator, every "
+                                    "logit checked against the integer model (and that against onnxruntime).")
     nw.add_argument("--model", required=True,
                     help="path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)")
     nw.add_argument("--input-shape", default=None,
@@ -360,6 +364,10 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--labels", type=path, default=None,
                     help="class labels of the calibration inputs (.npy, N whole numbers): prints the float and "
                          "int8 accuracy")
+    nw.add_argument("--sim", default="none", choices=SIM_CHOICES + ("none",),
+                    help="simulate the generated network (default none)")
+    nw.add_argument("--images", type=positive_int, default=16,
+                    help="images to simulate: the first of --calibration, or seeded random ones (default 16)")
     nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
     nw.set_defaults(func=cmd_network)
 

@@ -35,6 +35,8 @@ class Quantised:
         Where onnxruntime's integers differ from the integer model (empty: exact).
     accuracy : Accuracy or None
         On the labelled calibration inputs, when labels were given.
+    calibration : numpy.ndarray or None
+        The calibration file's inputs (None: seeded random ones calibrated it).
     """
 
     qnet: QuantNetwork
@@ -42,6 +44,7 @@ class Quantised:
     checked: int
     mismatches: tuple[str, ...]
     accuracy: Accuracy | None = None
+    calibration: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -90,4 +93,4 @@ def quantise_and_check(graph: Graph, calibration_path=None, labels_path=None) ->
     checked = x[:CHECKED_INPUTS]
     problems = tuple(check_onnxruntime(qnet, checked))
     acc = None if labels is None else accuracy(qnet, x, labels)
-    return Quantised(qnet, to_onnx(qnet), len(checked), problems, acc)
+    return Quantised(qnet, to_onnx(qnet), len(checked), problems, acc, None if calibration_path is None else x)
