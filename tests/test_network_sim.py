@@ -1,0 +1,37 @@
+"""``winohdl network --sim``: the digits CNN generated and streamed end to end through Icarus and
+Verilator as a user runs it, every logit checked; what cannot be simulated is refused up front."""
+
+import pytest
+
+from bad_input_helpers import fingerprint
+
+DIGITS = ("--model", "examples/digits/model.py:digits_cnn", "--input-shape", "1x1x8x8")
+
+
+@pytest.mark.slow(30)
+def test_digits_network_passes_on_both_simulators(cli, tmp_path):
+    code, out, err = cli("network", *DIGITS, "--sim", "both", "--images", "3", "-o", tmp_path / "d")
+    assert code == 0, err
+    assert "icarus    network  PASS  3 of 3 images" in out
+    assert "verilator network  PASS  3 of 3 images" in out
+    assert "onnx       network.onnx equals the integer model on 3 seeded random images" in out
+    assert {"network.v", "hardware.txt", "network.onnx", "quant.json"} <= {p.name for p in (tmp_path / "d").iterdir()}
+
+
+def test_without_sim_the_hardware_is_written_and_not_simulated(cli, tmp_path):
+    code, out, err = cli("network", *DIGITS, "-o", tmp_path / "d")
+    assert code == 0, err
+    assert (tmp_path / "d" / "network.v").read_text().count("module network(") == 1
+    assert "PASS" not in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--model", "examples/resnet8/model.py:resnet8", "--input-shape", "1x3x32x32", "--sim", "icarus"),
+     "error: --sim: no hardware to simulate: layer"),
+    ((*DIGITS, "--sim", "icarus", "--images", "0"), "error: argument --images"),
+], ids=["residual", "no_images"])
+def test_network_sim_bad_input(cli, tmp_path, argv, message):
+    before = fingerprint(tmp_path)
+    code, out, err = cli("network", *argv, "-o", tmp_path / "n")
+    assert code == 2 and err.startswith(message) and err.count("\n") == 1, err
+    assert fingerprint(tmp_path) == before
