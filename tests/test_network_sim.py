@@ -28,7 +28,7 @@ def test_without_sim_the_hardware_is_written_and_not_simulated(cli, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (("--model", "examples/resnet8/model.py:resnet8", "--input-shape", "1x3x32x32", "--sim", "icarus"),
      "error: --sim: no hardware to simulate: layer"),
-    ((*DIGITS, "--sim", "icarus", "--images", "0"), "error: argument --images"),
+    ((*DIGITS, "--sim", "icarus", "--images", "0"), "error: winohdl network: argument --images: must be >= 1"),
 ], ids=["residual", "no_images"])
 def test_network_sim_bad_input(cli, tmp_path, argv, message):
     before = fingerprint(tmp_path)
