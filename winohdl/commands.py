@@ -465,7 +465,7 @@ def cmd_network(a) -> int:
     from winohdl.network.load import load_model
     from sim.tools import parse_simulators, require
     from winohdl.network.quantised import quantise_and_check
-    from winohdl.network.verify import sim_images
+    from winohdl.network.verify import network_hardware, sim_images, simulate_and_report
     shape = _input_shape(a.input_shape) if a.input_shape else None
     path, _, factory = a.model.rpartition(":")
     name = factory if path.endswith(".py") else Path(a.model).stem
@@ -475,7 +475,7 @@ def cmd_network(a) -> int:
         require(n)
     graph = load_model(a.model, shape, a.weights)
     quantised = quantise_and_check(graph, a.calibration, a.labels)
-    generated, why = _network_hardware(quantised.qnet, bool(sims))
+    generated, why = network_hardware(quantised.qnet, bool(sims))
     images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None
     text = graph.text()
 
@@ -492,35 +492,10 @@ def cmd_network(a) -> int:
     for w in quantised.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(generated.text().rstrip() if generated is not None else f"hardware   not generated: {why}")
-    failed = quantised.failed or (bool(sims) and not _simulate_network(generated, quantised, images, sims, folder))
+    failed = quantised.failed or (bool(sims) and not simulate_and_report(generated, quantised, images, sims, folder))
     print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network"
           + ("; network.v: the hardware)" if generated is not None else ")"))
     return EXIT_FAILED if failed else EXIT_OK
-
-
-def _network_hardware(qnet, required: bool):
-    """(the generated network, None), or (None, why) where the top cannot chain it; with ``required``
-    (a simulation asked for) that is the command's one error line, before anything is written."""
-    from winohdl.network.hardware import generate_network
-    try:
-        return generate_network(qnet), None
-    except WinohdlError as exc:
-        if required:
-            raise WinohdlError(f"--sim: no hardware to simulate: {exc}") from None
-        return None, str(exc)
-
-
-def _simulate_network(generated, quantised, images, sims, folder: Path) -> bool:
-    """Each simulator's PASS/FAIL line and onnxruntime's check on the same images; True when all pass."""
-    from winohdl.core.io import make_run_folder
-    from winohdl.network.verify import simulate
-    x, what = images
-    onnx, results = simulate(generated, quantised.qnet, x, sims, folder, make_run_folder(folder / "sim_build", "network"))
-    print(f"onnx       network.onnx equals the integer model on {what}" if not onnx else
-          f"onnx       MISMATCH on {what}: {onnx[0]}")
-    for r in results:
-        print(r.line())
-    return not onnx and all(r.passed for r in results)
 
 
 def cmd_bench(a) -> int:

@@ -9,7 +9,9 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 
-from .hardware import TOP, GeneratedNetwork
+from winohdl.core.io import make_run_folder
+
+from .hardware import TOP, GeneratedNetwork, generate_network
 from .integer import quantise_input, run_integer
 from .qdq import check_onnxruntime
 from .quant import QuantNetwork
@@ -39,3 +41,25 @@ def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators
     stimulus = generated.stimulus(x, expected)
     results = [run_network_simulation(folder / "network.v", TOP, stimulus, s, work) for s in simulators]
     return onnx, results
+
+
+def network_hardware(qnet, required: bool):
+    """(the generated network, None), or (None, why) where the top cannot chain it; with ``required``
+    (a simulation asked for) that is the command's one error line, before anything is written."""
+    try:
+        return generate_network(qnet), None
+    except WinohdlError as exc:
+        if required:
+            raise WinohdlError(f"--sim: no hardware to simulate: {exc}") from None
+        return None, str(exc)
+
+
+def simulate_and_report(generated, quantised, images, sims, folder: Path) -> bool:
+    """Each simulator's PASS/FAIL line and onnxruntime's check on the same images; True when all pass."""
+    x, what = images
+    onnx, results = simulate(generated, quantised.qnet, x, sims, folder, make_run_folder(folder / "sim_build", "network"))
+    print(f"onnx       network.onnx equals the integer model on {what}" if not onnx else
+          f"onnx       MISMATCH on {what}: {onnx[0]}")
+    for r in results:
+        print(r.line())
+    return not onnx and all(r.passed for r in results)
