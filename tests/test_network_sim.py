@@ -25,12 +25,17 @@ def test_without_sim_the_hardware_is_written_and_not_simulated(cli, tmp_path):
     assert "PASS" not in out
 
 
+CONV_ONLY = "from torch import nn\ndef net():\n    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()).eval()\n"
+
+
 @pytest.mark.parametrize("argv, message", [
-    (("--model", "examples/resnet8/model.py:resnet8", "--input-shape", "1x3x32x32", "--sim", "icarus"),
-     "error: --sim: no hardware to simulate: layer"),
+    (("--model", "{tmp}/m.py:net", "--input-shape", "1x1x6x6", "--sim", "icarus"),
+     "error: --sim: no hardware to simulate: the network top needs one output, a final linear layer"),
     ((*DIGITS, "--sim", "icarus", "--images", "0"), "error: winohdl network: argument --images: must be >= 1"),
-], ids=["residual", "no_images"])
+], ids=["no_logits", "no_images"])
 def test_network_sim_bad_input(cli, tmp_path, argv, message):
+    (tmp_path / "m.py").write_text(CONV_ONLY)
+    argv = [str(a).replace("{tmp}", str(tmp_path)) for a in argv]
     before = fingerprint(tmp_path)
     code, out, err = cli("network", *argv, "-o", tmp_path / "n")
     assert code == 2 and err.startswith(message) and err.count("\n") == 1, err

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hdl.network.stages import ConvStage, LinearStage, PoolStage
+from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolStage
 from hdl.network.top import NetworkTop
 from hdl.stream.axis import pack, unpack
 from winohdl.core.errors import WinohdlError
@@ -95,8 +95,31 @@ def test_digits_network_logits_bit_exact(choice):
         assert argmax == int(np.argmax(ref))   # numpy's ties also go to the lowest index
 
 
-def test_what_the_top_cannot_chain_is_one_error():
+def test_what_the_top_cannot_build_is_one_error(tmp_path):
+    """A network whose output is not a linear layer (the logits) has no top: one line."""
+    (tmp_path / "m.py").write_text("from torch import nn\n"
+                                   "def net():\n    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()).eval()\n")
+    graph = load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6))
+    qnet = quantise_network(graph, random_calibration(graph, count=2), "random")
+    with pytest.raises(WinohdlError, match="needs one output, a final linear layer"):
+        network_stages(qnet)
+
+
+@pytest.mark.slow(20)
+def test_resnet8_stages_fork_and_sum():
+    """ResNet-8's residual blocks: a fork where a block starts, the sum reading the main branch and the
+    shortcut (a 1x1 direct engine where it projects), global pooling, the logits."""
     graph = load_model("examples/resnet8/model.py:resnet8", (1, 3, 32, 32))
     qnet = quantise_network(graph, random_calibration(graph, count=2), "random")
-    with pytest.raises(WinohdlError, match="does not read the layer before it"):
-        network_stages(qnet)
+    stages = network_stages(qnet)
+    adds = [s for s in stages if isinstance(s, AddStage)]
+    assert len(adds) == 3 and all(len(set(a.inputs)) == 2 for a in adds)
+    by_name = {s.name: s for s in stages}
+    shortcuts = [by_name[a.inputs[1]] for a in adds]
+    # the first block's shortcut is its input itself (the stem, forked); the others project with 1x1
+    assert shortcuts[0].plan.kind.value == "winograd"
+    assert [s.plan.kind.value for s in shortcuts[1:]] == ["direct", "direct"]
+    assert all(s.plan.options.geometry.kernel == (1, 1) for s in shortcuts[1:])
+    readers = [s for s in stages if shortcuts[0].name in s.inputs]
+    assert len(readers) == 2   # the fork: the block's first convolution and the sum
+    assert isinstance(stages[-2], GlobalPoolStage) and isinstance(stages[-1], LinearStage)

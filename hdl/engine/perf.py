@@ -119,12 +119,14 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
 
 
 class _Beats:
-    """A frame's feature-map beat times, one per cycle from ``first``; with line buffers a beat of row
-    ``y`` also waits until the walker's tile row has come within ``line_rows`` rows of it (it has left
-    the tile row before ``(y + P) // step - slots + 1``: :func:`hdl.engine.lines.line_space`)."""
+    """A frame's feature-map beat times, one per cycle from ``first``; with line buffers a row's first
+    beat also waits until the walker's tile row has come within ``line_rows`` rows of it (it has left
+    the tile row before ``(y + P) // step - slots + 1``: :func:`hdl.engine.lines.line_space`); the rest
+    of a row follows it beat by beat. Kept per row, so a frame costs its rows, not its beats."""
 
     def __init__(self, opts: EngineOptions, first: int):
-        self.o, self.times, self.row_left = opts, [first - 1], {}
+        self.o, self.starts, self.row_left = opts, [], {}
+        self.first = first
         self.lines = opts.buffering == Buffering.LINES
         self.per_row = math.prod(opts.feature_map[1:]) * opts.channel_groups
         self.per_tile_row = math.prod(opts.tiles[1:])
@@ -136,17 +138,17 @@ class _Beats:
 
     def time(self, b: int) -> int:
         """The cycle of the frame's beat ``b``."""
-        o = self.o
-        while len(self.times) <= b + 1:
-            t = self.times[-1] + 1
-            y = (len(self.times) - 1) // self.per_row
-            before = (y + o.padding[0]) // o.step[0] - o.line_slots     # the tile row the walker must leave
+        o, y = self.o, b // self.per_row
+        while len(self.starts) <= y:
+            r = len(self.starts)
+            t = self.starts[-1] + self.per_row if self.starts else self.first
+            before = (r + o.padding[0]) // o.step[0] - o.line_slots     # the tile row the walker must leave
             if self.lines and before >= 0:
                 # the walker's tile index moves a cycle after that row's last issue; the writer's limit
                 # follows LINE_RELEASE + 1 registers later, and the beat is taken in that cycle
                 t = max(t, self.row_left[before] + 2 + LINE_RELEASE.cycles)
-            self.times.append(t)
-        return self.times[b + 1]
+            self.starts.append(t)
+        return self.starts[y] + b - y * self.per_row
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 The app layer (:mod:`winohdl.network.hardware`) makes them from the quantised network and the plan;
 :class:`~hdl.network.top.NetworkTop` chains them. Each stage says how many words a beat it takes
 (``in_lanes``) and gives (``out_lanes``); a :class:`~hdl.stream.relane.Relane` goes between two that
-differ. Every value is an int8 activation except a linear layer's logits.
+differ. ``inputs`` names the stages it reads (``"input"``: the image); a stage that several read goes
+through a :class:`~hdl.stream.fork.Fork`. Every value is an int8 activation except the logits.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class ConvStage:
     bias: tuple[int, ...]
     shift: tuple[int, ...]
     relu: bool
+    inputs: tuple[str, ...] = ("input",)
 
     @property
     def in_lanes(self) -> int:
@@ -59,6 +61,7 @@ class PoolStage:
     kind: PoolKind
     shape: PoolShape
     extra_shift: int = 0
+    inputs: tuple[str, ...] = ("input",)
 
     @property
     def in_lanes(self) -> int:
@@ -81,6 +84,7 @@ class GlobalPoolStage:
     channels: int
     lanes: int
     extra_shift: int = 0
+    inputs: tuple[str, ...] = ("input",)
 
     @property
     def in_lanes(self) -> int:
@@ -103,6 +107,7 @@ class LinearStage:
     bias: tuple[int, ...]
     lanes: int
     parallel: int
+    inputs: tuple[str, ...] = ("input",)
 
     @property
     def in_lanes(self) -> int:
@@ -113,4 +118,30 @@ class LinearStage:
         return self.parallel
 
 
-Stage = ConvStage | PoolStage | GlobalPoolStage | LinearStage
+@dataclass(frozen=True)
+class AddStage:
+    """A residual sum: ``inputs`` = (main branch, shortcut); the aligning left shifts, the output's
+    rounding shift, the fused ReLU, and the shortcut FIFO's depth in beats (deep enough for what the
+    main branch holds between the fork and the sum: see :class:`hdl.stream.add.ResidualAdd`)."""
+
+    name: str
+    lanes: int
+    shift_main: int
+    shift_shortcut: int
+    out_shift: int
+    relu: bool
+    shortcut_depth: int
+    inputs: tuple[str, ...] = ("input", "input")
+
+    @property
+    def in_lanes(self) -> int:
+        return self.lanes
+
+    out_lanes = in_lanes
+
+    @property
+    def out_bits(self) -> int:
+        return ACT_BITS
+
+
+Stage = ConvStage | PoolStage | GlobalPoolStage | LinearStage | AddStage

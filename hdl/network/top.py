@@ -18,9 +18,11 @@ from ..engine.engine import LayerEngine, axis_stream
 from ..engine.raster import RasterOrder
 from ..stream.linear import Linear
 from ..stream.pool import AvgPool, GlobalAvgPool, MaxPool
+from ..stream.add import ResidualAdd
+from ..stream.fork import Fork
 from ..stream.relane import Relane
 from ..stream.requant import Requantise
-from .stages import ACT_BITS, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
+from .stages import ACT_BITS, AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 
 
 class WeightLoader(wiring.Component):
@@ -109,22 +111,58 @@ class NetworkTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        prev, lanes = wiring.flipped(self.s_axis), self.stages[0].in_lanes
+        streams = _Streams(m, self.stages, wiring.flipped(self.s_axis), self.stages[0].in_lanes)
         for i, s in enumerate(self.stages):
             name = f"s{i}_{s.name}"
-            if s.in_lanes != lanes:
-                rl = Relane(lanes, s.in_lanes, ACT_BITS)
-                m.submodules[f"{name}_relane"] = rl
-                wiring.connect(m, prev, rl.s_axis)
-                prev = rl.m_axis
             if isinstance(s, ConvStage):
-                src, out = _conv(m, s, name)
+                ports, out = _conv(m, s, name)
+                ports = [ports]
             elif s is self.stages[-1] and self._final is not None:
                 m.submodules[name] = self._final
-                src, out = self._final.s_axis, self._final.m_axis
+                ports, out = [self._final.s_axis], self._final.m_axis
+            elif isinstance(s, AddStage):
+                add = ResidualAdd(s.lanes, s.shift_main, s.shift_shortcut, s.out_shift, s.relu, s.shortcut_depth)
+                m.submodules[name] = add
+                ports, out = [add.s_axis_main, add.s_axis_shortcut], add.m_axis
             else:
                 src, out = _unit(m, s, name)
-            wiring.connect(m, prev, src)
-            prev, lanes = out, s.out_lanes
-        wiring.connect(m, prev, wiring.flipped(self.m_axis))
+                ports = [src]
+            for k, (source, port) in enumerate(zip(s.inputs, ports)):
+                wiring.connect(m, streams.take(source, s.in_lanes, f"{name}_in{k}"), port)
+            streams.produced(s.name, out, s.out_lanes)
+        wiring.connect(m, streams.take(self.stages[-1].name, self.stages[-1].out_lanes, "out"),
+                       wiring.flipped(self.m_axis))
         return m
+
+
+class _Streams:
+    """Each stage's output stream, handed to its readers: through a Fork when several read it, through a
+    Relane when the reader takes another number of words a beat."""
+
+    def __init__(self, m: Module, stages, image, lanes: int):
+        self.m, self.readers, self.out = m, {}, {}
+        for s in stages:
+            for i in s.inputs:
+                self.readers[i] = self.readers.get(i, 0) + 1
+        self.readers[stages[-1].name] = self.readers.get(stages[-1].name, 0) + 1   # the top's output
+        self.produced("input", image, lanes)
+
+    def produced(self, name: str, stream, lanes: int) -> None:
+        n = self.readers.get(name, 0)
+        if n > 1:
+            fork = Fork(len(stream.tdata), n)
+            self.m.submodules[f"fork_{name}"] = fork
+            wiring.connect(self.m, stream, fork.s_axis)
+            self.out[name] = ([fork.port(i) for i in range(n)], lanes)
+        else:
+            self.out[name] = ([stream], lanes)
+
+    def take(self, name: str, lanes: int, where: str):
+        streams, have = self.out[name]
+        stream = streams.pop(0)
+        if have == lanes:
+            return stream
+        rl = Relane(have, lanes, ACT_BITS)
+        self.m.submodules[f"{where}_relane"] = rl
+        wiring.connect(self.m, stream, rl.s_axis)
+        return rl.m_axis

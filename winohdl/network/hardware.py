@@ -11,7 +11,8 @@ sum, a ReLU that is not fused, a grouped convolution) is one error line naming t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -24,7 +25,7 @@ from hdl.engine.model import EngineModel
 from hdl.engine.modes import Buffering, EngineKind
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
-from hdl.network.stages import ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
+from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 from hdl.stream.axis import pack
 from hdl.stream.pool import PoolShape
 from miner.constructive import constructive_card
@@ -44,38 +45,60 @@ class ConvChoice:
 
 
 def default_choice(layer: QuantLayer) -> ConvChoice:
-    """F(2, k) per axis on one channel a cycle: the smallest Winograd engine."""
-    return ConvChoice((2,) * len(layer.attrs.kernel))
+    """F(2, k) per axis on one channel a cycle: the smallest Winograd engine; direct for a 1x1 kernel
+    (Winograd saves nothing there)."""
+    k = layer.attrs.kernel
+    kind = EngineKind.DIRECT if all(n == 1 for n in k) else EngineKind.WINOGRAD
+    return ConvChoice((2,) * len(k), kind=kind)
 
 
 def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice] = default_choice) -> list:
-    """The stages of ``qnet`` in order; WinohdlError (one line) for what the top cannot chain."""
-    stages, lanes, flat_from = [], None, None
-    layers = qnet.layers
-    for prev, q in zip(layers, layers[1:]):
-        if q.inputs != (prev.name,):
-            raise WinohdlError(f"layer {q.name!r} ({q.kind.value}) does not read the layer before it: "
-                               "the network top chains a sequence of layers (residual sums come next)")
-        shape = prev.shape
-        if q.kind == Kind.CONV:
-            stage = _conv(qnet, q, shape, choose(q))
-        elif q.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
-            stage = _pool(qnet, q, shape, lanes or 1)
-        elif q.kind == Kind.GLOBAL_AVGPOOL:
-            stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], lanes or 1,
-                                    qnet.shifts(q)["shift"])
-        elif q.kind == Kind.FLATTEN:
-            flat_from = shape
+    """The stages of ``qnet`` in order, each naming the stages it reads; WinohdlError (one line) for
+    what the top cannot build."""
+    stages, made = [], {qnet.input.name: ("input", None)}   # layer -> (stage it comes out of, lanes)
+    flat_from = {}
+    for q in qnet.layers[1:]:
+        srcs = [made[i] for i in q.inputs]
+        shape, lanes = qnet.layer(q.inputs[0]).shape, srcs[0][1]
+        if q.kind == Kind.FLATTEN:
+            made[q.name], flat_from[q.name] = srcs[0], shape
             continue
-        elif q.kind == Kind.LINEAR:
-            stage = _linear(q, flat_from, lanes or 1)
-        else:
-            raise WinohdlError(f"layer {q.name!r} ({q.kind.value}): the network top has no unit for it yet")
+        stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs)
         stages.append(stage)
-        lanes = stage.out_lanes
-    if not stages or not isinstance(stages[-1], LinearStage):
-        raise WinohdlError("the network top needs a final linear layer (the logits)")
+        made[q.name] = (stage.name, stage.out_lanes)
+    if not stages or not isinstance(stages[-1], LinearStage) or len(qnet.outputs) != 1:
+        raise WinohdlError("the network top needs one output, a final linear layer (the logits)")
     return stages
+
+
+def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
+    """The stage of layer ``q`` reading ``srcs`` ((stage, lanes) per input)."""
+    names = tuple(n for n, _ in srcs)
+    if q.kind == Kind.CONV:
+        stage = _conv(qnet, q, shape, choose(q))
+    elif q.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
+        stage = _pool(qnet, q, shape, lanes)
+    elif q.kind == Kind.GLOBAL_AVGPOOL:
+        stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], lanes, qnet.shifts(q)["shift"])
+    elif q.kind == Kind.LINEAR:
+        stage = _linear(q, flat_from, lanes)
+    elif q.kind == Kind.ADD:
+        return _add(qnet, q, shape, srcs)
+    else:
+        raise WinohdlError(f"layer {q.name!r} ({q.kind.value}): the network top has no unit for it yet")
+    return replace(stage, inputs=names)
+
+
+def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
+    """The residual sum: the input made later is the main branch, the other the shortcut, whose FIFO
+    holds a whole frame (deep enough whatever the main branch holds; sizing it from the plan is next)."""
+    order = [qnet.layers.index(qnet.layer(i)) for i in q.inputs]
+    main, short = (0, 1) if order[0] > order[1] else (1, 0)
+    align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
+    lanes = srcs[main][1] or 1
+    frame = math.prod(shape[1:]) // lanes
+    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
+                    (srcs[main][0], srcs[short][0]))
 
 
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvStage:
