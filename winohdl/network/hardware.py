@@ -90,15 +90,23 @@ def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
 
 
 def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
-    """The residual sum: the input made later is the main branch, the other the shortcut, whose FIFO
-    holds a whole frame (deep enough whatever the main branch holds; sizing it from the plan is next)."""
-    order = [qnet.layers.index(qnet.layer(i)) for i in q.inputs]
-    main, short = (0, 1) if order[0] > order[1] else (1, 0)
+    """The residual sum: the input behind more convolutions is the main branch, the other the shortcut,
+    whose FIFO holds a whole frame (deep enough whatever the main branch holds; sizing it from the
+    plan is next)."""
+    depth = [_convolutions_behind(qnet, i) for i in q.inputs]
+    main, short = (0, 1) if depth[0] >= depth[1] else (1, 0)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
     lanes = srcs[main][1] or 1
     frame = math.prod(shape[1:]) // lanes
     return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
                     (srcs[main][0], srcs[short][0]))
+
+
+def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
+    """The most convolutions on any path from the input to layer ``name``."""
+    q = qnet.layer(name)
+    own = int(q.kind == Kind.CONV)
+    return own + max((_convolutions_behind(qnet, i) for i in q.inputs), default=0)
 
 
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvStage:
