@@ -458,31 +458,72 @@ def _input_shape(text: str) -> tuple[int, ...]:
     return tuple(int(i) for i in items)
 
 
+def _plan_settings(a):
+    """``--device``, ``--budget`` and ``--clock`` checked before any work (they need ``--plan-only``, which
+    takes no ``--calibration`` or ``--labels``)."""
+    from winohdl.network.budget import DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, device, parse_budget, parse_clock
+    if not a.plan_only:
+        for flag, value in (("--device", a.device), ("--budget", a.budget), ("--clock", a.clock)):
+            if value is not None:
+                raise WinohdlError(f"{flag} applies only with --plan-only")
+        return None
+    for flag, value in (("--calibration", a.calibration), ("--labels", a.labels)):
+        if value is not None:
+            raise WinohdlError(f"{flag} does not apply with --plan-only (the plan does not quantise)")
+    part = device(a.device or DEFAULT_DEVICE)
+    return part, parse_budget(a.budget, part), parse_clock(a.clock) if a.clock is not None else DEFAULT_CLOCK_MHZ
+
+
 def cmd_network(a) -> int:
     """Import a model into the typed layer graph and quantise it: ``network.json``, ``network.txt``,
-    ``quant.json``, ``quant.txt``, ``quant_weights.npz`` and ``network.onnx`` in the folder."""
+    ``quant.json``, ``quant.txt``, ``quant_weights.npz`` and ``network.onnx`` in the folder. With
+    ``--plan-only``: the graph and its plan (``plan.json``, ``plan.txt``, ``plan.svg``) instead of the
+    quantisation, or, when the plan does not fit, its verdict (exit 2, nothing written)."""
     from winohdl.core.io import write_folder_atomic
     from winohdl.network.load import load_model
     from winohdl.network.quantised import quantise_and_check
     shape = _input_shape(a.input_shape) if a.input_shape else None
+    settings = _plan_settings(a)
     path, _, factory = a.model.rpartition(":")
     name = factory if path.endswith(".py") else Path(a.model).stem
     folder = _design_target(Path(a.o) if a.o else Path("build") / name, marker="network.json", kind="network")
     graph = load_model(a.model, shape, a.weights)
-    quantised = quantise_and_check(graph, a.calibration, a.labels)
     text = graph.text()
+    files = {"network.json": graph.to_json(), "network.txt": text + "\n"}
+    quantised = None
+    if settings is not None:
+        files.update(_plan_files(graph, settings, name))
+    else:
+        quantised = quantise_and_check(graph, a.calibration, a.labels)
 
     def populate(tmp: Path) -> None:
-        (tmp / "network.json").write_text(graph.to_json(), encoding="utf-8")
-        (tmp / "network.txt").write_text(text + "\n", encoding="utf-8")
-        quantised.write(tmp)
+        for file, content in files.items():
+            (tmp / file).write_text(content, encoding="utf-8")
+        if quantised is not None:
+            quantised.write(tmp)
     write_folder_atomic(folder, populate)
+    if quantised is None:
+        print(f"folder     {folder}  (network.json: the layer graph; plan.json, plan.txt, plan.svg: the plan)")
+        return EXIT_OK
     print(text)
     print(quantised.report())
     for w in quantised.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network)")
     return EXIT_FAILED if quantised.failed else EXIT_OK
+
+
+def _plan_files(graph, settings, name: str) -> dict:
+    """The plan of ``graph`` printed, and its files; WinohdlError (the verdict) when it does not fit."""
+    from winohdl.network.plan import plan_both
+    from winohdl.network.plan_report import svg
+    from winohdl.network.plan_report import text as plan_text
+    plans = plan_both(graph, *settings, network=name)
+    report = plan_text(plans)
+    print(report)
+    if not plans.winograd.fits:
+        raise WinohdlError(f"the network does not fit, nothing written: {plans.winograd.verdict}")
+    return {"plan.json": plans.to_json(), "plan.txt": report, "plan.svg": svg(plans)}
 
 
 def cmd_bench(a) -> int:
