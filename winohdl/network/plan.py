@@ -4,7 +4,9 @@
 candidates of every node (:mod:`winohdl.network.choices`), folded for the most frames per second
 within the budget (:mod:`winohdl.network.fold`). Frames per second are the clock over the slowest
 node's cycles per frame (every node its own engine, all running at once: a dataflow pipeline).
-``mode`` ``winograd`` lets every convolution take any candidate (Winograd where it pays, direct
+``mode`` ``winograd`` gives every 3x3 stride-1 convolution a Winograd tile, unless the plan with
+direct engines allowed there too is faster or the one without does not fit (a note then names the
+layers kept direct), and every other convolution any candidate (Winograd where it pays, direct
 where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
 the baseline beside it (:func:`plan_both`).
 
@@ -308,6 +310,16 @@ def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
         tick = lambda: bar.update(1)  # noqa: E731
         eager = _candidates(graph, mode, ctx, False, tick)
         folding = fold(eager, budget, tick)
+        forced = _winograd_only(graph, eager) if mode is PlanMode.WINOGRAD else eager
+        if forced is not eager:
+            tried = fold(forced, budget, tick)
+            if tried.fits and (not folding.fits or _cycles(tried.chosen) <= _cycles(folding.chosen)):
+                folding = tried
+            else:
+                kept = [x for x in forced if folding.chosen[x].geometry is None and forced[x] is not eager[x]]
+                notes.append(f"direct engines kept for {', '.join(kept)}: with a Winograd tile on every 3x3 "
+                             f"stride-1 convolution the plan " + ("does not fit" if not tried.fits else
+                             f"takes {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}"))
         lazy = _lazy_geometries(graph) if mode is PlanMode.WINOGRAD else []
         if lazy and folding.fits and "dsp" in folding.binding and _lazy_could_help(graph, eager, folding, budget):
             richer = fold(_candidates(graph, mode, ctx, True, tick), budget, tick)
@@ -321,6 +333,23 @@ def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
     verdict = _verdict(layers, folding.fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
     return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes))
+
+
+def _winograd_only(graph: Graph, candidates: dict) -> dict:
+    """``candidates`` with the direct engines of 3x3 stride-1 convolutions left out (where a Winograd
+    tile serves them); the same object when there are none."""
+    out, changed = dict(candidates), False
+    for n in graph.nodes:
+        if n.kind == Kind.CONV and all(k == 3 for k in n.attrs.kernel) and all(s == 1 for s in n.attrs.stride) \
+                and all(d == 1 for d in n.attrs.dilation):
+            wino = [c for c in candidates[n.name] if c.geometry is not None]
+            if wino and len(wino) < len(candidates[n.name]):
+                out[n.name], changed = wino, True
+    return out if changed else candidates
+
+
+def _cycles(chosen: dict) -> int:
+    return max((c.cycles for c in chosen.values()), default=0)
 
 
 def _better(a: dict, b: dict) -> bool:
