@@ -1,5 +1,6 @@
 """winohdl.network.plan: the network planner (budget, candidates, folding, plan, report, the command)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def resnet8():
 
 @pytest.fixture(scope="module")
 def resnet8_plans(resnet8):
-    return plan_both(resnet8, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "resnet8")
+    return plan_both(resnet8, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "resnet8", derive=False)
 
 
 # ---- the device table's rules --------------------------------------------------------------------------
@@ -107,7 +108,7 @@ def test_folding_nothing_fits_returns_the_cheapest_and_what_is_over():
 # ---- whole networks --------------------------------------------------------------------------------------
 
 def test_digits_plan_fits_and_winograd_is_faster(digits):
-    plans = plan_both(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ)
+    plans = plan_both(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
     w, d = plans.winograd, plans.direct
     assert w.fits and d.fits and w.fps > d.fps
     assert any(x.geometry is not None for x in w.layers) and all(x.geometry is None for x in d.layers)
@@ -116,6 +117,7 @@ def test_digits_plan_fits_and_winograd_is_faster(digits):
         assert p.fps == pytest.approx(DEFAULT_CLOCK_MHZ * 1e6 / max(x.cycles for x in p.layers))
 
 
+@pytest.mark.slow(15)  # makes the ResNet-8 plans the other tests share
 def test_resnet8_plan_fits_and_saves_dsps_at_equal_frames(resnet8, resnet8_plans):
     w, d = resnet8_plans.winograd, resnet8_plans.direct
     assert w.fits and d.fits and w.fps >= 1.5 * d.fps
@@ -125,7 +127,7 @@ def test_resnet8_plan_fits_and_saves_dsps_at_equal_frames(resnet8, resnet8_plans
             assert w.layer(n.name).algorithm.startswith("F(")
     # at the direct plan's DSP blocks, the Winograd plan is at least as fast: fewer DSPs for its frames
     capped = plan_network(resnet8, PART, Budget(d.totals["dsp"], PART.bram_capacity, PART.lut_capacity),
-                          DEFAULT_CLOCK_MHZ)
+                          DEFAULT_CLOCK_MHZ, derive=False)
     assert capped.fits and capped.fps >= d.fps and capped.totals["dsp"] <= d.totals["dsp"]
 
 
@@ -155,7 +157,7 @@ def test_plan_json_round_trip_and_report(resnet8_plans):
     picture = svg(resnet8_plans)
     assert picture.startswith("<?xml") and picture == svg(resnet8_plans)
     with pytest.raises(WinohdlError, match="plan.json"):
-        Plans.from_json(resnet8_plans.to_json().replace('"cycles": 65536', '"cycles": 1', 1))
+        Plans.from_json(re.sub(r'"cycles": \d+', '"cycles": 1', resnet8_plans.to_json(), count=1))
 
 
 def test_a_budget_nothing_fits_says_by_how_much(digits):
@@ -168,8 +170,9 @@ def test_a_budget_nothing_fits_says_by_how_much(digits):
 
 def test_cli_plan_only_writes_the_plan(tmp_path, capsys):
     out = tmp_path / "digits"
+    # DSP blocks to spare: the plan is bound by the linear layer, so F(6x6,3x3) (30 s) is not derived
     assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--plan-only",
-                 "--quiet"]) == 0
+                 "--budget", "dsp=2000", "--quiet"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["network.json", "network.txt", "plan.json", "plan.svg",
                                                      "plan.txt"]
     plans = Plans.from_json((out / "plan.json").read_text())

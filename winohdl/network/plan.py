@@ -301,8 +301,9 @@ def _weights_bits(graph: Graph, data_width: int) -> int:
 
 
 def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
-                 mode: PlanMode = PlanMode.WINOGRAD) -> NetworkPlan:
-    """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring)."""
+                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True) -> NetworkPlan:
+    """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
+    derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests."""
     mode = PlanMode(mode)
     ctx = Context(part, budget)
     notes = []
@@ -311,18 +312,22 @@ def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
         eager = _candidates(graph, mode, ctx, False, tick)
         folding = fold(eager, budget, tick)
         forced = _winograd_only(graph, eager) if mode is PlanMode.WINOGRAD else eager
+        forced_used = False
         if forced is not eager:
             tried = fold(forced, budget, tick)
             if tried.fits and (not folding.fits or _cycles(tried.chosen) <= _cycles(folding.chosen)):
-                folding = tried
+                folding, forced_used = tried, True
             else:
                 kept = [x for x in forced if folding.chosen[x].geometry is None and forced[x] is not eager[x]]
                 notes.append(f"direct engines kept for {', '.join(kept)}: with a Winograd tile on every 3x3 "
                              f"stride-1 convolution the plan " + ("does not fit" if not tried.fits else
                              f"takes {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}"))
         lazy = _lazy_geometries(graph) if mode is PlanMode.WINOGRAD else []
-        if lazy and folding.fits and "dsp" in folding.binding and _lazy_could_help(graph, eager, folding, budget):
-            richer = fold(_candidates(graph, mode, ctx, True, tick), budget, tick)
+        if lazy and not derive:
+            notes.append(f"{', '.join(lazy)} not planned (asked not to derive their datapaths)")
+        elif lazy and folding.fits and "dsp" in folding.binding and _lazy_could_help(graph, eager, folding, budget):
+            every = _candidates(graph, mode, ctx, True, tick)
+            richer = fold(_winograd_only(graph, every) if forced_used else every, budget, tick)
             if richer.fits and _better(richer.chosen, folding.chosen):
                 folding = richer
             notes.append(f"DSP blocks bound the plan, so {', '.join(lazy)} were derived and planned too")
@@ -357,9 +362,10 @@ def _better(a: dict, b: dict) -> bool:
     return ca < cb or (ca == cb and sum(totals(a).values()) < sum(totals(b).values()))
 
 
-def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "") -> Plans:
+def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "",
+              derive: bool = True) -> Plans:
     """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock."""
     t0 = time.perf_counter()
-    wino = plan_network(graph, part, budget, clock_mhz, PlanMode.WINOGRAD)
+    wino = plan_network(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
     direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT)
     return Plans(network, wino, direct, time.perf_counter() - t0)
