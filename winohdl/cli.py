@@ -369,6 +369,17 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--images", type=positive_int, default=16,
                     help="images to simulate: the first of --calibration, or seeded random ones (default 16)")
     nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
+    nw.add_argument("--plan-only", action="store_true",
+                    help="plan the network (an algorithm and PK/PC per layer, balanced for frames per second within "
+                         "the budget; beside it the direct-only plan) and write plan.json, plan.txt and plan.svg "
+                         "beside network.json, instead of quantising; nothing is elaborated. A plan that does not "
+                         "fit: its verdict, exit 2, nothing written")
+    nw.add_argument("--device", default=None, help="the part planned for: LFE5U-25F, LFE5U-45F, LFE5U-85F (default)")
+    nw.add_argument("--budget", default=None,
+                    help="dsp=N,bram=N,logic=N (any of them): overrides the part's MULT18X18D, DP16KD and LUT4 counts")
+    nw.add_argument("--clock", default=None,
+                    help="MHz the plan's frames per second are quoted at (default 96.1: the lower of the measured "
+                         "engines' Fmax, docs/benchmarks.md)")
     nw.set_defaults(func=cmd_network)
 
 

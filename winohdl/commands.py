@@ -459,43 +459,14 @@ def _input_shape(text: str) -> tuple[int, ...]:
 
 
 def cmd_network(a) -> int:
-    """Import a model into the typed layer graph and quantise it: ``network.json``, ``network.txt``,
-    ``quant.json``, ``quant.txt``, ``quant_weights.npz`` and ``network.onnx`` in the folder."""
-    from winohdl.core.io import write_folder_atomic
-    from winohdl.network.load import load_model
-    from sim.tools import parse_simulators, require
-    from winohdl.network.quantised import quantise_and_check
-    from winohdl.network.verify import network_hardware, sim_images, simulate_and_report
+    """Import, quantise, generate and simulate a network, or plan it (:mod:`winohdl.network.command`)."""
+    from winohdl.network.command import plan_settings, run_network
     shape = _input_shape(a.input_shape) if a.input_shape else None
+    settings = plan_settings(a)
     path, _, factory = a.model.rpartition(":")
     name = factory if path.endswith(".py") else Path(a.model).stem
     folder = _design_target(Path(a.o) if a.o else Path("build") / name, marker="network.json", kind="network")
-    sims = [] if a.sim == "none" else parse_simulators(a.sim)
-    for n in sims:
-        require(n)
-    graph = load_model(a.model, shape, a.weights)
-    quantised = quantise_and_check(graph, a.calibration, a.labels)
-    generated, why = network_hardware(quantised.qnet, bool(sims))
-    images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None
-    text = graph.text()
-
-    def populate(tmp: Path) -> None:
-        (tmp / "network.json").write_text(graph.to_json(), encoding="utf-8")
-        (tmp / "network.txt").write_text(text + "\n", encoding="utf-8")
-        quantised.write(tmp)
-        if generated is not None:
-            (tmp / "network.v").write_text(generated.verilog, encoding="utf-8")
-            (tmp / "hardware.txt").write_text(generated.text(), encoding="utf-8")
-    write_folder_atomic(folder, populate)
-    print(text)
-    print(quantised.report())
-    for w in quantised.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    print(generated.text().rstrip() if generated is not None else f"hardware   not generated: {why}")
-    failed = quantised.failed or (bool(sims) and not simulate_and_report(generated, quantised, images, sims, folder))
-    print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network"
-          + ("; network.v: the hardware)" if generated is not None else ")"))
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_FAILED if run_network(a, shape, settings, name, folder) else EXIT_OK
 
 
 def cmd_bench(a) -> int:

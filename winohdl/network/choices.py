@@ -1,0 +1,331 @@
+"""The ways to build each node of a network, with what each costs: the planner's candidates.
+
+A convolution is a layer engine (:func:`hdl.engine.plan.plan_engine`, nothing elaborated): direct
+(output tile 1 per axis, the layer's kernel, stride and dilation) or Winograd with a constructive
+card (:func:`miner.constructive.constructive_card`) whose geometry matches the layer: output tiles
+2, 4 and (3-tap kernels at stride 1, dilation 1) 6 per axis, where the card saves multiplications
+(R below |y| x |g|: never for a 1x1 kernel) and fits the padded feature map. Cards of more than
+:data:`EAGER_RANK` multiplications are *lazy* (their datapath takes seconds to tens of seconds to
+derive: F(6x6,3x3) about 30 s at 8 bits): the planner derives them only when a plan without them
+is bound by DSP blocks, the one resource they save. Cards above :data:`MAX_RANK` are not planned
+(o4x4 k7x7 s2: R = 169, minutes). Each kind and tile is planned at every PK dividing K and PC
+dividing C whose DSP blocks fit the budget. Grouped convolutions are refused (one line): the
+engine sums over every input channel.
+
+Costs (every figure from the engine's plan, the device table, and the rules below):
+
+* cycles: ``EnginePlan.performance.period``, a frame's cycles back to back (computed lazily; a
+  bound, ``max(feature-map beats, tiles x K/PK x C/PC)``, orders the search first);
+* DSP: each multiplier's MULT18X18D at its exact operand widths (:func:`hdl.datapath.dsp_blocks`);
+* block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
+  feature-map bank copied once per address read in the same cycle;
+* logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the
+  requantisation of each output word (:data:`REQUANT_LOGIC` + its width) and any LUT RAM.
+
+Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or outputs):
+
+* max / average pooling: one input beat of ``lanes`` channels per cycle (cycles = input pixels x
+  C / lanes); a line buffer of the window's rows; a comparator or adder per window word and lane;
+* global average pooling: the same beats; C accumulators; the division by the pixel count;
+* add (residual): one beat per cycle of both inputs; an adder and a requantisation per lane;
+  the shorter branch's FIFO holds what the longer branch's windows hold (:func:`branch_delays`);
+* linear: ``PK`` outputs and ``PC`` inputs a cycle: PK x PC multipliers (one DSP each at 8 bits)
+  over in x out / (PK x PC) cycles, the weights in block RAM (a memory per multiplier), the input
+  vector in PC memories, PK accumulators and a sum over the PC lanes;
+* ReLU, flatten, the input: no hardware (ReLU is the requantisation's lower clamp; flatten is an
+  order of the stream, the linear weights are permuted offline).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from winohdl.core.device import Device
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+
+from .budget import Budget, Memory, MemoryCost, memory_cost
+from .graph import Graph, Kind, Node
+
+DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
+TILES = (2, 4)                   # Winograd output tile per axis, any kernel, stride and dilation
+TILES_3_TAP = (2, 4, 6)          # and for a 3-tap kernel at stride 1, dilation 1
+EAGER_RANK = 36                  # cards with more multiplications are derived only when DSP binds
+MAX_RANK = 81                    # cards with more multiplications are not planned
+CONTROL_LOGIC = {"winograd": 500, "direct": 400}
+"""Per engine, logic besides the arithmetic the model counts (walker, writer, FIFO, counters):
+calibrated on the measured engines (see :func:`engine_logic`)."""
+SERIAL_LOGIC = 1 / 3
+"""A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits:
+measured F(4x4,3x3) B^T 530 cells for 1,756 adder bits, A^T and division 1,131 for 3,496."""
+REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
+FREE = (Kind.INPUT, Kind.RELU, Kind.FLATTEN)
+
+
+class Candidate:
+    """One way to build one node: its parallelism and costs (cycles computed on first use).
+
+    Attributes
+    ----------
+    node : str
+    algorithm : str
+        ``direct``, a Winograd tile such as ``F(4x4,3x3)``, or the non-convolution unit's name.
+    geometry : Geometry or None
+        The engine's tile geometry (convolutions).
+    pk, pc : int
+        Output and input channels per cycle (a non-convolution node: ``pk`` is its lanes, ``pc`` 1).
+    multipliers, dsp, bram, logic : int
+    bound : int
+        A lower bound of the cycles, known without the cycle model.
+    """
+
+    __slots__ = ("node", "algorithm", "geometry", "pk", "pc", "multipliers", "dsp", "bram", "logic", "bound",
+                 "_cycles", "_period")
+
+    def __init__(self, node: str, algorithm: str, geometry: Geometry | None, pk: int, pc: int, multipliers: int,
+                 dsp: int, bram: int, logic: int, bound: int, period):
+        self.node, self.algorithm, self.geometry, self.pk, self.pc = node, algorithm, geometry, pk, pc
+        self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
+        self._period, self._cycles = period, None
+
+    @property
+    def cycles(self) -> int:
+        if self._cycles is None:
+            self._cycles = int(self._period()) if callable(self._period) else int(self._period)
+        return self._cycles
+
+    def use(self, resource: str) -> int:
+        return getattr(self, resource)
+
+    def __repr__(self) -> str:
+        return (f"Candidate({self.node}, {self.algorithm}, PK={self.pk}, PC={self.pc}, DSP={self.dsp}, "
+                f"BRAM={self.bram}, logic={self.logic})")
+
+
+def label(geometry: Geometry) -> str:
+    """``F(4x4,3x3)``, with `` s2x2`` / `` d2x2`` where the stride or dilation is not 1."""
+    j = lambda t: "x".join(map(str, t))  # noqa: E731
+    text = f"F({j(geometry.output)},{j(geometry.kernel)})"
+    if any(s != 1 for s in geometry.stride):
+        text += f" s{j(geometry.stride)}"
+    if any(d != 1 for d in geometry.dilation):
+        text += f" d{j(geometry.dilation)}"
+    return text
+
+
+def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]:
+    """The Winograd tiles that could serve ``node`` (saving multiplications, fitting the map, R <= MAX_RANK)."""
+    a = node.attrs
+    three = all(k == 3 for k in a.kernel) and all(s == 1 for s in a.stride) and all(d == 1 for d in a.dilation)
+    out = []
+    for t in (TILES_3_TAP if three else TILES):
+        g = Geometry((t,) * len(a.kernel), a.kernel, a.stride, a.dilation)
+        if g.lower_bound() >= g.direct_count or g.lower_bound() > MAX_RANK:
+            continue
+        if any(f + 2 * p < i for f, p, i in zip(in_shape[2:], a.padding, g.input)):
+            continue  # the tile reads past the padded map
+        out.append(g)
+    return out
+
+
+@lru_cache(maxsize=64)
+def datapath(geometry: Geometry, data_width: int, kernel_width: int):
+    """The constructive card's engine datapath, once per process for a geometry and widths: it depends on
+    nothing else (:func:`hdl.engine.design.engine_datapath` reads only the options' geometry and widths)."""
+    from hdl.engine.design import engine_datapath
+    from hdl.engine.options import EngineOptions
+    from miner.constructive import constructive_card
+    card = constructive_card(geometry)
+    probe = EngineOptions(geometry, 1, 1, geometry.input, (0,) * geometry.axes, data_width=data_width,
+                          kernel_width=kernel_width)
+    return engine_datapath(card, probe)
+
+
+def engine_logic(plan) -> int:
+    """Logic cells (LUT4 + 2 x CCU2C) of an engine, a model: one cell per adder bit, plus control.
+
+    Adder bits: the accumulators (``PK`` x their widths as built) and the sums over the ``PC`` lanes
+    (Winograd) or the product tree over taps and lanes (direct), per output channel; B^T once per
+    input lane and A^T with the exact division once per output lane, at the card's flat adder bits,
+    times :data:`SERIAL_LOGIC` where the engine builds the transform serially (its 1D units and
+    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibration (docs/benchmarks.md, 2026-12-04,
+    int8, C=K=16, 32x32, PK=PC=1, deep, Yosys; the direct engines there have the Winograd output
+    tile): F(4x4,3x3) measured 2,972 Winograd / 2,995 direct, model 3,199 / 3,008; F(2x2,3x3)
+    measured 1,270 / 959, model 1,132 / 1,052 (within 12 %; checked in tests/test_network_plan.py).
+    """
+    o, a = plan.options, plan.arith
+    acc = sum(plan.accumulator_widths)
+    if plan.winograd:
+        dp = plan.datapath
+        lanes = sum(sum(r.width for r in nodes[a.lane_graph.n_inputs:]) for nodes in a.lane_node_ranges)
+        bt = dp.adder_bits["BT"] * (SERIAL_LOGIC if plan.input_passes else 1)
+        at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
+        return CONTROL_LOGIC["winograd"] + o.PK * (acc + lanes) + round(o.PC * bt + o.PK * at)
+    tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
+    return CONTROL_LOGIC["direct"] + o.PK * (acc + tree)
+
+
+def feature_map_reads(plan) -> list[int]:
+    """Per feature-map bank (one lane): the addresses read in one cycle (the copies Yosys makes)."""
+    o = plan.options
+    if plan.input_passes:  # serial B^T: one fibre (a row of the input tile along the last axis) a cycle
+        ax = o.axes - 1
+        counts = Counter((j - o.padding[ax]) % o.step[ax] for j in range(o.geometry.input[ax]))
+        return [counts[b] for b in o.fibre_banks]
+    counts = Counter(w[1] for w in o.window)
+    return [counts[b] for b in o.banks]
+
+
+def engine_memories(plan) -> list[Memory]:
+    """Every physical memory of an engine plan (the transformed tiles are block RAM: the engine says so)."""
+    out = []
+    for m in plan.memories:
+        if m.name == "feature-map banks":
+            out += [Memory(plan.options.PC * n, m.depth, m.width) for n in feature_map_reads(plan)]
+        else:
+            out.append(Memory(m.count, m.depth, m.width, block=m.name == "transformed tiles"))
+    return out
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every candidate is sized with: the part, the budget, the widths."""
+
+    device: Device
+    budget: Budget
+    data_width: int = DATA_WIDTH
+    kernel_width: int = KERNEL_WIDTH
+
+    def memory(self, memories) -> MemoryCost:
+        return memory_cost(memories, self.device.bram)
+
+    def dsp_per_multiplier(self, a: int, b: int) -> int:
+        from hdl.datapath import dsp_blocks
+        return dsp_blocks(a, b, self.device.dsp.size)
+
+
+def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geometry | None],
+                    ctx: Context) -> list[Candidate]:
+    """Every (kind, tile, PK, PC) of a convolution whose DSP blocks fit the budget (PK = PC = 1 always)."""
+    a = node.attrs
+    if a.grouped:
+        raise WinohdlError(f"node {node.name!r}: grouped convolution ({a.describe()}) is not supported: the "
+                           "engine sums over every input channel (no per-group engines)")
+    out = []
+    for g in geometries:
+        for pk in _divisors(a.out_channels):
+            for pc in _divisors(a.in_channels):
+                c = _engine_candidate(node, in_shape, g, pk, pc, ctx)
+                if c is not None and (c.dsp <= ctx.budget.dsp or pk * pc == 1):
+                    out.append(c)
+                elif pk * pc > 1:
+                    break  # more input lanes only add multipliers and memory
+    return out
+
+
+def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
+                      ctx: Context) -> Candidate | None:
+    from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
+    from hdl.engine.options import EngineOptions
+    from hdl.engine.plan import plan_engine
+    a = node.attrs
+    direct = geometry is None
+    g = Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation) if direct else geometry
+    kind = EngineKind.DIRECT if direct else EngineKind.WINOGRAD
+    n_mult = pk * pc * (g.n_y * g.n_g if direct else g.lower_bound())
+    if n_mult > ctx.budget.dsp and pk * pc > 1:
+        return None  # cannot fit: every multiplier takes at least one DSP block
+    try:
+        opts = EngineOptions(g, a.in_channels, a.out_channels, in_shape[2:], a.padding, pk, pc, ctx.data_width,
+                             ctx.kernel_width, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
+        dp = None if direct else datapath(g, ctx.data_width, ctx.kernel_width)
+        plan = plan_engine(opts, dp, kind)
+    except WinohdlError:
+        return None  # a size limit of the engine (multipliers, memory bits)
+    if direct:
+        dsp = plan.multipliers * ctx.dsp_per_multiplier(ctx.data_width, ctx.kernel_width)
+    else:
+        dsp = pk * pc * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
+    mem = ctx.memory(engine_memories(plan))
+    words = pk * g.n_y
+    logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
+    bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups)
+    return Candidate(node.name, "direct" if direct else label(g), None if direct else g, pk, pc, plan.multipliers,
+                     dsp, mem.bram, logic, bound, lambda: plan.performance.period)
+
+
+def branch_delays(graph: Graph) -> dict[str, int]:
+    """Per add node: the words its shorter input branch must hold, the difference of the branches'
+    window rows (each convolution or pooling: its kernel extent plus one stride of rows of the input
+    map, every channel; an estimate from below: a Winograd tile holds more rows)."""
+    nodes = {n.name: n for n in graph.nodes}
+    ancestors: dict[str, frozenset] = {}
+    for n in graph.nodes:
+        ancestors[n.name] = frozenset().union(*(ancestors[i] | {i} for i in n.inputs)) if n.inputs else frozenset()
+
+    def rows(name: str) -> int:
+        n = nodes[name]
+        if n.kind not in (Kind.CONV, Kind.MAXPOOL, Kind.AVGPOOL):
+            return 0
+        x = nodes[n.inputs[0]].shape
+        dil = n.attrs.dilation if n.kind == Kind.CONV else (1,) * len(n.attrs.kernel)
+        extent = (n.attrs.kernel[0] - 1) * dil[0] + 1
+        return (extent + n.attrs.stride[0]) * math.prod(x[3:]) * x[1]
+
+    out = {}
+    for n in graph.nodes:
+        if n.kind == Kind.ADD:
+            a, b = (ancestors[i] | {i} for i in n.inputs)
+            da, db = sum(rows(x) for x in a - b), sum(rows(x) for x in b - a)
+            out[n.name] = abs(da - db)
+    return out
+
+
+def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context, delay: int = 0) -> list[Candidate]:
+    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring)."""
+    dw, kw = ctx.data_width, ctx.kernel_width
+    k = node.kind
+    if k == Kind.LINEAR:
+        fi, fo = node.attrs.in_features, node.attrs.out_features
+        acc = dw + kw + max(1, fi - 1).bit_length()
+        out = []
+        for lo in _divisors(fo):
+            for li in _divisors(fi):
+                dsp = lo * li * ctx.dsp_per_multiplier(dw, kw)
+                if dsp > ctx.budget.dsp and lo * li > 1:
+                    break
+                cycles = fi * fo // (lo * li)
+                mem = ctx.memory([Memory(lo * li, cycles, kw), Memory(li, fi // li, dw)])
+                logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
+                out.append(Candidate(node.name, "linear", None, lo, li, lo * li, dsp, mem.bram, logic, cycles, cycles))
+        return out
+    channels, pixels = in_shape[1], math.prod(in_shape[2:])
+    out = []
+    for lanes in _divisors(channels):
+        cycles = pixels * channels // lanes
+        if k in (Kind.MAXPOOL, Kind.AVGPOOL):
+            window = math.prod(node.attrs.kernel)
+            line = node.attrs.kernel[0] * math.prod(in_shape[3:]) * channels // lanes
+            mem = ctx.memory([Memory(1, line, dw * lanes)])
+            logic = lanes * window * (dw + 2) + mem.logic + 50
+            name = "max pooling" if k == Kind.MAXPOOL else "average pooling"
+        elif k == Kind.GLOBAL_AVGPOOL:
+            acc = dw + max(1, pixels - 1).bit_length()
+            mem = ctx.memory([Memory(1, channels // lanes, acc * lanes)])
+            logic = lanes * (3 * acc + REQUANT_LOGIC) + mem.logic + 50
+            name = "global average pooling"
+        elif k == Kind.ADD:
+            mem = ctx.memory([Memory(1, -(-delay // lanes), dw * lanes)] if delay else [])
+            logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50
+            name = "add"
+        else:
+            raise AssertionError(k)
+        out.append(Candidate(node.name, name, None, lanes, 1, 0, 0, mem.bram, logic, cycles, cycles))
+    return out

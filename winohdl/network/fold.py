@@ -1,0 +1,106 @@
+"""Folding: each node's parallelism and algorithm chosen so that the slowest node is as fast as the
+budget allows, as FINN's folding does.
+
+Every node is its own engine and all run at once, so a frame takes the slowest node's cycles. The
+search lowers a target T: for a target, each node takes its cheapest candidate whose cycles are at
+most T (cheapest by the budget-normalised sum of DSP, block RAM and logic); if the totals fit, that
+assignment is kept and T becomes one cycle below its slowest node (the bottleneck gets more
+parallelism, the other nodes keep the cheapest that still meets the new target, so the pipeline
+stays balanced); when they do not fit, the weight of each resource over budget is raised and the
+choice made again (a few times: a node may then trade DSP blocks for block RAM, e.g. a smaller
+tile or a direct engine), and when nothing fits the last kept assignment is the plan. The first
+target is unbounded: the cheapest assignment overall, which is also the verdict when nothing fits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .budget import RESOURCES, Budget
+from .choices import Candidate
+
+REWEIGHTS = 8
+"""Tries per target, each raising the weights of the resources over budget."""
+
+
+@dataclass(frozen=True)
+class Folding:
+    """The search's result: one candidate per node, whether it fits, what stopped the search."""
+
+    chosen: dict
+    fits: bool
+    binding: tuple[str, ...]   # the resources over budget at the first target that did not fit
+    steps: int
+
+
+def totals(chosen) -> dict:
+    return {r: sum(c.use(r) for c in chosen.values()) for r in RESOURCES}
+
+
+def over(use: dict, budget: Budget) -> tuple[str, ...]:
+    return tuple(r for r in RESOURCES if use[r] > budget.get(r))
+
+
+class _Search:
+    def __init__(self, candidates: dict[str, list[Candidate]], budget: Budget):
+        self.candidates, self.budget = candidates, budget
+        self.weights = {r: 1.0 / max(1, budget.get(r)) for r in RESOURCES}
+        self._sorted: dict[str, list[Candidate]] = {}
+
+    def _order(self) -> None:
+        w = self.weights
+        for name, cs in self.candidates.items():
+            self._sorted[name] = sorted(cs, key=lambda c: (sum(w[r] * c.use(r) for r in RESOURCES), c.bound))
+
+    def cheapest(self, target: float) -> dict | None:
+        """Per node, the cheapest candidate within ``target`` cycles (None: a node cannot reach it)."""
+        out = {}
+        for name, cs in self._sorted.items():
+            pick = next((c for c in cs if c.bound <= target and c.cycles <= target), None)
+            if pick is None:
+                return None
+            out[name] = pick
+        return out
+
+    def assign(self, target: float) -> tuple[dict | None, tuple[str, ...]]:
+        """The cheapest assignment within ``target`` that fits, reweighting up to REWEIGHTS times;
+        else the first try (the plainly cheapest) and the resources it is over."""
+        first = None
+        for _ in range(REWEIGHTS):
+            if not self._sorted:
+                self._order()
+            chosen = self.cheapest(target)
+            if chosen is None:
+                return None, ()
+            use = totals(chosen)
+            bad = over(use, self.budget)
+            if not bad:
+                return chosen, ()
+            first = first or (chosen, bad)
+            for r in bad:
+                self.weights[r] *= 2.0 * use[r] / max(1, self.budget.get(r))
+            self._sorted = {}
+        return first
+
+
+def fold(candidates: dict[str, list[Candidate]], budget: Budget, tick=None) -> Folding:
+    """Fold the network (see the module docstring); ``tick()`` is called once per target tried."""
+    search = _Search(candidates, budget)
+    target, kept, steps = math.inf, None, 0
+    while True:
+        chosen, bad = search.assign(target)
+        steps += 1
+        if tick is not None:
+            tick()
+        if chosen is None:   # some node cannot be made faster: the kept plan is the fastest
+            return Folding(kept, True, (), steps)
+        if bad:
+            if kept is None:
+                return Folding(chosen, False, bad, steps)
+            return Folding(kept, True, bad, steps)
+        kept = chosen
+        slowest = max((c.cycles for c in chosen.values()), default=0)
+        if slowest <= 1:
+            return Folding(kept, True, (), steps)
+        target = slowest - 1

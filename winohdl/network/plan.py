@@ -1,0 +1,371 @@
+"""The network plan: per node an algorithm and its parallelism, the totals, frames per second, a verdict.
+
+:func:`plan_network` computes it from the layer graph alone (no hardware is elaborated): the
+candidates of every node (:mod:`winohdl.network.choices`), folded for the most frames per second
+within the budget (:mod:`winohdl.network.fold`). Frames per second are the clock over the slowest
+node's cycles per frame (every node its own engine, all running at once: a dataflow pipeline).
+``mode`` ``winograd`` gives every 3x3 stride-1 convolution a Winograd tile, unless the plan with
+direct engines allowed there too is faster or the one without does not fit (a note then names the
+layers kept direct), and every other convolution any candidate (Winograd where it pays, direct
+where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
+the baseline beside it (:func:`plan_both`).
+
+A plan that does not fit says so (:attr:`NetworkPlan.fits`, :attr:`NetworkPlan.verdict`): by how much
+per resource, what takes most of it, and what would fit (a bigger part of the device table, or
+nothing there). Its layers are then the plainly cheapest assignment (the budget-normalised sum), and the
+verdict adds the least each resource needs on its own: fewer frames per second cannot help, since
+every node is its own engine (no engine is shared between layers).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+from winohdl.core import progress
+from winohdl.core.device import ECP5_PARTS, Device
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+
+from .budget import NAMES, RESOURCES, Budget
+from .choices import (EAGER_RANK, FREE, Candidate, Context, branch_delays, conv_candidates, label, other_candidates,
+                      winograd_geometries)
+from .fold import fold, totals
+from .graph import Graph, Kind
+
+FORMAT = "winohdl-plan/1"
+
+
+class PlanMode(enum.Enum):
+    """``winograd``: every candidate (the best algorithm per convolution). ``direct``: direct engines only."""
+
+    WINOGRAD = "winograd"
+    DIRECT = "direct"
+
+
+def _j(t) -> str:
+    return "x".join(map(str, t))
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """One node as planned.
+
+    Attributes
+    ----------
+    node, operator, shape : str
+        The node's name, kind and output shape (``1x64x56x56``).
+    algorithm : str
+        ``direct``, a Winograd tile (``F(4x4,3x3)``), or the unit of a non-convolution node.
+    geometry : Geometry or None
+        The Winograd engine's card geometry.
+    parallel_out, parallel_in : int
+        PK and PC (a non-convolution node: its lanes, and 1).
+    cycles : int
+        Cycles per frame, back to back (a convolution: ``EnginePlan.performance.period``).
+    multipliers, dsp, bram, logic : int
+    """
+
+    node: str
+    operator: str
+    shape: str
+    algorithm: str
+    geometry: Geometry | None
+    parallel_out: int
+    parallel_in: int
+    cycles: int
+    multipliers: int
+    dsp: int
+    bram: int
+    logic: int
+
+    def use(self, resource: str) -> int:
+        return getattr(self, resource)
+
+    def to_json(self) -> dict:
+        d = dict(self.__dict__)
+        d["geometry"] = self.geometry.to_dict() if self.geometry is not None else None
+        return d
+
+    @classmethod
+    def from_json(cls, data) -> "LayerPlan":
+        if not isinstance(data, dict):
+            raise WinohdlError("a layer of plan.json must be an object")
+        d = dict(data)
+        try:
+            d["geometry"] = Geometry.from_dict(d["geometry"]) if d.get("geometry") is not None else None
+            return cls(**d)
+        except TypeError as exc:
+            raise WinohdlError(f"plan.json: bad layer ({exc})") from None
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """A whole network's plan against one budget (see the module docstring)."""
+
+    mode: PlanMode
+    device: str
+    budget: Budget
+    clock_mhz: float
+    layers: tuple[LayerPlan, ...]
+    fits: bool
+    verdict: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def totals(self) -> dict:
+        return {r: sum(x.use(r) for x in self.layers) for r in RESOURCES}
+
+    @property
+    def cycles(self) -> int:
+        """Cycles per frame of the pipeline: the slowest node's."""
+        return max((x.cycles for x in self.layers), default=0)
+
+    @property
+    def bottleneck(self) -> str | None:
+        return next((x.node for x in self.layers if x.cycles == self.cycles), None)
+
+    @property
+    def fps(self) -> float:
+        return self.clock_mhz * 1e6 / self.cycles if self.cycles else math.inf
+
+    def layer(self, node: str) -> LayerPlan:
+        for x in self.layers:
+            if x.node == node:
+                return x
+        raise KeyError(node)
+
+    def to_json(self) -> dict:
+        return {"mode": self.mode.value, "device": self.device, "budget": self.budget.to_json(),
+                "clock_mhz": self.clock_mhz, "fits": self.fits, "verdict": self.verdict, "notes": list(self.notes),
+                "cycles": self.cycles, "fps": round(self.fps, 3), "bottleneck": self.bottleneck,
+                "totals": self.totals, "layers": [x.to_json() for x in self.layers]}
+
+    @classmethod
+    def from_json(cls, data) -> "NetworkPlan":
+        if not isinstance(data, dict) or not isinstance(data.get("layers"), list):
+            raise WinohdlError("a plan in plan.json must be an object with a list 'layers'")
+        try:
+            plan = cls(PlanMode(data["mode"]), str(data["device"]), Budget.from_json(data["budget"]),
+                       float(data["clock_mhz"]), tuple(LayerPlan.from_json(x) for x in data["layers"]),
+                       bool(data["fits"]), str(data["verdict"]), tuple(data.get("notes", ())))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise WinohdlError(f"plan.json: bad plan ({type(exc).__name__}: {exc})") from None
+        if data.get("cycles") != plan.cycles or data.get("totals") != plan.totals:
+            raise WinohdlError("plan.json: cycles or totals do not match its layers")
+        return plan
+
+
+@dataclass(frozen=True)
+class Plans:
+    """The network planned twice against one budget: Winograd (every algorithm) and direct only."""
+
+    network: str
+    winograd: NetworkPlan
+    direct: NetworkPlan
+    seconds: float = field(default=0.0, compare=False)
+
+    def to_json(self) -> str:
+        data = {"format": FORMAT, "network": self.network, "seconds": round(self.seconds, 3),
+                "plans": {"winograd": self.winograd.to_json(), "direct": self.direct.to_json()}}
+        return json.dumps(data, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "Plans":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise WinohdlError(f"plan.json is not JSON ({exc})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("plans"), dict):
+            raise WinohdlError(f"plan.json must have format {FORMAT!r} and an object 'plans'")
+        p = data["plans"]
+        return cls(str(data.get("network", "")), NetworkPlan.from_json(p.get("winograd")),
+                   NetworkPlan.from_json(p.get("direct")), float(data.get("seconds", 0.0)))
+
+
+# ---- planning ------------------------------------------------------------------------------------------
+
+def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) -> dict[str, list[Candidate]]:
+    """Every node's candidates (free nodes have none); ``lazy``: include the lazy Winograd cards."""
+    shapes = {n.name: n.shape for n in graph.nodes}
+    delays = branch_delays(graph)
+    out = {}
+    for n in graph.nodes:
+        if n.kind in FREE:
+            continue
+        x = shapes[n.inputs[0]]
+        if n.kind == Kind.CONV:
+            geometries: list = [None]
+            if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
+                geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
+            out[n.name] = conv_candidates(n, x, geometries, ctx)
+        else:
+            out[n.name] = other_candidates(n, x, ctx, delays.get(n.name, 0))
+        tick()
+    return out
+
+
+def _lazy_geometries(graph: Graph) -> list[str]:
+    shapes = {n.name: n.shape for n in graph.nodes}
+    found = {label(g) for n in graph.nodes if n.kind == Kind.CONV and not n.attrs.grouped
+             for g in winograd_geometries(n, shapes[n.inputs[0]]) if g.lower_bound() > EAGER_RANK}
+    return sorted(found)
+
+
+def _lazy_could_help(graph: Graph, eager: dict, folding, budget: Budget) -> bool:
+    """Whether a plan one cycle faster could fit the DSP budget if the lazy cards were planned too: a
+    bound that needs no datapath (a candidate's cycles are at least its bound, and each multiplier
+    takes a DSP block), summed over the nodes; False means deriving them cannot pay."""
+    from hdl.engine.options import EngineOptions
+    target = max(c.cycles for c in folding.chosen.values()) - 1
+    shapes = {n.name: n.shape for n in graph.nodes}
+    need = 0
+    for n in graph.nodes:
+        if n.name not in eager:
+            continue
+        best = min((c.dsp for c in eager[n.name] if c.bound <= target), default=math.inf)
+        if n.kind == Kind.CONV:
+            a, x = n.attrs, shapes[n.inputs[0]]
+            for g in winograd_geometries(n, x):
+                if g.lower_bound() <= EAGER_RANK:
+                    continue
+                for pk in (d for d in range(1, a.out_channels + 1) if a.out_channels % d == 0):
+                    for pc in (d for d in range(1, a.in_channels + 1) if a.in_channels % d == 0):
+                        mult = pk * pc * g.lower_bound()
+                        if mult >= best:
+                            break
+                        o = EngineOptions(g, a.in_channels, a.out_channels, x[2:], a.padding, pk, pc)
+                        if max(o.fm_beats, o.n_tiles * o.kernel_groups * o.channel_groups) <= target:
+                            best = mult
+                            break
+        need += best
+        if need > budget.dsp:
+            return False
+    return True
+
+
+def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
+    out = []
+    for n in graph.nodes:
+        c = chosen.get(n.name)
+        if c is None:
+            continue
+        out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.algorithm, c.geometry, c.pk, c.pc, c.cycles,
+                             c.multipliers, c.dsp, c.bram, c.logic))
+    return tuple(out)
+
+
+def _fits_text(use: dict, budget: Budget) -> str:
+    return ", ".join(f"{r} {use[r]:,}/{budget.get(r):,}" for r in RESOURCES)
+
+
+def _bigger_part(use: dict, current: str) -> str:
+    parts = [p for p in ECP5_PARTS.values() if p.part != current and all(
+        use[r] <= Budget.of(p).get(r) for r in RESOURCES)]
+    if parts:
+        return f"the {parts[0].part} ({_fits_text(use, Budget.of(parts[0]))}) would hold this plan"
+    big = list(ECP5_PARTS.values())[-1]
+    return f"no part of the device table holds it (the largest, {big.part}: {_fits_text(use, Budget.of(big))})"
+
+
+def _verdict(layers: tuple[LayerPlan, ...], fits: bool, part: Device, budget: Budget, clock: float,
+             weights_bits: int, least: dict) -> str:
+    use = {r: sum(x.use(r) for x in layers) for r in RESOURCES}
+    cycles = max((x.cycles for x in layers), default=0)
+    if fits:
+        bottleneck = next((x.node for x in layers if x.cycles == cycles), "-")
+        fps = clock * 1e6 / cycles if cycles else math.inf
+        return (f"fits {part.part} ({_fits_text(use, budget)}): {fps:,.1f} frames/s at {clock:g} MHz, "
+                f"bottleneck {bottleneck} ({cycles:,} cycles a frame)")
+    parts = []
+    for r in RESOURCES:
+        if use[r] > budget.get(r):
+            top = sorted(layers, key=lambda x: -x.use(r))[:3]
+            parts.append(f"{NAMES[r]} {use[r]:,} against {budget.get(r):,} ({use[r] - budget.get(r):,} over, "
+                         f"{use[r] / max(1, budget.get(r)):.2f}x; most in " +
+                         ", ".join(f"{x.node} {x.use(r):,}" for x in top) + ")")
+    cap = part.bram_capacity * part.bram.bits
+    return (f"does not fit {part.part} (budget {_fits_text(use, budget)}): " + "; ".join(parts)
+            + "; at least " + ", ".join(f"{least[r]:,} {r}" for r in RESOURCES) + " (each resource minimised on "
+              f"its own, over every candidate of every node); the weights alone are {weights_bits / 1e6:.2f} Mbit at int8 against {cap / 1e6:.2f} Mbit of "
+              f"block RAM on the part; this is the cheapest plan (fewer frames per second cannot help: every node "
+              f"has its own engine); {_bigger_part(use, part.part)}")
+
+
+def _weights_bits(graph: Graph, data_width: int) -> int:
+    return sum(math.prod(n.attrs.weight_shape()) * data_width for n in graph.nodes
+               if n.kind in (Kind.CONV, Kind.LINEAR))
+
+
+def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
+                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True) -> NetworkPlan:
+    """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
+    derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests."""
+    mode = PlanMode(mode)
+    ctx = Context(part, budget)
+    notes = []
+    with progress.bar(None, f"planning ({mode.value})", "step") as bar:
+        tick = lambda: bar.update(1)  # noqa: E731
+        eager = _candidates(graph, mode, ctx, False, tick)
+        folding = fold(eager, budget, tick)
+        forced = _winograd_only(graph, eager) if mode is PlanMode.WINOGRAD else eager
+        forced_used = False
+        if forced is not eager:
+            tried = fold(forced, budget, tick)
+            if tried.fits and (not folding.fits or _cycles(tried.chosen) <= _cycles(folding.chosen)):
+                folding, forced_used = tried, True
+            else:
+                kept = [x for x in forced if folding.chosen[x].geometry is None and forced[x] is not eager[x]]
+                notes.append(f"direct engines kept for {', '.join(kept)}: with a Winograd tile on every 3x3 "
+                             f"stride-1 convolution the plan " + ("does not fit" if not tried.fits else
+                             f"takes {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}"))
+        lazy = _lazy_geometries(graph) if mode is PlanMode.WINOGRAD else []
+        if lazy and not derive:
+            notes.append(f"{', '.join(lazy)} not planned (asked not to derive their datapaths)")
+        elif lazy and folding.fits and "dsp" in folding.binding and _lazy_could_help(graph, eager, folding, budget):
+            every = _candidates(graph, mode, ctx, True, tick)
+            richer = fold(_winograd_only(graph, every) if forced_used else every, budget, tick)
+            if richer.fits and _better(richer.chosen, folding.chosen):
+                folding = richer
+            notes.append(f"DSP blocks bound the plan, so {', '.join(lazy)} were derived and planned too")
+        elif lazy:
+            notes.append(f"{', '.join(lazy)} not planned: they save DSP blocks only (their weights take more "
+                         f"block RAM), and no plan with them could be faster within this budget's DSP blocks")
+    layers = _layers(graph, folding.chosen)
+    least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
+    verdict = _verdict(layers, folding.fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
+    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes))
+
+
+def _winograd_only(graph: Graph, candidates: dict) -> dict:
+    """``candidates`` with the direct engines of 3x3 stride-1 convolutions left out (where a Winograd
+    tile serves them); the same object when there are none."""
+    out, changed = dict(candidates), False
+    for n in graph.nodes:
+        if n.kind == Kind.CONV and all(k == 3 for k in n.attrs.kernel) and all(s == 1 for s in n.attrs.stride) \
+                and all(d == 1 for d in n.attrs.dilation):
+            wino = [c for c in candidates[n.name] if c.geometry is not None]
+            if wino and len(wino) < len(candidates[n.name]):
+                out[n.name], changed = wino, True
+    return out if changed else candidates
+
+
+def _cycles(chosen: dict) -> int:
+    return max((c.cycles for c in chosen.values()), default=0)
+
+
+def _better(a: dict, b: dict) -> bool:
+    ca, cb = max(c.cycles for c in a.values()), max(c.cycles for c in b.values())
+    return ca < cb or (ca == cb and sum(totals(a).values()) < sum(totals(b).values()))
+
+
+def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "",
+              derive: bool = True) -> Plans:
+    """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock."""
+    t0 = time.perf_counter()
+    wino = plan_network(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
+    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT)
+    return Plans(network, wino, direct, time.perf_counter() - t0)

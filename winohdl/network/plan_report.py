@@ -1,0 +1,85 @@
+"""The plan as people read it: a per-layer table for each plan (plan.txt) and a plot of both (plan.svg)."""
+
+from __future__ import annotations
+
+import io
+
+from .budget import RESOURCES
+from .plan import NetworkPlan, Plans
+
+HEADER = ("node", "operator", "shape", "algorithm", "PK/PC", "cycles", "DSP", "BRAM", "logic", "")
+
+
+def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
+    rows = [HEADER]
+    for x in plan.layers:
+        mark = "<- bottleneck" if x.node == plan.bottleneck else ""
+        rows.append((x.node, x.operator, x.shape, x.algorithm, f"{x.parallel_out}/{x.parallel_in}", f"{x.cycles:,}",
+                     f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", mark))
+    use = plan.totals
+    rows.append(("total", "", "", "", "", f"{plan.cycles:,}", f"{use['dsp']:,}", f"{use['bram']:,}",
+                 f"{use['logic']:,}", ""))
+    rows.append(("budget", "", "", "", "", "", f"{plan.budget.dsp:,}", f"{plan.budget.bram:,}",
+                 f"{plan.budget.logic:,}", ""))
+    return rows
+
+
+def table(plan: NetworkPlan) -> str:
+    """One plan: the per-layer table, totals against the budget, frames per second, the verdict."""
+    rows = _rows(plan)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(HEADER))]
+    right = {5, 6, 7, 8}
+    lines = ["  ".join(v.rjust(w) if c in right else v.ljust(w) for c, (v, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    fps = f"{plan.fps:,.1f} frames/s at {plan.clock_mhz:g} MHz ({plan.cycles:,} cycles a frame)"
+    return "\n".join([f"plan       {plan.mode.value} ({'every algorithm' if plan.mode.value == 'winograd' else 'direct engines only'}) on {plan.device}",
+                      *lines, f"fps        {fps}", f"verdict    {plan.verdict}",
+                      *(f"note       {n}" for n in plan.notes)])
+
+
+def text(plans: Plans) -> str:
+    """plan.txt: both plans' tables, how they compare, the rules behind the figures."""
+    w, d = plans.winograd, plans.direct
+    parts = [table(w), "", table(d), ""]
+    if w.fits and d.fits:
+        parts.append(f"compare    winograd {w.fps:,.1f} frames/s with {w.totals['dsp']:,} DSP; direct "
+                     f"{d.fps:,.1f} frames/s with {d.totals['dsp']:,} DSP ({w.fps / d.fps:.2f}x the frames per second)")
+    parts += ["rules      cycles: each engine's EnginePlan.performance.period (frames back to back); a frame takes "
+              "the slowest node's; DSP: MULT18X18D per multiplier at its operand widths; BRAM: whole DP16KD per "
+              "memory (LUT RAM where Yosys would put it); logic: LUT4 + 2 x CCU2C, a model calibrated on the measured "
+              "engines (winohdl/network/choices.py); ReLU, flatten and the input take no hardware",
+              f"planned    in {plans.seconds:.1f} s"]
+    return "\n".join(parts) + "\n"
+
+
+def svg(plans: Plans) -> str:
+    """plan.svg: per-layer cycles of both plans (the bottleneck sets the frame) and each plan's use of the
+    budget (matplotlib, Agg backend; no date in the file, so the same plan gives the same bytes)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    w, d = plans.winograd, plans.direct
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 0.35 * len(w.layers) + 3), 8.0))
+    xs = range(len(w.layers))
+    top.bar([x - 0.2 for x in xs], [x.cycles for x in w.layers], 0.4, label=f"winograd ({w.fps:,.0f} frames/s)")
+    top.bar([x + 0.2 for x in xs], [d.layer(x.node).cycles for x in w.layers], 0.4,
+            label=f"direct only ({d.fps:,.0f} frames/s)")
+    top.set_xticks(list(xs), [x.node for x in w.layers], rotation=70, fontsize=7)
+    top.set_yscale("log")
+    top.set_ylabel("cycles per frame")
+    top.set_title(f"{plans.network or 'network'} on {w.device} at {w.clock_mhz:g} MHz")
+    top.legend(fontsize=8)
+    names = [f"{r} (budget {w.budget.get(r):,})" for r in RESOURCES]
+    for i, (plan, label) in enumerate(((w, "winograd"), (d, "direct only"))):
+        use = [100.0 * plan.totals[r] / max(1, plan.budget.get(r)) for r in RESOURCES]
+        bottom.bar([x + (i - 0.5) * 0.4 for x in range(len(RESOURCES))], use, 0.4, label=label)
+    bottom.axhline(100.0, color="black", linewidth=0.8)
+    bottom.set_xticks(range(len(RESOURCES)), names)
+    bottom.set_ylabel("% of the budget")
+    bottom.legend(fontsize=8)
+    fig.tight_layout()
+    out = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "winohdl"}):
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return out.getvalue()
