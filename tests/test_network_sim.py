@@ -40,3 +40,37 @@ def test_network_sim_bad_input(cli, tmp_path, argv, message):
     code, out, err = cli("network", *argv, "-o", tmp_path / "n")
     assert code == 2 and err.startswith(message) and err.count("\n") == 1, err
     assert fingerprint(tmp_path) == before
+
+
+@pytest.mark.slow(15)
+def test_the_hardware_takes_the_plan(cli, tmp_path):
+    """``--plan plan.json`` (as --plan-only writes it): each convolution gets the plan's algorithm and
+    PK/PC, and the network still passes, here on Icarus."""
+    from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget
+    from winohdl.network.budget import device as part_of
+    from winohdl.network.load import load_model
+    from winohdl.network.plan import plan_both
+    part = part_of("LFE5U-85F")
+    plans = plan_both(load_model(DIGITS[1], (1, 1, 8, 8)), part, Budget.of(part), DEFAULT_CLOCK_MHZ, derive=False)
+    (tmp_path / "plan.json").write_text(plans.to_json())
+    code, out, err = cli("network", *DIGITS, "--plan", tmp_path / "plan.json", "--sim", "icarus", "--images", "2",
+                         "-o", tmp_path / "d")
+    assert code == 0, err
+    assert "icarus    network  PASS  2 of 2 images" in out
+    hardware = (tmp_path / "d" / "hardware.txt").read_text()
+    for lp in plans.winograd.layers:
+        if lp.operator == "conv":
+            assert f"PK={lp.parallel_out} PC={lp.parallel_in}" in hardware.split(lp.node + " ", 1)[1].splitlines()[0]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--plan", "{tmp}/m.py"), "error: plan.json is not JSON"),
+    (("--plan", "{tmp}/m.py", "--plan-only"), "error: --plan does not apply with --plan-only"),
+], ids=["not_a_plan", "plan_with_plan_only"])
+def test_network_plan_bad_input(cli, tmp_path, argv, message):
+    (tmp_path / "m.py").write_text(CONV_ONLY)
+    argv = [str(a).replace("{tmp}", str(tmp_path)) for a in argv]
+    before = fingerprint(tmp_path)
+    code, out, err = cli("network", *DIGITS, *argv, "-o", tmp_path / "n")
+    assert code == 2 and err.startswith(message) and err.count("\n") == 1, err
+    assert fingerprint(tmp_path) == before

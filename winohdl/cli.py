@@ -364,6 +364,9 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--labels", type=path, default=None,
                     help="class labels of the calibration inputs (.npy, N whole numbers): prints the float and "
                          "int8 accuracy")
+    nw.add_argument("--plan", type=path, default=None,
+                    help="a plan.json written by --plan-only: each convolution's algorithm and PK/PC for the "
+                         "hardware (default: the smallest engines, F(2,k) per axis, PK = PC = 1)")
     nw.add_argument("--sim", default="none", choices=SIM_CHOICES + ("none",),
                     help="simulate the generated network (default none)")
     nw.add_argument("--images", type=positive_int, default=16,

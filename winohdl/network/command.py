@@ -18,7 +18,7 @@ def plan_settings(a):
             if value is not None:
                 raise WinohdlError(f"{flag} applies only with --plan-only")
         return None
-    for flag, value in (("--calibration", a.calibration), ("--labels", a.labels)):
+    for flag, value in (("--calibration", a.calibration), ("--labels", a.labels), ("--plan", a.plan)):
         if value is not None:
             raise WinohdlError(f"{flag} does not apply with --plan-only (the plan does not quantise)")
     part = device(a.device or DEFAULT_DEVICE)
@@ -62,7 +62,7 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
         files.update(plan_files(graph, settings, name))
     else:
         quantised = quantise_and_check(graph, a.calibration, a.labels)
-        generated, why = network_hardware(quantised.qnet, bool(sims))
+        generated, why = network_hardware(quantised.qnet, bool(sims), a.plan)
         images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None
         if generated is not None:
             files.update({"network.v": generated.verilog, "hardware.txt": generated.text()})

@@ -52,6 +52,23 @@ def default_choice(layer: QuantLayer) -> ConvChoice:
     return ConvChoice((2,) * len(k), kind=kind)
 
 
+def plan_choices(layers) -> Callable[[QuantLayer], ConvChoice]:
+    """The choice of each convolution from a plan's layers (:class:`winohdl.network.plan.LayerPlan`):
+    its Winograd tile or the direct engine (a one-output tile), PK and PC. A convolution the plan does
+    not name is one error line."""
+    by_node = {lp.node: lp for lp in layers}
+
+    def choose(layer: QuantLayer) -> ConvChoice:
+        lp = by_node.get(layer.name)
+        if lp is None or lp.operator != Kind.CONV.value:
+            raise WinohdlError(f"the plan has no convolution {layer.name!r}: plan this network with --plan-only")
+        axes = len(layer.attrs.kernel)
+        if lp.geometry is None:
+            return ConvChoice((1,) * axes, lp.parallel_out, lp.parallel_in, EngineKind.DIRECT)
+        return ConvChoice(tuple(lp.geometry.output), lp.parallel_out, lp.parallel_in)
+    return choose
+
+
 def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice] = default_choice) -> list:
     """The stages of ``qnet`` in order, each naming the stages it reads; WinohdlError (one line) for
     what the top cannot build."""

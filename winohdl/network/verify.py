@@ -11,7 +11,7 @@ from winohdl.core.errors import WinohdlError
 
 from winohdl.core.io import make_run_folder
 
-from .hardware import TOP, GeneratedNetwork, generate_network
+from .hardware import TOP, GeneratedNetwork, default_choice, generate_network, plan_choices
 from .integer import quantise_input, run_integer
 from .qdq import check_onnxruntime
 from .quant import QuantNetwork
@@ -43,15 +43,23 @@ def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators
     return onnx, results
 
 
-def network_hardware(qnet, required: bool):
+def network_hardware(qnet, required: bool, plan_file=None):
     """(the generated network, None), or (None, why) where the top cannot chain it; with ``required``
-    (a simulation asked for) that is the command's one error line, before anything is written."""
+    (a simulation or a plan asked for) that is the command's one error line, before anything is
+    written. ``plan_file``: a plan.json whose choices the convolutions take."""
+    choose = default_choice if plan_file is None else plan_choices(_read_plan(plan_file).winograd.layers)
     try:
-        return generate_network(qnet), None
+        return generate_network(qnet, choose), None
     except WinohdlError as exc:
-        if required:
-            raise WinohdlError(f"--sim: no hardware to simulate: {exc}") from None
+        if required or plan_file is not None:
+            raise WinohdlError((f"--sim: no hardware to simulate: {exc}" if required else f"--plan: {exc}")) from None
         return None, str(exc)
+
+
+def _read_plan(path):
+    from winohdl.core.io import read_text_bounded
+    from .plan import Plans
+    return Plans.from_json(read_text_bounded(Path(path), "plan file"))
 
 
 def simulate_and_report(generated, quantised, images, sims, folder: Path) -> bool:
