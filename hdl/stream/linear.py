@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from amaranth.hdl import Array, Cat, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -82,7 +82,8 @@ class Linear(wiring.Component):
         m = Module()
         (M, N), L, P = self.weights.shape, self.lanes, self.parallel
         NB, passes = N // L, M // P
-        q = output_queue(m, self.m_axis, FINISH)
+        finish = FINISH + 1 + self.argmax_levels
+        q = output_queue(m, self.m_axis, finish)
         buf = Memory(shape=L * self.in_width, depth=2 * NB, init=[])
         m.submodules.inputs = buf
         full = [Signal(name="full0"), Signal(name="full1")]
@@ -126,7 +127,7 @@ class Linear(wiring.Component):
             accs.append(acc)
         done = flag_chain(m, issue & lastj, 4, "done")
         self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=4), passes)
-        m.d.comb += q.last.eq(flag_chain(m, issue & lastj & (p == passes - 1), FINISH, "last"))
+        m.d.comb += q.last.eq(flag_chain(m, issue & lastj & (p == passes - 1), finish, "last"))
         return m
 
     def _writer(self, m, buf, full, NB):
@@ -156,25 +157,44 @@ class Linear(wiring.Component):
 
     def _argmax(self, m, q, accs, done, p, passes):
         """The beat's best logit (lowest lane on ties) against the frame's best so far; the output
-        register: the logits and the running arg-max, pushed a cycle after the accumulators finish."""
-        P = self.parallel
-        cands = [(a, i) for i, a in enumerate(accs)]
-        while len(cands) > 1:      # a tree; the left (lower index) wins unless the right is larger
+        register: the logits and the running arg-max. The logits are held when the accumulators
+        finish, and the comparisons go down a tree with a register after every level (one compare and
+        select per cycle, not log2 P in one), so the output is pushed :attr:`argmax_levels` + 2 cycles
+        after the accumulators finish."""
+        P, levels = self.parallel, self.argmax_levels
+        held = [Signal(signed(self.logit_width), name=f"logit{i}", reset_less=True) for i in range(P)]
+        with m.If(done):
+            m.d.sync += [h.eq(a) for h, a in zip(held, accs)]
+        cands = [(h, Const(i, self.index_bits)) for i, h in enumerate(held)]
+        for level in range(levels):      # the left (lower index) wins unless the right is larger
             nxt = []
             for n in range(0, len(cands), 2):
-                if n + 1 == len(cands):
-                    nxt.append(cands[n])
-                    continue
-                (lv, li), (rv, ri) = cands[n], cands[n + 1]
-                right = rv > lv
-                nxt.append((Mux(right, rv, lv), Mux(right, ri, li)))
+                pair = cands[n:n + 2]
+                v = Signal(signed(self.logit_width), name=f"best{level}_{n // 2}_v", reset_less=True)
+                i = Signal(self.index_bits, name=f"best{level}_{n // 2}_i", reset_less=True)
+                if len(pair) == 1:
+                    m.d.sync += [v.eq(pair[0][0]), i.eq(pair[0][1])]
+                else:
+                    (lv, li), (rv, ri) = pair
+                    right = rv > lv
+                    m.d.sync += [v.eq(Mux(right, rv, lv)), i.eq(Mux(right, ri, li))]
+                nxt.append((v, i))
             cands = nxt
         beat_v, beat_i = cands[0]
+        # the logits travel beside the tree (the next pass may finish before this one's arg-max)
+        logits = register(m, Cat(*held), "logits_d", cycles=levels) if levels else Cat(*held)
+        ready = flag_chain(m, done, 1 + levels, "argmax")
+        pd = register(m, p, "p_argmax", cycles=1 + levels)
         best_v = Signal(signed(self.logit_width), name="best_v", reset_less=True)
         best_i = Signal(self.index_bits, name="best_i", reset_less=True)
-        take = (p == 0) | (beat_v > best_v)
-        new_v, new_i = Mux(take, beat_v, best_v), Mux(take, p * P + beat_i, best_i)
+        take = (pd == 0) | (beat_v > best_v)
+        new_v, new_i = Mux(take, beat_v, best_v), Mux(take, pd * P + beat_i, best_i)
         out = Signal(P * self.logit_width + self.index_bits, name="out", reset_less=True)
-        with m.If(done):
-            m.d.sync += [best_v.eq(new_v), best_i.eq(new_i), out.eq(Cat(*accs, new_i[:self.index_bits]))]
-        m.d.comb += [q.data.eq(out), q.push.eq(flag_chain(m, done, 1, "push"))]
+        with m.If(ready):
+            m.d.sync += [best_v.eq(new_v), best_i.eq(new_i), out.eq(Cat(logits, new_i[:self.index_bits]))]
+        m.d.comb += [q.data.eq(out), q.push.eq(flag_chain(m, ready, 1, "push"))]
+
+    @property
+    def argmax_levels(self) -> int:
+        """Registered levels of the arg-max tree over the P logits of a pass."""
+        return (self.parallel - 1).bit_length()
