@@ -94,6 +94,11 @@ class _Pool2d(wiring.Component):
         super().__init__({"s_axis": In(axis_stream(shape.lanes * in_width)),
                           "m_axis": Out(axis_stream(shape.lanes * out_bits))})
 
+    @property
+    def column_levels(self) -> int:
+        """Registered levels of the reduction over the row banks (a window column)."""
+        return (self.shape.rows - 1).bit_length()
+
     # the arithmetic: neutral value, column reduction, accumulation and the output word
     def _neutral(self) -> int:
         raise NotImplementedError
@@ -114,7 +119,8 @@ class _Pool2d(wiring.Component):
         m = Module()
         sh = self.shape
         G, R, k, s, p = sh.groups, sh.rows, sh.kernel, sh.stride, sh.padding
-        q = output_queue(m, self.m_axis, k - 1 + FINISH)
+        finish = FINISH + self.column_levels
+        q = output_queue(m, self.m_axis, k - 1 + finish)
         st = self.s_axis
         # the writer: row ``wy`` (the rows done before it), bank ``wbank``, word ``waddr`` = x * G + g
         wy = Signal(range(sh.height + 1), name="wy")
@@ -148,9 +154,9 @@ class _Pool2d(wiring.Component):
             m.d.sync += [wdone.eq(0), rdone.eq(0), wy.eq(0), wbank.eq(0)]
         mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
         inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 1, "inside")
-        first = flag_chain(m, flags["first"], 2, "first")
-        valid = flag_chain(m, issue & flags["lastcol"], FINISH, "valid")
-        m.d.comb += [q.push.eq(valid), q.last.eq(flag_chain(m, issue & flags["last"], FINISH, "last")),
+        first = flag_chain(m, flags["first"], 2 + self.column_levels, "first")
+        valid = flag_chain(m, issue & flags["lastcol"], finish, "valid")
+        m.d.comb += [q.push.eq(valid), q.last.eq(flag_chain(m, issue & flags["last"], finish, "last")),
                      q.data.eq(Cat(*[self._lane(m, i, banks, mask, inside, first) for i in range(sh.lanes)]))]
         return m
 
@@ -189,10 +195,12 @@ class _Pool2d(wiring.Component):
         """Lane ``i``: the column over the banks, the window's accumulation, the output word."""
         w, neutral = self.in_width, self._neutral()
         words = [Mux(mask[b] & inside, lane(rp.data, i, w), neutral) for b, rp in enumerate(banks)]
-        while len(words) > 1:
-            words = [self._combine(words[n], words[n + 1]) if n + 1 < len(words) else words[n]
-                     for n in range(0, len(words), 2)]
         col_r = self._column_range(word_range(w))
+        level = 0
+        while len(words) > 1:      # a register after every level: one compare (or add) a cycle
+            words = [signed_register(m, self._combine(words[n], words[n + 1]) if n + 1 < len(words) else words[n],
+                                     col_r, f"col{i}_{level}_{n // 2}") for n in range(0, len(words), 2)]
+            level += 1
         col = signed_register(m, words[0], col_r, f"col{i}")
         acc_r = self._window_range(word_range(w))
         acc = Signal(signed(signed_width(acc_r.lo, acc_r.hi)), name=f"acc{i}", reset_less=True)
