@@ -1,9 +1,17 @@
 """``winohdl network --sim``: the digits CNN generated and streamed end to end through Icarus and
 Verilator as a user runs it, every logit checked; what cannot be simulated is refused up front."""
 
+import json
+
 import pytest
 
 from bad_input_helpers import fingerprint
+from hdl_helpers import verilog_ports
+
+
+def summary_of(ports) -> dict:
+    """design.json's ports as :func:`hdl_helpers.verilog_ports` gives the Verilog's."""
+    return {p["name"]: (p["direction"], p["elements"] * p["width"]) for p in ports}
 
 DIGITS = ("--model", "examples/digits/model.py:digits_cnn", "--input-shape", "1x1x8x8")
 
@@ -23,6 +31,12 @@ def test_without_sim_the_hardware_is_written_and_not_simulated(cli, tmp_path):
     assert code == 0, err
     assert (tmp_path / "d" / "network.v").read_text().count("module network(") == 1
     assert "PASS" not in out
+    design = json.loads((tmp_path / "d" / "design.json").read_text())
+    ports = {p["name"]: (p["direction"], p["width"]) for p in design["ports"]}
+    assert ports["s_axis__tdata"] == ("in", 8) and ports["m_axis__tvalid"] == ("out", 1)
+    assert verilog_ports((tmp_path / "d" / "network.v").read_text(), "network") == summary_of(design["ports"])
+    assert [s["stage"] for s in design["stages"]] == ["conv", "conv", "pool", "linear"]
+    assert "toplevel: network" in (tmp_path / "d" / "network.core").read_text()
 
 
 CONV_ONLY = "from torch import nn\ndef net():\n    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()).eval()\n"

@@ -3,6 +3,7 @@ settings checked before any work, its files, or its verdict when it does not fit
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
         generated, why = network_hardware(quantised.qnet, bool(sims), a.plan)
         images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None
         if generated is not None:
-            files.update({"network.v": generated.verilog, "hardware.txt": generated.text()})
+            files.update({"network.v": generated.verilog, "hardware.txt": generated.text(),
+                          "design.json": json.dumps(generated.design_json(), indent=1) + "\n",
+                          "network.core": generated.core_file()})
 
     def populate(tmp: Path) -> None:
         for file, content in files.items():
