@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
 
 
@@ -55,6 +56,7 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
     sims = [] if a.sim == "none" else parse_simulators(a.sim)
     for n in sims:
         require(n)
+    progress.status(f"importing {a.model}")
     graph = load_model(a.model, shape, a.weights)
     text = graph.text()
     files = {"network.json": graph.to_json(), "network.txt": text + "\n"}
@@ -62,6 +64,7 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
     if settings is not None:
         files.update(plan_files(graph, settings, name))
     else:
+        progress.status("quantising, and checking network.onnx with onnxruntime")
         quantised = quantise_and_check(graph, a.calibration, a.labels)
         generated, why = network_hardware(quantised.qnet, bool(sims), a.plan)
         images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None

@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
@@ -74,15 +75,17 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
     what the top cannot build."""
     stages, made = [], {qnet.input.name: ("input", None)}   # layer -> (stage it comes out of, lanes)
     flat_from = {}
-    for q in qnet.layers[1:]:
-        srcs = [made[i] for i in q.inputs]
-        shape, lanes = qnet.layer(q.inputs[0]).shape, srcs[0][1]
-        if q.kind == Kind.FLATTEN:
-            made[q.name], flat_from[q.name] = srcs[0], shape
-            continue
-        stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs)
-        stages.append(stage)
-        made[q.name] = (stage.name, stage.out_lanes)
+    with progress.bar(len(qnet.layers) - 1, "network stages", "layer") as bar:
+        for q in qnet.layers[1:]:
+            bar.update()
+            srcs = [made[i] for i in q.inputs]
+            shape, lanes = qnet.layer(q.inputs[0]).shape, srcs[0][1]
+            if q.kind == Kind.FLATTEN:
+                made[q.name], flat_from[q.name] = srcs[0], shape
+                continue
+            stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs)
+            stages.append(stage)
+            made[q.name] = (stage.name, stage.out_lanes)
     if not stages or not isinstance(stages[-1], LinearStage) or len(qnet.outputs) != 1:
         raise WinohdlError("the network top needs one output, a final linear layer (the logits)")
     return stages
@@ -237,6 +240,7 @@ def generate_network(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoi
     from hdl.verilog import to_verilog
     from hdl.design import ports_of
     stages = tuple(network_stages(qnet, choose))
+    progress.status("writing the network's Verilog")
     top = NetworkTop(stages)
     width = top._final.logit_width
     return GeneratedNetwork(stages, to_verilog(top, TOP), width, ports_of(top.signature, clocked=True))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
 
 from winohdl.core.io import make_run_folder
@@ -39,7 +40,10 @@ def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators
     x = quantise_input(qnet, images)
     expected = run_integer(qnet, x)[qnet.outputs[0]]
     stimulus = generated.stimulus(x, expected)
-    results = [run_network_simulation(folder / "network.v", TOP, stimulus, s, work) for s in simulators]
+    results = []
+    for s in simulators:
+        progress.status(f"simulating {len(x)} images on {s}")
+        results.append(run_network_simulation(folder / "network.v", TOP, stimulus, s, work))
     return onnx, results
 
 
