@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from winohdl.core.errors import WinohdlError
@@ -146,14 +146,17 @@ def networks(draw):
     return graph, calibration, x
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(networks())
 def test_onnxruntime_computes_the_integer_model_exactly(case):
     """run_integer == onnxruntime on network.onnx, every layer, optimisations off and on, all layers
-    exposed and only the outputs exposed (where QDQ fuses into QLinear* kernels)."""
+    exposed and only the outputs exposed (where QDQ fuses into QLinear* kernels). Only where float32
+    is exact: a network whose partial sums may pass 2**24 (a huge bias, say) is one the tool warns
+    about instead (test below). Derandomised, so CI runs the same 40 networks every time."""
     graph, calibration, x = case
     qnet = quantise_network(graph, calibration)
-    assert qnet.float32_problems() == []
+    assume(qnet.float32_problems() == [])
     assert check_onnxruntime(qnet, x) == []
 
 
