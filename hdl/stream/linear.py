@@ -13,9 +13,10 @@ from ..pipeline import register
 from ..widths import Range, product_range, signed_width
 from .axis import flag_chain, lane, output_queue, pack, refuse, signed_register, table_lookup, word_range
 
-FINISH = 5
-"""Cycles from a pass's last read to its beat's push: input buffer and weight ROM read, operand
-registers, products, accumulators, the arg-max register."""
+FINISH = 6
+"""Cycles from a pass's last read to its beat's push: input buffer and weight ROM read and their
+output registers, operand registers, products, accumulators, the arg-max register (the arg-max tree's
+levels come on top)."""
 
 
 class Linear(wiring.Component):
@@ -109,13 +110,15 @@ class Linear(wiring.Component):
             m.d.sync += full[k].eq((full[k] & ~(freed & (rhalf == k))) | (filled & (whalf == k)))
         rp = buf.read_port()
         m.d.comb += rp.addr.eq(Mux(rhalf, NB, 0) + jb)
-        words = Array([lane(rp.data, i, self.in_width) for i in range(L)])
-        x = signed_register(m, words[register(m, jl, "jl_d")], word_range(self.in_width), "x")
-        rom = self._weight_rom(m, wa)
-        valid = flag_chain(m, issue, 3, "valid")
-        first = flag_chain(m, issue & (jb == 0) & (jl == 0), 3, "first")
+        # both memories' outputs registered (the block RAMs' own output registers): a block RAM's
+        # clock-to-out and the lane multiplexer were the network's critical path into the multipliers
+        words = Array([lane(register(m, rp.data, "in_word"), i, self.in_width) for i in range(L)])
+        x = signed_register(m, words[register(m, jl, "jl_d", cycles=2)], word_range(self.in_width), "x")
+        rom = register(m, self._weight_rom(m, wa), "w_word")
+        valid = flag_chain(m, issue, 4, "valid")
+        first = flag_chain(m, issue & (jb == 0) & (jl == 0), 4, "first")
         biases = table_lookup(m, [pack(self.bias[k * P:(k + 1) * P], self.logit_width) for k in range(passes)],
-                              P * self.logit_width, register(m, p, "p_bias", cycles=2), "bias")
+                              P * self.logit_width, register(m, p, "p_bias", cycles=3), "bias")
         accs = []
         for i in range(P):
             w = signed_register(m, lane(rom, i, self.weight_width), word_range(self.weight_width), f"w{i}")
@@ -125,8 +128,8 @@ class Linear(wiring.Component):
             with m.If(valid):
                 m.d.sync += acc.eq(Mux(first, lane(biases, i, self.logit_width), acc) + prod)
             accs.append(acc)
-        done = flag_chain(m, issue & lastj, 4, "done")
-        self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=4), passes)
+        done = flag_chain(m, issue & lastj, 5, "done")
+        self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=5), passes)
         m.d.comb += q.last.eq(flag_chain(m, issue & lastj & (p == passes - 1), finish, "last"))
         return m
 
