@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from winohdl.core.geometry import Geometry
+from winohdl.core.words import pack, unpack  # noqa: F401  (re-exported: one definition)
 
 
 def word_bounds(width: int) -> tuple[int, int]:
@@ -102,18 +103,3 @@ def test_set(geometry: Geometry, options, n_random: int, seed: int, datapath=Non
     vectors += random_vectors(geometry.n_d, geometry.n_g, options.data_width, options.kernel_width, n_random, seed)
     return {"vectors": vectors, "expected": expected_outputs(geometry, options, vectors),
             "corners": n_corners, "random": n_random, "seed": seed}
-
-
-def pack(values, width: int) -> int:
-    """Words (two's complement, ``width`` bits each, element 0 lowest) packed into one port value."""
-    mask = (1 << width) - 1
-    return sum((int(v) & mask) << (i * width) for i, v in enumerate(values))
-
-
-def unpack(word: int, width: int, n: int) -> list[int]:
-    """The ``n`` signed ``width``-bit words of a port value (inverse of :func:`pack`)."""
-    out = []
-    for i in range(n):
-        v = (word >> (i * width)) & ((1 << width) - 1)
-        out.append(v - (1 << width) if v >> (width - 1) else v)
-    return out

@@ -18,6 +18,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigne
 from amaranth.lib.memory import Memory
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.words import pack, unpack  # noqa: F401  (re-exported: one definition)
 
 from ..pipeline import wrapped_increment
 from ..widths import Range, signed_width
@@ -46,21 +47,6 @@ def word_range(bits: int) -> Range:
 def lane(value: Value, i: int, width: int) -> Value:
     """Lane ``i`` of a packed beat (``width`` bits a lane), signed."""
     return value[i * width:(i + 1) * width].as_signed()
-
-
-def pack(values, width: int) -> int:
-    """Python: signed ``values`` as one packed beat, value i at bits ``[i*width +: width]``."""
-    mask = (1 << width) - 1
-    return sum((int(v) & mask) << (i * width) for i, v in enumerate(values))
-
-
-def unpack(word: int, width: int, n: int) -> list[int]:
-    """Python: the ``n`` signed ``width``-bit values of a packed beat."""
-    out = []
-    for i in range(n):
-        v = (int(word) >> (i * width)) & ((1 << width) - 1)
-        out.append(v - (1 << width) if v >> (width - 1) else v)
-    return out
 
 
 def log2_exact(n: int) -> int | None:
