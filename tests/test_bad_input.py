@@ -274,6 +274,8 @@ CASES = [
     C("network-bad-spec", "network --model {t}/file --input-shape 1x1x8x8 -o {t}/n", "a model is path/to/model.py",
       regular_file()),
     C("network-bad-shape", "network --model {t}/file.py:net --input-shape 1x0x8 -o {t}/n", "--input-shape"),
+    C("network-torchvision", "network --model torchvision:resnet18 --input-shape 1x3x224x224 -o {t}/n",
+      "torchvision is not installed"),
     C("network-no-shape", "network --model {t}/file.py:net -o {t}/n", "needs an input shape", regular_file("file.py")),
     C("network-output-is-a-file", "network --model {t}/file.py:net --input-shape 1x1x8x8 -o {t}/file.py",
       "{t}/file.py", regular_file("file.py")),

@@ -52,6 +52,8 @@ def load_model(spec: str, input_shape=None, weights=None) -> Graph:
         input_shape = tuple(input_shape)
         if not input_shape or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in input_shape):
             raise WinohdlError(f"the input shape must be positive whole numbers, got {input_shape}")
+    if spec.startswith("torchvision:"):
+        return _torchvision(spec.partition(":")[2], input_shape)
     if spec.endswith(".onnx"):
         from .onnx_import import from_onnx
         return from_onnx(_existing(spec), input_shape)
@@ -134,3 +136,22 @@ def _load_state(model, path) -> None:
         model.load_state_dict(state, strict=True)
     except Exception as exc:  # noqa: BLE001  (missing or unexpected keys, shape mismatches)
         raise WinohdlError(f"weights file {str(p)[:200]!r} does not fit the model ({_why(exc)})") from None
+
+
+def _torchvision(name: str, input_shape):
+    """``torchvision:<architecture>`` built with ``weights=None`` (no download)."""
+    try:
+        import torchvision
+    except ImportError:
+        raise WinohdlError(f"torchvision:{name[:60]}: torchvision is not installed (its wheels need a newer torch "
+                           "than this project pins); examples/resnet18/model.py:resnet18 and "
+                           "examples/vgg16/model.py:vgg16 build the same architectures") from None
+    factory = getattr(torchvision.models, name, None)
+    if not name.isidentifier() or not callable(factory):
+        raise WinohdlError(f"torchvision has no model {name[:60]!r}")
+    if input_shape is None:
+        raise WinohdlError(f"the model torchvision:{name} needs an input shape (e.g. 1x3x224x224)")
+    import torch
+
+    from .torch_import import from_torch
+    return from_torch(factory(weights=None).eval(), torch.zeros(input_shape))
