@@ -85,7 +85,9 @@ class Linear(wiring.Component):
         NB, passes = N // L, M // P
         finish = FINISH + 1 + self.argmax_levels
         q = output_queue(m, self.m_axis, finish)
-        buf = Memory(shape=L * self.in_width, depth=2 * NB, init=[])
+        # the halves are never read and written at once (the full flags), so no read-write bypass: without
+        # this Yosys put a LUT after the block RAM, which kept its output register in the fabric
+        buf = Memory(shape=L * self.in_width, depth=2 * NB, init=[], attrs={"no_rw_check": 1})
         m.submodules.inputs = buf
         full = [Signal(name="full0"), Signal(name="full1")]
         # the reader: pass p, input word j = jb * L + jl, weight address p * N + j
