@@ -15,7 +15,6 @@ Configured by environment: WINOHDL_STIMULUS, WINOHDL_RESULT.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import random
@@ -27,7 +26,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from sim.stimulus import unpack
-from sim.streams import FEATURE_MAP, STREAMS, HostOrder, input_frames, layer_cycles
+from sim.streams import FEATURE_MAP, STREAMS, HostOrder, input_frames, layer_cycles, pause_pattern
 
 
 def _bus(dut, bundle: str) -> AxiStreamBus:
@@ -37,11 +36,6 @@ def _bus(dut, bundle: str) -> AxiStreamBus:
 
 def _handshake(bus) -> bool:
     return bool(int(bus.tvalid.value) and int(bus.tready.value))
-
-
-def _draws(rng: random.Random, p: float):
-    """An endless pause pattern: True with probability ``p`` each cycle."""
-    return (rng.random() < p for _ in itertools.count())
 
 
 class TB:
@@ -78,7 +72,7 @@ class TB:
 
     def _back_pressure(self, p: float, rng: random.Random) -> None:
         if p:
-            self.sink.set_pause_generator(_draws(random.Random(rng.random()), p))
+            self.sink.set_pause_generator(pause_pattern(random.Random(rng.random()), p))
         else:
             self.sink.clear_pause_generator()
             self.sink.pause = False

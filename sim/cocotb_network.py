@@ -11,7 +11,6 @@ Configured by environment: WINOHDL_STIMULUS, WINOHDL_RESULT.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import random
@@ -23,6 +22,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from sim.stimulus import unpack
+from sim.streams import pause_pattern
 
 
 class _Bus(AxiStreamBus):
@@ -30,10 +30,6 @@ class _Bus(AxiStreamBus):
     (a unit's port), which cocotbext-axi would otherwise take for the top's."""
 
     _optional_signals = ["tvalid", "tready", "tlast"]
-
-
-def _draws(rng: random.Random, p: float):
-    return (rng.random() < p for _ in itertools.count())
 
 
 def decode(beats: list[int], cfg: dict) -> tuple[list[int], int]:
@@ -55,9 +51,9 @@ async def run_network(dut):
     source = AxiStreamSource(_Bus.from_prefix(dut, "s_axis", bus_separator="__"), dut.clk, byte_lanes=1)
     sink = AxiStreamSink(_Bus.from_prefix(dut, "m_axis", bus_separator="__"), dut.clk, byte_lanes=1)
     if cfg["gaps"]:
-        source.set_pause_generator(_draws(random.Random(rng.random()), cfg["gaps"]))
+        source.set_pause_generator(pause_pattern(random.Random(rng.random()), cfg["gaps"]))
     if cfg["backpressure"]:
-        sink.set_pause_generator(_draws(random.Random(rng.random()), cfg["backpressure"]))
+        sink.set_pause_generator(pause_pattern(random.Random(rng.random()), cfg["backpressure"]))
     for beats in cfg["images"]:
         source.send_nowait(AxiStreamFrame(beats))
     mismatches, checked, cycles = [], 0, 0

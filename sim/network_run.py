@@ -44,10 +44,7 @@ def run_network_simulation(verilog: Path, top: str, stimulus: dict, simulator: s
     build_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner(simulator)
     t0 = time.perf_counter()
-    # Verilog-2005 semantics for Icarus: under the runner's -g2012 a variable's declared initial value
-    # raises no event at time 0, so a combinational block whose inputs are registers that keep their
-    # initial values is never evaluated and the registers it feeds load X (the units' queues)
-    build_core(runner, simulator, [Path(verilog).resolve()], top, build_dir, icarus_args=("-g2005",))
+    build_core(runner, simulator, [Path(verilog).resolve()], top, build_dir)
     t1 = time.perf_counter()
     stim_file, result_file = build_dir / "stimulus.json", build_dir / "network_result.json"
     stim_file.write_text(json.dumps(stimulus))

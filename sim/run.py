@@ -102,7 +102,7 @@ def run_simulation(opened: OpenedDesign, simulator: str, work: Path, vectors: in
 
 
 def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir: Path, waves: bool = False,
-               includes=(), defines=None, extra_args=(), icarus_args=()) -> None:
+               includes=(), defines=None, extra_args=()) -> None:
     """Compile ``sources`` (a design, or a netlist and its cell models with their ``includes`` and
     ``defines``), top ``top``, with the cocotb runner; a compiler error is a one-line WinohdlError."""
     log = build_dir / "build.log"
@@ -112,7 +112,10 @@ def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir:
         args = VERILATOR_ARGS + verilator_public_ports(top, build_dir) + list(extra_args)
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, *verilator_make_flags()]))
     elif simulator == "icarus":
-        args = list(icarus_args)
+        # Verilog-2005 semantics: under the runner's -g2012 a variable's declared initial value raises no
+        # event at time 0, so a combinational block whose inputs are registers that keep their initial
+        # values is never evaluated and the registers it feeds load X (a whole network's stream units)
+        args = ["-g2005"]
     try:
         runner.build(sources=sources, includes=list(includes), defines=dict(defines or {}), hdl_toplevel=top,
                      build_dir=build_dir, waves=waves, always=True, build_args=args,

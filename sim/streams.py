@@ -11,6 +11,8 @@ testbench asks it whose turn it is and tells it each beat taken.
 
 from __future__ import annotations
 
+import itertools
+import random
 from dataclasses import dataclass
 
 from .stimulus import pack
@@ -70,3 +72,8 @@ class HostOrder:
 def layer_cycles(first_fm: dict, last_out: dict) -> list[int]:
     """Per layer: cycles from its first feature-map beat taken to its last output beat taken, inclusive."""
     return [last_out[i] - first_fm[i] + 1 for i in sorted(last_out)]
+
+
+def pause_pattern(rng: random.Random, p: float):
+    """An endless pause pattern for a cocotbext-axi source or sink: True with probability ``p`` each cycle."""
+    return (rng.random() < p for _ in itertools.count())

@@ -19,6 +19,7 @@ from typing import Callable
 import pytest
 
 from hdl.design import DESIGN_FILE
+from winohdl.core.errors import WinohdlError
 
 ROOT = Path(__file__).resolve().parent.parent
 CAP_SECONDS = 60          # per in-process case: a cap against hangs, not a measurement
@@ -197,3 +198,12 @@ def _unlock(top: Path) -> None:
     for p in [top, *top.rglob("*")]:
         if not p.is_symlink():
             p.chmod(p.stat().st_mode | 0o700)
+
+
+def one_line_error(fn, *words) -> str:
+    """``fn()`` raises a one-line WinohdlError holding every one of ``words``; its text."""
+    with pytest.raises(WinohdlError) as info:
+        fn()
+    text = str(info.value)
+    assert "\n" not in text and all(w in text for w in words), text
+    return text

@@ -13,11 +13,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from winohdl.core.errors import WinohdlError
 from winohdl.network.graph import Conv, Graph, Kind, Linear, Node, Pool
 from winohdl.network.load import _call_factory, load_model
 from winohdl.network.onnx_import import from_onnx
 from winohdl.network.torch_import import from_exported, from_torch
+from bad_input_helpers import one_line_error
 
 ROOT = Path(__file__).resolve().parent.parent
 RESNET8 = f"{ROOT}/examples/resnet8/model.py:resnet8"
@@ -30,14 +30,6 @@ def _onnx(model, shape, **kw):
         warnings.simplefilter("ignore")
         torch.onnx.export(model.eval(), (torch.zeros(shape),), f, dynamo=False, **kw)
     return onnx.load_from_string(f.getvalue())
-
-
-def _one_line_error(fn, *words):
-    with pytest.raises(WinohdlError) as info:
-        fn()
-    text = str(info.value)
-    assert "\n" not in text and all(w in text for w in words), text
-    return text
 
 
 class _Residual(nn.Module):
@@ -207,22 +199,22 @@ def test_network_json_round_trips_and_refuses_an_edited_shape(resnet8):
     assert Graph.from_json(text).nodes == resnet8.nodes  # the structure alone
     victim = data["nodes"][5]
     victim["shape"][2] += 1
-    _one_line_error(lambda: Graph.from_json(json.dumps(data)), repr(victim["name"]), "shape")
+    one_line_error(lambda: Graph.from_json(json.dumps(data)), repr(victim["name"]), "shape")
     changed = dict(resnet8.weights)
     key = next(iter(changed))
     changed[key] = changed[key] + 1e-3
-    _one_line_error(lambda: Graph.from_json(text, changed), repr(key), "SHA-256")
+    one_line_error(lambda: Graph.from_json(text, changed), repr(key), "SHA-256")
 
 
 def test_graph_validation_names_the_node():
     x = Node("x", Kind.INPUT, (), (1, 2, 4, 4))
-    _one_line_error(lambda: Graph((x, Node("r", Kind.RELU, ("y",), (1, 2, 4, 4)))), "'r'", "'y'")
-    _one_line_error(lambda: Graph((x, Node("x", Kind.RELU, ("x",), (1, 2, 4, 4)))), "'x'", "twice")
+    one_line_error(lambda: Graph((x, Node("r", Kind.RELU, ("y",), (1, 2, 4, 4)))), "'r'", "'y'")
+    one_line_error(lambda: Graph((x, Node("x", Kind.RELU, ("x",), (1, 2, 4, 4)))), "'x'", "twice")
     pool = Node("p", Kind.MAXPOOL, ("x",), (1, 2, 3, 3), Pool((2, 2), (2, 2), (0, 0)))
-    _one_line_error(lambda: Graph((x, pool)), "'p'", "[1, 2, 2, 2]")
+    one_line_error(lambda: Graph((x, pool)), "'p'", "[1, 2, 2, 2]")
     conv = Node("c", Kind.CONV, ("x",), (1, 3, 2, 2), Conv(2, 3, (3, 3), (1, 1), (1, 1), (0, 0)))
-    _one_line_error(lambda: Graph((x, conv), {"c.weight": np.zeros((3, 2, 3, 3))}), "'c.bias'", "missing")
-    _one_line_error(lambda: from_torch(nn.ReLU(), torch.zeros(2, 3, 4, 4)), "input", "(1, C, ...)")
+    one_line_error(lambda: Graph((x, conv), {"c.weight": np.zeros((3, 2, 3, 3))}), "'c.bias'", "missing")
+    one_line_error(lambda: from_torch(nn.ReLU(), torch.zeros(2, 3, 4, 4)), "input", "(1, C, ...)")
     plain = Conv(2, 3, (3, 3), (1, 1), (1, 1), (0, 0), bias=False)
     graph = Graph((x, Node("c", Kind.CONV, ("x",), (1, 3, 2, 2), plain)), {"c.weight": np.ones((3, 2, 3, 3))})
     with pytest.raises(ValueError):
@@ -235,7 +227,7 @@ def test_graph_validation_names_the_node():
     (nn.Sequential(nn.ReLU(), nn.BatchNorm2d(2)), ["batch_norm", "convolution"]),
 ])
 def test_unsupported_operator_from_torch(model, words):
-    _one_line_error(lambda: from_torch(model, torch.zeros(1, 2, 4, 4)), "unsupported operator", *words)
+    one_line_error(lambda: from_torch(model, torch.zeros(1, 2, 4, 4)), "unsupported operator", *words)
 
 
 @pytest.mark.parametrize("model, words", [
@@ -243,7 +235,7 @@ def test_unsupported_operator_from_torch(model, words):
     (nn.Upsample(scale_factor=2), ["ONNX Resize", "node"]),
 ])
 def test_unsupported_operator_from_onnx(model, words):
-    _one_line_error(lambda: from_onnx(_onnx(model, (1, 2, 4, 4))), "unsupported operator", *words)
+    one_line_error(lambda: from_onnx(_onnx(model, (1, 2, 4, 4))), "unsupported operator", *words)
 
 
 @pytest.mark.parametrize("source", ["torch", "onnx"])
@@ -262,13 +254,13 @@ def test_dynamic_shapes_are_refused(tmp_path):
     model = nn.Sequential(nn.Conv2d(2, 2, 3))
     h = torch.export.Dim("h", min=4, max=64)
     program = torch.export.export(model.eval(), (torch.zeros(1, 2, 8, 8),), dynamic_shapes=({2: h},))
-    _one_line_error(lambda: from_exported(program), "dynamic shape")
+    one_line_error(lambda: from_exported(program), "dynamic shape")
     f = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model.eval(), (torch.zeros(1, 2, 8, 8),), f, dynamo=False, input_names=["x"],
                           dynamic_axes={"x": {2: "h"}})
-    _one_line_error(lambda: from_onnx(onnx.load_from_string(f.getvalue())), "dynamic shape", "'h'")
+    one_line_error(lambda: from_onnx(onnx.load_from_string(f.getvalue())), "dynamic shape", "'h'")
 
 
 def test_load_model_from_pt2_and_onnx_files(tmp_path):
@@ -277,21 +269,21 @@ def test_load_model_from_pt2_and_onnx_files(tmp_path):
     (tmp_path / "m.onnx").write_bytes(_onnx(model, (1, 1, 6, 6)).SerializeToString())
     a, b = load_model(str(tmp_path / "m.pt2")), load_model(str(tmp_path / "m.onnx"), (1, 1, 6, 6))
     assert _summary(a) == _summary(b) and a.nodes[-1].shape == (1, 3)
-    _one_line_error(lambda: load_model(str(tmp_path / "m.onnx"), (1, 1, 7, 7)), "[1, 1, 6, 6]")
+    one_line_error(lambda: load_model(str(tmp_path / "m.onnx"), (1, 1, 7, 7)), "[1, 1, 6, 6]")
 
 
 def test_model_files_that_do_not_load(tmp_path):
-    _one_line_error(lambda: load_model(f"{tmp_path}/nope.py:f", (1, 1, 4, 4)), "nope.py", "does not exist")
-    _one_line_error(lambda: load_model(f"{tmp_path}/nope.onnx"), "does not exist")
+    one_line_error(lambda: load_model(f"{tmp_path}/nope.py:f", (1, 1, 4, 4)), "nope.py", "does not exist")
+    one_line_error(lambda: load_model(f"{tmp_path}/nope.onnx"), "does not exist")
     (tmp_path / "bad.py").write_text("import torch\ndef f():\n    raise RuntimeError('no weights here')\n")
-    _one_line_error(lambda: load_model(f"{tmp_path}/bad.py:f", (1, 1, 4, 4)), "f()", "RuntimeError", "no weights")
-    _one_line_error(lambda: load_model(f"{tmp_path}/bad.py:g", (1, 1, 4, 4)), "no function 'g'")
+    one_line_error(lambda: load_model(f"{tmp_path}/bad.py:f", (1, 1, 4, 4)), "f()", "RuntimeError", "no weights")
+    one_line_error(lambda: load_model(f"{tmp_path}/bad.py:g", (1, 1, 4, 4)), "no function 'g'")
     (tmp_path / "broken.py").write_text("import not_a_module_here\n")
-    _one_line_error(lambda: load_model(f"{tmp_path}/broken.py:f", (1, 1, 4, 4)), "cannot import", "broken.py")
+    one_line_error(lambda: load_model(f"{tmp_path}/broken.py:f", (1, 1, 4, 4)), "cannot import", "broken.py")
     (tmp_path / "junk.onnx").write_bytes(b"not onnx")
-    _one_line_error(lambda: load_model(f"{tmp_path}/junk.onnx"), "cannot read ONNX")
-    _one_line_error(lambda: load_model("model.h5"), "factory")
-    _one_line_error(lambda: load_model(DIGITS), "input shape")
+    one_line_error(lambda: load_model(f"{tmp_path}/junk.onnx"), "cannot read ONNX")
+    one_line_error(lambda: load_model("model.h5"), "factory")
+    one_line_error(lambda: load_model(DIGITS), "input shape")
 
 
 def test_network_command_writes_the_graph(cli, tmp_path):

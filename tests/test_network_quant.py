@@ -13,20 +13,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from winohdl.core.errors import WinohdlError
 from winohdl.network.build import Builder
 from winohdl.network.graph import Conv, Kind, Linear, Pool
 from winohdl.network.integer import quantise_input, run_integer
 from winohdl.network.qdq import check_onnxruntime, mismatches, run_onnxruntime, to_onnx
 from winohdl.network.quant import exponent_for, quantise_network
-
-
-def _one_line_error(fn, *words):
-    with pytest.raises(WinohdlError) as info:
-        fn()
-    text = str(info.value)
-    assert "\n" not in text and all(w in text for w in words), text
-    return text
+from bad_input_helpers import one_line_error
 
 
 # ---- random networks ------------------------------------------------------------------------------------
@@ -300,13 +292,13 @@ def test_relu_is_fused_only_into_a_node_it_alone_reads():
 def test_average_pooling_refuses_a_count_that_is_not_a_power_of_two(pool, words):
     shape = (1, 1) + (8,) * len(pool.kernel)
     g = _chain(shape, (Kind.AVGPOOL, pool, {}))
-    _one_line_error(lambda: quantise_network(g, np.ones((2,) + shape[1:])), "'n0'", words, "not a power of two",
+    one_line_error(lambda: quantise_network(g, np.ones((2,) + shape[1:])), "'n0'", words, "not a power of two",
                     "shift")
 
 
 def test_global_average_pooling_refuses_3x3_and_pads_excluded_by_powers_of_two():
     g = _chain((1, 1, 3, 3), (Kind.GLOBAL_AVGPOOL, None, {}))
-    _one_line_error(lambda: quantise_network(g, np.ones((2, 1, 3, 3))), "'n0'", "divides by 9")
+    one_line_error(lambda: quantise_network(g, np.ones((2, 1, 3, 3))), "'n0'", "divides by 9")
     # k=2, p=1, pads excluded: edge windows count 1 or 2 values, inner ones 4 (2D): all shifts
     g = _chain((1, 1, 4, 4), (Kind.AVGPOOL, Pool((2, 2), (1, 1), (1, 1), False), {}))
     rng = np.random.default_rng(0)
@@ -327,7 +319,7 @@ def test_global_average_pooling_refuses_3x3_and_pads_excluded_by_powers_of_two()
 ])
 def test_calibration_of_the_wrong_shape_is_one_line(shape, words):
     g = _chain((1, 1, 8, 8), (Kind.RELU, None, {}))
-    _one_line_error(lambda: quantise_network(g, np.zeros(shape)), "calibration inputs", words, "1x1x8x8")
+    one_line_error(lambda: quantise_network(g, np.zeros(shape)), "calibration inputs", words, "1x1x8x8")
 
 
 def test_calibration_accepts_a_batch_axis_of_one_and_refuses_nan():
@@ -336,14 +328,14 @@ def test_calibration_accepts_a_batch_axis_of_one_and_refuses_nan():
     assert a.input.exponent == exponent_for(0.5) == -7
     bad = np.zeros((2, 1, 8, 8))
     bad[1, 0, 3, 3] = np.nan
-    _one_line_error(lambda: quantise_network(g, bad), "not all finite")
+    one_line_error(lambda: quantise_network(g, bad), "not all finite")
 
 
 def test_integer_inputs_must_be_int8():
     g = _chain((1, 2), _linear(np.eye(2)))
     qnet = quantise_network(g, np.ones((1, 2)))
-    _one_line_error(lambda: run_integer(qnet, np.array([[128, 0]])), "[-128, 127]")
-    _one_line_error(lambda: run_integer(qnet, np.array([[0.5, 0]])), "whole numbers")
+    one_line_error(lambda: run_integer(qnet, np.array([[128, 0]])), "[-128, 127]")
+    one_line_error(lambda: run_integer(qnet, np.array([[0.5, 0]])), "whole numbers")
 
 
 def test_onnx_model_is_qdq_with_per_channel_int8_weights_and_int32_biases():

@@ -10,10 +10,10 @@ from amaranth.sim import Simulator
 
 from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolStage
 from hdl.network.top import NetworkTop
-from hdl.stream.axis import pack, unpack
+from hdl.stream.axis import unpack
 from winohdl.core.errors import WinohdlError
 from winohdl.network.calibration import random_calibration
-from winohdl.network.hardware import ConvChoice, network_stages
+from winohdl.network.hardware import ConvChoice, image_beats, network_stages
 from winohdl.network.integer import quantise_input, run_integer
 from winohdl.network.load import load_model
 from winohdl.network.quant import quantise_network
@@ -27,13 +27,12 @@ def digits(x=None):
     return quantise_network(graph, cal, "random"), cal
 
 
-def image_beats(images, lanes: int) -> list[tuple[int, int]]:
-    """Int8 images (N, C, H, W) as the top's input beats: channels-last raster, ``lanes`` a beat."""
+def frames_of(images, lanes: int) -> list[tuple[int, int]]:
+    """Int8 images (N, C, H, W) as (tdata, tlast) beats, tlast on each image's last."""
     out = []
     for img in images:
-        flat = np.moveaxis(np.asarray(img), 0, -1).reshape(-1)
-        n = len(flat) // lanes
-        out += [(pack(flat[b * lanes:(b + 1) * lanes], 8), int(b == n - 1)) for b in range(n)]
+        beats = image_beats(img, lanes)
+        out += [(b, int(i == len(beats) - 1)) for i, b in enumerate(beats)]
     return out
 
 
@@ -88,7 +87,7 @@ def test_digits_network_logits_bit_exact(choice):
     assert [type(s) for s in stages] == [ConvStage, ConvStage, PoolStage, LinearStage]
     images = quantise_input(qnet, cal[:2])
     want = run_integer(qnet, images)[qnet.outputs[0]]
-    got = stream(NetworkTop(stages), image_beats(images, stages[0].in_lanes), 2, seed=1, gaps=0.2,
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=1, gaps=0.2,
                  backpressure=0.2)
     for (logits, argmax, last), ref in zip(got, want):
         assert logits == [int(v) for v in ref] and last == 1

@@ -17,7 +17,7 @@ from amaranth.lib.memory import Memory
 
 from ..components import word
 from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
-from .lines import first_row_slot, quotient_slot, ring_step, uses_lines
+from .lines import first_row_slot, quotient_slot, ring_step
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .options import EngineOptions, bits_for
 from .serial import SerialTransform
@@ -90,7 +90,7 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # that comparison and the carry are not three LUT levels into ``wpos``
     wcg_last = Signal(name="wcg_last", init=int(CG == 1))
     # line buffers: the first axis's quotient and row in the ring (lines.py)
-    lines = uses_lines(o)
+    lines = o.line_buffered
     wslot = Signal(range(max(o.line_slots, 2)), name="wslot") if lines else None
     wrow = Signal(range(max(o.line_rows, 2)), name="wrow") if lines else None
 
@@ -194,7 +194,7 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
                     continue
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
                 top = [rgen]
-                if uses_lines(o):
+                if o.line_buffered:
                     fields[0], top = quotient_slot(o, tidx[0], quo[0]), []
                 inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), *top), inside, f"{pc}_{j}")
@@ -224,7 +224,7 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     rpos = [Signal(shape, name=f"fibre_pos{ax}") for ax in lead]
     rk = [Signal(range(max(g.input[ax], 2)), name=f"fibre_k{ax}") for ax in lead]
     # line buffers: the first axis's row in the ring beside its position (lines.py)
-    rring = Signal(range(max(o.line_rows, 2)), name="fibre_ring") if uses_lines(o) and N > 1 else None
+    rring = Signal(range(max(o.line_rows, 2)), name="fibre_ring") if o.line_buffered and N > 1 else None
     with m.If(slot):
         m.d.sync += [r.eq(tidx[ax] * o.step[ax] - o.padding[ax]) for r, ax in zip(rpos, lead)]
         m.d.sync += [k.eq(0) for k in rk]
@@ -267,7 +267,7 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
                     continue
                 offset = (j - o.padding[last]) // o.step[last]
                 xq = (tidx[last] + offset)[:o.quotient_bits[last]]
-                if uses_lines(o) and N == 1:
+                if o.line_buffered and N == 1:
                     xq, top = quotient_slot(o, tidx[0], offset), []
                 inside = row_inside & tile_inside(o, tidx, last, j)
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, xq, *fields, *top), inside, f"{pc}_{j}")

@@ -71,7 +71,7 @@ from ..pipeline import numbered, register, register_chain
 from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
                       weight_counters, weight_memories)
 from .latency import PRODUCT_REGISTERS
-from .lines import frame_gap, line_space, uses_lines
+from .lines import frame_gap, line_space
 from .plan import EnginePlan
 from .walker import WriterState, output_keep, walk
 
@@ -148,7 +148,7 @@ class LayerEngine(wiring.Component):
         with m.If(ctl.fm_hs):
             m.d.sync += ctl.wbusy.eq(~writer.at_end)
         wk, mul_issue = _walker(m, p, ctl, writer, self.m_axis_y)
-        if uses_lines(o):
+        if o.line_buffered:
             m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer.wpos[0]))
         valid1, last1, tlast1, keep1, w_raddrs = _issue_stage(m, p, reg, ctl, wk, mul_issue)
         sw_bits = p.store_width
@@ -189,7 +189,7 @@ def _control(m: Module, p: EnginePlan, ports) -> _Control:
         # line buffers: room in the ring for the writer's row (set by the engine once the walker exists)
         space=Signal(name="line_space_ok", init=1), gap=Const(0))
     m.d.comb += [sw.tready.eq((inflight == 0) & ~c.reading & ~c.draining),
-                 sfm.tready.eq((c.wbusy & c.space if uses_lines(o) else c.wbusy) | (c.fm_open & ~sw.tvalid)),
+                 sfm.tready.eq((c.wbusy & c.space if o.line_buffered else c.wbusy) | (c.fm_open & ~sw.tvalid)),
                  ports.busy.eq((inflight != 0) | (c.count != 0) | c.draining), ports.weights_loaded.eq(c.loaded)]
     c.w_hs, c.fm_hs = Signal(name="w_hs"), Signal(name="fm_hs")
     m.d.comb += [c.w_hs.eq(sw.tvalid & sw.tready), c.fm_hs.eq(sfm.tvalid & sfm.tready)]
@@ -200,7 +200,7 @@ def _control(m: Module, p: EnginePlan, ports) -> _Control:
     c.inflight_next = Signal(range(3), name="inflight_next")
     m.d.comb += c.inflight_next.eq(inflight + frame_start - c.walk_end)
     m.d.sync += inflight.eq(c.inflight_next)
-    if uses_lines(o):
+    if o.line_buffered:
         c.gap = frame_gap(m, c.walk_end)
     with m.If(c.frame_end):
         m.d.sync += c.wgen.eq(~c.wgen)
@@ -232,9 +232,9 @@ def _weight_input(m: Module, p: EnginePlan, sw, c: _Control, reg):
     # a register from the next values: a kernel set stored, no load's beat counted and fewer than two
     # frames in flight. A weight beat taken means no frame in flight, so the handshake selects last
     # line buffers: one frame in flight at a time, and none in the walker's wake (lines.py)
-    settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if uses_lines(o) else 2))
+    settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if o.line_buffered else 2))
     opened = Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next
-    m.d.sync += c.fm_open.eq(opened & ~c.gap if uses_lines(o) else opened)
+    m.d.sync += c.fm_open.eq(opened & ~c.gap if o.line_buffered else opened)
     return Cat(*[_sext(v, p.store_width) for v in store]), w_do, counters
 
 

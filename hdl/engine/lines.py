@@ -21,12 +21,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
 from ..pipeline import numbered, register_chain
 from .latency import LINE_RELEASE
-from .modes import Buffering
 from .options import EngineOptions, bits_for
-
-
-def uses_lines(o: EngineOptions) -> bool:
-    return o.buffering == Buffering.LINES
 
 
 def _table(values: list[int], index: Value, width: int) -> Value:

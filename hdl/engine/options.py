@@ -229,6 +229,11 @@ class EngineOptions:
         return tuple(bits_for(-(-f // m)) for f, m in zip(self.feature_map, self.step))
 
     @property
+    def line_buffered(self) -> bool:
+        """The feature map is held in line buffers (:attr:`Buffering.LINES`), not two frames."""
+        return self.buffering == Buffering.LINES
+
+    @property
     def line_rows(self) -> int:
         """Rows along the first axis that line buffers hold: the input tile's rows plus one tile
         step, rounded up to whole tile steps (a bank holds positions of one residue modulo the
@@ -246,7 +251,7 @@ class EngineOptions:
         """Words per feature-map bank: power-of-two address fields (channel group, then the
         position quotients), then two frames (the frame bit) or the line buffers' ring slots."""
         lower = bits_for(self.channel_groups) + sum(self.quotient_bits[1:])
-        if self.buffering == Buffering.LINES:
+        if self.line_buffered:
             return self.line_slots << lower
         return 2 << (lower + self.quotient_bits[0])
 
@@ -265,7 +270,7 @@ class EngineOptions:
         if self.axes == 1:
             return self.bank_depth
         lower = bits_for(self.channel_groups) + self.quotient_bits[-1] + sum(bits_for(f) for f in self.feature_map[1:-1])
-        if self.buffering == Buffering.LINES:
+        if self.line_buffered:
             return self.line_rows << lower
         return 2 << (lower + bits_for(self.feature_map[0]))
 
@@ -314,7 +319,7 @@ class EngineOptions:
         g = self.geometry
         return (f"engine_{g.name}_c{self.C}k{self.K}_f{j(self.feature_map)}_p{j(self.padding)}"
                 f"_pk{self.PK}pc{self.PC}_w{self.data_width}x{self.kernel_width}"
-                + ("_lines" if self.buffering == Buffering.LINES else ""))
+                + ("_lines" if self.line_buffered else ""))
 
     def to_json(self) -> dict:
         return {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,

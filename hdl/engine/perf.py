@@ -32,7 +32,6 @@ from itertools import product
 
 from .model import ideal_cycles
 from .latency import LINE_RELEASE
-from .modes import Buffering
 from .options import EngineKind, EngineOptions
 
 
@@ -90,7 +89,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     ready = tile_ready_offsets(opts)
     group = opts.kernel_groups * opts.channel_groups
     kc = opts.weight_beats
-    lines = opts.buffering == Buffering.LINES
+    lines = opts.line_buffered
     lag = group if timing.lag else 0
     out = []
     issue = -1  # the walker's last issue so far
@@ -127,7 +126,6 @@ class _Beats:
     def __init__(self, opts: EngineOptions, first: int):
         self.o, self.starts, self.row_left = opts, [], {}
         self.first = first
-        self.lines = opts.buffering == Buffering.LINES
         self.per_row = math.prod(opts.feature_map[1:]) * opts.channel_groups
         self.per_tile_row = math.prod(opts.tiles[1:])
 
@@ -143,7 +141,7 @@ class _Beats:
             r = len(self.starts)
             t = self.starts[-1] + self.per_row if self.starts else self.first
             before = (r + o.padding[0]) // o.step[0] - o.line_slots     # the tile row the walker must leave
-            if self.lines and before >= 0:
+            if o.line_buffered and before >= 0:
                 # the walker's tile index moves a cycle after that row's last issue; the writer's limit
                 # follows LINE_RELEASE + 1 registers later, and the beat is taken in that cycle
                 t = max(t, self.row_left[before] + 2 + LINE_RELEASE.cycles)

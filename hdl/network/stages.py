@@ -19,13 +19,24 @@ from ..stream.pool import PoolShape
 ACT_BITS = 8
 
 
+class _Stage:
+    """What every stage says of its streams: int8 values out, as many lanes out as in (unless it says
+    otherwise)."""
+
+    out_bits = ACT_BITS
+
+    @property
+    def out_lanes(self) -> int:
+        return self.in_lanes
+
+
 class PoolKind(enum.Enum):
     MAX = "max"
     AVG = "avg"
 
 
 @dataclass(frozen=True)
-class ConvStage:
+class ConvStage(_Stage):
     """A convolution: the layer engine (line buffers), its results in raster order, requantised.
 
     ``weights``: the engine's weight stream (one packed beat per (k, c), k-major) that a ROM replays
@@ -48,13 +59,9 @@ class ConvStage:
     def out_lanes(self) -> int:
         return self.plan.options.PK
 
-    @property
-    def out_bits(self) -> int:
-        return ACT_BITS
-
 
 @dataclass(frozen=True)
-class PoolStage:
+class PoolStage(_Stage):
     """Max or average pooling (a power-of-two window; ``extra_shift`` requantises an average)."""
 
     name: str
@@ -67,15 +74,9 @@ class PoolStage:
     def in_lanes(self) -> int:
         return self.shape.lanes
 
-    out_lanes = in_lanes
-
-    @property
-    def out_bits(self) -> int:
-        return ACT_BITS
-
 
 @dataclass(frozen=True)
-class GlobalPoolStage:
+class GlobalPoolStage(_Stage):
     """Global average pooling over a ``height x width`` map (a power of two of pixels)."""
 
     name: str
@@ -90,15 +91,9 @@ class GlobalPoolStage:
     def in_lanes(self) -> int:
         return self.lanes
 
-    out_lanes = in_lanes
-
-    @property
-    def out_bits(self) -> int:
-        return ACT_BITS
-
 
 @dataclass(frozen=True)
-class LinearStage:
+class LinearStage(_Stage):
     """The final fully connected layer: exact logits and the arg-max. ``weights`` (M rows of N) has
     its columns in stream order (channels-last), not torch's flatten order."""
 
@@ -108,6 +103,7 @@ class LinearStage:
     lanes: int
     parallel: int
     inputs: tuple[str, ...] = ("input",)
+    out_bits = None     # the logits: the unit computes their width from the weights
 
     @property
     def in_lanes(self) -> int:
@@ -119,7 +115,7 @@ class LinearStage:
 
 
 @dataclass(frozen=True)
-class AddStage:
+class AddStage(_Stage):
     """A residual sum: ``inputs`` = (main branch, shortcut); the aligning left shifts, the output's
     rounding shift, the fused ReLU, and the shortcut FIFO's depth in beats (deep enough for what the
     main branch holds between the fork and the sum: see :class:`hdl.stream.add.ResidualAdd`)."""
@@ -136,12 +132,6 @@ class AddStage:
     @property
     def in_lanes(self) -> int:
         return self.lanes
-
-    out_lanes = in_lanes
-
-    @property
-    def out_bits(self) -> int:
-        return ACT_BITS
 
 
 Stage = ConvStage | PoolStage | GlobalPoolStage | LinearStage | AddStage

@@ -176,6 +176,12 @@ TOP = "network"
 DESIGN_FORMAT = "winohdl-network-design/1"
 
 
+def image_beats(image, lanes: int) -> list[int]:
+    """An int8 image (C, ...) as the top's input beats: channels-last raster order, ``lanes`` a beat."""
+    flat = np.moveaxis(np.asarray(image, dtype=np.int64), 0, -1).reshape(-1)
+    return [pack(flat[b * lanes:(b + 1) * lanes], 8) for b in range(len(flat) // lanes)]
+
+
 @dataclass(frozen=True)
 class GeneratedNetwork:
     """The network's stages, its top-level Verilog, its ports and what a testbench needs to read its output."""
@@ -224,11 +230,7 @@ class GeneratedNetwork:
 
     def stimulus(self, images, expected, seed: int = 1, gaps: float = 0.2, backpressure: float = 0.2) -> dict:
         """The testbench's input: int8 images (N, C, ...) as beats, and per image [logits, arg-max]."""
-        lanes = self.stages[0].in_lanes
-        beats = []
-        for img in images:
-            flat = np.moveaxis(np.asarray(img, dtype=np.int64), 0, -1).reshape(-1)
-            beats.append([pack(flat[b * lanes:(b + 1) * lanes], 8) for b in range(len(flat) // lanes)])
+        beats = [image_beats(img, self.stages[0].in_lanes) for img in images]
         want = [[[int(v) for v in row], int(np.argmax(row))] for row in np.asarray(expected)]
         return {"images": beats, "expected": want, "parallel": self.parallel, "logit_width": self.logit_width,
                 "seed": seed, "gaps": gaps, "backpressure": backpressure}

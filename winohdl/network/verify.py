@@ -12,6 +12,7 @@ from winohdl.core.errors import WinohdlError
 
 from winohdl.core.io import make_run_folder
 
+from .calibration import random_calibration
 from .hardware import TOP, GeneratedNetwork, default_choice, generate_network, plan_choices
 from .integer import quantise_input, run_integer
 from .qdq import check_onnxruntime
@@ -28,8 +29,7 @@ def sim_images(qnet: QuantNetwork, calibration, count: int) -> tuple[np.ndarray,
         if count > len(calibration):
             raise WinohdlError(f"--images {count}: the calibration data holds {len(calibration)} images")
         return np.asarray(calibration[:count]), f"the first {count} calibration images"
-    rng = np.random.default_rng(IMAGE_SEED)
-    return rng.uniform(-1.0, 1.0, (count,) + qnet.graph.input.shape[1:]), f"{count} seeded random images"
+    return random_calibration(qnet.graph, count, IMAGE_SEED), f"{count} seeded random images"
 
 
 def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators, folder: Path, work: Path):
