@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from amaranth.hdl import Cat, Const, Module, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -72,7 +72,7 @@ class RasterOrder(wiring.Component):
         q = output_queue(m, self.m_axis, LATENCY)
         rd = _Reader.make(o)
         go = Signal(name="read_go")
-        m.d.comb += go.eq(Cat(*full).any() & q.ok & (full[0] & ~rd.slab | full[1] & rd.slab))
+        m.d.comb += go.eq(q.ok & Mux(rd.slab, full[1], full[0]))
         addr = Cat((rd.tile_index(o) * o.kernel_groups + rd.kg)[:abits], rd.slab)
         sel = Signal(range(max(len(banks), 2)), name="read_bank")
         last = Signal(name="read_last")
@@ -111,7 +111,7 @@ class RasterOrder(wiring.Component):
         n_y, w = o.geometry.n_y, self.width
         count = Signal(range(max(self.slab_beats, 2)), name="write_beat")
         slab = Signal(name="write_slab")
-        m.d.comb += s.tready.eq(~(full[0] & ~slab | full[1] & slab))
+        m.d.comb += s.tready.eq(~Mux(slab, full[1], full[0]))
         hs = s.tvalid & s.tready
         for i, bank in enumerate(banks):
             words = [s.tdata[(pk * n_y + i) * w:(pk * n_y + i + 1) * w] for pk in range(o.PK)]
