@@ -65,3 +65,34 @@ def serial_out(m: Module, value: Value, load: Value, name: str) -> Value:
     with m.Else():
         m.d.sync += reg.eq(reg >> 1)
     return reg[0]
+
+
+class StreamHarness(wiring.Component):
+    """Wraps a component with one input stream ``s_axis`` and one output stream ``m_axis`` (a
+    network's top) for place and route: the input beat and every handshake on pins through a
+    register, the output beat captured and shifted out one bit per cycle, so the paths timed are
+    the core's own.
+
+    Attributes
+    ----------
+    data : In(len(s_axis.tdata))   input tdata; ``valid`` In(1)
+    y_ready, y_load : In(1)        output tready; capture the output beat (else shift it)
+    so : Out(1)                    serial output bit
+    ready, y_valid, y_last : Out(1)
+    """
+
+    def __init__(self, core: wiring.Component):
+        self._core = core
+        super().__init__({"data": In(len(core.s_axis.tdata)), "valid": In(1), "y_ready": In(1), "y_load": In(1),
+                          "so": Out(1), "ready": Out(1), "y_valid": Out(1), "y_last": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        data, valid, y_ready, y_load = Signal(len(self.data)), Signal(), Signal(), Signal()
+        m.d.sync += [data.eq(self.data), valid.eq(self.valid), y_ready.eq(self.y_ready), y_load.eq(self.y_load)]
+        m.d.comb += [core.s_axis.tdata.eq(data), core.s_axis.tvalid.eq(valid), core.m_axis.tready.eq(y_ready)]
+        m.d.sync += [self.ready.eq(core.s_axis.tready), self.y_valid.eq(core.m_axis.tvalid),
+                     self.y_last.eq(core.m_axis.tlast)]
+        m.d.comb += self.so.eq(serial_out(m, core.m_axis.tdata, y_load, "capture"))
+        return m

@@ -166,6 +166,21 @@ def test_a_budget_nothing_fits_says_by_how_much(digits):
     assert "\n" not in p.verdict
 
 
+def test_a_plan_that_does_not_fit_still_gives_every_3x3_convolution_a_winograd_tile(digits):
+    p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.WINOGRAD, derive=False)
+    convs = [x for x in p.layers if x.operator == "conv"]
+    assert not p.fits and convs and all(x.geometry is not None for x in convs)
+    assert any(n.startswith("neither plan fits; with direct engines") for n in p.notes)
+
+
+def test_the_engines_size_limits_do_not_bound_a_plan(digits, monkeypatch):
+    # a plan sizes hardware it does not build: the budget decides, generation checks the limits again
+    monkeypatch.setenv("WINOHDL_MAX_ENGINE_MEMORY_DEPTH", "4")
+    monkeypatch.setenv("WINOHDL_MAX_ENGINE_MULTIPLIERS", "1")
+    p = plan_network(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, PlanMode.WINOGRAD, derive=False)
+    assert p.fits and any(x.geometry is not None for x in p.layers)
+
+
 # ---- the command -----------------------------------------------------------------------------------------
 
 def test_cli_plan_only_writes_the_plan(tmp_path, capsys):
@@ -193,6 +208,10 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
     (["--plan-only", "--budget", "dsp"], "--budget"),
     (["--plan-only", "--clock", "-3"], "--clock"),
     (["--device", "LFE5U-25F"], "--device applies only with --plan-only"),
+    (["--plan-only", "--family", "ecp5"], "--family does not apply with --plan-only"),
+    (["--family", "asic"], "--family asic: the network is synthesised for FPGA families with place and route"),
+    (["--family", "ecp6"], "unknown family 'ecp6'"),
+    (["--family", "ecp5", "--seeds", "21"], "--seeds must be 1..20"),
 ])
 def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
     out = tmp_path / "bad"

@@ -44,7 +44,7 @@ CONV_ONLY = "from torch import nn\ndef net():\n    return nn.Sequential(nn.Conv2
 
 @pytest.mark.parametrize("argv, message", [
     (("--model", "{tmp}/m.py:net", "--input-shape", "1x1x6x6", "--sim", "icarus"),
-     "error: --sim: no hardware to simulate: the network top needs one output, a final linear layer"),
+     "error: --sim/--family: no hardware to simulate or synthesise: the network top needs one output, a final linear layer"),
     ((*DIGITS, "--sim", "icarus", "--images", "0"), "error: winohdl network: argument --images: must be >= 1"),
 ], ids=["no_logits", "no_images"])
 def test_network_sim_bad_input(cli, tmp_path, argv, message):

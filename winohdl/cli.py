@@ -371,6 +371,12 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                     help="simulate the generated network (default none)")
     nw.add_argument("--images", type=positive_int, default=16,
                     help="images to simulate: the first of --calibration, or seeded random ones (default 16)")
+    nw.add_argument("--family", default="none",
+                    help="synthesise the generated network for these FPGA families (ecp5, ice40, gowin; comma "
+                         "list): its cells (Yosys), Fmax (nextpnr, median of --seeds) and frames per second")
+    nw.add_argument("--seeds", type=positive_int, default=3, help="nextpnr seeds for --family (1..20, default 3)")
+    nw.add_argument("--pnr-timeout", type=positive_seconds, default=3600.0,
+                    help="seconds one nextpnr run may take (default 3600)")
     nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
     nw.add_argument("--plan-only", action="store_true",
                     help="plan the network (an algorithm and PK/PC per layer, balanced for frames per second within "

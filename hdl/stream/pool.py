@@ -130,13 +130,18 @@ class _Pool2d(wiring.Component):
         base = Signal(signed(signed_width(-p, (sh.out_height - 1) * s - p + R)), name="base", init=-p)
         # (the walker's ``base`` starts the next frame's as soon as it is done: rows it never needs,
         # the bottom ones that no window reaches, may then fill any bank)
-        m.d.comb += st.tready.eq(~wdone & (rdone | (wy < base + R)))
+        wy_n, base_n, wdone_n = (Signal.like(v, name=f"{v.name}_next") for v in (wy, base, wdone))
+        m.d.comb += [wy_n.eq(wy), base_n.eq(base), wdone_n.eq(wdone)]
+        m.d.sync += [wy.eq(wy_n), base.eq(base_n), wdone.eq(wdone_n)]
+        room, rows_in = self._readiness(m, wy_n, base_n, wdone_n)
+        m.d.comb += st.tready.eq(~wdone & (rdone | room))
         hs = st.tvalid & st.tready
         with m.If(hs):
             with m.If(waddr == sh.width * G - 1):
-                m.d.sync += [waddr.eq(0), wy.eq(wy + 1), wbank.eq(Mux(wbank == R - 1, 0, wbank + 1))]
+                m.d.sync += [waddr.eq(0), wbank.eq(Mux(wbank == R - 1, 0, wbank + 1))]
+                m.d.comb += wy_n.eq(wy + 1)
                 with m.If(wy == sh.height - 1):
-                    m.d.sync += wdone.eq(1)
+                    m.d.comb += wdone_n.eq(1)
             with m.Else():
                 m.d.sync += waddr.eq(waddr + 1)
         banks = []
@@ -146,12 +151,13 @@ class _Pool2d(wiring.Component):
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]
             banks.append(rp)
-        issue, flags, oy, xcol, raddr = self._walker(m, q, wy, wdone, rdone, base)
+        issue, flags, oy, xcol, raddr = self._walker(m, q, rows_in, rdone, base, base_n)
         for rp in banks:
             m.d.comb += rp.addr.eq(raddr[:len(rp.addr)])
         # frame switch: both sides done with the frame
         with m.If(wdone & rdone):
-            m.d.sync += [wdone.eq(0), rdone.eq(0), wy.eq(0), wbank.eq(0)]
+            m.d.sync += [rdone.eq(0), wbank.eq(0)]
+            m.d.comb += [wdone_n.eq(0), wy_n.eq(0)]
         mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
         inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 1, "inside")
         first = flag_chain(m, flags["first"], 2 + self.column_levels, "first")
@@ -160,9 +166,20 @@ class _Pool2d(wiring.Component):
                      q.data.eq(Cat(*[self._lane(m, i, banks, mask, inside, first) for i in range(sh.lanes)]))]
         return m
 
-    def _walker(self, m, q, wy, wdone, rdone, base):
+    def _readiness(self, m, wy_next, base_next, wdone_next):
+        """Registered from the next cycle's row counters, so that no comparator sits between them and
+        the handshakes: ``room`` (the writer's next row has a free bank) and ``rows_in`` (the walker's
+        output row has all its input rows)."""
+        sh = self.shape
+        room, rows_in = Signal(name="room", init=1), Signal(name="rows_in")
+        m.d.sync += [room.eq(wy_next < base_next + sh.rows),
+                     rows_in.eq(wdone_next | (wy_next >= base_next + sh.kernel))]
+        return room, rows_in
+
+    def _walker(self, m, q, rows_in, rdone, base, base_next):
         """The output walker: per output beat, ``kernel`` column reads; returns (issue, flags, oy, xcol,
-        raddr) with the flags of the read issued (first column, last column, frame's last beat)."""
+        raddr) with the flags of the read issued (first column, last column, frame's last beat). It moves
+        ``base`` (the first input row of the output row's window) through ``base_next``."""
         sh = self.shape
         G, k, s, p, OW = sh.groups, sh.kernel, sh.stride, sh.padding, sh.out_width
         oy, ox = Signal(range(sh.out_height), name="oy"), Signal(range(OW), name="ox")
@@ -170,7 +187,6 @@ class _Pool2d(wiring.Component):
         x_hi = (OW - 1) * s - p + k - 1
         xcol = Signal(signed(signed_width(-p, x_hi)), name="xcol", init=-p)
         raddr = Signal(signed(signed_width(-p * G, x_hi * G + G - 1)), name="raddr", init=-p * G)
-        rows_in = wdone | (wy >= base + k)
         issue = Signal(name="issue")
         m.d.comb += [issue.eq(~rdone & rows_in & ((j != 0) | q.ok)), q.reserve.eq(issue & (j == 0))]
         lastcol, g_last, ox_last, oy_last = j == k - 1, g == G - 1, ox == OW - 1, oy == sh.out_height - 1
@@ -185,9 +201,11 @@ class _Pool2d(wiring.Component):
             with m.Else():
                 m.d.sync += [j.eq(0), g.eq(0), ox.eq(0), xcol.eq(-p), raddr.eq(-p * G)]
                 with m.If(~oy_last):
-                    m.d.sync += [oy.eq(oy + 1), base.eq(base + s)]
+                    m.d.sync += oy.eq(oy + 1)
+                    m.d.comb += base_next.eq(base + s)
                 with m.Else():
-                    m.d.sync += [oy.eq(0), base.eq(-p), rdone.eq(1)]
+                    m.d.sync += [oy.eq(0), rdone.eq(1)]
+                    m.d.comb += base_next.eq(-p)
         flags = {"first": issue & (j == 0), "lastcol": lastcol, "last": lastcol & g_last & ox_last & oy_last}
         return issue, flags, oy, xcol, raddr
 

@@ -8,6 +8,8 @@ lists them.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .errors import LimitError
@@ -40,6 +42,8 @@ class Limit:
 
     @property
     def value(self) -> int:
+        if self.name in _LIFTED.get():
+            return UNLIMITED
         text = os.environ.get(self.env) if self.raisable else None
         if text is None:
             return self.default
@@ -56,6 +60,21 @@ class Limit:
         if amount > self.value:
             how = f" (raise it with {self.env}=N)" if self.raisable else ""
             raise LimitError(f"{what} is {amount} {self.unit}, above the limit of {self.value}{how}")
+
+
+UNLIMITED = 1 << 62
+_LIFTED: ContextVar[frozenset] = ContextVar("lifted_limits", default=frozenset())
+
+
+@contextmanager
+def lifted(*limits: Limit):
+    """Within the block, ``limits`` do not apply (a plan that sizes hardware it does not build: the
+    part's budget decides what fits, and generating that hardware checks them again)."""
+    token = _LIFTED.set(_LIFTED.get() | {x.name for x in limits})
+    try:
+        yield
+    finally:
+        _LIFTED.reset(token)
 
 
 AXIS_SIZE = Limit("axis_size", 64, "per axis")                       # output/kernel/stride/dilation

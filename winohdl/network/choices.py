@@ -233,8 +233,9 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
                       ctx: Context) -> Candidate | None:
     from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
-    from hdl.engine.options import EngineOptions
+    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
     from hdl.engine.plan import plan_engine
+    from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
     g = Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation) if direct else geometry
@@ -243,12 +244,14 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     if n_mult > ctx.budget.dsp and pk * pc > 1:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
-        opts = EngineOptions(g, a.in_channels, a.out_channels, in_shape[2:], a.padding, pk, pc, ctx.data_width,
-                             ctx.kernel_width, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
-        dp = None if direct else datapath(g, ctx.data_width, ctx.kernel_width)
-        plan = plan_engine(opts, dp, kind)
+        # the engine's size limits guard its elaboration, not a plan (the budget decides what fits)
+        with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
+            opts = EngineOptions(g, a.in_channels, a.out_channels, in_shape[2:], a.padding, pk, pc, ctx.data_width,
+                                 ctx.kernel_width, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
+            dp = None if direct else datapath(g, ctx.data_width, ctx.kernel_width)
+            plan = plan_engine(opts, dp, kind)
     except WinohdlError:
-        return None  # a size limit of the engine (multipliers, memory bits)
+        return None  # options the engine cannot take
     if direct:
         dsp = plan.multipliers * ctx.dsp_per_multiplier(ctx.data_width, ctx.kernel_width)
     else:

@@ -24,8 +24,9 @@ def plan_settings(a):
         if value is not None:
             raise WinohdlError(f"{flag} does not apply with --plan-only (the plan does not quantise)")
     part = device(a.device or DEFAULT_DEVICE)
-    if a.sim != "none":
-        raise WinohdlError("--sim does not apply with --plan-only (the plan builds no hardware)")
+    for flag, given in (("--sim", a.sim != "none"), ("--family", a.family != "none")):
+        if given:
+            raise WinohdlError(f"{flag} does not apply with --plan-only (the plan builds no hardware)")
     return part, parse_budget(a.budget, part), parse_clock(a.clock) if a.clock is not None else DEFAULT_CLOCK_MHZ
 
 
@@ -53,9 +54,13 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
     from winohdl.network.load import load_model
     from winohdl.network.quantised import quantise_and_check
     from winohdl.network.verify import network_hardware, sim_images, simulate_and_report
+    from synth.report import check_synth_options
+    from winohdl.network.synthesis import check_families
     sims = [] if a.sim == "none" else parse_simulators(a.sim)
     for n in sims:
         require(n)
+    fams = check_families(a.family)
+    check_synth_options(a.seeds, a.pnr_timeout)
     progress.status(f"importing {a.model}")
     graph = load_model(a.model, shape, a.weights)
     text = graph.text()
@@ -66,7 +71,7 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
     else:
         progress.status("quantising, and checking network.onnx with onnxruntime")
         quantised = quantise_and_check(graph, a.calibration, a.labels)
-        generated, why = network_hardware(quantised.qnet, bool(sims), a.plan)
+        generated, why = network_hardware(quantised.qnet, bool(sims or fams), a.plan)
         images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None
         if generated is not None:
             files.update({"network.v": generated.verilog, "hardware.txt": generated.text(),
@@ -88,6 +93,20 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
         print(f"warning: {w}", file=sys.stderr)
     print(generated.text().rstrip() if generated is not None else f"hardware   not generated: {why}")
     failed = quantised.failed or (bool(sims) and not simulate_and_report(generated, quantised, images, sims, folder))
+    if fams:
+        synthesise_and_report(generated, folder, fams, a.seeds, a.pnr_timeout)
     print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network"
           + ("; network.v: the hardware)" if generated is not None else ")"))
     return failed
+
+
+def synthesise_and_report(generated, folder: Path, families: list[str], seeds: int, timeout: float) -> None:
+    """Each family's line (cells, Fmax, frames per second) and ``synth.json`` in a run folder."""
+    from winohdl.core.io import make_run_folder
+    from winohdl.network.synthesis import synthesise_network
+    work = make_run_folder(folder / "synth", "synth")
+    results = [synthesise_network(generated, folder, f, work, seeds, timeout) for f in families]
+    for r in results:
+        print(r.line())
+    (work / "synth.json").write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")
+    print(f"build      {work}  (synth.json; the nextpnr reports)")

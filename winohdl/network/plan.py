@@ -291,8 +291,8 @@ def _verdict(layers: tuple[LayerPlan, ...], fits: bool, part: Device, budget: Bu
     return (f"does not fit {part.part} (budget {_fits_text(use, budget)}): " + "; ".join(parts)
             + "; at least " + ", ".join(f"{least[r]:,} {r}" for r in RESOURCES) + " (each resource minimised on "
               f"its own, over every candidate of every node); the weights alone are {weights_bits / 1e6:.2f} Mbit at int8 against {cap / 1e6:.2f} Mbit of "
-              f"block RAM on the part; this is the cheapest plan (fewer frames per second cannot help: every node "
-              f"has its own engine); {_bigger_part(use, part.part)}")
+              f"block RAM on the part; this is the cheapest plan of its kind (fewer frames per second cannot help: "
+              f"every node has its own engine); {_bigger_part(use, part.part)}")
 
 
 def _weights_bits(graph: Graph, data_width: int) -> int:
@@ -315,7 +315,12 @@ def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
         forced_used = False
         if forced is not eager:
             tried = fold(forced, budget, tick)
-            if tried.fits and (not folding.fits or _cycles(tried.chosen) <= _cycles(folding.chosen)):
+            if not tried.fits and not folding.fits:
+                # neither fits: the plan shown is the Winograd one, the all-direct minimum beside it
+                notes.append("neither plan fits; with direct engines on every convolution it would need "
+                             + _fits_text(totals(folding.chosen), budget))
+                folding, forced_used = tried, True
+            elif tried.fits and (not folding.fits or _cycles(tried.chosen) <= _cycles(folding.chosen)):
                 folding, forced_used = tried, True
             else:
                 kept = [x for x in forced if folding.chosen[x].geometry is None and forced[x] is not eager[x]]

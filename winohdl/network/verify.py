@@ -56,7 +56,8 @@ def network_hardware(qnet, required: bool, plan_file=None):
         return generate_network(qnet, choose), None
     except WinohdlError as exc:
         if required or plan_file is not None:
-            raise WinohdlError((f"--sim: no hardware to simulate: {exc}" if required else f"--plan: {exc}")) from None
+            raise WinohdlError((f"--sim/--family: no hardware to simulate or synthesise: {exc}" if required
+                                else f"--plan: {exc}")) from None
         return None, str(exc)
 
 
