@@ -130,18 +130,15 @@ class _Pool2d(wiring.Component):
         base = Signal(signed(signed_width(-p, (sh.out_height - 1) * s - p + R)), name="base", init=-p)
         # (the walker's ``base`` starts the next frame's as soon as it is done: rows it never needs,
         # the bottom ones that no window reaches, may then fill any bank)
-        wy_n, base_n, wdone_n = (Signal.like(v, name=f"{v.name}_next") for v in (wy, base, wdone))
-        m.d.comb += [wy_n.eq(wy), base_n.eq(base), wdone_n.eq(wdone)]
-        m.d.sync += [wy.eq(wy_n), base.eq(base_n), wdone.eq(wdone_n)]
-        room, rows_in = self._readiness(m, wy_n, base_n, wdone_n)
+        room, rows_in = Signal(name="room", init=1), Signal(name="rows_in")
         m.d.comb += st.tready.eq(~wdone & (rdone | room))
         hs = st.tvalid & st.tready
+        row_end = hs & (waddr == sh.width * G - 1)
         with m.If(hs):
-            with m.If(waddr == sh.width * G - 1):
-                m.d.sync += [waddr.eq(0), wbank.eq(Mux(wbank == R - 1, 0, wbank + 1))]
-                m.d.comb += wy_n.eq(wy + 1)
+            with m.If(row_end):
+                m.d.sync += [waddr.eq(0), wy.eq(wy + 1), wbank.eq(Mux(wbank == R - 1, 0, wbank + 1))]
                 with m.If(wy == sh.height - 1):
-                    m.d.comb += wdone_n.eq(1)
+                    m.d.sync += wdone.eq(1)
             with m.Else():
                 m.d.sync += waddr.eq(waddr + 1)
         banks = []
@@ -151,13 +148,17 @@ class _Pool2d(wiring.Component):
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]
             banks.append(rp)
-        issue, flags, oy, xcol, raddr = self._walker(m, q, rows_in, rdone, base, base_n)
+        issue, flags, oy, xcol, raddr = self._walker(m, q, rows_in, rdone, base)
         for rp in banks:
             m.d.comb += rp.addr.eq(raddr[:len(rp.addr)])
         # frame switch: both sides done with the frame
-        with m.If(wdone & rdone):
-            m.d.sync += [rdone.eq(0), wbank.eq(0)]
-            m.d.comb += [wdone_n.eq(0), wy_n.eq(0)]
+        switch = wdone & rdone
+        with m.If(switch):
+            m.d.sync += [wdone.eq(0), rdone.eq(0), wy.eq(0), wbank.eq(0)]
+        # registered, so that no comparator sits between the row counters and the handshakes; each may
+        # lag a cycle behind the counter that frees it (never behind the one that blocks it)
+        m.d.sync += [room.eq(switch | Mux(row_end, wy + 1 < base + R, wy < base + R)),
+                     rows_in.eq(~switch & ~flags["row"] & (wdone | (wy >= base + k)))]
         mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
         inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 1, "inside")
         first = flag_chain(m, flags["first"], 2 + self.column_levels, "first")
@@ -166,20 +167,10 @@ class _Pool2d(wiring.Component):
                      q.data.eq(Cat(*[self._lane(m, i, banks, mask, inside, first) for i in range(sh.lanes)]))]
         return m
 
-    def _readiness(self, m, wy_next, base_next, wdone_next):
-        """Registered from the next cycle's row counters, so that no comparator sits between them and
-        the handshakes: ``room`` (the writer's next row has a free bank) and ``rows_in`` (the walker's
-        output row has all its input rows)."""
-        sh = self.shape
-        room, rows_in = Signal(name="room", init=1), Signal(name="rows_in")
-        m.d.sync += [room.eq(wy_next < base_next + sh.rows),
-                     rows_in.eq(wdone_next | (wy_next >= base_next + sh.kernel))]
-        return room, rows_in
-
-    def _walker(self, m, q, rows_in, rdone, base, base_next):
+    def _walker(self, m, q, rows_in, rdone, base):
         """The output walker: per output beat, ``kernel`` column reads; returns (issue, flags, oy, xcol,
-        raddr) with the flags of the read issued (first column, last column, frame's last beat). It moves
-        ``base`` (the first input row of the output row's window) through ``base_next``."""
+        raddr) with the flags of the read issued (first column, last column, output row's last beat,
+        frame's last beat). It moves ``base``, the first input row of the output row's window."""
         sh = self.shape
         G, k, s, p, OW = sh.groups, sh.kernel, sh.stride, sh.padding, sh.out_width
         oy, ox = Signal(range(sh.out_height), name="oy"), Signal(range(OW), name="ox")
@@ -201,12 +192,11 @@ class _Pool2d(wiring.Component):
             with m.Else():
                 m.d.sync += [j.eq(0), g.eq(0), ox.eq(0), xcol.eq(-p), raddr.eq(-p * G)]
                 with m.If(~oy_last):
-                    m.d.sync += oy.eq(oy + 1)
-                    m.d.comb += base_next.eq(base + s)
+                    m.d.sync += [oy.eq(oy + 1), base.eq(base + s)]
                 with m.Else():
-                    m.d.sync += [oy.eq(0), rdone.eq(1)]
-                    m.d.comb += base_next.eq(-p)
-        flags = {"first": issue & (j == 0), "lastcol": lastcol, "last": lastcol & g_last & ox_last & oy_last}
+                    m.d.sync += [oy.eq(0), base.eq(-p), rdone.eq(1)]
+        row = issue & lastcol & g_last & ox_last
+        flags = {"first": issue & (j == 0), "lastcol": lastcol, "row": row, "last": row & oy_last}
         return issue, flags, oy, xcol, raddr
 
     def _lane(self, m, i, banks, mask, inside, first):
