@@ -96,8 +96,8 @@ class _Pool2d(wiring.Component):
 
     @property
     def column_levels(self) -> int:
-        """Registered levels of the reduction over the row banks (a window column)."""
-        return (self.shape.rows - 1).bit_length()
+        """Registered levels of a window column: the masked bank words, then the reduction over them."""
+        return 1 + (self.shape.rows - 1).bit_length()
 
     # the arithmetic: neutral value, column reduction, accumulation and the output word
     def _neutral(self) -> int:
@@ -202,7 +202,9 @@ class _Pool2d(wiring.Component):
     def _lane(self, m, i, banks, mask, inside, first):
         """Lane ``i``: the column over the banks, the window's accumulation, the output word."""
         w, neutral = self.in_width, self._neutral()
-        words = [Mux(mask[b] & inside, lane(rp.data, i, w), neutral) for b, rp in enumerate(banks)]
+        # the masked words registered: the padding mask and the first compare (or add) are a cycle each
+        words = [signed_register(m, Mux(mask[b] & inside, lane(rp.data, i, w), neutral), word_range(w),
+                                 f"word{i}_{b}") for b, rp in enumerate(banks)]
         col_r = self._column_range(word_range(w))
         level = 0
         while len(words) > 1:      # a register after every level: one compare (or add) a cycle

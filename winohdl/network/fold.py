@@ -104,3 +104,16 @@ def fold(candidates: dict[str, list[Candidate]], budget: Budget, tick=None) -> F
         if slowest <= 1:
             return Folding(kept, True, (), steps)
         target = slowest - 1
+
+
+def least_dsp(candidates: dict[str, list[Candidate]], target: int) -> dict | None:
+    """Per node the candidate with the fewest DSP blocks (then block RAM, logic) within ``target``
+    cycles: the nodes are independent engines, so no assignment meeting the target needs fewer DSP
+    blocks in total. None when a node cannot meet the target."""
+    out = {}
+    for name, cs in candidates.items():
+        ok = [c for c in cs if c.bound <= target and c.cycles <= target]
+        if not ok:
+            return None
+        out[name] = min(ok, key=lambda c: (c.dsp, c.bram, c.logic))
+    return out

@@ -33,7 +33,7 @@ from winohdl.core.geometry import Geometry
 from .budget import NAMES, RESOURCES, Budget
 from .choices import (EAGER_RANK, FREE, Candidate, Context, branch_delays, conv_candidates, label, other_candidates,
                       winograd_geometries)
-from .fold import fold, totals
+from .fold import fold, least_dsp, totals
 from .graph import Graph, Kind
 
 FORMAT = "winohdl-plan/1"
@@ -161,16 +161,20 @@ class NetworkPlan:
 
 @dataclass(frozen=True)
 class Plans:
-    """The network planned twice against one budget: Winograd (every algorithm) and direct only."""
+    """The network planned twice against one budget: Winograd (every algorithm) and direct only; and
+    ``matched``, the fewest resources (``{"dsp", "bram", "logic"}``) with which the Winograd algorithms
+    reach the direct-only plan's frames per second (None when that plan does not fit or none reach it)."""
 
     network: str
     winograd: NetworkPlan
     direct: NetworkPlan
     seconds: float = field(default=0.0, compare=False)
+    matched: dict | None = None
 
     def to_json(self) -> str:
         data = {"format": FORMAT, "network": self.network, "seconds": round(self.seconds, 3),
-                "plans": {"winograd": self.winograd.to_json(), "direct": self.direct.to_json()}}
+                "plans": {"winograd": self.winograd.to_json(), "direct": self.direct.to_json()},
+                "matched": self.matched}
         return json.dumps(data, indent=1) + "\n"
 
     @classmethod
@@ -182,8 +186,11 @@ class Plans:
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("plans"), dict):
             raise WinohdlError(f"plan.json must have format {FORMAT!r} and an object 'plans'")
         p = data["plans"]
+        matched = data.get("matched")
+        if matched is not None and (not isinstance(matched, dict) or set(matched) != set(RESOURCES)):
+            raise WinohdlError(f"plan.json: 'matched' must be null or an object of {', '.join(RESOURCES)}")
         return cls(str(data.get("network", "")), NetworkPlan.from_json(p.get("winograd")),
-                   NetworkPlan.from_json(p.get("direct")), float(data.get("seconds", 0.0)))
+                   NetworkPlan.from_json(p.get("direct")), float(data.get("seconds", 0.0)), matched)
 
 
 # ---- planning ------------------------------------------------------------------------------------------
@@ -304,6 +311,12 @@ def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
                  mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True) -> NetworkPlan:
     """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
     derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests."""
+    return _plan(graph, part, budget, clock_mhz, mode, derive)[0]
+
+
+def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: PlanMode,
+          derive: bool) -> tuple[NetworkPlan, dict]:
+    """:func:`plan_network`, and the candidates it chose among (the eager ones)."""
     mode = PlanMode(mode)
     ctx = Context(part, budget)
     notes = []
@@ -342,7 +355,7 @@ def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
     layers = _layers(graph, folding.chosen)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
     verdict = _verdict(layers, folding.fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
-    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes))
+    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes)), eager
 
 
 def _winograd_only(graph: Graph, candidates: dict) -> dict:
@@ -371,6 +384,7 @@ def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, netw
               derive: bool = True) -> Plans:
     """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock."""
     t0 = time.perf_counter()
-    wino = plan_network(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
+    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
     direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT)
-    return Plans(network, wino, direct, time.perf_counter() - t0)
+    chosen = least_dsp(candidates, direct.cycles) if direct.fits else None
+    return Plans(network, wino, direct, time.perf_counter() - t0, None if chosen is None else totals(chosen))
