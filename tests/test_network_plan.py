@@ -115,6 +115,12 @@ def test_digits_plan_fits_and_winograd_is_faster(digits):
     for p in (w, d):
         assert all(p.totals[r] <= p.budget.get(r) for r in ("dsp", "bram", "logic"))
         assert p.fps == pytest.approx(DEFAULT_CLOCK_MHZ * 1e6 / max(x.cycles for x in p.layers))
+    # the Winograd algorithms reach the direct plan's frames with fewer DSP blocks; and at its DSPs
+    # no plan of theirs is slower
+    assert plans.matched is not None and plans.matched["dsp"] < d.totals["dsp"]
+    capped = plan_network(digits, PART, Budget(plans.matched["dsp"], PART.bram_capacity, PART.lut_capacity),
+                          DEFAULT_CLOCK_MHZ, derive=False)
+    assert capped.fits and capped.cycles <= d.cycles
 
 
 @pytest.mark.slow(15)  # makes the ResNet-8 plans the other tests share
