@@ -10,6 +10,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from winohdl.core.errors import WinohdlError
+
+from .postsynth import VERILATOR_NETLIST_ARGS, cell_models
 from .run import _read_results, build_core, run_cocotb
 from .tools import require
 
@@ -25,26 +28,37 @@ class NetworkSimResult:
     build_seconds: float
     mismatches: list = field(default_factory=list)
     message: str = ""
+    what: str = "network"   # or "netlist (<family>)": the post-synthesis check
 
     def line(self) -> str:
         status = "PASS" if self.passed else "FAIL"
-        text = (f"{self.simulator:<9} network  {status}  {self.checked} of {self.images} images: logits and arg-max "
+        text = (f"{self.simulator:<9} {self.what}  {status}  {self.checked} of {self.images} images: logits and arg-max "
                 f"bit-exact vs the integer model; {self.cycles} cycles; {self.seconds:.1f} s "
                 f"(build {self.build_seconds:.1f} s)")
         return text + (f"  {self.message}" if not self.passed else "")
 
 
-def run_network_simulation(verilog: Path, top: str, stimulus: dict, simulator: str, work: Path) -> NetworkSimResult:
+def run_network_simulation(verilog: Path, top: str, stimulus: dict, simulator: str, work: Path,
+                           family: str | None = None) -> NetworkSimResult:
     """Build ``verilog`` (top ``top``) and stream ``stimulus`` through it in ``work``; never raises on a
-    mismatch: read ``passed``."""
+    mismatch: read ``passed``. With ``family``, ``verilog`` is a netlist Yosys mapped for it, built with
+    the family's cell models (the post-synthesis check)."""
     from cocotb_tools.runner import get_runner
 
     require(simulator)
-    build_dir = Path(work).resolve() / f"network_{simulator}"
+    verilog = Path(verilog).resolve()
+    build_dir = Path(work).resolve() / (f"network_{simulator}" if family is None else f"postsynth_{family}_{simulator}")
     build_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner(simulator)
     t0 = time.perf_counter()
-    build_core(runner, simulator, [Path(verilog).resolve()], top, build_dir)
+    if family is None:
+        build_core(runner, simulator, [verilog], top, build_dir)
+    else:
+        sources, includes, defines, reason = cell_models(family, verilog.read_text(errors="replace"), build_dir)
+        if reason:
+            raise WinohdlError(f"the {family} netlist cannot be simulated: {reason}")
+        build_core(runner, simulator, [verilog, *sources], top, build_dir, includes=includes, defines=defines,
+                   extra_args=VERILATOR_NETLIST_ARGS)
     t1 = time.perf_counter()
     stim_file, result_file = build_dir / "stimulus.json", build_dir / "network_result.json"
     stim_file.write_text(json.dumps(stimulus))
@@ -57,4 +71,5 @@ def run_network_simulation(verilog: Path, top: str, stimulus: dict, simulator: s
     n = len(stimulus["expected"])
     passed = not failures and data.get("checked", 0) == n
     return NetworkSimResult(simulator, passed, n, data.get("checked", 0), data.get("cycles", 0), seconds, t1 - t0,
-                            data.get("mismatches", []), failures[0].splitlines()[0] if failures else "")
+                            data.get("mismatches", []), failures[0].splitlines()[0] if failures else "",
+                            "network" if family is None else f"netlist ({family})")

@@ -23,6 +23,7 @@ from sim.stimulus import random_layer
 from winohdl.core.errors import LimitError, WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.netlist import YosysNetlist
+from winohdl.core.words import pack
 
 from engine_helpers import amaranth_run, build_engine, datapath, read_registers
 
@@ -76,6 +77,23 @@ def test_engine_streams_bit_exact(case, kind):
         w = wl if wl is not None else w
         assert beats == model.output_beats(x, w)
         assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+
+
+@pytest.mark.parametrize("kind", ["winograd", "direct"])
+def test_preloaded_weights_need_no_load_and_a_load_replaces_them(kind):
+    """Kernels stored from the start (a network's block RAMs): the first layer streams no weights;
+    a later load through s_axis_w replaces them."""
+    o = options(LAYERS[5], buffering="lines")
+    dp = datapath(o.geometry, o)
+    plan = plan_engine(o, dp, kind)
+    model = EngineModel(o, dp, kind)
+    rng = np.random.default_rng(11)
+    (x0, w0), (x1, w1) = random_layer(o, rng, "mixed"), random_layer(o, rng)
+    eng = LayerEngine(plan, weights=[pack(b, plan.w_width) for b in model.weight_beats(w0)])
+    got, _ = amaranth_run(eng, [(x0, None), (x1, w1)], seed=5, gaps=0.2, backpressure=0.2)
+    assert got[0] == model.output_beats(x0, w0) and got[1] == model.output_beats(x1, w1)
+    with pytest.raises(WinohdlError, match="preloaded weights"):
+        LayerEngine(plan, weights=[0])
 
 
 @pytest.mark.parametrize("kw", [{"kernel_transform": "hw"}, {"pipeline": "deep"}], ids=["hw_transform", "deep"])

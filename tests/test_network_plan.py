@@ -218,6 +218,7 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
     (["--family", "asic"], "--family asic: the network is synthesised for FPGA families with place and route"),
     (["--family", "ecp6"], "unknown family 'ecp6'"),
     (["--family", "ecp5", "--seeds", "21"], "--seeds must be 1..20"),
+    (["--verify"], "--verify checks the synthesised netlist: give --family"),
 ])
 def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
     out = tmp_path / "bad"

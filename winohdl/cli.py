@@ -377,6 +377,11 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--seeds", type=positive_int, default=3, help="nextpnr seeds for --family (1..20, default 3)")
     nw.add_argument("--pnr-timeout", type=positive_seconds, default=3600.0,
                     help="seconds one nextpnr run may take (default 3600)")
+    nw.add_argument("--verify", action="store_true",
+                    help="with --family: stream --images images through each mapped netlist with the family's "
+                         "cell models (the post-synthesis check; a failure exits 1)")
+    nw.add_argument("--verify-sim", default="verilator", choices=SIMULATOR_NAMES,
+                    help="simulator of the post-synthesis check (default verilator: a network's netlist is large)")
     nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
     nw.add_argument("--plan-only", action="store_true",
                     help="plan the network (an algorithm and PK/PC per layer, balanced for frames per second within "

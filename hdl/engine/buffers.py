@@ -274,13 +274,28 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     return raw
 
 
+def preloaded_weights(o: EngineOptions, beats, widths: list[int]) -> dict:
+    """The weight memories' contents after a load of ``beats`` (stored words, packed; k-major, c fastest),
+    as :func:`weight_memories` lays them out: ``{(pk, pc, slice): words by address}``."""
+    bits_cg = bits_for(o.channel_groups)
+    out = {(pk, pc, i): [0] * o.weight_depth for pk in range(o.PK) for pc in range(o.PC) for i in range(len(widths))}
+    for b, beat in enumerate(beats):
+        k, c = divmod(b, o.C)
+        (kg, pk), (cg, pc) = divmod(k, o.PK), divmod(c, o.PC)
+        lo = 0
+        for i, width in enumerate(widths):
+            out[pk, pc, i][cg | (kg << bits_cg)] = (int(beat) >> lo) & ((1 << width) - 1)
+            lo += width
+    return out
+
+
 def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: Value, write: Value, counters: tuple,
-                    raddrs: list[Value], read_registers: int) -> dict:
+                    raddrs: list[Value], read_registers: int, init: dict | None = None) -> dict:
     """The weight memories of each (output lane pk, input lane pc): one per slice of the stored
     words (``widths`` bits each, in order; more than one when the accumulators are staggered),
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
-    read at ``raddrs[i]``. Returns ``{(pk, pc): the slices' read data, concatenated}`` after
-    ``read_registers`` registers."""
+    read at ``raddrs[i]``; ``init``: their contents from the start (:func:`preloaded_weights`).
+    Returns ``{(pk, pc): the slices' read data, concatenated}`` after ``read_registers`` registers."""
     # the write registered twice: once here, once beside each memory, since the route from the
     # central control to every weight block RAM's write enable is long. A read follows the last
     # write by many cycles (a frame's first tile). No reset: a write still in the registers at a
@@ -293,7 +308,8 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
             parts, lo = [], 0
             for i, (width, raddr) in enumerate(zip(widths, raddrs)):
                 tag = f"_f{i}" if len(widths) > 1 else ""
-                mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=[], attrs=NO_COLLISIONS)
+                mem = Memory(shape=unsigned(width), depth=o.weight_depth, init=init[pk, pc, i] if init else [],
+                             attrs=NO_COLLISIONS)
                 m.submodules[f"wmem_k{pk}_c{pc}{tag}"] = mem
                 wp = mem.write_port()
                 m.d.comb += [wp.addr.eq(reg(Cat(cg_w, kg_w), f"w_waddr{pk}_{pc}{tag}")),

@@ -65,11 +65,13 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..components import ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
 from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
-                      weight_counters, weight_memories)
+                      preloaded_weights, weight_counters, weight_memories)
 from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
 from .plan import EnginePlan
@@ -124,6 +126,9 @@ class LayerEngine(wiring.Component):
     ----------
     plan : EnginePlan
         Everything the engine is (:func:`~hdl.engine.plan.plan_engine`); this class only builds it.
+    weights : sequence of int, optional
+        Weight beats (as ``s_axis_w`` takes them) stored from the start: the engine comes out of reset
+        with them loaded and ``s_axis_w`` may replace them (the kernel transform offline, or direct).
 
     Attributes
     ----------
@@ -133,15 +138,20 @@ class LayerEngine(wiring.Component):
     busy, weights_loaded : Out(1)
     """
 
-    def __init__(self, plan: EnginePlan):
+    def __init__(self, plan: EnginePlan, weights=None):
         self.plan = plan
+        if weights is not None and (plan.hw_transform or len(weights) != plan.options.weight_beats):
+            self._MustUse__silence = True    # never elaborated: no "created but never used" warning
+            raise WinohdlError(f"preloaded weights: {plan.options.weight_beats} beats with the kernel transform "
+                             f"offline, got {len(weights)}{' (transform on chip)' if plan.hw_transform else ''}")
+        self.weights = None if weights is None else tuple(int(b) for b in weights)
         super().__init__(engine_signature(plan))
 
     def elaborate(self, platform):
         m = Module()
         p, o = self.plan, self.plan.options
         reg = partial(register, m)
-        ctl = _control(m, p, self)
+        ctl = _control(m, p, self, preloaded=self.weights is not None)
         w_packed, w_do, counters = _weight_input(m, p, self.s_axis_w, ctl, reg)
         # the feature-map banks' write side: inside a frame after each beat unless it was the last
         writer = feature_map_writer(m, o, ctl.fm_hs, ctl.wgen, ctl.frame_end)
@@ -152,8 +162,9 @@ class LayerEngine(wiring.Component):
             m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer.wpos[0]))
         valid1, last1, tlast1, keep1, w_raddrs = _issue_stage(m, p, reg, ctl, wk, mul_issue)
         sw_bits = p.store_width
-        w_read = weight_memories(m, o, reg, [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs), w_packed,
-                                 w_do, counters, w_raddrs, 2 if p.winograd else 1)
+        widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
+        init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
+        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, 2 if p.winograd else 1, init)
         if p.input_passes is not None:
             raw = feature_map_fibres(m, o, reg, writer, ctl.fm_hs, self.s_axis_fm.tdata, (wk.tidx, wk.read_cg, ctl.rgen),
                                      wk.read_slot, windowed=p.input_unit_shared)
@@ -170,16 +181,17 @@ class LayerEngine(wiring.Component):
         return m
 
 
-def _control(m: Module, p: EnginePlan, ports) -> _Control:
+def _control(m: Module, p: EnginePlan, ports, preloaded: bool = False) -> _Control:
     """Frames, weight loads and credits. Two frame buffers (ping-pong: the address's top bit): the
     writer fills frame n while the walker still reads frame n - 1; ``inflight`` counts frames started
-    by the writer and not yet walked to their last issue (0..2); weights load only when it is 0."""
+    by the writer and not yet walked to their last issue (0..2); weights load only when it is 0.
+    ``preloaded``: a kernel set is stored from the start (``loaded`` out of reset)."""
     o = p.options
     sw, sfm = ports.s_axis_w, ports.s_axis_fm
     inflight = Signal(range(3), name="inflight")
     c = _Control(
         inflight_next=None, wbusy=Signal(name="wbusy"), wgen=Signal(name="wgen"), rgen=Signal(name="rgen"),
-        loaded=Signal(name="loaded"), w_count=Signal(range(o.weight_beats + 1), name="w_count"),
+        loaded=Signal(name="loaded", init=int(preloaded)), w_count=Signal(range(o.weight_beats + 1), name="w_count"),
         fm_open=Signal(name="fm_open"), w_counting=Signal(name="w_counting"),
         count=Signal(range(p.fifo_depth + 1), name="credit_count"),
         # a weight load waits until the walker has issued every group and the last weight read is done

@@ -2,16 +2,15 @@
 
 Ports: ``s_axis`` the image (channels-last raster order, int8, the first stage's lanes a beat) and
 ``m_axis`` the final linear layer's beats (its logits and running arg-max: :class:`hdl.stream.linear.Linear`).
-A convolution is a :class:`~hdl.engine.engine.LayerEngine` with line buffers whose weights a ROM
-replays into its weight stream after reset (:class:`WeightLoader`: no frame starts before they are
-in), then :class:`~hdl.engine.raster.RasterOrder` and :class:`~hdl.stream.requant.Requantise`.
+A convolution is a :class:`~hdl.engine.engine.LayerEngine` with line buffers whose weight memories
+are initialised with the model's kernels (block-RAM contents: stored once, nothing to load), then
+:class:`~hdl.engine.raster.RasterOrder` and :class:`~hdl.stream.requant.Requantise`.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, unsigned
+from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..engine.engine import LayerEngine, axis_stream
@@ -25,48 +24,14 @@ from ..stream.requant import Requantise
 from .stages import ACT_BITS, AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 
 
-class WeightLoader(wiring.Component):
-    """A ROM of ``beats`` (``width`` bits each) streamed once after reset into ``m_axis``.
-
-    Attributes
-    ----------
-    m_axis : Out(axis_stream(width))
-        The beats in order, ``tlast`` on the last; then nothing.
-    """
-
-    def __init__(self, beats, width: int):
-        self.beats, self.width = [int(b) for b in beats], width
-        super().__init__({"m_axis": Out(axis_stream(width))})
-
-    def elaborate(self, platform):
-        m = Module()
-        n = len(self.beats)
-        rom = Memory(shape=unsigned(self.width), depth=n, init=self.beats)
-        m.submodules.rom = rom
-        rp = rom.read_port(transparent_for=())
-        nxt = Signal(range(n + 1), name="next_beat")     # the beat the read port fetches
-        o = self.m_axis
-        # the ROM's output is the beat at ``nxt - 1``: valid from the cycle after a fetch until taken
-        move = Signal(name="move")
-        m.d.comb += [move.eq((~o.tvalid | o.tready) & (nxt != n)), rp.addr.eq(nxt), rp.en.eq(move | ~o.tvalid),
-                     o.tdata.eq(rp.data)]
-        with m.If(move):
-            m.d.sync += [nxt.eq(nxt + 1), o.tvalid.eq(1), o.tlast.eq(nxt == n - 1)]
-        with m.Elif(o.tready):
-            m.d.sync += o.tvalid.eq(0)
-        return m
-
-
 def _conv(m: Module, s: ConvStage, name: str):
-    """The engine, its weight ROM, raster order and requantisation: (input, output) streams."""
+    """The engine (its kernels preloaded), raster order and requantisation: (input, output) streams."""
     p = s.plan
-    eng = LayerEngine(p)
-    loader = WeightLoader(s.weights, p.n_w * p.w_width)
+    eng = LayerEngine(p, weights=s.weights)   # its weight memories hold the kernels from the start
     raster = RasterOrder(p.options, p.y_width)
     req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, ACT_BITS)
-    for part, c in (("engine", eng), ("weights", loader), ("raster", raster), ("requant", req)):
+    for part, c in (("engine", eng), ("raster", raster), ("requant", req)):
         m.submodules[f"{name}_{part}"] = c
-    wiring.connect(m, loader.m_axis, eng.s_axis_w)
     wiring.connect(m, eng.m_axis_y, raster.s_axis)
     wiring.connect(m, raster.m_axis, req.s_axis)
     return eng.s_axis_fm, req.m_axis

@@ -127,9 +127,13 @@ class _Pool2d(wiring.Component):
         wbank = Signal(range(R), name="wbank")
         waddr = Signal(range(sh.width * G), name="waddr")
         wdone, rdone = Signal(name="wdone"), Signal(name="rdone")
-        base = Signal(signed(signed_width(-p, (sh.out_height - 1) * s - p + R)), name="base", init=-p)
-        # (the walker's ``base`` starts the next frame's as soon as it is done: rows it never needs,
-        # the bottom ones that no window reaches, may then fill any bank)
+        # the walker's first window row plus k (the rows it needs), plus R and R - 1 (the writer's
+        # limit), each a register of its own so that every readiness check is one comparator; they
+        # start the next frame's as soon as the walker is done: rows it never needs, the bottom ones
+        # that no window reaches, may then fill any bank
+        top = (sh.out_height - 1) * s - p + R
+        need, lim, lim1 = (Signal(signed(signed_width(-p, top)), name=n, init=-p + d)
+                           for n, d in (("need", k), ("limit", R), ("limit1", R - 1)))
         room, rows_in = Signal(name="room", init=1), Signal(name="rows_in")
         m.d.comb += st.tready.eq(~wdone & (rdone | room))
         hs = st.tvalid & st.tready
@@ -148,7 +152,7 @@ class _Pool2d(wiring.Component):
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]
             banks.append(rp)
-        issue, flags, oy, xcol, raddr = self._walker(m, q, rows_in, rdone, base)
+        issue, flags, oy, xcol, raddr = self._walker(m, q, rows_in, rdone, (need, lim, lim1))
         for rp in banks:
             m.d.comb += rp.addr.eq(raddr[:len(rp.addr)])
         # frame switch: both sides done with the frame
@@ -157,8 +161,8 @@ class _Pool2d(wiring.Component):
             m.d.sync += [wdone.eq(0), rdone.eq(0), wy.eq(0), wbank.eq(0)]
         # registered, so that no comparator sits between the row counters and the handshakes; each may
         # lag a cycle behind the counter that frees it (never behind the one that blocks it)
-        m.d.sync += [room.eq(switch | Mux(row_end, wy + 1 < base + R, wy < base + R)),
-                     rows_in.eq(~switch & ~flags["row"] & (wdone | (wy >= base + k)))]
+        m.d.sync += [room.eq(switch | Mux(row_end, wy < lim1, wy < lim)),
+                     rows_in.eq(~switch & ~flags["row"] & (wdone | (wy >= need)))]
         mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
         inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 1, "inside")
         first = flag_chain(m, flags["first"], 2 + self.column_levels, "first")
@@ -167,10 +171,11 @@ class _Pool2d(wiring.Component):
                      q.data.eq(Cat(*[self._lane(m, i, banks, mask, inside, first) for i in range(sh.lanes)]))]
         return m
 
-    def _walker(self, m, q, rows_in, rdone, base):
+    def _walker(self, m, q, rows_in, rdone, bases):
         """The output walker: per output beat, ``kernel`` column reads; returns (issue, flags, oy, xcol,
         raddr) with the flags of the read issued (first column, last column, output row's last beat,
-        frame's last beat). It moves ``base``, the first input row of the output row's window."""
+        frame's last beat). It moves ``bases`` (registers a constant apart from the first input row of the
+        output row's window) a stride per output row, back to their start after the frame."""
         sh = self.shape
         G, k, s, p, OW = sh.groups, sh.kernel, sh.stride, sh.padding, sh.out_width
         oy, ox = Signal(range(sh.out_height), name="oy"), Signal(range(OW), name="ox")
@@ -192,9 +197,9 @@ class _Pool2d(wiring.Component):
             with m.Else():
                 m.d.sync += [j.eq(0), g.eq(0), ox.eq(0), xcol.eq(-p), raddr.eq(-p * G)]
                 with m.If(~oy_last):
-                    m.d.sync += [oy.eq(oy + 1), base.eq(base + s)]
+                    m.d.sync += [oy.eq(oy + 1), *(b.eq(b + s) for b in bases)]
                 with m.Else():
-                    m.d.sync += [oy.eq(0), base.eq(-p), rdone.eq(1)]
+                    m.d.sync += [oy.eq(0), rdone.eq(1), *(b.eq(b.init) for b in bases)]
         row = issue & lastcol & g_last & ox_last
         flags = {"first": issue & (j == 0), "lastcol": lastcol, "row": row, "last": row & oy_last}
         return issue, flags, oy, xcol, raddr

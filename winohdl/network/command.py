@@ -61,6 +61,10 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
         require(n)
     fams = check_families(a.family)
     check_synth_options(a.seeds, a.pnr_timeout)
+    if a.verify and not fams:
+        raise WinohdlError("--verify checks the synthesised netlist: give --family")
+    if a.verify:
+        require(a.verify_sim)
     progress.status(f"importing {a.model}")
     graph = load_model(a.model, shape, a.weights)
     text = graph.text()
@@ -72,7 +76,7 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
         progress.status("quantising, and checking network.onnx with onnxruntime")
         quantised = quantise_and_check(graph, a.calibration, a.labels)
         generated, why = network_hardware(quantised.qnet, bool(sims or fams), a.plan)
-        images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims else None
+        images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims or a.verify else None
         if generated is not None:
             files.update({"network.v": generated.verilog, "hardware.txt": generated.text(),
                           "design.json": json.dumps(generated.design_json(), indent=1) + "\n",
@@ -94,19 +98,33 @@ def run_network(a, shape, settings, name: str, folder: Path) -> bool:
     print(generated.text().rstrip() if generated is not None else f"hardware   not generated: {why}")
     failed = quantised.failed or (bool(sims) and not simulate_and_report(generated, quantised, images, sims, folder))
     if fams:
-        synthesise_and_report(generated, folder, fams, a.seeds, a.pnr_timeout)
+        checks = synthesise_and_report(generated, folder, fams, a.seeds, a.pnr_timeout,
+                                       (a.verify_sim, quantised, images) if a.verify else None)
+        failed |= not all(r.passed for r in checks)
     print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network"
           + ("; network.v: the hardware)" if generated is not None else ")"))
     return failed
 
 
-def synthesise_and_report(generated, folder: Path, families: list[str], seeds: int, timeout: float) -> None:
-    """Each family's line (cells, Fmax, frames per second) and ``synth.json`` in a run folder."""
+def synthesise_and_report(generated, folder: Path, families: list[str], seeds: int, timeout: float,
+                          verify=None) -> list:
+    """Each family's line (cells, Fmax, frames per second) and ``synth.json`` in a run folder; with
+    ``verify`` (simulator, the quantised network, the images), each mapped netlist streams the images
+    with the family's cell models (a PASS/FAIL line each). Returns those checks' results."""
     from winohdl.core.io import make_run_folder
     from winohdl.network.synthesis import synthesise_network
+    from winohdl.network.verify import simulate
     work = make_run_folder(folder / "synth", "synth")
-    results = [synthesise_network(generated, folder, f, work, seeds, timeout) for f in families]
-    for r in results:
-        print(r.line())
+    results, checks = [], []
+    for f in families:
+        r = synthesise_network(generated, folder, f, work, seeds, timeout, netlist=verify is not None)
+        print(r.line(), flush=True)
+        results.append(r)
+        if verify is not None:
+            simulator, quantised, (x, _) = verify
+            _, found = simulate(generated, quantised.qnet, x, [simulator], folder, work, Path(r.netlist), f)
+            print(found[0].line(), flush=True)
+            checks += found
     (work / "synth.json").write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")
     print(f"build      {work}  (synth.json; the nextpnr reports)")
+    return checks

@@ -30,6 +30,7 @@ class NetworkSynthesis:
     logic_formula: str
     fmax: dict
     frame_cycles: int
+    netlist: str = ""   # the mapped netlist (Verilog) when asked for: the post-synthesis check's input
 
     @property
     def fps(self) -> float | None:
@@ -76,8 +77,9 @@ def check_families(text: str) -> list[str]:
 
 
 def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, work: Path, seeds: int,
-                       timeout: float) -> NetworkSynthesis:
-    """Synthesise ``folder/network.v`` for ``family`` and place and route its harness over ``seeds`` seeds."""
+                       timeout: float, netlist: bool = False) -> NetworkSynthesis:
+    """Synthesise ``folder/network.v`` for ``family`` (``netlist``: also write the mapped netlist) and
+    place and route its harness over ``seeds`` seeds."""
     from hdl.harness import StreamHarness
     from hdl.network.top import NetworkTop
     from hdl.verilog import to_verilog
@@ -85,10 +87,10 @@ def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, w
     from synth.pnr import measure_fmax
     from synth.yosys import synthesise
     progress.status(f"synthesising the network for {family} (Yosys)")
-    r = synthesise(folder / "network.v", TOP, family, work)
+    r = synthesise(folder / "network.v", TOP, family, work, netlist=netlist)
     hv = work / f"{HARNESS}.v"
     hv.write_text(to_verilog(StreamHarness(NetworkTop(generated.stages)), HARNESS))
     fm = measure_fmax(hv, family, work, HARNESS, seeds, timeout,
                       on_run=lambda s, t: progress.status(f"{family}: nextpnr seed {s} at {t:g} MHz"))
     return NetworkSynthesis(family, r.dsps, r.brams, r.logic, r.luts, r.carries, r.ffs, FAMILY_SPECS[family].formula,
-                            fm.to_json(), frame_cycles(generated))
+                            fm.to_json(), frame_cycles(generated), str(r.netlist) if netlist else "")

@@ -32,9 +32,10 @@ def sim_images(qnet: QuantNetwork, calibration, count: int) -> tuple[np.ndarray,
     return random_calibration(qnet.graph, count, IMAGE_SEED), f"{count} seeded random images"
 
 
-def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators, folder: Path, work: Path):
-    """Run ``images`` (floats) through ``folder/network.v`` on each simulator: (onnxruntime's
-    disagreements with the integer model on them, the simulation results)."""
+def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators, folder: Path, work: Path,
+             netlist: Path | None = None, family: str | None = None):
+    """Run ``images`` (floats) through ``folder/network.v`` (or a ``family`` ``netlist``) on each
+    simulator: (onnxruntime's disagreements with the integer model on them, the simulation results)."""
     from sim.network_run import run_network_simulation
     onnx = check_onnxruntime(qnet, images)
     x = quantise_input(qnet, images)
@@ -43,7 +44,7 @@ def simulate(generated: GeneratedNetwork, qnet: QuantNetwork, images, simulators
     results = []
     for s in simulators:
         progress.status(f"simulating {len(x)} images on {s}")
-        results.append(run_network_simulation(folder / "network.v", TOP, stimulus, s, work))
+        results.append(run_network_simulation(netlist or folder / "network.v", TOP, stimulus, s, work, family))
     return onnx, results
 
 

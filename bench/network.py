@@ -1,0 +1,99 @@
+"""Whole-network benchmark: each network planned twice on a part (every algorithm, and direct engines
+only), the frames per second of both, the Winograd plan's speed-up at equal DSP blocks and the DSP
+blocks it needs for the direct plan's frames; with ``--fmax``, the digits network (trained first with
+examples/digits/train.py) generated, synthesised and placed on ECP5 (median of ``--seeds``), its frames
+per second at that Fmax beside the direct-only plan's at the same clock.
+
+    .venv/bin/python bench/network.py [--networks digits,resnet8,resnet18,vgg16] [--device LFE5U-85F]
+                                      [--fmax [--seeds 3]] [-o build/bench/network.json]
+
+The plans take seconds to minutes each (ResNet-8 derives F(4x4,3x3) s2 and F(6x6,3x3): about 3
+minutes on 2 cores); --fmax takes tens of minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget, device  # noqa: E402
+from winohdl.network.load import load_model  # noqa: E402
+from winohdl.network.plan import plan_both  # noqa: E402
+
+NETWORKS = {"digits": ("examples/digits/model.py:digits_cnn", (1, 1, 8, 8)),
+            "resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)),
+            "resnet18": ("examples/resnet18/model.py:resnet18", (1, 3, 224, 224)),
+            "vgg16": ("examples/vgg16/model.py:vgg16", (1, 3, 224, 224))}
+
+
+def plan_row(name: str, part) -> dict:
+    model, shape = NETWORKS[name]
+    t0 = time.perf_counter()
+    plans = plan_both(load_model(str(ROOT / model), shape), part, Budget.of(part), DEFAULT_CLOCK_MHZ, name)
+    w, d = plans.winograd, plans.direct
+    row = {"network": name, "seconds": round(time.perf_counter() - t0, 1), "fits": w.fits,
+           "winograd_fps": w.fps if w.fits else None, "winograd_dsp": w.totals["dsp"],
+           "winograd_bram": w.totals["bram"], "direct_fps": d.fps if d.fits else None,
+           "direct_dsp": d.totals["dsp"], "direct_bram": d.totals["bram"], "verdict": w.verdict,
+           "matched_dsp": None if plans.matched is None else plans.matched["dsp"]}
+    row["speedup"] = w.fps / d.fps if w.fits and d.fits else None
+    return row
+
+
+def fmax_row(seeds: int, work: Path) -> dict:
+    """The digits network generated with the default engines and measured on ECP5 (the command's own path)."""
+    from winohdl.cli import main as cli
+    data = ROOT / "build" / "digits"
+    if not (data / "digits_cnn.pt").exists():
+        raise SystemExit("train the digits CNN first: python examples/digits/train.py")
+    out = work / "digits_fmax"
+    code = cli(["network", "--model", str(ROOT / NETWORKS["digits"][0]), "--input-shape", "1x1x8x8", "--weights",
+                str(data / "digits_cnn.pt"), "--calibration", str(data / "test_images.npy"), "--family", "ecp5",
+                "--seeds", str(seeds), "-o", str(out), "--quiet"])
+    found = sorted(out.glob("synth/*/synth.json"))
+    if code != 0 or not found:
+        raise SystemExit(f"winohdl network --family ecp5 failed (exit {code})")
+    return json.loads(found[-1].read_text())[0]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--networks", default="digits,resnet8")
+    ap.add_argument("--device", default="LFE5U-85F")
+    ap.add_argument("--fmax", action="store_true")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("-o", default="build/bench/network.json")
+    a = ap.parse_args(argv)
+    part = device(a.device)
+    rows = [plan_row(n.strip(), part) for n in a.networks.split(",")]
+    f = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+    print(f"plans on {part.part} at {DEFAULT_CLOCK_MHZ:g} MHz (the planner's cycle model)")
+    print(f"{'network':<10} {'winograd fps':>14} {'DSP':>5} {'direct fps':>12} {'DSP':>5} {'speed-up':>9} "
+          f"{'DSP at direct fps':>18} {'seconds':>8}")
+    for r in rows:
+        print(f"{r['network']:<10} {f(r['winograd_fps'], ',.1f'):>14} {r['winograd_dsp']:>5} "
+              f"{f(r['direct_fps'], ',.1f'):>12} {r['direct_dsp']:>5} {f(r['speedup'], '.2f'):>9} "
+              f"{f(r['matched_dsp'], 'd'):>18} {r['seconds']:>8}")
+        if not r["fits"]:
+            print(f"  {r['network']}: {r['verdict']}")
+    result = {"device": part.part, "clock_mhz": DEFAULT_CLOCK_MHZ, "plans": rows}
+    if a.fmax:
+        s = fmax_row(a.seeds, Path(a.o).parent)
+        result["digits_synth"] = s
+        print(f"digits on ECP5 (default engines): {s['fmax']['median_mhz']} MHz median of {len(s['fmax']['seeds'])} "
+              f"seeds, {s['fps']:,.0f} frames/s; DSP {s['dsps']}, block RAM {s['brams']}, logic {s['logic']}, "
+              f"FF {s['ffs']}")
+    Path(a.o).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.o).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {a.o}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
