@@ -27,9 +27,10 @@ def test_shift_round_and_saturate_circuits_are_fixed_py(shift):
     y, yr = shift_round_value(m, x, r, shift, "t")
     sat, _ = saturate_value(y, yr, -8, 7)
     relu, _ = saturate_value(y, yr, 0, 7)
+    odd, _ = saturate_value(y, yr, -5, 6)     # ends that are no power of two: comparators
     assert yr == Range(shift_round(r.lo, shift), shift_round(r.hi, shift))
-    ys, ss, rs = Signal(signed(12)), Signal(signed(12)), Signal(signed(12))
-    m.d.comb += [ys.eq(y), ss.eq(sat), rs.eq(relu)]
+    ys, ss, rs, os_ = Signal(signed(12)), Signal(signed(12)), Signal(signed(12)), Signal(signed(12))
+    m.d.comb += [ys.eq(y), ss.eq(sat), rs.eq(relu), os_.eq(odd)]
     sim = Simulator(m)
     got = []
 
@@ -37,6 +38,7 @@ def test_shift_round_and_saturate_circuits_are_fixed_py(shift):
         for v in range(r.lo, r.hi + 1):
             ctx.set(x, v)
             got.append((v, ctx.get(ys), ctx.get(ss), ctx.get(rs)))
+            assert ctx.get(os_) == min(6, max(-5, shift_round(v, shift)))
 
     sim.add_testbench(bench)
     run_simulation(sim)

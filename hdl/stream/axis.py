@@ -98,12 +98,21 @@ def shift_round_value(m: Module, x: Value, r: Range, shift: int, name: str) -> t
 
 
 def saturate_value(x: Value, r: Range, lo: int, hi: int) -> tuple[Value, Range]:
-    """``x`` (values in ``r``) clamped to ``[lo, hi]``; a comparison only at an end ``r`` crosses."""
-    if r.lo < lo:
-        x = Mux(x < lo, lo, x)
+    """``x`` (values in ``r``) clamped to ``[lo, hi]``; a test only at an end ``r`` crosses. Both tests
+    read ``x`` (side by side, not one after the other), and at a power-of-two end they read its top
+    bits rather than compare (``x > 2**k - 1``: not negative and a bit from k up set)."""
+    x = x.as_signed()
+    n, sign = len(x), x[-1]
+    over = under = None
     if r.hi > hi:
-        x = Mux(x > hi, hi, x)
-    return x, Range(max(r.lo, lo), min(r.hi, hi))
+        k = (hi + 1).bit_length() - 1
+        over = ~sign & x[k:].any() if hi + 1 == 1 << k and k < n else x > hi
+    if r.lo < lo:
+        k = (-lo).bit_length() - 1
+        under = sign if lo == 0 else sign & ~x[k:].all() if lo < 0 and -lo == 1 << k and k < n else x < lo
+    value = x if over is None else Mux(over, hi, x)
+    value = value if under is None else Mux(under, lo, value)
+    return value, Range(max(r.lo, lo), min(r.hi, hi))
 
 
 def signed_register(m: Module, value: Value, r: Range, name: str) -> Signal:
