@@ -3,8 +3,9 @@
 - ``commands.md``: the command reference, from the argument parser (:mod:`docs.gen.commands`);
 - ``img/tile_waves.svg`` and ``img/engine_waves.svg``: timing diagrams recorded from Amaranth's
   simulator running the generated tile and layer engine (:mod:`docs.gen.traces`);
-- the geometry suite's table, where a page says ``<!-- suite table -->`` (from
-  :data:`winohdl.core.suite.SUITE`, so it is the suite the tests run).
+- tables where a page has their marker: ``<!-- suite table -->`` the geometry suite (from
+  :data:`winohdl.core.suite.SUITE`, the suite the tests run), ``<!-- limits table -->`` the size
+  limits (:mod:`docs.gen.limits`, from the ``Limit`` objects).
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:   # this checkout's packages, whatever is installed
     sys.path.insert(0, str(ROOT))
 
-from docs.gen import commands, traces  # noqa: E402
+from docs.gen import commands, limits, traces  # noqa: E402
 from winohdl.core.suite import SUITE  # noqa: E402
-
-SUITE_MARK = "<!-- suite table -->"
 
 
 def generated_files() -> dict[str, str]:
@@ -47,5 +46,11 @@ def suite_table() -> str:
     return "\n".join(rows)
 
 
+MARKS = {"<!-- suite table -->": suite_table, "<!-- limits table -->": limits.table}
+
+
 def on_page_markdown(markdown, page, config, files):
-    return markdown.replace(SUITE_MARK, suite_table()) if SUITE_MARK in markdown else markdown
+    for mark, make in MARKS.items():
+        if mark in markdown:
+            markdown = markdown.replace(mark, make())
+    return markdown
