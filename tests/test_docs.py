@@ -12,8 +12,11 @@ import pytest
 
 from artefacts import ROOT
 
-from docs.gen import commands, console, pictures
-from winohdl.cli import build_parser
+if str(ROOT) not in sys.path:   # docs/ is no installed package: import it from this checkout
+    sys.path.insert(0, str(ROOT))
+
+from docs.gen import commands, console, pictures  # noqa: E402
+from winohdl.cli import build_parser  # noqa: E402
 
 RUN_PAGES = ("tutorial.md", "interfaces.md")   # pages whose console blocks the suite runs
 
