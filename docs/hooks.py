@@ -3,6 +3,8 @@
 - ``commands.md``: the command reference, from the argument parser (:mod:`docs.gen.commands`);
 - ``img/tile_waves.svg`` and ``img/engine_waves.svg``: timing diagrams recorded from Amaranth's
   simulator running the generated tile and layer engine (:mod:`docs.gen.traces`);
+- ``img/front_f4_3.png``, the R front of F(4,3) (:mod:`docs.gen.front`, as ``winohdl mine --pareto``
+  computes it), and its table where a page says ``<!-- front table -->``;
 - tables where a page has their marker: ``<!-- suite table -->`` the geometry suite (from
   :data:`winohdl.core.suite.SUITE`, the suite the tests run), ``<!-- limits table -->`` the size
   limits (:mod:`docs.gen.limits`, from the ``Limit`` objects).
@@ -19,14 +21,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:   # this checkout's packages, whatever is installed
     sys.path.insert(0, str(ROOT))
 
-from docs.gen import commands, limits, traces  # noqa: E402
+from docs.gen import commands, front, limits, traces  # noqa: E402
 from winohdl.core.suite import SUITE  # noqa: E402
 
 
-def generated_files() -> dict[str, str]:
+_front = {}   # the R front, computed once a build (a picture and a table)
+
+
+def generated_files() -> dict[str, str | bytes]:
     """``{path inside the site: content}`` of everything generated."""
+    _front["front"] = front.front()
     return {"commands.md": commands.page(), "img/tile_waves.svg": traces.tile_svg(),
-            "img/engine_waves.svg": traces.engine_svg()}
+            "img/engine_waves.svg": traces.engine_svg(), "img/front_f4_3.png": _front["front"].png}
 
 
 def on_files(files, config):
@@ -46,7 +52,12 @@ def suite_table() -> str:
     return "\n".join(rows)
 
 
-MARKS = {"<!-- suite table -->": suite_table, "<!-- limits table -->": limits.table}
+def front_table() -> str:
+    return f"```text\n$ {front.COMMAND}\n{_front['front'].table}\n```"
+
+
+MARKS = {"<!-- suite table -->": suite_table, "<!-- limits table -->": limits.table,
+         "<!-- front table -->": front_table}
 
 
 def on_page_markdown(markdown, page, config, files):

@@ -30,6 +30,8 @@ def test_site_builds_strictly(tmp_path):
     site = tmp_path / "site"
     for svg in ("tile_waves.svg", "engine_waves.svg", "multiplications.svg"):
         assert (site / "img" / svg).read_text().startswith(("<svg", "<?xml")), svg
+    assert (site / "img" / "front_f4_3.png").read_bytes().startswith(b"\x89PNG")
+    assert "   12         136      2  tiled 1" in (site / "mining.html").read_text()   # the front, computed
     reference = (site / "commands.html").read_text()
     for prog in commands.helps():
         assert f"<code>{prog}</code>" in reference, prog
