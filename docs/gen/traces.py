@@ -1,8 +1,8 @@
 """Timing diagrams of the generated hardware, recorded from Amaranth's simulator at build time.
 
 Each diagram is a real simulation of the component the generator builds (the same Python objects
-``winohdl gen`` and ``winohdl engine`` turn into Verilog), sampled once per cycle just before the
-rising edge; the bus labels name what each beat carries (its stream order), the values of the
+``winohdl gen`` and ``winohdl engine`` turn into Verilog), sampled once per cycle (a value holds from one
+rising edge to the next); the bus labels name what each beat carries (its stream order), the values of the
 handshake signals are the simulation's.
 """
 

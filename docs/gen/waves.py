@@ -36,6 +36,16 @@ class Wave:
         return runs
 
 
+def _clock(cycles: int, y0: int, cycle: int) -> list[str]:
+    """A clock row: high in the first half of every cycle (rising edges on the grid lines)."""
+    points = []
+    for i in range(cycles):
+        x = NAME + i * cycle
+        points += [f"{x},{y0 + LOW}", f"{x},{y0 + HIGH}", f"{x + cycle // 2},{y0 + HIGH}",
+                   f"{x + cycle // 2},{y0 + LOW}", f"{x + cycle},{y0 + LOW}"]
+    return [f'<polyline points="{" ".join(points)}" class="bit"/>']
+
+
 def _bit(w: Wave, y0: int, cycle: int) -> list[str]:
     points = []
     for i, v in enumerate(w.values):
@@ -62,9 +72,10 @@ def _bus(w: Wave, y0: int, cycle: int) -> list[str]:
 
 
 def svg(waves: list[Wave], title: str = "", cycle: int = CYCLE) -> str:
-    """The diagram of ``waves`` (all of one length) as an SVG document, ``cycle`` pixels a cycle."""
+    """The diagram of ``waves`` (all of one length) as an SVG document, ``cycle`` pixels a cycle, under
+    a clock row (each value holds from one rising edge to the next, which captures it)."""
     cycles = max(len(w.values) for w in waves)
-    width, height = NAME + cycles * cycle + 10, ROW * (len(waves) + 1) + 10
+    width, height = NAME + cycles * cycle + 10, ROW * (len(waves) + 2) + 10
     body = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="10">',
             f'<title>{escape(title)}</title>',
@@ -76,7 +87,9 @@ def svg(waves: list[Wave], title: str = "", cycle: int = CYCLE) -> str:
         body.append(f'<line x1="{x}" y1="{ROW - 6}" x2="{x}" y2="{height - 6}" class="grid"/>')
         if i % 5 == 0 and i < cycles:
             body.append(f'<text x="{x}" y="{ROW - 10}" class="clock">{i}</text>')
-    for row, w in enumerate(waves, start=1):
+    body.append(f'<text x="{NAME - 8}" y="{ROW + 16}" class="name">clk</text>')
+    body += _clock(cycles, ROW, cycle)
+    for row, w in enumerate(waves, start=2):
         y0 = row * ROW
         body.append(f'<text x="{NAME - 8}" y="{y0 + 16}" class="name">{escape(w.name)}</text>')
         body += _bus(w, y0, cycle) if w.bus else _bit(w, y0, cycle)
