@@ -1,4 +1,5 @@
-# Fresh Debian machine: `make run` (set up + main job), `make test` (set up + whole test suite).
+# Fresh Debian machine: `make run` (set up + main job), `make test` (set up + whole test suite),
+# `make docs` (the documentation site, built strictly into build/site/).
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ ENVPATH = PATH="$(VERILATOR_BIN):$(abspath $(VENV))/bin:$$PATH"
 # The article's geometry: 2x2 output tile, 3x3 kernel, stride 2 (input 5x5).
 RUN_ARGS ?= --output 2x2 --kernel 3x3 --stride 2 --data-width 8 --kernel-width 8
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench docs clean
 
 setup: $(VENV)/.installed
 	@command -v iverilog >/dev/null || { \
@@ -28,6 +29,10 @@ run: setup
 test: setup
 	$(ENVPATH) $(VENV)/bin/lint-imports
 	$(ENVPATH) $(PY) -m pytest -q -n 2 tests --durations=15
+
+docs: setup
+	$(ENVPATH) $(VENV)/bin/mkdocs build --strict
+	@echo "site: build/site/index.html"
 
 bench: setup
 	$(ENVPATH) $(VENV)/bin/winohdl bench mine

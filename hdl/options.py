@@ -39,7 +39,7 @@ class KernelTransform(enum.Enum):
 
 
 class Rounding(enum.Enum):
-    """How ``output_shift`` low bits are dropped from y (see docs/reference.md's definitions)."""
+    """How ``output_shift`` low bits are dropped from y (docs/interfaces.md defines each: the tile)."""
 
     TRUNCATE = "truncate"
     ROUND_HALF_UP = "round-half-up"

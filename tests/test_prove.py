@@ -4,7 +4,7 @@ A sample of suite designs is proven (the whole suite is in bench/prove.py); a mu
 table edits the emitted Verilog text itself (never the generator) and states the verdict
 each edit must get; counterexamples of a FAIL are replayed in Icarus. The building blocks
 are checked against brute force on small boxes: exact ranges, the affine case analysis,
-docs/reference.md's rounding definitions.
+docs/interfaces.md's rounding definitions.
 """
 
 from __future__ import annotations

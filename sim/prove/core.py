@@ -3,7 +3,7 @@
 The claim, for the Winograd tile or the direct baseline of a checked design folder: for
 every input word in its declared range (d, and g or the host transform u = G_int g) and
 every cycle t >= latency, each output word y[o](t) equals the convolution of the inputs of
-cycle t - latency (from the geometry alone), quantised as declared (from docs/reference.md's
+cycle t - latency (from the geometry alone), quantised as declared (from docs/interfaces.md's
 words), and out_valid(t) = in_valid(t - latency) unless rst was high in between.
 
 Steps: Yosys reads the file on disk (:mod:`.netlist`); every source becomes a polynomial

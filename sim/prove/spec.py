@@ -1,7 +1,7 @@
-"""What the design says, written from the geometry and docs/reference.md's words alone.
+"""What the design says, written from the geometry and the documentation's words alone.
 
 Nothing here is shared with the generator or its model: the convolution is re-derived
-from the four per-axis tuples, and the output quantisation is docs/reference.md's definition in
+from the four per-axis tuples, and the output quantisation is docs/interfaces.md's definition (the tile) in
 exact rational arithmetic:
 
     y is shifted right by ``output_shift`` bits (truncate = floor, an arithmetic shift;

@@ -1,8 +1,8 @@
 """Documented size limits, checked before any work so that no input can hang or exhaust memory.
 
 Each limit has a default and, where raising it makes sense, an environment variable
-that raises it (``WINOHDL_MAX_<NAME>``); the error message names both. The README
-lists them.
+that raises it (``WINOHDL_MAX_<NAME>``); the error message names both. The documentation
+(docs/usage.md, "Size limits", generated from these objects) lists them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The public geometry suite of shared/DESIGN.md, with the table's R_min and direct counts."""
+"""The public geometry suite (its table: docs/mining.md), with each geometry's R_min and direct count."""
 
 from __future__ import annotations
 
