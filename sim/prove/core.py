@@ -16,6 +16,7 @@ turned into concrete inputs, replayed on the netlist and in Icarus (:mod:`.count
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import tempfile
 import time
@@ -189,6 +190,14 @@ class _Proof:
         opts = self.opts
         spec = self.y_poly(o, self.L)
         op = self.sym.read(bits, True, None, f"output {name}")
+        fields = self.sym.fields
+        if not op.opaque and fields.has_atoms(op.poly):
+            poly = fields.normalise(op.poly)
+            poly = poly if op.known is None else poly.compact(op.known)
+            if fields.has_atoms(poly):  # bits of a value that is not a polynomial: the case analysis
+                self.check_cone(name, o, bits, op)
+                return
+            op = dataclasses.replace(op, poly=poly)
         quantised = opts.output_width is not None
         identity = not quantised
         if quantised and opts.output_shift == 0:

@@ -107,7 +107,7 @@ class ConeChecker:
             return self.memo[src]
         v = self.sym.value(src)
         w = self.sym.width(src)
-        if not v.opaque:
+        if not v.opaque and not self.sym.fields.has_atoms(v.poly):  # a value of bit fields: its cell
             if src not in self._frontier:
                 k = w if v.known is None else min(v.known, w)
                 p = v.poly.compact(k)  # only bits [0, k) are read: small coefficients suffice

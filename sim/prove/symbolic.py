@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .fields import Fields
 from .netlist import Cell, Netlist, Unsupported, segment
 from .polynomial import Poly, VarTable
 from .ranges import Fit, Ranges
@@ -136,6 +137,11 @@ class Symbolic:
     losses: list = field(default_factory=list)
     cells_evaluated: int = 0
     lifts: int = 0  # wrapped values read back exactly (the wrap is undone)
+    fields: Fields | None = None  # bit fields read of values (made here when not given)
+
+    def __post_init__(self):
+        if self.fields is None:
+            self.fields = Fields(self.table, self.ranges)
 
     # ---- labels ---------------------------------------------------------------------------------
     def label(self, source: tuple) -> str:
@@ -150,7 +156,19 @@ class Symbolic:
             cell = self.netlist.cells[name]
             self.cells_evaluated += 1
             for port, v in self.eval_cell(cell).items():
-                self.values[("cell", name, port)] = v
+                self.values[("cell", name, port)] = self._settle(v)
+
+    def _settle(self, v: Value) -> Value:
+        """A value that reads bit fields, kept as a polynomial of the inputs once its fields cancel (the
+        chunks of a split operand summed back); else as it is (its fields bound its range)."""
+        if v.opaque or not self.fields.has_atoms(v.poly):
+            return v
+        n = self.fields.normalise(v.poly)
+        if v.known is not None:
+            n = n.compact(v.known)  # a floor times a multiple of 2^known is no bit of the value
+        if self.fields.has_atoms(n):
+            return v
+        return Value(n, v.known, v.bound, v.losses)
 
     def value(self, source: tuple) -> Value:
         if source[0] == "in":
@@ -196,24 +214,52 @@ class Symbolic:
             r.known = _min_known(r.known, f.offset)
             return ""
         p, pb = v.poly, v.bound
+        if a and not p.divisible(a):
+            self._field_atom(r, f, v.poly, kv, top_signed, required)
+            return ""
         if a:
-            if not p.divisible(a):
-                return f"bits from {a} up of {self.label(f.source)}, not a multiple of 2^{a}"
             p = p.div_pow2(a)
             pb = None if pb is None else (pb[0] >> a, pb[1] >> a)
         end = f.offset + f.length
         if f.length > kv - a:  # the field runs into bits that are not known
             r.modulo(p, f.offset, f.offset + kv - a)
         elif required is not None and end >= required:
-            r.modulo(p, f.offset, end)  # the bits needed are all known: no obligation
+            blo, bhi = self.ranges.bound(p)
+            if a + f.length < w and not -(1 << (f.length - 1)) <= blo <= bhi < 1 << f.length:
+                self._field_atom(r, f, v.poly, kv, top_signed, required)  # a chunk: its bits exactly
+            else:
+                r.modulo(p, f.offset, end)  # the bits needed are all known: no obligation
         else:
-            self._fit_field(r, f, p, pb, top_signed, required is not None and end + f.repeats >= required, reader)
+            chunk = a + f.length < w  # a low part of a wider value (a split operand's chunk, a bit)
+            if not self._fit_field(r, f, p, pb, top_signed, required is not None and end + f.repeats >= required,
+                                   reader, chunk):
+                self._field_atom(r, f, v.poly, kv, top_signed, required)  # its bits exactly
         return ""
 
-    def _fit_field(self, r: "_Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str) -> None:
+    def _field_atom(self, r: "_Reading", f, P: Poly, kv: int, top_signed: bool, required: int | None) -> None:
+        """The field ``f`` of a source whose value is ``P`` (bits below ``kv`` known), as a bit-field
+        variable (:mod:`.fields`): exact, whatever ``P`` is."""
+        n = min(f.length, kv - f.start)
+        end = f.offset + n
+        window_top = required is not None and end + f.repeats >= required
+        signed = n == f.length and bool(top_signed or f.repeats)
+        modulo = n < f.length or (required is not None and end >= required)
+        if modulo and not signed and f.start + n == self.width(f.source):
+            signed = None  # the top bits of a value, of which only the bits matter here
+        atom = self.fields.field(P, f.start, n, signed, self.label(f.source))
+        if modulo:
+            r.modulo(atom, f.offset, end)  # the bits above are unknown, or not needed
+        elif not signed or top_signed or window_top:
+            r.exact(atom, f.offset, self.ranges.bound(atom))
+        else:
+            r.modulo(atom, f.offset, end + f.repeats)  # copies of its sign bit, read unsigned
+
+    def _fit_field(self, r: "_Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str,
+                   chunk: bool = False) -> bool:
         """The last field the cell needs: exact when its value (or the lifted one) provably fits the field;
         its copies of the sign bit are bits of p when p fits the field signed, whatever the bits above
-        (that the cell drops) are. Otherwise a loss is recorded and only the field's bits are known."""
+        (that the cell drops) are. Otherwise an unsigned ``chunk`` (low bits of a wider value) is left to
+        the caller (False); anything else records a loss, and only the field's bits are known."""
         end = f.offset + f.length
         if top_signed or (window_top and f.repeats):
             lo, hi = -(1 << (f.length - 1)), (1 << (f.length - 1)) - 1
@@ -231,7 +277,9 @@ class Symbolic:
             if fit.ok:
                 self.lifts += i
                 r.exact(cand, f.offset, fit.enclosure)
-                return
+                return True
+        if chunk and lo == 0 and not f.repeats:
+            return False
         if f.repeats and lo == 0:
             # not its unsigned value, but when p fits the field signed its sign copies are bits of p:
             # the low end + repeats bits are known (only a carry into the bits above is not)
@@ -239,11 +287,12 @@ class Symbolic:
             for cand, hint in candidates:
                 if self.ranges.fits(cand, -shi - 1, shi, hint).ok:
                     r.modulo(cand, f.offset, end + f.repeats)
-                    return
+                    return True
         bits_text = f"bits [{f.start}:{f.start + f.length}]" + (f" sign-extended by {f.repeats}" if f.repeats else "")
         self.losses.append(Loss(reader, self.label(f.source), bits_text, candidates[-1][0], lo, hi, fit))
         r.losses.add(len(self.losses) - 1)
         r.modulo(p, f.offset, end)
+        return True
 
     # ---- cells -----------------------------------------------------------------------------------
     def eval_cell(self, c: Cell) -> dict[str, Value]:
@@ -314,6 +363,8 @@ class Symbolic:
         S = self.read(c.ports["S"], False, None, lbl)
         if S.opaque:
             return _result(S, _y_width(c))
+        if S.known is not None:  # a select known only modulo 2 is no 0/1 polynomial
+            return _result(Operand(None, opaque=f"{lbl}: select not determined"), _y_width(c))
         if S.poly.is_const:
             return _result(self.read(c.ports["B" if S.poly.constant else "A"], False, w, lbl), w)
         A, B = self.read(c.ports["A"], False, w, lbl), self.read(c.ports["B"], False, w, lbl)
