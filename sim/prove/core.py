@@ -17,24 +17,21 @@ turned into concrete inputs, replayed on the netlist and in Icarus (:mod:`.count
 from __future__ import annotations
 
 import dataclasses
-import random
 import tempfile
 import time
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
 
-from .counterexample import Setting, icarus_outputs, realise, run_netlist
-from .netlist import Evaluator, Netlist, Unsupported, run_yosys
+from .concrete import ConcreteInputs
+from .counterexample import Setting, realise
+from .netlist import Netlist, Unsupported, run_yosys, segment
 from .polynomial import Poly, TooDeep, VarTable, monomial_text
 from .ranges import Ranges
-from .report import Counterexample, Failure, ProofReport, Verdict
+from .report import Failure, ProofReport, Verdict
 from .rounding import ConeChecker, NotAffine
 from .spec import convolution_taps
 from .symbolic import Symbolic, Value
-
-SEARCH_CANDIDATES = 48
-ICARUS_REPLAYS = 3  # counterexamples replayed in Icarus per proof (the first ones found)
 
 
 class ProofInputError(WinohdlError):
@@ -45,7 +42,7 @@ def _signed_box(w: int) -> tuple[int, int]:
     return -(1 << (w - 1)), (1 << (w - 1)) - 1
 
 
-class _Proof:
+class _Proof(ConcreteInputs):
     def __init__(self, opened, target: str, work: Path, icarus: bool):
         self.t0 = time.perf_counter()
         self.opened, self.target, self.work, self.use_icarus = opened, target, Path(work), icarus
@@ -162,11 +159,12 @@ class _Proof:
             if cx is not None and cx.confirmed and cx.icarus is not None and cx.icarus != cx.netlist:
                 self.notes.append(f"{f.output}: Icarus gives {cx.icarus} where the Yosys netlist gives {cx.netlist}: "
                                   "the two read the Verilog differently (the proof is about Yosys' reading)")
-        if any(f.counterexample is not None and f.counterexample.confirmed or f.kind == "interface"
-               for f in self.failures):
+        if any(f.confirmed for f in self.failures):
             verdict = Verdict.DISPROVEN
         elif self.failures or self.undecided:
             verdict = Verdict.UNDECIDED
+            for ob in self.sym.fields.obligations:  # what a split operand's chunks were not shown to be
+                self.notes.append(f"obligation not decided at {ob.cell}: {ob.text}")
         else:
             verdict = Verdict.PROVEN
         return self.report(verdict)
@@ -241,10 +239,26 @@ class _Proof:
         cx = self.confirm(name, x)
         if cx is None or not cx.confirmed:
             cx = self.search(name, extra=[x]) or cx
-        if cx is None or not cx.confirmed:
-            msg += " (no input found that shows it on the netlist)"
+        cell = None
+        if cx is None or not cx.confirmed:  # the obligation left open, and where: the logic driving the output
+            msg = f"not shown: {name} equals the convolution monomial by monomial; {msg}; no input found that " \
+                  "shows a difference on the netlist"
+            cell = self.driver(self.output_bits(name))
         self.failures.append(Failure(name, "coefficient", msg, mono, want.terms.get(m, 0), got.terms.get(m, 0),
-                                     modulus, None, cx))
+                                     modulus, cell, cx))
+
+    def output_bits(self, name: str) -> list:
+        if name.startswith("y["):
+            o, w = int(name[2:-1]), self.core.port("y").width
+            return self.net.ports["y"].bits[o * w:(o + 1) * w]
+        return self.net.ports[name].bits
+
+    def driver(self, bits) -> str | None:
+        """The cell driving the first of ``bits`` that a cell drives (for a report)."""
+        for f in segment(self.net, bits):
+            if f.source is not None and f.source[0] == "cell":
+                return self.sym.label(f.source)
+        return None
 
     def overflow_failure(self, name: str, op) -> None:
         losses = [self.sym.losses[i] for i in sorted(op.losses)]
@@ -362,78 +376,6 @@ class _Proof:
                 self.failures.append(Failure("out_valid", "undecided", op.opaque or "out_valid not determined"))
             return
         self.compare("out_valid", op.poly, self.valid_poly(), None)
-
-    # ---- concrete inputs ---------------------------------------------------------------------------
-    def confirm(self, name: str, x: dict) -> Counterexample | None:
-        """Replay an assignment on the netlist (and in Icarus when it disagrees with the declaration)."""
-        x = {v: val for v, val in x.items()
-             if self.table.vars[v].port.lstrip("~") in ("d", "g", "u", "rst", "in_valid")}
-        cycles = self.setting.cycles_from(x, self.table)
-        key = tuple(tuple((p, tuple(v)) for p, v in sorted(c.items())) for c in self.setting.words(cycles))
-        if key not in self.runs:  # one netlist run per input sequence, whichever output is being checked
-            try:
-                if self.evaluator is None:
-                    self.evaluator = Evaluator(self.net)
-                self.runs[key] = run_netlist(self.evaluator, self.setting, cycles)[0]
-            except Unsupported:
-                self.runs[key] = None
-        outs = self.runs[key]
-        if outs is None:
-            return None
-        want = self.setting.expected(cycles, name)
-        got = outs.get(name)
-        cx = Counterexample(name, tuple(self.setting.words(cycles)), want, got)
-        if cx.confirmed and self.use_icarus:
-            if self.replays >= ICARUS_REPLAYS:
-                return Counterexample(name, cx.cycles, want, got, None,
-                                      f"not replayed in Icarus: {ICARUS_REPLAYS} replays per proof")
-            self.replays += 1
-            words, note = icarus_outputs(self.verilog, self.core.top, self.setting, cycles,
-                                         self.work / f"icarus{self.replays}")
-            cx = Counterexample(name, cx.cycles, want, got, None if words is None else words.get(name), note)
-        return cx
-
-    def search(self, name: str, delta: Poly | None = None, extra=(), sequences: bool = False):
-        """Candidates: the given assignments, the monomial points of ``delta`` at several scales, range
-        extremes and random inputs; the first one the netlist gets wrong, confirmed (None if none)."""
-        rng = random.Random(7)
-        cands = [dict(x) for x in extra if x]
-        L = self.L
-        if delta:
-            m = min(delta.terms, key=lambda mm: (len(mm), mm))
-            for scale in (1, 2, 16, 64, 127):
-                for sign in (1, -1):
-                    x = {}
-                    for v in m:
-                        lo, hi = self.table.box(v)
-                        x[v] = max(lo, min(hi, sign * scale))
-                    cands.append(x)
-        if name.startswith("y["):
-            o = int(name[2:-1])
-            r = self.ranges.range(self.y_poly(o, L))
-            if r is not None:
-                cands += [r.hi_at, r.lo_at]
-        delays = range(L + 2) if sequences else [L]
-        for i in range(SEARCH_CANDIDATES):
-            x = {}
-            for dl in delays:
-                for k in range(self.geo.n_d):
-                    v = self.table.var("d", k, dl, *self.dbox, self.geo.n_d)
-                    x[v] = rng.choice(self.dbox) if i % 2 else rng.randint(*self.dbox)
-                for k in range(self.geo.n_g):
-                    v = self.table.var("g", k, dl, *self.gbox, self.geo.n_g)
-                    x[v] = rng.choice(self.gbox) if i % 2 else rng.randint(*self.gbox)
-                if "in_valid" in self.net.ports:
-                    x[self.table.var("in_valid", 0, dl, 0, 1)] = rng.randint(0, 1) if i % 3 else 1
-                if "rst" in self.net.ports and i % 4 == 3:
-                    x[self.table.var("rst", 0, dl, 0, 1)] = rng.randint(0, 1)
-            cands.append(x)
-        for x in cands:
-            cx = self.confirm(name, x)
-            if cx is not None and cx.confirmed:
-                return cx
-        return None
-
 
 def prove_design(opened, target: str = "wino", work=None, icarus: bool = True) -> ProofReport:
     """Prove that the Verilog of ``opened`` (a checked design folder) computes what the design declares.

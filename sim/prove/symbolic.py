@@ -25,103 +25,8 @@ from dataclasses import dataclass, field
 from .fields import Fields
 from .netlist import Cell, Netlist, Unsupported, segment
 from .polynomial import Poly, VarTable
-from .ranges import Fit, Ranges
-
-
-@dataclass(frozen=True)
-class Value:
-    """The model of one source (see the module docstring). ``opaque``: not a polynomial."""
-
-    poly: Poly | None
-    known: int | None = None
-    bound: tuple[int, int] | None = None  # sound enclosure of poly(x) over the box
-    losses: frozenset = frozenset()
-    opaque: str = ""
-
-    @property
-    def exact(self) -> bool:
-        return not self.opaque and self.known is None
-
-
-@dataclass(frozen=True)
-class Operand:
-    """An operand as the cell interprets it: exactly ``poly`` (``known`` None) or ``poly`` modulo 2^known."""
-
-    poly: Poly | None
-    known: int | None = None
-    bound: tuple[int, int] | None = None
-    losses: frozenset = frozenset()
-    opaque: str = ""
-
-
-@dataclass(frozen=True)
-class Loss:
-    """A field whose value was not proven to fit its bits: the bits above are lost or undecided."""
-
-    reader: str
-    source: str
-    bits: str
-    poly: Poly
-    lo: int
-    hi: int
-    fit: Fit
-
-
-def _span(lo_hi, k: int):
-    return None if lo_hi is None else (lo_hi[0] * k, lo_hi[1] * k) if k >= 0 else (lo_hi[1] * k, lo_hi[0] * k)
-
-
-def _add_bounds(a, b):
-    return None if a is None or b is None else (a[0] + b[0], a[1] + b[1])
-
-
-def _mul_bounds(a, b):
-    if a is None or b is None:
-        return None
-    c = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
-    return min(c), max(c)
-
-
-def _min_known(*ks):
-    ks = [k for k in ks if k is not None]
-    return min(ks) if ks else None
-
-
-@dataclass
-class _Reading:
-    """An operand being read field by field: the sum so far, the bits known (None: all), its bound."""
-
-    total: Poly = field(default_factory=Poly)
-    known: int | None = None
-    bound: tuple[int, int] | None = (0, 0)
-    losses: set = field(default_factory=set)
-
-    def constant(self, f, sign_bit: bool) -> None:
-        """A constant field: a known bit adds its weight (negative as the sign bit); x/z bits end what is known."""
-        if f.constant in ("0", "1"):
-            bit = int(f.constant)
-            c = -bit << f.offset if sign_bit else bit << f.offset
-            self.total = self.total.add_const(c)
-            self.bound = _add_bounds(self.bound, (c, c))
-        else:
-            self.known = _min_known(self.known, f.offset)
-
-    def exact(self, p: Poly, offset: int, enclosure) -> None:
-        self.total = self.total + p.shl(offset)
-        self.bound = _add_bounds(self.bound, _span(enclosure, 1 << offset))
-
-    def modulo(self, p: Poly, offset: int, known: int) -> None:
-        """``p`` at ``offset``, of which only the bits below ``known`` are the operand's."""
-        self.total = self.total + p.shl(offset)
-        self.known = _min_known(self.known, known)
-        self.bound = None
-
-    def operand(self, required: int | None) -> Operand:
-        known = self.known
-        if known is not None and required is not None and known >= required:
-            known = required
-        exact = known is None
-        return Operand(self.total, known, self.bound if exact else None, frozenset(self.losses))
+from .ranges import Ranges
+from .values import Loss, Operand, Reading, Value, add_bounds, min_known, mul_bounds, span
 
 
 @dataclass
@@ -186,7 +91,7 @@ class Symbolic:
         (None: all of them, i.e. its exact value)."""
         n = len(bits)
         required = None if need is None or need > n else need  # None: exact
-        r = _Reading()
+        r = Reading()
         for f in segment(self.netlist, bits):
             if required is not None and f.offset >= required:
                 break  # bits the cell does not use
@@ -201,7 +106,7 @@ class Symbolic:
                 return Operand(None, opaque=opaque)
         return r.operand(required)
 
-    def _read_field(self, r: "_Reading", f, top_signed: bool, required: int | None, reader: str) -> str:
+    def _read_field(self, r: "Reading", f, top_signed: bool, required: int | None, reader: str) -> str:
         """Add the field ``f`` of a source to ``r``; returns why the operand is opaque ("" when it is not)."""
         v = self.value(f.source)
         if v.opaque:
@@ -211,7 +116,7 @@ class Symbolic:
         kv = w if v.known is None else min(v.known, w)
         a = f.start
         if a >= kv:
-            r.known = _min_known(r.known, f.offset)
+            r.known = min_known(r.known, f.offset)
             return ""
         p, pb = v.poly, v.bound
         if a and not p.divisible(a):
@@ -236,7 +141,7 @@ class Symbolic:
                 self._field_atom(r, f, v.poly, kv, top_signed, required)  # its bits exactly
         return ""
 
-    def _field_atom(self, r: "_Reading", f, P: Poly, kv: int, top_signed: bool, required: int | None) -> None:
+    def _field_atom(self, r: "Reading", f, P: Poly, kv: int, top_signed: bool, required: int | None) -> None:
         """The field ``f`` of a source whose value is ``P`` (bits below ``kv`` known), as a bit-field
         variable (:mod:`.fields`): exact, whatever ``P`` is."""
         n = min(f.length, kv - f.start)
@@ -254,7 +159,7 @@ class Symbolic:
         else:
             r.modulo(atom, f.offset, end + f.repeats)  # copies of its sign bit, read unsigned
 
-    def _fit_field(self, r: "_Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str,
+    def _fit_field(self, r: "Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str,
                    chunk: bool = False) -> bool:
         """The last field the cell needs: exact when its value (or the lifted one) provably fits the field;
         its copies of the sign bit are bits of p when p fits the field signed, whatever the bits above
@@ -311,12 +216,12 @@ class Symbolic:
         if A.opaque or B.opaque:
             return _result(A if A.opaque else B, yw)
         if t == "$add":
-            p, b = A.poly + B.poly, _add_bounds(A.bound, B.bound)
+            p, b = A.poly + B.poly, add_bounds(A.bound, B.bound)
         elif t == "$sub":
-            p, b = A.poly - B.poly, _add_bounds(A.bound, _span(B.bound, -1))
+            p, b = A.poly - B.poly, add_bounds(A.bound, span(B.bound, -1))
         else:
-            p, b = A.poly.mul(B.poly, self.table), _mul_bounds(A.bound, B.bound)
-        return _result(Operand(p, _min_known(A.known, B.known), b, A.losses | B.losses), yw)
+            p, b = A.poly.mul(B.poly, self.table), mul_bounds(A.bound, B.bound)
+        return _result(Operand(p, min_known(A.known, B.known), b, A.losses | B.losses), yw)
 
     def _unary(self, c: Cell) -> dict[str, Value]:
         """$neg, $pos, $not."""
@@ -325,7 +230,7 @@ class Symbolic:
         if A.opaque or t == "$pos":
             return _result(A, yw)
         if t == "$neg":
-            return _result(Operand(-A.poly, A.known, _span(A.bound, -1), A.losses), yw)
+            return _result(Operand(-A.poly, A.known, span(A.bound, -1), A.losses), yw)
         b = None if A.bound is None else (-A.bound[1] - 1, -A.bound[0] - 1)
         return _result(Operand((-A.poly).add_const(-1), A.known, b, A.losses), yw)
 
@@ -343,7 +248,7 @@ class Symbolic:
             if A.opaque:
                 return _result(A, yw)
             return _result(Operand(A.poly.shl(k), None if A.known is None else A.known + k,
-                                   _span(A.bound, 1 << k), A.losses), yw)
+                                   span(A.bound, 1 << k), A.losses), yw)
         if t == "$shr" and sa and k + yw > max(len(c.ports["A"]), yw):
             return _result(Operand(None, opaque=f"{lbl}: logical shift of a signed value"), yw)
         A = self.read(c.ports["A"], sa, yw + k, lbl)
@@ -371,7 +276,7 @@ class Symbolic:
         if A.opaque or B.opaque:
             return _result(A if A.opaque else B, w)
         p = A.poly.mul(S.poly.one_minus(self.table), self.table) + B.poly.mul(S.poly, self.table)
-        return _result(Operand(p, _min_known(A.known, B.known), None, A.losses | B.losses | S.losses), w)
+        return _result(Operand(p, min_known(A.known, B.known), None, A.losses | B.losses | S.losses), w)
 
     def _pmux(self, c: Cell) -> dict[str, Value]:
         """$pmux: the selected input when the selects are constant, else A + sum_i S_i (B_i - A) when the
@@ -398,7 +303,7 @@ class Symbolic:
             if A.opaque or Bi.opaque:
                 return _result(A if A.opaque else Bi, w)
             p = p + s.poly.mul(Bi.poly - A.poly, self.table)
-            known = _min_known(known, Bi.known)
+            known = min_known(known, Bi.known)
             losses |= Bi.losses | s.losses
         return _result(Operand(p, known, None, frozenset(losses)), w)
 
