@@ -38,6 +38,11 @@ class ProofInputError(WinohdlError):
     """The Verilog does not have the interface the design declares (bad input)."""
 
 
+def _number(c) -> int | str:
+    """A coefficient for a report: an integer, or a fraction as text (bit fields taken as divisions)."""
+    return int(c) if c == int(c) else str(c)
+
+
 def _signed_box(w: int) -> tuple[int, int]:
     return -(1 << (w - 1)), (1 << (w - 1)) - 1
 
@@ -188,19 +193,15 @@ class _Proof(ConcreteInputs):
         opts = self.opts
         spec = self.y_poly(o, self.L)
         op = self.sym.read(bits, True, None, f"output {name}")
-        fields = self.sym.fields
-        if not op.opaque and fields.has_atoms(op.poly):
-            poly = fields.normalise(op.poly)
-            poly = poly if op.known is None else poly.compact(op.known)
-            if fields.has_atoms(poly):  # bits of a value that is not a polynomial: the case analysis
-                self.check_cone(name, o, bits, op)
-                return
-            op = dataclasses.replace(op, poly=poly)
         quantised = opts.output_width is not None
         identity = not quantised
         if quantised and opts.output_shift == 0:
             fit = self.ranges.fits(self.y_poly(o), *_signed_box(opts.output_width))
             identity = bool(fit.ok)
+        if not op.opaque and self.sym.fields.has_atoms(op.poly):
+            op = self.fields_settled(name, o, bits, op, spec, identity)
+            if op is None:
+                return
         if not op.opaque and op.known is None and identity:
             self.compare(name, op.poly, spec, None)
             return
@@ -213,6 +214,25 @@ class _Proof(ConcreteInputs):
             self.overflow_failure(name, op)
             return
         self.check_cone(name, o, bits, op)
+
+    def fields_settled(self, name: str, o: int, bits, op, spec: Poly, identity: bool):
+        """An output that reads bit fields: the operand in the inputs alone when its fields cancel; else
+        (None) a failure where the chunks, floors taken as exact divisions, still differ from the
+        convolution (a partial product shifted, sliced or registered wrongly), or the case analysis."""
+        fields = self.sym.fields
+        poly = fields.normalise(op.poly)
+        poly = poly if op.known is None else poly.compact(op.known)
+        if not fields.has_atoms(poly):
+            return dataclasses.replace(op, poly=poly)
+        if identity and op.known is None:
+            relaxed = fields.relaxed(poly)
+            if relaxed != spec:
+                self.monomials += len(set(relaxed.terms) | set(spec.terms))
+                self.coefficient_failure(name, relaxed - spec, relaxed, spec, None,
+                                         " (bit fields taken as exact divisions)")
+                return None
+        self.check_cone(name, o, bits, op)  # bits of a value that is not a polynomial: the case analysis
+        return None
 
     def compare(self, name: str, got: Poly, want: Poly, modulus: int | None) -> None:
         self.monomials += len(set(got.terms) | set(want.terms))
@@ -227,11 +247,13 @@ class _Proof(ConcreteInputs):
         if delta:
             self.coefficient_failure(name, delta, got, want, modulus)
 
-    def coefficient_failure(self, name: str, delta: Poly, got: Poly, want: Poly, modulus: int | None) -> None:
+    def coefficient_failure(self, name: str, delta: Poly, got: Poly, want: Poly, modulus: int | None,
+                            how: str = "") -> None:
         m = min(delta.terms, key=lambda mm: (len(mm), mm))
         x = {v: 1 for v in m}
         mono = monomial_text(m, self.table)
-        msg = (f"coefficient of {mono} is {got.terms.get(m, 0)}, the convolution's is {want.terms.get(m, 0)}"
+        c_got, c_want = _number(got.terms.get(m, 0)), _number(want.terms.get(m, 0))
+        msg = (f"coefficient of {mono} is {c_got}, the convolution's is {c_want}{how}"
                + (f" (modulo 2^{modulus})" if modulus else ""))
         delays = sorted({self.table.vars[v].delay for v in m if self.table.vars[v].port in ("d", "g", "u")})
         if self.L and any(dl != self.L for dl in delays):
@@ -244,8 +266,7 @@ class _Proof(ConcreteInputs):
             msg = f"not shown: {name} equals the convolution monomial by monomial; {msg}; no input found that " \
                   "shows a difference on the netlist"
             cell = self.driver(self.output_bits(name))
-        self.failures.append(Failure(name, "coefficient", msg, mono, want.terms.get(m, 0), got.terms.get(m, 0),
-                                     modulus, cell, cx))
+        self.failures.append(Failure(name, "coefficient", msg, mono, c_want, c_got, modulus, cell, cx))
 
     def output_bits(self, name: str) -> list:
         if name.startswith("y["):
@@ -357,9 +378,10 @@ class _Proof(ConcreteInputs):
         cx = self.confirm(name, x)
         if cx is None or not cx.confirmed:
             cx = self.search(name, delta=delta) or cx
-        msg = (f"{exc.source} feeds the output logic (division, rounding) with coefficient {exc.got} for {mono}; "
-               f"{exc.alpha} x the convolution has {exc.want}")
-        self.failures.append(Failure(name, "coefficient", msg, mono, exc.want, exc.got, None, exc.source, cx))
+        got, want, alpha = _number(exc.got), _number(exc.want), _number(exc.alpha)
+        msg = (f"{exc.source} feeds the output logic (division, rounding) with coefficient {got} for {mono}; "
+               f"{alpha} x the convolution has {want}")
+        self.failures.append(Failure(name, "coefficient", msg, mono, want, got, None, exc.source, cx))
         if cx is None or not cx.confirmed:
             self.undecided = True
 

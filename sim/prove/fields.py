@@ -22,6 +22,7 @@ a polynomial of the inputs (a real truncation, or a mistake).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .polynomial import Poly, VarTable
 
@@ -38,6 +39,8 @@ class Atom:
     definition: Poly | None  # None for a floor (it is its own definition)
     text: str
     cell: str
+    base: Poly | None = None  # a floor's floor(base / 2^shift)
+    shift: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,10 +84,10 @@ class Fields:
 
     # ---- construction -----------------------------------------------------------------------------
     def _new(self, key, kind: str, definition: Poly | None, delay: int, box, text: str, cell: str,
-             label: str) -> int:
+             label: str, base: Poly | None = None, shift: int = 0) -> int:
         if key not in self._ids:
             self._ids[key] = len(self.atoms)
-            self.atoms.append(Atom(kind, definition, text, cell))
+            self.atoms.append(Atom(kind, definition, text, cell, base, shift))
         i = self._ids[key]
         return self.t.var(kind, i, delay, *box, label=label.format(i=i))
 
@@ -112,7 +115,7 @@ class Fields:
             return high.add_const(lo >> c)
         base, delay = _anchor(low, self.t)
         v = self._new((FLOOR, base, c), FLOOR, None, delay, (lo >> c, hi >> c),
-                      f"floor(({base.text(self.t, 3)}) / 2^{c})", cell, "floor{i}")
+                      f"floor(({base.text(self.t, 3)}) / 2^{c})", cell, "floor{i}", base, c)
         return high + Poly.var(v)
 
     def field(self, p: Poly, a: int, n: int, signed: bool | None, cell: str) -> Poly:
@@ -175,6 +178,25 @@ class Fields:
                 else:
                     out.pop(mm, None)
         return Poly(out)
+
+    def relaxed(self, p: Poly) -> Poly:
+        """``p`` with every floor ``floor(q / 2^c)`` taken as ``q / 2^c`` (rational coefficients). Chunks
+        that sum back cancel either way; what is left shows the partial products that do not (a shift,
+        a slice or a register of one of them), as monomials of the inputs."""
+        p = self.normalise(p)
+        out = Poly()
+        for m, c in p.terms.items():
+            term, rest = Poly.const(Fraction(c)), []
+            for v in m:
+                x = self.t.vars[v]
+                if x.port.lstrip("~") != FLOOR:
+                    rest.append(v)
+                    continue
+                a = self.atoms[x.element]
+                q = self.relaxed(a.base.delayed(x.delay, self.t)).scale(Fraction(1, 1 << a.shift))
+                term = term.mul(Poly.const(1) - q if x.negated else q, self.t)
+            out = out + (term.mul(Poly({tuple(rest): 1}), self.t) if rest else term)
+        return out
 
     def describe(self, p: Poly) -> list[Atom]:
         """The atoms of ``p`` (for a report: what each is and where it was read)."""

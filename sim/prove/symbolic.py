@@ -130,12 +130,12 @@ class Symbolic:
             r.modulo(p, f.offset, f.offset + kv - a)
         elif required is not None and end >= required:
             blo, bhi = self.ranges.bound(p)
-            if a + f.length < w and not -(1 << (f.length - 1)) <= blo <= bhi < 1 << f.length:
+            if _chunk(a, f.length, w) and not -(1 << (f.length - 1)) <= blo <= bhi < 1 << f.length:
                 self._field_atom(r, f, v.poly, kv, top_signed, required)  # a chunk: its bits exactly
             else:
                 r.modulo(p, f.offset, end)  # the bits needed are all known: no obligation
         else:
-            chunk = a + f.length < w  # a low part of a wider value (a split operand's chunk, a bit)
+            chunk = _chunk(a, f.length, w)
             if not self._fit_field(r, f, p, pb, top_signed, required is not None and end + f.repeats >= required,
                                    reader, chunk):
                 self._field_atom(r, f, v.poly, kv, top_signed, required)  # its bits exactly
@@ -391,6 +391,13 @@ _CELL_MODELS = {t: method for types, method in (
     (("$logic_and", "$logic_or"), Symbolic._logic),
     (("$lt", "$le", "$gt", "$ge", "$eq", "$ne", "$eqx", "$nex"), Symbolic._constant_cell),
 ) for t in types}
+
+
+def _chunk(a: int, n: int, w: int) -> bool:
+    """Bits [a, a+n) of a w-bit source are a chunk (of a split operand, a bit of a fabric product) to read
+    exactly as a bit field; the low w-1 bits are a width truncation (a sum's carry dropped), whose lost
+    top bit is an overflow to report."""
+    return a + n <= w - 2
 
 
 def _y_width(c: Cell):
