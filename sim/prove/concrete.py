@@ -21,6 +21,7 @@ class ConcreteInputs:
 
     evaluator: Evaluator | None = None
     replays: int = 0
+    shown: list  # inputs that showed an output wrong (tried first for the next output); set by the proof
 
     def confirm(self, name: str, x: dict) -> Counterexample | None:
         """Replay an assignment on the netlist (and in Icarus when it disagrees with the declaration)."""
@@ -55,7 +56,7 @@ class ConcreteInputs:
         """Candidates: the given assignments, the monomial points of ``delta`` at several scales, range
         extremes and random inputs; the first one the netlist gets wrong, confirmed (None if none)."""
         rng = random.Random(7)
-        cands = [dict(x) for x in extra if x]
+        cands = list(self.shown) + [dict(x) for x in extra if x]  # what showed one output wrong first
         L = self.L
         if delta:
             m = min(delta.terms, key=lambda mm: (len(mm), mm))
@@ -89,6 +90,8 @@ class ConcreteInputs:
         for x in cands:
             cx = self.confirm(name, x)
             if cx is not None and cx.confirmed:
+                if x not in self.shown:
+                    self.shown.append(x)
                 return cx
         return None
 

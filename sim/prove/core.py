@@ -60,6 +60,7 @@ class _Proof(ConcreteInputs):
         self.pieces = 0
         self.undecided = False
         self.replays = 0
+        self.shown: list = []
 
     # ---- set-up -----------------------------------------------------------------------------------
     def build(self) -> None:

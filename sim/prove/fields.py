@@ -69,6 +69,7 @@ class Fields:
         self.atoms: list[Atom] = []
         self._ids: dict = {}
         self._defs: dict = {}  # (atom id, delay) -> definition at that delay
+        self._relaxed: dict = {}  # (floor id, delay) -> its base / 2^shift
         self.obligations: list[Obligation] = []
         ranges.fields = self
 
@@ -192,8 +193,11 @@ class Fields:
                 if x.port.lstrip("~") != FLOOR:
                     rest.append(v)
                     continue
-                a = self.atoms[x.element]
-                q = self.relaxed(a.base.delayed(x.delay, self.t)).scale(Fraction(1, 1 << a.shift))
+                key = (x.element, x.delay)
+                if key not in self._relaxed:
+                    a = self.atoms[x.element]
+                    self._relaxed[key] = self.relaxed(a.base.delayed(x.delay, self.t)).scale(Fraction(1, 1 << a.shift))
+                q = self._relaxed[key]
                 term = term.mul(Poly.const(1) - q if x.negated else q, self.t)
             out = out + (term.mul(Poly({tuple(rest): 1}), self.t) if rest else term)
         return out
