@@ -13,7 +13,8 @@ Target: every proof PROVEN, each in under 30 s on two cores (F(6x6,3x3) and F(4x
 outputs (each rounding mode, with saturation), the offline kernel transform, ``deep`` with
 two adder levels per stage.
 
-``--mutants N`` is the soundness sweep instead: up to N mutants per operator and design
+``--mutants N`` is the soundness sweep instead (``--split``: of the split-multiplier designs only,
+F(2,3) and F(4,3) at 17/17 ``deep``): up to N mutants per operator and design
 (adder <-> subtractor, a slice cut by one bit, a constant shift off by one, a constant off by
 one, a sign fill forced to 0, a register bypassed in one path) are made from the emitted
 Verilog *text*, proven, and every mutant is also simulated on random and extreme vectors
@@ -247,7 +248,7 @@ MUTANT_DESIGNS = (
     ("d2_k3_o4", dict(pipeline="stages", kernel_transform="offline")),
     # split multipliers (an operand wider than a DSP block's): chunk slices, shifts, partial-product registers
     ("f2_3", dict(pipeline="deep", widths=(17, 17))),
-    ("f4_3", dict(pipeline="deep", widths=(16, 16))),
+    ("f4_3", dict(pipeline="deep", widths=(17, 17))),
 )
 
 
@@ -260,7 +261,7 @@ def mutation_sweep(a, tmp: Path) -> tuple[list, int]:
     print("-" * len(header))
     only = a.only.split(",") if a.only else None
     for name, kw in MUTANT_DESIGNS:
-        if only and name not in only:
+        if (only and name not in only) or (a.split and "widths" not in kw):
             continue
         kw = dict(kw)
         opts = HardwareOptions.make(*kw.pop("widths", (8, 8)), **kw)
@@ -335,6 +336,7 @@ def main(argv=None) -> int:
                     help="the mutation sweep instead: up to N mutants per operator and design")
     ap.add_argument("--vectors", type=int, default=200, help="simulated vectors per mutant (--mutants)")
     ap.add_argument("--icarus", action="store_true", help="replay the mutants' counterexamples in Icarus too")
+    ap.add_argument("--split", action="store_true", help="--mutants of the split-multiplier designs only")
     ap.add_argument("-o", default=None, help="JSON output (default build/bench/prove[_mutants].json)")
     a = ap.parse_args(argv)
     load0, t0 = os.getloadavg(), time.perf_counter()

@@ -13,9 +13,13 @@ obligation "no bit is lost", decided by :mod:`.ranges` over the whole input box.
 does not fit, the field still fixes the value modulo 2^n; such a wrap is harmless when it
 is undone exactly later (the exact division's multiplication by an odd inverse modulo
 2^w): the value read at the end is lifted to the representative with the smallest
-coefficients, which is exact once its own range provably fits. Anything that is not a
-polynomial (a floor of a value that is not a multiple, a comparison, a multiplexer on a
-comparison) is *opaque* here and left to :mod:`.rounding`.
+coefficients, which is exact once its own range provably fits. The bits ``[a, a+n)`` of a
+value that is not a multiple of 2^a, and the low bits of a wider value that do not hold all
+of it (the chunks of a split multiplier's operand, a bit selecting a masked copy), are read
+exactly as bit-field variables (:mod:`.fields`), which cancel where the chunks are summed
+back. Anything else that is not a polynomial (a comparison, a multiplexer on a comparison)
+is *opaque* here and left to :mod:`.rounding`, which also walks back through the cells of a
+value made of bit fields.
 """
 
 from __future__ import annotations
