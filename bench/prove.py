@@ -288,7 +288,7 @@ def mutation_sweep(a, tmp: Path) -> tuple[list, int]:
                         continue
                     secs = time.perf_counter() - t0
                     bad, checks, first = simulate(folder, target, a.vectors, 5, folder / "sim")
-                    f = r.failures[0] if r.failures else None
+                    f = next((x for x in r.failures if x.confirmed), r.failures[0]) if r.failures else None
                     cx = f.counterexample if f else None
                     if r.verdict is Verdict.PROVEN:
                         status = "UNSOUND" if bad else "proven, sim agrees"

@@ -80,9 +80,6 @@ class Fields:
     def has_atoms(self, p: Poly | None) -> bool:
         return p is not None and bool(self.atoms) and any(self.is_atom(v) for m in p.terms for v in m)
 
-    def atom_of(self, v: int) -> Atom | None:
-        return self.atoms[self.t.vars[v].element] if self.is_atom(v) else None
-
     # ---- construction -----------------------------------------------------------------------------
     def _new(self, key, kind: str, definition: Poly | None, delay: int, box, text: str, cell: str,
              label: str, base: Poly | None = None, shift: int = 0) -> int:
@@ -201,11 +198,6 @@ class Fields:
                 term = term.mul(Poly.const(1) - q if x.negated else q, self.t)
             out = out + (term.mul(Poly({tuple(rest): 1}), self.t) if rest else term)
         return out
-
-    def describe(self, p: Poly) -> list[Atom]:
-        """The atoms of ``p`` (for a report: what each is and where it was read)."""
-        seen = sorted({self.t.vars[v].element for m in p.terms for v in m if self.is_atom(v)})
-        return [self.atoms[i] for i in seen]
 
 
 __all__ = ["Fields", "Atom", "Obligation", "FIELD", "FLOOR", "ATOM_PORTS"]
