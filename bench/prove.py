@@ -1,17 +1,20 @@
-"""Proof times across the geometry suite: ``.venv/bin/python bench/prove.py [--quick] [--only f2_3,...]``.
+"""Proof coverage across the geometry suite: ``.venv/bin/python bench/prove.py [--quick] [--only f2_3,...]``.
 
-Default (the issue's target): for every suite geometry at 8/8 bits, combinational and
-pipelined (``stages``, and ``deep`` with one adder level per stage), the Winograd tile and the
-direct baseline are generated from the constructive card and proven; then F(4x4,3x3) at
-16/16 bits with the same three pipelines. Prints a table (cells, monomials, range
-obligations, seconds, verdict) and writes build/bench/prove.json. Target: each proof
-PROVEN in under 30 s on two cores.
+Default (the coverage sweep): for every suite geometry at 8/8, 12/12 and 16/16 bits, with every
+pipeline (``none``, ``stages``, ``deep`` with one adder level per stage), and F(6x6,3x3) at 8/8
+bits with every pipeline, the Winograd tile and the direct baseline are generated from the
+constructive card and proven. Prints per proof the verdict (PROVEN / UNDECIDED / DISPROVEN),
+whether a multiplier is split (an operand wider than a DSP block's, ``deep`` only), cells,
+monomials, range obligations and seconds, then a summary per width; writes build/bench/prove.json.
+Target: every proof PROVEN, each in under 30 s on two cores (F(6x6,3x3) and F(4x4,3x3) at 16/16
+``deep``: under 60 s). ``--widths`` and ``--pipelines`` choose a subset.
 
 ``--extras`` adds, per suite geometry at 8/8 bits, what the target leaves out: quantised
 outputs (each rounding mode, with saturation), the offline kernel transform, ``deep`` with
 two adder levels per stage.
 
-``--mutants N`` is the soundness sweep instead: up to N mutants per operator and design
+``--mutants N`` is the soundness sweep instead (``--split``: of the split-multiplier designs only,
+F(2,3) and F(4,3) at 17/17 ``deep``): up to N mutants per operator and design
 (adder <-> subtractor, a slice cut by one bit, a constant shift off by one, a constant off by
 one, a sign fill forced to 0, a register bypassed in one path) are made from the emitted
 Verilog *text*, proven, and every mutant is also simulated on random and extreme vectors
@@ -37,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hdl.components import DSP_OPERAND_BITS  # noqa: E402
 from hdl.design import generate_design, open_design, write_design_folder  # noqa: E402
 from hdl.options import HardwareOptions, Pipeline, values  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
@@ -44,10 +48,13 @@ from sim.prove import NetlistError, Verdict, prove_design  # noqa: E402
 from sim.prove.counterexample import Setting, run_netlist  # noqa: E402
 from sim.prove.netlist import Evaluator, Netlist, Unsupported, run_yosys  # noqa: E402
 from sim.prove.spec import convolution_taps  # noqa: E402
+from winohdl.core.geometry import Geometry  # noqa: E402
 from winohdl.core.suite import BY_NAME, SUITE  # noqa: E402
 
 TARGET_SECONDS = 30.0
 PIPELINES = values(Pipeline)
+WIDTHS = (8, 12, 16)
+F6x6 = ("f6x6_3x3", Geometry((6, 6), (3, 3), (1, 1), (1, 1)))  # the largest 2D tile: 8/8 bits only
 EXTRAS = (
     dict(pipeline="none", output_width=12, output_shift=6, rounding="round-half-even"),
     dict(pipeline="stages", kernel_transform="offline", output_width=10, output_shift=8, rounding="round-half-up"),
@@ -57,48 +64,78 @@ EXTRAS = (
 )
 
 
-def cases(only: list[str] | None, quick: bool, pipelines=PIPELINES, extras: bool = False):
-    names = only or [e.name for e in SUITE]
+def cases(only: list[str] | None, quick: bool, pipelines=PIPELINES, extras: bool = False, widths=WIDTHS):
+    """(name, geometry, options) of the sweep."""
+    names = [n for n in only if n in BY_NAME] if only else [e.name for e in SUITE]
     pipelines = ("none",) if quick else pipelines
-    for n in names:
+    for w in widths:
+        for n in names:
+            for pipeline in pipelines:
+                yield n, BY_NAME[n].geometry, HardwareOptions.make(w, w, pipeline)
+    if 8 in widths and (not only or F6x6[0] in only):
         for pipeline in pipelines:
-            yield n, HardwareOptions.make(8, 8, pipeline)
-    if not only or "f4x4_3x3" in only:
-        for pipeline in pipelines:
-            yield "f4x4_3x3", HardwareOptions.make(16, 16, pipeline)
+            yield (*F6x6, HardwareOptions.make(8, 8, pipeline))
     if extras:
         for n in names:
             for kw in EXTRAS:
-                yield n, HardwareOptions.make(8, 8, **kw)
+                yield n, BY_NAME[n].geometry, HardwareOptions.make(8, 8, **kw)
+
+
+def split_multiplier(design, target: str) -> bool:
+    """Whether the core multiplies an operand wider than a DSP block's (split in ``deep`` pipelines)."""
+    o = design.options
+    if o.pipeline is not Pipeline.DEEP:
+        return False
+    widths = (o.data_width, o.kernel_width) if target == "direct" else \
+        (*design.multiplier_widths.v, *design.multiplier_widths.u)
+    return max(widths) > DSP_OPERAND_BITS
 
 
 def timing(a, tmp: Path) -> tuple[list, float, int]:
     only = a.only.split(",") if a.only else None
-    rows, worst, bad = [], 0.0, 0
-    header = (f"{'geometry':<14} {'options':<30} {'target':<7} {'verdict':<10} {'cells':>6} {'monomials':>9} "
-              f"{'ranges':>7} {'gen s':>6} {'proof s':>8}")
+    widths = tuple(int(w) for w in a.widths.split(","))
+    rows, worst, bad, cards = [], 0.0, 0, {}
+    header = (f"{'geometry':<14} {'options':<30} {'target':<7} {'verdict':<10} {'split':<5} {'cells':>6} "
+              f"{'monomials':>9} {'ranges':>7} {'gen s':>6} {'proof s':>8}")
     print(header)
     print("-" * len(header))
-    for name, opts in cases(only, a.quick, a.pipelines.split(","), a.extras):
+    for name, geometry, opts in cases(only, a.quick, a.pipelines.split(","), a.extras, widths):
         t0 = time.perf_counter()
         folder = tmp / f"{name}_{opts.tag}"
-        write_design_folder(folder, generate_design(constructive_card(BY_NAME[name].geometry), opts))
+        if name not in cards:  # one card per geometry (F(6x6,3x3)'s takes a minute), its time in the first row
+            cards[name] = constructive_card(geometry)
+        write_design_folder(folder, generate_design(cards[name], opts))
         gen = time.perf_counter() - t0
         opened = open_design(folder)
         for target in a.targets.split(","):
             r = prove_design(opened, target, work=tmp / f"work_{name}_{opts.tag}_{target}")
+            split = split_multiplier(opened.design, target)
             worst = max(worst, r.seconds)
             bad += not r.proven or r.seconds > TARGET_SECONDS
-            rows.append({"geometry": name, "options": opts.tag, "target": target, "verdict": r.verdict.value,
+            rows.append({"geometry": name, "options": opts.tag, "width": opts.data_width, "target": target,
+                         "pipeline": opts.pipeline.value, "verdict": r.verdict.value, "split": split,
                          "cells": r.cells, "monomials": r.monomials, "range_checks": r.range_checks,
                          "rounding_pieces": r.rounding_pieces,
                          "generate_seconds": round(gen, 2), "proof_seconds": round(r.seconds, 2)})
-            print(f"{name:<14} {opts.tag:<30} {target:<7} {r.verdict.value:<10} {r.cells:>6} {r.monomials:>9} "
-                  f"{r.range_checks:>7} {gen:>6.1f} {r.seconds:>8.2f}", flush=True)
+            print(f"{name:<14} {opts.tag:<30} {target:<7} {r.verdict.value:<10} {'yes' if split else '':<5} "
+                  f"{r.cells:>6} {r.monomials:>9} {r.range_checks:>7} {gen:>6.1f} {r.seconds:>8.2f}", flush=True)
             gen = 0.0
+    summary(rows)
     print(f"\n{len(rows)} proofs, slowest {worst:.1f} s (target {TARGET_SECONDS:.0f} s), "
           f"{bad} not proven or over the target")
     return rows, worst, bad
+
+
+def summary(rows: list) -> None:
+    """Per width and pipeline: proofs, each verdict, split-multiplier proofs, median and slowest seconds."""
+    print(f"\n{'width':<6} {'pipeline':<8} {'proofs':>6} {'PROVEN':>7} {'UNDECIDED':>9} {'DISPROVEN':>9} "
+          f"{'split':>5} {'median s':>8} {'slowest s':>9}")
+    for key in sorted({(r["width"], r["pipeline"]) for r in rows}):
+        rs = [r for r in rows if (r["width"], r["pipeline"]) == key]
+        n = Counter(r["verdict"] for r in rs)
+        secs = sorted(r["proof_seconds"] for r in rs)
+        print(f"{key[0]:<6} {key[1]:<8} {len(rs):>6} {n['PROVEN']:>7} {n['UNDECIDED']:>9} {n['DISPROVEN']:>9} "
+              f"{sum(r['split'] for r in rs):>5} {secs[len(secs) // 2]:>8.2f} {secs[-1]:>9.2f}")
 
 
 # ---- the mutation sweep -----------------------------------------------------------------------------
@@ -209,6 +246,9 @@ MUTANT_DESIGNS = (
     ("f3_2", dict(pipeline="deep", output_width=9, output_shift=3, rounding="round-half-up")),
     ("f2x2_3x3", dict(pipeline="none")),
     ("d2_k3_o4", dict(pipeline="stages", kernel_transform="offline")),
+    # split multipliers (an operand wider than a DSP block's): chunk slices, shifts, partial-product registers
+    ("f2_3", dict(pipeline="deep", widths=(17, 17))),
+    ("f4_3", dict(pipeline="deep", widths=(17, 17))),
 )
 
 
@@ -221,9 +261,10 @@ def mutation_sweep(a, tmp: Path) -> tuple[list, int]:
     print("-" * len(header))
     only = a.only.split(",") if a.only else None
     for name, kw in MUTANT_DESIGNS:
-        if only and name not in only:
+        if (only and name not in only) or (a.split and "widths" not in kw):
             continue
-        opts = HardwareOptions.make(8, 8, **kw)
+        kw = dict(kw)
+        opts = HardwareOptions.make(*kw.pop("widths", (8, 8)), **kw)
         src = tmp / f"src_{name}_{opts.tag}"
         write_design_folder(src, generate_design(constructive_card(BY_NAME[name].geometry), opts))
         for target in a.targets.split(","):
@@ -247,7 +288,7 @@ def mutation_sweep(a, tmp: Path) -> tuple[list, int]:
                         continue
                     secs = time.perf_counter() - t0
                     bad, checks, first = simulate(folder, target, a.vectors, 5, folder / "sim")
-                    f = r.failures[0] if r.failures else None
+                    f = next((x for x in r.failures if x.confirmed), r.failures[0]) if r.failures else None
                     cx = f.counterexample if f else None
                     if r.verdict is Verdict.PROVEN:
                         status = "UNSOUND" if bad else "proven, sim agrees"
@@ -284,15 +325,18 @@ def mutation_sweep(a, tmp: Path) -> tuple[list, int]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma-separated suite names")
-    ap.add_argument("--quick", action="store_true", help="combinational 8/8 only")
+    ap.add_argument("--quick", action="store_true", help="combinational only")
     ap.add_argument("--targets", default="wino,direct")
     ap.add_argument("--pipelines", default=",".join(PIPELINES), help="comma-separated: none,stages,deep")
+    ap.add_argument("--widths", default=",".join(map(str, WIDTHS)),
+                    help="comma-separated data (= kernel) widths of the sweep (F(6x6,3x3): 8 only)")
     ap.add_argument("--extras", action="store_true",
                     help="also quantised outputs, the offline kernel transform, deep with 2 adders per stage")
     ap.add_argument("--mutants", type=int, default=0, metavar="N",
                     help="the mutation sweep instead: up to N mutants per operator and design")
     ap.add_argument("--vectors", type=int, default=200, help="simulated vectors per mutant (--mutants)")
     ap.add_argument("--icarus", action="store_true", help="replay the mutants' counterexamples in Icarus too")
+    ap.add_argument("--split", action="store_true", help="--mutants of the split-multiplier designs only")
     ap.add_argument("-o", default=None, help="JSON output (default build/bench/prove[_mutants].json)")
     a = ap.parse_args(argv)
     load0, t0 = os.getloadavg(), time.perf_counter()

@@ -19,7 +19,8 @@ import pytest
 
 from hdl.design import open_design
 from hdl.options import HardwareOptions, Pipeline
-from sim.prove import NetlistError, ProofInputError, Verdict, format_proof, prove_design, write_proof
+from sim.prove import (Counterexample, Failure, NetlistError, ProofInputError, ProofReport, Verdict, format_proof,
+                       prove_design, write_proof)
 from sim.prove.netlist import Evaluator, Netlist, run_yosys
 from sim.prove.polynomial import Poly, VarTable
 from sim.prove.ranges import Ranges
@@ -90,6 +91,23 @@ def test_design_is_proven(designs, name, options, target):
     assert r.line().endswith(f" range checks in {r.seconds:.1f} s")  # the time is reported, not bounded
     if options.output_width is not None:
         assert r.rounding_pieces > 0  # the rounding was proven by cases, not skipped
+
+
+# The smallest designs whose deep pipeline splits a multiplier (an operand wider than a DSP block's 18 bits):
+SPLIT_FABRIC = HardwareOptions.make(17, 17, "deep")  # F(2,3): u is 19 bits, its 1-bit chunk masks copies of v
+SPLIT_BLOCK = HardwareOptions.make(17, 17, "deep")   # F(4,3): v is 21 bits, its 3-bit chunk has its own multiplier
+SPLIT_DIRECT = HardwareOptions.make(19, 8, "deep")   # the direct baseline: d itself is 19 bits
+
+
+@pytest.mark.parametrize("name,options,target", [("f2_3", SPLIT_FABRIC, "wino"), ("f4_3", SPLIT_BLOCK, "wino"),
+                                                 ("f2_3", SPLIT_DIRECT, "direct")])
+def test_split_multiplier_designs_are_proven(designs, name, options, target):
+    """Chunks of an operand read as exact bit fields sum back to the product (sim/prove/fields.py)."""
+    folder = designs(name, options)
+    text = (folder / open_design(folder).design.core(target).verilog).read_text()
+    assert re.search(r"\bp\d+_\d+_\d+_shift\b", text), "no partial products: the multiplier is not split"
+    r = prove(folder, target)
+    assert r.verdict is Verdict.PROVEN and not r.failures and not r.notes, format_proof(r)
 
 
 def test_report_files_and_text(designs, tmp_path):
@@ -196,6 +214,26 @@ def saturation_threshold_benign(text):
     return text.replace("> $signed(10'h1ff)", "> $signed(10'h1fe)", 1)
 
 
+def chunk_shift_off_by_one(text):
+    """A partial product of a split multiplier is shifted one bit too far before the sum."""
+    return _module(text, "multipliers", lambda b: re.sub(r"\{ (p\d+_\d+_\d+_d\d+), (\d+)'h0 \}",
+                                                         lambda m: f"{{ {m.group(1)}, {int(m.group(2)) + 1}'h0 }}",
+                                                         b, count=1))
+
+
+def mask_one_bit_short(text):
+    """The low unsigned chunk of a split operand loses its top bit."""
+    return _module(text, "multipliers", lambda b: re.sub(r"\{ 1'h0, (\S+)\[(\d+):0\] \}",
+                                                         lambda m: f"{{ 2'h0, {m.group(1)}[{int(m.group(2)) - 1}:0] }}",
+                                                         b, count=1))
+
+
+def partial_product_bypass(text):
+    """The last register of one partial product reads the first: that partial product arrives a cycle early."""
+    return _module(text, "multipliers", lambda b: re.sub(r"(p\d+_\d+_\d+)_d2 <= \1_d1 ?;", r"\1_d2 <= \1_d0;",
+                                                         b, count=1))
+
+
 DEEP = HardwareOptions.make(8, 8, "deep") if "deep" in {p.value for p in Pipeline} else None
 
 MUTATIONS = [
@@ -215,7 +253,14 @@ MUTATIONS = [
     ("division-adder-rounded", "f4_3", ROUNDED, "wino", division_adder_flipped, Verdict.DISPROVEN, "rounding"),
     ("rounding-tie", "f4_3", ROUNDED, "wino", tie_rule_broken, Verdict.DISPROVEN, "rounding"),
     ("saturation-benign", "f4_3", ROUNDED, "wino", saturation_threshold_benign, Verdict.PROVEN, None),
-] + ([("deep-chain-bypass", "f2_3", DEEP, "wino", chain_register_bypass, Verdict.DISPROVEN, "coefficient")]
+] + ([("deep-chain-bypass", "f2_3", DEEP, "wino", chain_register_bypass, Verdict.DISPROVEN, "coefficient"),
+      # split multipliers: a chunk's shift, its slice, a partial product's register
+      ("split-chunk-shift", "f4_3", SPLIT_BLOCK, "wino", chunk_shift_off_by_one, Verdict.DISPROVEN, "coefficient"),
+      ("split-mask-short", "f4_3", SPLIT_BLOCK, "wino", mask_one_bit_short, Verdict.DISPROVEN, "coefficient"),
+      ("split-partial-bypass", "f4_3", SPLIT_BLOCK, "wino", partial_product_bypass, Verdict.DISPROVEN,
+       "coefficient"),
+      ("split-fabric-bypass", "f2_3", SPLIT_FABRIC, "wino", partial_product_bypass, Verdict.DISPROVEN,
+       "coefficient")]
      if DEEP is not None else [])
 
 
@@ -398,6 +443,21 @@ def test_exact_ranges_match_brute_force():
             assert fit.ok is (a <= min(values) and max(values) <= b)
             if fit.ok is False:
                 assert not a <= p.evaluate(fit.witness) <= b
+
+
+def test_an_unconfirmed_candidate_is_undecided_not_a_fail():
+    """A candidate counterexample that the netlist replay refutes is printed as tried, under UNDECIDED."""
+    refuted = Counterexample("y[0]", ({"d": [1, 0], "g": [0, 1]},), 0, 0)
+    shown = Counterexample("y[1]", ({"d": [1, 0], "g": [0, 1]},), 0, 2)
+    lines = []
+    for cx, verdict in ((refuted, Verdict.UNDECIDED), (shown, Verdict.DISPROVEN)):
+        f = Failure(cx.output, "coefficient", "not shown: y equals the convolution", "d[0]*g[1]", 0, 1, None,
+                    "$dff at x.v:1.1-2.2", cx)
+        r = ProofReport("t", "wino", "top", "x.v", verdict, 1, 1, 1, 0, 0, 2, 0, 0.1, "claim", failures=(f,))
+        lines.append(format_proof(r))
+    assert "FAIL" not in lines[0] and "UNDECIDED  y[0] [coefficient] not shown" in lines[0]
+    assert "  tried     " in lines[0] and "  input" not in lines[0] and "  cell      $dff" in lines[0]
+    assert "FAIL       y[1] [coefficient]" in lines[1] and "  input     " in lines[1]
 
 
 def test_boolean_complements_keep_reset_chains_small():

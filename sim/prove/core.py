@@ -16,35 +16,38 @@ turned into concrete inputs, replayed on the netlist and in Icarus (:mod:`.count
 
 from __future__ import annotations
 
-import random
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
 
-from .counterexample import Setting, icarus_outputs, realise, run_netlist
-from .netlist import Evaluator, Netlist, Unsupported, run_yosys
+from .concrete import ConcreteInputs
+from .counterexample import Setting, realise
+from .netlist import Netlist, Unsupported, run_yosys, segment
 from .polynomial import Poly, TooDeep, VarTable, monomial_text
 from .ranges import Ranges
-from .report import Counterexample, Failure, ProofReport, Verdict
+from .report import Failure, ProofReport, Verdict
 from .rounding import ConeChecker, NotAffine
 from .spec import convolution_taps
 from .symbolic import Symbolic, Value
-
-SEARCH_CANDIDATES = 48
-ICARUS_REPLAYS = 3  # counterexamples replayed in Icarus per proof (the first ones found)
 
 
 class ProofInputError(WinohdlError):
     """The Verilog does not have the interface the design declares (bad input)."""
 
 
+def _number(c) -> int | str:
+    """A coefficient for a report: an integer, or a fraction as text (bit fields taken as divisions)."""
+    return int(c) if c == int(c) else str(c)
+
+
 def _signed_box(w: int) -> tuple[int, int]:
     return -(1 << (w - 1)), (1 << (w - 1)) - 1
 
 
-class _Proof:
+class _Proof(ConcreteInputs):
     def __init__(self, opened, target: str, work: Path, icarus: bool):
         self.t0 = time.perf_counter()
         self.opened, self.target, self.work, self.use_icarus = opened, target, Path(work), icarus
@@ -57,6 +60,7 @@ class _Proof:
         self.pieces = 0
         self.undecided = False
         self.replays = 0
+        self.shown: list = []
 
     # ---- set-up -----------------------------------------------------------------------------------
     def build(self) -> None:
@@ -161,11 +165,12 @@ class _Proof:
             if cx is not None and cx.confirmed and cx.icarus is not None and cx.icarus != cx.netlist:
                 self.notes.append(f"{f.output}: Icarus gives {cx.icarus} where the Yosys netlist gives {cx.netlist}: "
                                   "the two read the Verilog differently (the proof is about Yosys' reading)")
-        if any(f.counterexample is not None and f.counterexample.confirmed or f.kind == "interface"
-               for f in self.failures):
+        if any(f.confirmed for f in self.failures):
             verdict = Verdict.DISPROVEN
         elif self.failures or self.undecided:
             verdict = Verdict.UNDECIDED
+            for ob in self.sym.fields.obligations:  # what a split operand's chunks were not shown to be
+                self.notes.append(f"obligation not decided at {ob.cell}: {ob.text}")
         else:
             verdict = Verdict.PROVEN
         return self.report(verdict)
@@ -194,6 +199,10 @@ class _Proof:
         if quantised and opts.output_shift == 0:
             fit = self.ranges.fits(self.y_poly(o), *_signed_box(opts.output_width))
             identity = bool(fit.ok)
+        if not op.opaque and self.sym.fields.has_atoms(op.poly):
+            op = self.fields_settled(name, o, bits, op, spec, identity)
+            if op is None:
+                return
         if not op.opaque and op.known is None and identity:
             self.compare(name, op.poly, spec, None)
             return
@@ -206,6 +215,25 @@ class _Proof:
             self.overflow_failure(name, op)
             return
         self.check_cone(name, o, bits, op)
+
+    def fields_settled(self, name: str, o: int, bits, op, spec: Poly, identity: bool):
+        """An output that reads bit fields: the operand in the inputs alone when its fields cancel; else
+        (None) a failure where the chunks, floors taken as exact divisions, still differ from the
+        convolution (a partial product shifted, sliced or registered wrongly), or the case analysis."""
+        fields = self.sym.fields
+        poly = fields.normalise(op.poly)
+        poly = poly if op.known is None else poly.compact(op.known)
+        if not fields.has_atoms(poly):
+            return dataclasses.replace(op, poly=poly)
+        if identity and op.known is None:
+            relaxed = fields.relaxed(poly)
+            if relaxed != spec:
+                self.monomials += len(set(relaxed.terms) | set(spec.terms))
+                self.coefficient_failure(name, relaxed - spec, relaxed, spec, None,
+                                         " (bit fields taken as exact divisions)")
+                return None
+        self.check_cone(name, o, bits, op)  # bits of a value that is not a polynomial: the case analysis
+        return None
 
     def compare(self, name: str, got: Poly, want: Poly, modulus: int | None) -> None:
         self.monomials += len(set(got.terms) | set(want.terms))
@@ -220,11 +248,13 @@ class _Proof:
         if delta:
             self.coefficient_failure(name, delta, got, want, modulus)
 
-    def coefficient_failure(self, name: str, delta: Poly, got: Poly, want: Poly, modulus: int | None) -> None:
+    def coefficient_failure(self, name: str, delta: Poly, got: Poly, want: Poly, modulus: int | None,
+                            how: str = "") -> None:
         m = min(delta.terms, key=lambda mm: (len(mm), mm))
         x = {v: 1 for v in m}
         mono = monomial_text(m, self.table)
-        msg = (f"coefficient of {mono} is {got.terms.get(m, 0)}, the convolution's is {want.terms.get(m, 0)}"
+        c_got, c_want = _number(got.terms.get(m, 0)), _number(want.terms.get(m, 0))
+        msg = (f"coefficient of {mono} is {c_got}, the convolution's is {c_want}{how}"
                + (f" (modulo 2^{modulus})" if modulus else ""))
         delays = sorted({self.table.vars[v].delay for v in m if self.table.vars[v].port in ("d", "g", "u")})
         if self.L and any(dl != self.L for dl in delays):
@@ -232,10 +262,25 @@ class _Proof:
         cx = self.confirm(name, x)
         if cx is None or not cx.confirmed:
             cx = self.search(name, extra=[x]) or cx
-        if cx is None or not cx.confirmed:
-            msg += " (no input found that shows it on the netlist)"
-        self.failures.append(Failure(name, "coefficient", msg, mono, want.terms.get(m, 0), got.terms.get(m, 0),
-                                     modulus, None, cx))
+        cell = None
+        if cx is None or not cx.confirmed:  # the obligation left open, and where: the logic driving the output
+            msg = f"not shown: {name} equals the convolution monomial by monomial; {msg}; no input found that " \
+                  "shows a difference on the netlist"
+            cell = self.driver(self.output_bits(name))
+        self.failures.append(Failure(name, "coefficient", msg, mono, c_want, c_got, modulus, cell, cx))
+
+    def output_bits(self, name: str) -> list:
+        if name.startswith("y["):
+            o, w = int(name[2:-1]), self.core.port("y").width
+            return self.net.ports["y"].bits[o * w:(o + 1) * w]
+        return self.net.ports[name].bits
+
+    def driver(self, bits) -> str | None:
+        """The cell driving the first of ``bits`` that a cell drives (for a report)."""
+        for f in segment(self.net, bits):
+            if f.source is not None and f.source[0] == "cell":
+                return self.sym.label(f.source)
+        return None
 
     def overflow_failure(self, name: str, op) -> None:
         losses = [self.sym.losses[i] for i in sorted(op.losses)]
@@ -334,9 +379,10 @@ class _Proof:
         cx = self.confirm(name, x)
         if cx is None or not cx.confirmed:
             cx = self.search(name, delta=delta) or cx
-        msg = (f"{exc.source} feeds the output logic (division, rounding) with coefficient {exc.got} for {mono}; "
-               f"{exc.alpha} x the convolution has {exc.want}")
-        self.failures.append(Failure(name, "coefficient", msg, mono, exc.want, exc.got, None, exc.source, cx))
+        got, want, alpha = _number(exc.got), _number(exc.want), _number(exc.alpha)
+        msg = (f"{exc.source} feeds the output logic (division, rounding) with coefficient {got} for {mono}; "
+               f"{alpha} x the convolution has {want}")
+        self.failures.append(Failure(name, "coefficient", msg, mono, want, got, None, exc.source, cx))
         if cx is None or not cx.confirmed:
             self.undecided = True
 
@@ -353,78 +399,6 @@ class _Proof:
                 self.failures.append(Failure("out_valid", "undecided", op.opaque or "out_valid not determined"))
             return
         self.compare("out_valid", op.poly, self.valid_poly(), None)
-
-    # ---- concrete inputs ---------------------------------------------------------------------------
-    def confirm(self, name: str, x: dict) -> Counterexample | None:
-        """Replay an assignment on the netlist (and in Icarus when it disagrees with the declaration)."""
-        x = {v: val for v, val in x.items()
-             if self.table.vars[v].port.lstrip("~") in ("d", "g", "u", "rst", "in_valid")}
-        cycles = self.setting.cycles_from(x, self.table)
-        key = tuple(tuple((p, tuple(v)) for p, v in sorted(c.items())) for c in self.setting.words(cycles))
-        if key not in self.runs:  # one netlist run per input sequence, whichever output is being checked
-            try:
-                if self.evaluator is None:
-                    self.evaluator = Evaluator(self.net)
-                self.runs[key] = run_netlist(self.evaluator, self.setting, cycles)[0]
-            except Unsupported:
-                self.runs[key] = None
-        outs = self.runs[key]
-        if outs is None:
-            return None
-        want = self.setting.expected(cycles, name)
-        got = outs.get(name)
-        cx = Counterexample(name, tuple(self.setting.words(cycles)), want, got)
-        if cx.confirmed and self.use_icarus:
-            if self.replays >= ICARUS_REPLAYS:
-                return Counterexample(name, cx.cycles, want, got, None,
-                                      f"not replayed in Icarus: {ICARUS_REPLAYS} replays per proof")
-            self.replays += 1
-            words, note = icarus_outputs(self.verilog, self.core.top, self.setting, cycles,
-                                         self.work / f"icarus{self.replays}")
-            cx = Counterexample(name, cx.cycles, want, got, None if words is None else words.get(name), note)
-        return cx
-
-    def search(self, name: str, delta: Poly | None = None, extra=(), sequences: bool = False):
-        """Candidates: the given assignments, the monomial points of ``delta`` at several scales, range
-        extremes and random inputs; the first one the netlist gets wrong, confirmed (None if none)."""
-        rng = random.Random(7)
-        cands = [dict(x) for x in extra if x]
-        L = self.L
-        if delta:
-            m = min(delta.terms, key=lambda mm: (len(mm), mm))
-            for scale in (1, 2, 16, 64, 127):
-                for sign in (1, -1):
-                    x = {}
-                    for v in m:
-                        lo, hi = self.table.box(v)
-                        x[v] = max(lo, min(hi, sign * scale))
-                    cands.append(x)
-        if name.startswith("y["):
-            o = int(name[2:-1])
-            r = self.ranges.range(self.y_poly(o, L))
-            if r is not None:
-                cands += [r.hi_at, r.lo_at]
-        delays = range(L + 2) if sequences else [L]
-        for i in range(SEARCH_CANDIDATES):
-            x = {}
-            for dl in delays:
-                for k in range(self.geo.n_d):
-                    v = self.table.var("d", k, dl, *self.dbox, self.geo.n_d)
-                    x[v] = rng.choice(self.dbox) if i % 2 else rng.randint(*self.dbox)
-                for k in range(self.geo.n_g):
-                    v = self.table.var("g", k, dl, *self.gbox, self.geo.n_g)
-                    x[v] = rng.choice(self.gbox) if i % 2 else rng.randint(*self.gbox)
-                if "in_valid" in self.net.ports:
-                    x[self.table.var("in_valid", 0, dl, 0, 1)] = rng.randint(0, 1) if i % 3 else 1
-                if "rst" in self.net.ports and i % 4 == 3:
-                    x[self.table.var("rst", 0, dl, 0, 1)] = rng.randint(0, 1)
-            cands.append(x)
-        for x in cands:
-            cx = self.confirm(name, x)
-            if cx is not None and cx.confirmed:
-                return cx
-        return None
-
 
 def prove_design(opened, target: str = "wino", work=None, icarus: bool = True) -> ProofReport:
     """Prove that the Verilog of ``opened`` (a checked design folder) computes what the design declares.

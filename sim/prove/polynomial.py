@@ -27,9 +27,10 @@ class Variable:
     hi: int
     boolean: bool
     words: int  # elements of the port (an index is shown only when there are several)
+    label: str = ""  # the name of a variable that is not a port's word (a bit field: sim.prove.fields)
 
     def name(self, show_delay: bool) -> str:
-        base = f"{self.port}[{self.element}]" if self.words > 1 else self.port
+        base = self.label or (f"{self.port}[{self.element}]" if self.words > 1 else self.port)
         return f"{base}@t-{self.delay}" if show_delay else base
 
     @property
@@ -46,25 +47,26 @@ class VarTable:
         self._ids: dict[tuple, int] = {}
         self.show_delay = False
 
-    def var(self, port: str, element: int, delay: int, lo: int, hi: int, words: int = 1) -> int:
+    def var(self, port: str, element: int, delay: int, lo: int, hi: int, words: int = 1, label: str = "") -> int:
         key = (port, element, delay)
         if key not in self._ids:
             if delay > MAX_DELAY:
                 raise TooDeep(f"more than {MAX_DELAY} registers on one path")
             self._ids[key] = len(self.vars)
-            self.vars.append(Variable(port, element, delay, lo, hi, lo == 0 and hi == 1, words))
+            self.vars.append(Variable(port, element, delay, lo, hi, lo == 0 and hi == 1, words, label))
         return self._ids[key]
 
     def shifted(self, v: int, n: int) -> int:
         x = self.vars[v]
-        return self.var(x.port, x.element, x.delay + n, x.lo, x.hi, x.words)
+        return self.var(x.port, x.element, x.delay + n, x.lo, x.hi, x.words, x.label)
 
     def complement(self, v: int) -> int:
         """The variable ``1 - x`` of a Boolean x (and back). Keeping both lets a chain of resets
         ``x * (1 - r1) * (1 - r2) ...`` stay one monomial instead of 2^n; ``x * ~x`` is 0."""
         x = self.vars[v]
         port = x.port[1:] if x.negated else "~" + x.port
-        return self.var(port, x.element, x.delay, 0, 1, x.words)
+        label = x.label and (x.label[1:] if x.negated else "~" + x.label)
+        return self.var(port, x.element, x.delay, 0, 1, x.words, label)
 
     def name(self, v: int) -> str:
         return self.vars[v].name(self.show_delay)

@@ -68,6 +68,7 @@ class Ranges:
         self.stats: Counter = Counter()
         self._rng = random.Random(seed)
         self._range_cache: dict = {}
+        self.fields = None  # the proof's bit fields (sim.prove.fields.Fields sets itself here)
 
     # ---- tier 2: sound enclosure ------------------------------------------------------------------
     def bound(self, p: Poly) -> tuple[int, int]:
@@ -248,6 +249,25 @@ class Ranges:
     # ---- the question ---------------------------------------------------------------------------------
     def fits(self, p: Poly, lo: int, hi: int, hint: tuple[int, int] | None = None) -> Fit:
         """Is ``lo <= p(x) <= hi`` for every x in the box?"""
+        if self.fields is not None and self.fields.has_atoms(p):
+            return self._fits_fields(p, lo, hi, hint)
+        return self._fits(p, lo, hi, hint)
+
+    def _fits_fields(self, p: Poly, lo: int, hi: int, hint) -> Fit:
+        """``p`` reads bit fields: decided on its normal form when that is a polynomial of the inputs
+        (exact, and a witness is an input); otherwise only a yes is sound (a field's box is independent
+        of the value it is cut from, so a witness may be no input at all)."""
+        n = self.fields.normalise(p)
+        if not self.fields.has_atoms(n):
+            return self._fits(n, lo, hi, hint)
+        for q in (p, n) if n != p else (p,):
+            fit = self._fits(q, lo, hi, hint)
+            if fit.ok:
+                return fit
+        self.stats["fields"] += 1
+        return Fit(None, "fields")
+
+    def _fits(self, p: Poly, lo: int, hi: int, hint: tuple[int, int] | None = None) -> Fit:
         self.stats["checks"] += 1
         if p.is_const:
             c = p.constant

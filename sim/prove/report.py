@@ -80,8 +80,14 @@ class Failure:
     cell: str | None = None
     counterexample: Counterexample | None = None
 
+    @property
+    def confirmed(self) -> bool:
+        """A failure the netlist shows (or a wrong interface); any other is a question left undecided."""
+        return self.kind == "interface" or (self.counterexample is not None and self.counterexample.confirmed)
+
     def to_json(self) -> dict:
-        return {"output": self.output, "kind": self.kind, "message": self.message, "monomial": self.monomial,
+        return {"output": self.output, "kind": self.kind, "confirmed": self.confirmed,
+                "message": self.message, "monomial": self.monomial,
                 "expected_coefficient": self.expected_coefficient, "coefficient": self.coefficient,
                 "modulus_bits": self.modulus_bits, "cell": self.cell,
                 "counterexample": None if self.counterexample is None else self.counterexample.to_json()}
@@ -125,7 +131,7 @@ class ProofReport:
         if self.proven:
             return (f"{head}  {self.outputs} outputs, {self.cells} cells, {self.monomials} monomials, "
                     f"{self.range_checks} range checks in {self.seconds:.1f} s")
-        f = self.failures[0] if self.failures else None
+        f = next((f for f in self.failures if f.confirmed), self.failures[0]) if self.failures else None
         what = f"{f.output}: {f.message}" if f else (self.notes[0] if self.notes else "")
         return f"{head}  {what} ({self.seconds:.1f} s)"
 
@@ -153,8 +159,8 @@ def format_proof(r: ProofReport) -> str:
         lines.append("ranges     " + ", ".join(f"{k} {v}" for k, v in sorted(r.methods.items())))
     if r.edited:
         lines.append(f"edited     {', '.join(r.edited)} (used as they are: --allow-edits)")
-    for f in r.failures:
-        lines.append(f"FAIL       {f.output} [{f.kind}] {f.message}")
+    for f in r.failures:  # a candidate the replay refutes is no counterexample: that line is UNDECIDED
+        lines.append(f"{'FAIL' if f.confirmed else 'UNDECIDED':<10} {f.output} [{f.kind}] {f.message}")
         if f.monomial is not None:
             mod = f" (mod 2^{f.modulus_bits})" if f.modulus_bits else ""
             lines.append(f"  monomial  {f.monomial}: coefficient {f.coefficient}, expected "
@@ -162,7 +168,7 @@ def format_proof(r: ProofReport) -> str:
         if f.cell:
             lines.append(f"  cell      {f.cell}")
         if f.counterexample:
-            lines.append(f"  input     {f.counterexample.text()}")
+            lines.append(f"  {'input' if f.counterexample.confirmed else 'tried':<9} {f.counterexample.text()}")
     for n in r.notes:
         lines.append(f"note       {n}")
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from .affine import Aff, Region, Split, ceil_div, joint_delay, probe_points
 from .netlist import Unsupported, segment
@@ -101,13 +102,31 @@ class ConeChecker:
                             p.text(self.sym.table))
         return alpha, beta, delay
 
+    def _relaxed_affine(self, p: Poly, source) -> None:
+        """A value of bit fields (walked through here, cell by cell) whose fields, taken as exact divisions,
+        are not a rational multiple of y plus a constant cannot be a rounding of y: NotAffine, naming
+        the monomial (a partial product of a split multiplier shifted, sliced or registered wrongly)."""
+        r = self.sym.fields.relaxed(p)
+        m0 = next((m for m in r.terms if m), None)
+        if m0 is None or self._ref is None:
+            return
+        yd = self.y.delayed(self.sym.table.vars[m0[0]].delay, self.sym.table)
+        ref = next(m for m in yd.terms if m)
+        alpha = Fraction(r.terms.get(ref, 0), yd.terms[ref])
+        want = yd.scale(alpha).add_const(r.constant)
+        if want != r:
+            diff = r - want
+            m = min(diff.terms, key=lambda mm: (len(mm), mm))
+            raise NotAffine(self.sym.label(source) + " (its bit fields taken as exact divisions)", r, alpha, m,
+                            r.terms.get(m, 0), want.terms.get(m, 0), r.text(self.sym.table))
+
     def source(self, src) -> tuple[Aff, int]:
         """The source's bits [0, kbits) are the bits of the integer Aff(t, r) on the current region."""
         if src in self.memo:
             return self.memo[src]
         v = self.sym.value(src)
         w = self.sym.width(src)
-        if not v.opaque:
+        if not v.opaque and not self.sym.fields.has_atoms(v.poly):  # a value of bit fields: its cell
             if src not in self._frontier:
                 k = w if v.known is None else min(v.known, w)
                 p = v.poly.compact(k)  # only bits [0, k) are read: small coefficients suffice
@@ -115,6 +134,8 @@ class ConeChecker:
             (alpha, beta, delay), k = self._frontier[src]
             res = (self._norm(Aff(alpha << self.K, alpha, beta, delay)), k)
         else:
+            if not v.opaque and v.known is None:
+                self._relaxed_affine(v.poly, src)
             cell = self.n.cells[src[1]]
             res = (self._norm(self.cell(cell, src[2])), w)
         self.memo[src] = res

@@ -13,114 +13,24 @@ obligation "no bit is lost", decided by :mod:`.ranges` over the whole input box.
 does not fit, the field still fixes the value modulo 2^n; such a wrap is harmless when it
 is undone exactly later (the exact division's multiplication by an odd inverse modulo
 2^w): the value read at the end is lifted to the representative with the smallest
-coefficients, which is exact once its own range provably fits. Anything that is not a
-polynomial (a floor of a value that is not a multiple, a comparison, a multiplexer on a
-comparison) is *opaque* here and left to :mod:`.rounding`.
+coefficients, which is exact once its own range provably fits. The bits ``[a, a+n)`` of a
+value that is not a multiple of 2^a, and the low bits of a wider value that do not hold all
+of it (the chunks of a split multiplier's operand, a bit selecting a masked copy), are read
+exactly as bit-field variables (:mod:`.fields`), which cancel where the chunks are summed
+back. Anything else that is not a polynomial (a comparison, a multiplexer on a comparison)
+is *opaque* here and left to :mod:`.rounding`, which also walks back through the cells of a
+value made of bit fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .fields import Fields
 from .netlist import Cell, Netlist, Unsupported, segment
 from .polynomial import Poly, VarTable
-from .ranges import Fit, Ranges
-
-
-@dataclass(frozen=True)
-class Value:
-    """The model of one source (see the module docstring). ``opaque``: not a polynomial."""
-
-    poly: Poly | None
-    known: int | None = None
-    bound: tuple[int, int] | None = None  # sound enclosure of poly(x) over the box
-    losses: frozenset = frozenset()
-    opaque: str = ""
-
-    @property
-    def exact(self) -> bool:
-        return not self.opaque and self.known is None
-
-
-@dataclass(frozen=True)
-class Operand:
-    """An operand as the cell interprets it: exactly ``poly`` (``known`` None) or ``poly`` modulo 2^known."""
-
-    poly: Poly | None
-    known: int | None = None
-    bound: tuple[int, int] | None = None
-    losses: frozenset = frozenset()
-    opaque: str = ""
-
-
-@dataclass(frozen=True)
-class Loss:
-    """A field whose value was not proven to fit its bits: the bits above are lost or undecided."""
-
-    reader: str
-    source: str
-    bits: str
-    poly: Poly
-    lo: int
-    hi: int
-    fit: Fit
-
-
-def _span(lo_hi, k: int):
-    return None if lo_hi is None else (lo_hi[0] * k, lo_hi[1] * k) if k >= 0 else (lo_hi[1] * k, lo_hi[0] * k)
-
-
-def _add_bounds(a, b):
-    return None if a is None or b is None else (a[0] + b[0], a[1] + b[1])
-
-
-def _mul_bounds(a, b):
-    if a is None or b is None:
-        return None
-    c = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
-    return min(c), max(c)
-
-
-def _min_known(*ks):
-    ks = [k for k in ks if k is not None]
-    return min(ks) if ks else None
-
-
-@dataclass
-class _Reading:
-    """An operand being read field by field: the sum so far, the bits known (None: all), its bound."""
-
-    total: Poly = field(default_factory=Poly)
-    known: int | None = None
-    bound: tuple[int, int] | None = (0, 0)
-    losses: set = field(default_factory=set)
-
-    def constant(self, f, sign_bit: bool) -> None:
-        """A constant field: a known bit adds its weight (negative as the sign bit); x/z bits end what is known."""
-        if f.constant in ("0", "1"):
-            bit = int(f.constant)
-            c = -bit << f.offset if sign_bit else bit << f.offset
-            self.total = self.total.add_const(c)
-            self.bound = _add_bounds(self.bound, (c, c))
-        else:
-            self.known = _min_known(self.known, f.offset)
-
-    def exact(self, p: Poly, offset: int, enclosure) -> None:
-        self.total = self.total + p.shl(offset)
-        self.bound = _add_bounds(self.bound, _span(enclosure, 1 << offset))
-
-    def modulo(self, p: Poly, offset: int, known: int) -> None:
-        """``p`` at ``offset``, of which only the bits below ``known`` are the operand's."""
-        self.total = self.total + p.shl(offset)
-        self.known = _min_known(self.known, known)
-        self.bound = None
-
-    def operand(self, required: int | None) -> Operand:
-        known = self.known
-        if known is not None and required is not None and known >= required:
-            known = required
-        exact = known is None
-        return Operand(self.total, known, self.bound if exact else None, frozenset(self.losses))
+from .ranges import Ranges
+from .values import Loss, Operand, Reading, Value, add_bounds, min_known, mul_bounds, span
 
 
 @dataclass
@@ -136,6 +46,11 @@ class Symbolic:
     losses: list = field(default_factory=list)
     cells_evaluated: int = 0
     lifts: int = 0  # wrapped values read back exactly (the wrap is undone)
+    fields: Fields | None = None  # bit fields read of values (made here when not given)
+
+    def __post_init__(self):
+        if self.fields is None:
+            self.fields = Fields(self.table, self.ranges)
 
     # ---- labels ---------------------------------------------------------------------------------
     def label(self, source: tuple) -> str:
@@ -150,7 +65,19 @@ class Symbolic:
             cell = self.netlist.cells[name]
             self.cells_evaluated += 1
             for port, v in self.eval_cell(cell).items():
-                self.values[("cell", name, port)] = v
+                self.values[("cell", name, port)] = self._settle(v)
+
+    def _settle(self, v: Value) -> Value:
+        """A value that reads bit fields, kept as a polynomial of the inputs once its fields cancel (the
+        chunks of a split operand summed back); else as it is (its fields bound its range)."""
+        if v.opaque or not self.fields.has_atoms(v.poly):
+            return v
+        n = self.fields.normalise(v.poly)
+        if v.known is not None:
+            n = n.compact(v.known)  # a floor times a multiple of 2^known is no bit of the value
+        if self.fields.has_atoms(n):
+            return v
+        return Value(n, v.known, v.bound, v.losses)
 
     def value(self, source: tuple) -> Value:
         if source[0] == "in":
@@ -168,7 +95,7 @@ class Symbolic:
         (None: all of them, i.e. its exact value)."""
         n = len(bits)
         required = None if need is None or need > n else need  # None: exact
-        r = _Reading()
+        r = Reading()
         for f in segment(self.netlist, bits):
             if required is not None and f.offset >= required:
                 break  # bits the cell does not use
@@ -183,7 +110,7 @@ class Symbolic:
                 return Operand(None, opaque=opaque)
         return r.operand(required)
 
-    def _read_field(self, r: "_Reading", f, top_signed: bool, required: int | None, reader: str) -> str:
+    def _read_field(self, r: "Reading", f, top_signed: bool, required: int | None, reader: str) -> str:
         """Add the field ``f`` of a source to ``r``; returns why the operand is opaque ("" when it is not)."""
         v = self.value(f.source)
         if v.opaque:
@@ -193,27 +120,55 @@ class Symbolic:
         kv = w if v.known is None else min(v.known, w)
         a = f.start
         if a >= kv:
-            r.known = _min_known(r.known, f.offset)
+            r.known = min_known(r.known, f.offset)
             return ""
         p, pb = v.poly, v.bound
+        if a and not p.divisible(a):
+            self._field_atom(r, f, v.poly, kv, top_signed, required)
+            return ""
         if a:
-            if not p.divisible(a):
-                return f"bits from {a} up of {self.label(f.source)}, not a multiple of 2^{a}"
             p = p.div_pow2(a)
             pb = None if pb is None else (pb[0] >> a, pb[1] >> a)
         end = f.offset + f.length
         if f.length > kv - a:  # the field runs into bits that are not known
             r.modulo(p, f.offset, f.offset + kv - a)
         elif required is not None and end >= required:
-            r.modulo(p, f.offset, end)  # the bits needed are all known: no obligation
+            blo, bhi = self.ranges.bound(p)
+            if _chunk(a, f.length, w) and not -(1 << (f.length - 1)) <= blo <= bhi < 1 << f.length:
+                self._field_atom(r, f, v.poly, kv, top_signed, required)  # a chunk: its bits exactly
+            else:
+                r.modulo(p, f.offset, end)  # the bits needed are all known: no obligation
         else:
-            self._fit_field(r, f, p, pb, top_signed, required is not None and end + f.repeats >= required, reader)
+            chunk = _chunk(a, f.length, w)
+            if not self._fit_field(r, f, p, pb, top_signed, required is not None and end + f.repeats >= required,
+                                   reader, chunk):
+                self._field_atom(r, f, v.poly, kv, top_signed, required)  # its bits exactly
         return ""
 
-    def _fit_field(self, r: "_Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str) -> None:
+    def _field_atom(self, r: "Reading", f, P: Poly, kv: int, top_signed: bool, required: int | None) -> None:
+        """The field ``f`` of a source whose value is ``P`` (bits below ``kv`` known), as a bit-field
+        variable (:mod:`.fields`): exact, whatever ``P`` is."""
+        n = min(f.length, kv - f.start)
+        end = f.offset + n
+        window_top = required is not None and end + f.repeats >= required
+        signed = n == f.length and bool(top_signed or f.repeats)
+        modulo = n < f.length or (required is not None and end >= required)
+        if modulo and not signed and f.start + n == self.width(f.source):
+            signed = None  # the top bits of a value, of which only the bits matter here
+        atom = self.fields.field(P, f.start, n, signed, self.label(f.source))
+        if modulo:
+            r.modulo(atom, f.offset, end)  # the bits above are unknown, or not needed
+        elif not signed or top_signed or window_top:
+            r.exact(atom, f.offset, self.ranges.bound(atom))
+        else:
+            r.modulo(atom, f.offset, end + f.repeats)  # copies of its sign bit, read unsigned
+
+    def _fit_field(self, r: "Reading", f, p: Poly, pb, top_signed: bool, window_top: bool, reader: str,
+                   chunk: bool = False) -> bool:
         """The last field the cell needs: exact when its value (or the lifted one) provably fits the field;
         its copies of the sign bit are bits of p when p fits the field signed, whatever the bits above
-        (that the cell drops) are. Otherwise a loss is recorded and only the field's bits are known."""
+        (that the cell drops) are. Otherwise an unsigned ``chunk`` (low bits of a wider value) is left to
+        the caller (False); anything else records a loss, and only the field's bits are known."""
         end = f.offset + f.length
         if top_signed or (window_top and f.repeats):
             lo, hi = -(1 << (f.length - 1)), (1 << (f.length - 1)) - 1
@@ -231,7 +186,9 @@ class Symbolic:
             if fit.ok:
                 self.lifts += i
                 r.exact(cand, f.offset, fit.enclosure)
-                return
+                return True
+        if chunk and lo == 0 and not f.repeats:
+            return False
         if f.repeats and lo == 0:
             # not its unsigned value, but when p fits the field signed its sign copies are bits of p:
             # the low end + repeats bits are known (only a carry into the bits above is not)
@@ -239,11 +196,12 @@ class Symbolic:
             for cand, hint in candidates:
                 if self.ranges.fits(cand, -shi - 1, shi, hint).ok:
                     r.modulo(cand, f.offset, end + f.repeats)
-                    return
+                    return True
         bits_text = f"bits [{f.start}:{f.start + f.length}]" + (f" sign-extended by {f.repeats}" if f.repeats else "")
         self.losses.append(Loss(reader, self.label(f.source), bits_text, candidates[-1][0], lo, hi, fit))
         r.losses.add(len(self.losses) - 1)
         r.modulo(p, f.offset, end)
+        return True
 
     # ---- cells -----------------------------------------------------------------------------------
     def eval_cell(self, c: Cell) -> dict[str, Value]:
@@ -262,12 +220,12 @@ class Symbolic:
         if A.opaque or B.opaque:
             return _result(A if A.opaque else B, yw)
         if t == "$add":
-            p, b = A.poly + B.poly, _add_bounds(A.bound, B.bound)
+            p, b = A.poly + B.poly, add_bounds(A.bound, B.bound)
         elif t == "$sub":
-            p, b = A.poly - B.poly, _add_bounds(A.bound, _span(B.bound, -1))
+            p, b = A.poly - B.poly, add_bounds(A.bound, span(B.bound, -1))
         else:
-            p, b = A.poly.mul(B.poly, self.table), _mul_bounds(A.bound, B.bound)
-        return _result(Operand(p, _min_known(A.known, B.known), b, A.losses | B.losses), yw)
+            p, b = A.poly.mul(B.poly, self.table), mul_bounds(A.bound, B.bound)
+        return _result(Operand(p, min_known(A.known, B.known), b, A.losses | B.losses), yw)
 
     def _unary(self, c: Cell) -> dict[str, Value]:
         """$neg, $pos, $not."""
@@ -276,7 +234,7 @@ class Symbolic:
         if A.opaque or t == "$pos":
             return _result(A, yw)
         if t == "$neg":
-            return _result(Operand(-A.poly, A.known, _span(A.bound, -1), A.losses), yw)
+            return _result(Operand(-A.poly, A.known, span(A.bound, -1), A.losses), yw)
         b = None if A.bound is None else (-A.bound[1] - 1, -A.bound[0] - 1)
         return _result(Operand((-A.poly).add_const(-1), A.known, b, A.losses), yw)
 
@@ -294,7 +252,7 @@ class Symbolic:
             if A.opaque:
                 return _result(A, yw)
             return _result(Operand(A.poly.shl(k), None if A.known is None else A.known + k,
-                                   _span(A.bound, 1 << k), A.losses), yw)
+                                   span(A.bound, 1 << k), A.losses), yw)
         if t == "$shr" and sa and k + yw > max(len(c.ports["A"]), yw):
             return _result(Operand(None, opaque=f"{lbl}: logical shift of a signed value"), yw)
         A = self.read(c.ports["A"], sa, yw + k, lbl)
@@ -314,13 +272,15 @@ class Symbolic:
         S = self.read(c.ports["S"], False, None, lbl)
         if S.opaque:
             return _result(S, _y_width(c))
+        if S.known is not None:  # a select known only modulo 2 is no 0/1 polynomial
+            return _result(Operand(None, opaque=f"{lbl}: select not determined"), _y_width(c))
         if S.poly.is_const:
             return _result(self.read(c.ports["B" if S.poly.constant else "A"], False, w, lbl), w)
         A, B = self.read(c.ports["A"], False, w, lbl), self.read(c.ports["B"], False, w, lbl)
         if A.opaque or B.opaque:
             return _result(A if A.opaque else B, w)
         p = A.poly.mul(S.poly.one_minus(self.table), self.table) + B.poly.mul(S.poly, self.table)
-        return _result(Operand(p, _min_known(A.known, B.known), None, A.losses | B.losses | S.losses), w)
+        return _result(Operand(p, min_known(A.known, B.known), None, A.losses | B.losses | S.losses), w)
 
     def _pmux(self, c: Cell) -> dict[str, Value]:
         """$pmux: the selected input when the selects are constant, else A + sum_i S_i (B_i - A) when the
@@ -347,7 +307,7 @@ class Symbolic:
             if A.opaque or Bi.opaque:
                 return _result(A if A.opaque else Bi, w)
             p = p + s.poly.mul(Bi.poly - A.poly, self.table)
-            known = _min_known(known, Bi.known)
+            known = min_known(known, Bi.known)
             losses |= Bi.losses | s.losses
         return _result(Operand(p, known, None, frozenset(losses)), w)
 
@@ -435,6 +395,13 @@ _CELL_MODELS = {t: method for types, method in (
     (("$logic_and", "$logic_or"), Symbolic._logic),
     (("$lt", "$le", "$gt", "$ge", "$eq", "$ne", "$eqx", "$nex"), Symbolic._constant_cell),
 ) for t in types}
+
+
+def _chunk(a: int, n: int, w: int) -> bool:
+    """Bits [a, a+n) of a w-bit source are a chunk (of a split operand, a bit of a fabric product) to read
+    exactly as a bit field; the low w-1 bits are a width truncation (a sum's carry dropped), whose lost
+    top bit is an overflow to report."""
+    return a + n <= w - 2
 
 
 def _y_width(c: Cell):
