@@ -73,8 +73,11 @@ def test_the_hardware_takes_the_plan(cli, tmp_path):
     assert "icarus    network  PASS  2 of 2 images" in out
     hardware = (tmp_path / "d" / "hardware.txt").read_text()
     for lp in plans.winograd.layers:
+        line = hardware.split(lp.node + " ", 1)[1].splitlines()[0] if lp.operator in ("conv", "linear") else ""
         if lp.operator == "conv":
-            assert f"PK={lp.parallel_out} PC={lp.parallel_in}" in hardware.split(lp.node + " ", 1)[1].splitlines()[0]
+            assert f"PK={lp.parallel_out} PC={lp.parallel_in}" in line
+        if lp.operator == "linear":   # its outputs at once, as planned
+            assert f", {lp.parallel_out} multipliers," in line
 
 
 @pytest.mark.parametrize("argv, message", [

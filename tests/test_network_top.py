@@ -13,7 +13,7 @@ from hdl.network.top import NetworkTop
 from hdl.stream.axis import unpack
 from winohdl.core.errors import WinohdlError
 from winohdl.network.calibration import random_calibration
-from winohdl.network.hardware import ConvChoice, image_beats, network_stages
+from winohdl.network.hardware import ConvChoice, default_choice, image_beats, network_stages
 from winohdl.network.integer import quantise_input, run_integer
 from winohdl.network.load import load_model
 from winohdl.network.quant import quantise_network
@@ -83,7 +83,7 @@ def test_digits_network_logits_bit_exact(choice):
     """conv-relu, conv-relu, max pool, flatten, linear: two images with gaps and back-pressure give
     the integer model's logits and arg-max (PK = 2 puts a lane splitter before the second engine)."""
     qnet, cal = digits()
-    stages = network_stages(qnet, lambda q: choice)
+    stages = network_stages(qnet, lambda q: choice if q.kind.value == "conv" else default_choice(q))
     assert [type(s) for s in stages] == [ConvStage, ConvStage, PoolStage, LinearStage]
     images = quantise_input(qnet, cal[:2])
     want = run_integer(qnet, images)[qnet.outputs[0]]

@@ -32,6 +32,17 @@ def raster_beats(opts: EngineOptions) -> int:
     return math.prod(opts.output_size) * opts.kernel_groups
 
 
+def raster_banks(opts: EngineOptions, width: int) -> tuple[int, int, int]:
+    """(count, depth, width) of :class:`RasterOrder`'s memories for results of ``width`` bits: one bank
+    per tile position, two tile rows of PK-channel words each (known without building it)."""
+    return opts.geometry.n_y, 2 << bits_for(slab_beats(opts)), opts.PK * width
+
+
+def slab_beats(opts: EngineOptions) -> int:
+    """Input beats of one tile row: its tiles, K / PK beats each."""
+    return math.prod(opts.tiles[1:]) * opts.kernel_groups
+
+
 class RasterOrder(wiring.Component):
     """Tile-ordered engine results (``s_axis``, the engine's ``m_axis_y``) in raster order (``m_axis``).
 
@@ -59,8 +70,7 @@ class RasterOrder(wiring.Component):
 
     @property
     def slab_beats(self) -> int:
-        """Input beats of one tile row: its tiles, K / PK beats each."""
-        return math.prod(self.opts.tiles[1:]) * self.opts.kernel_groups
+        return slab_beats(self.opts)
 
     def elaborate(self, platform):
         m = Module()
@@ -96,10 +106,10 @@ class RasterOrder(wiring.Component):
 
     def _banks(self, m: Module, abits: int) -> list:
         """One memory per tile position: two tile rows of PK-channel words."""
-        o = self.opts
+        count, depth, width = raster_banks(self.opts, self.width)
         out = []
-        for i in range(o.geometry.n_y):
-            mem = Memory(shape=unsigned(o.PK * self.width), depth=2 << abits, init=[])
+        for i in range(count):
+            mem = Memory(shape=unsigned(width), depth=depth, init=[])
             m.submodules[f"raster_bank{i}"] = mem
             mem.wp, mem.rp = mem.write_port(), mem.read_port(transparent_for=())
             out.append(mem)

@@ -235,6 +235,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
     from hdl.engine.plan import plan_engine
+    from hdl.engine.raster import raster_banks
     from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
@@ -256,7 +257,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         dsp = plan.multipliers * ctx.dsp_per_multiplier(ctx.data_width, ctx.kernel_width)
     else:
         dsp = pk * pc * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
-    mem = ctx.memory(engine_memories(plan))
+    # the raster-order unit after the engine (a network's convolution) holds two tile rows of results
+    mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
     words = pk * g.n_y
     logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
     bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups)

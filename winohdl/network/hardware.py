@@ -45,9 +45,18 @@ class ConvChoice:
     kind: EngineKind = EngineKind.WINOGRAD
 
 
-def default_choice(layer: QuantLayer) -> ConvChoice:
+@dataclass(frozen=True)
+class LinearChoice:
+    """How the final linear layer is built: ``parallel`` outputs at once (None: all of them)."""
+
+    parallel: int | None = None
+
+
+def default_choice(layer: QuantLayer) -> ConvChoice | LinearChoice:
     """F(2, k) per axis on one channel a cycle: the smallest Winograd engine; direct for a 1x1 kernel
-    (Winograd saves nothing there)."""
+    (Winograd saves nothing there). A linear layer: every output at once."""
+    if layer.kind == Kind.LINEAR:
+        return LinearChoice()
     k = layer.attrs.kernel
     kind = EngineKind.DIRECT if all(n == 1 for n in k) else EngineKind.WINOGRAD
     return ConvChoice((2,) * len(k), kind=kind)
@@ -59,8 +68,10 @@ def plan_choices(layers) -> Callable[[QuantLayer], ConvChoice]:
     not name is one error line."""
     by_node = {lp.node: lp for lp in layers}
 
-    def choose(layer: QuantLayer) -> ConvChoice:
+    def choose(layer: QuantLayer) -> ConvChoice | LinearChoice:
         lp = by_node.get(layer.name)
+        if layer.kind == Kind.LINEAR:
+            return LinearChoice(lp.parallel_out if lp is not None and lp.operator == Kind.LINEAR.value else None)
         if lp is None or lp.operator != Kind.CONV.value:
             raise WinohdlError(f"the plan has no convolution {layer.name!r}: plan this network with --plan-only")
         axes = len(layer.attrs.kernel)
@@ -70,7 +81,7 @@ def plan_choices(layers) -> Callable[[QuantLayer], ConvChoice]:
     return choose
 
 
-def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice] = default_choice) -> list:
+def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice | LinearChoice] = default_choice) -> list:
     """The stages of ``qnet`` in order, each naming the stages it reads; WinohdlError (one line) for
     what the top cannot build."""
     stages, made = [], {qnet.input.name: ("input", None)}   # layer -> (stage it comes out of, lanes)
@@ -101,7 +112,7 @@ def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
     elif q.kind == Kind.GLOBAL_AVGPOOL:
         stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], lanes, qnet.shifts(q)["shift"])
     elif q.kind == Kind.LINEAR:
-        stage = _linear(q, flat_from, lanes)
+        stage = _linear(q, flat_from, lanes, choose(q).parallel)
     elif q.kind == Kind.ADD:
         return _add(qnet, q, shape, srcs)
     else:
@@ -158,7 +169,7 @@ def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
     return PoolStage(q.name, PoolKind.AVG, ps, qnet.shifts(q)["shift"])
 
 
-def _linear(q: QuantLayer, flat_from, lanes: int) -> LinearStage:
+def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int | None = None) -> LinearStage:
     if not q.logits:
         raise WinohdlError(f"layer {q.name!r}: only the final linear layer (the logits) has a unit yet")
     w = np.asarray(q.weight, dtype=np.int64)
@@ -166,8 +177,10 @@ def _linear(q: QuantLayer, flat_from, lanes: int) -> LinearStage:
         # torch flattens (C, H, W); the stream is (H, W, C)
         w = np.moveaxis(w.reshape(w.shape[0], *flat_from[1:]), 1, -1).reshape(w.shape[0], -1)
     M = w.shape[0]
+    if parallel is not None and (parallel < 1 or M % parallel):
+        raise WinohdlError(f"layer {q.name!r}: {parallel} outputs at once do not divide its {M} outputs")
     return LinearStage(q.name, tuple(tuple(int(v) for v in row) for row in w), tuple(int(b) for b in q.bias),
-                       lanes, M)
+                       lanes, parallel or M)
 
 
 TOP = "network"
