@@ -19,12 +19,13 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..pipeline import advance_counter
-from ..stream.axis import output_queue
+from ..stream.axis import flag_chain, output_queue
 from .engine import axis_stream
 from .options import EngineOptions, bits_for
 
-LATENCY = 2
-"""Cycles from a read's address to its push into the output queue: the block RAM, the bank select."""
+LATENCY = 3
+"""Cycles from a read's address to its push into the output queue: the block RAM, its output register
+(a block RAM's clock-to-out is long), the bank select."""
 
 
 def raster_beats(opts: EngineOptions) -> int:
@@ -89,13 +90,18 @@ class RasterOrder(wiring.Component):
         m.d.sync += [sel.eq(rd.bank(o)), last.eq(rd.frame_last(o))]
         for bank in banks:
             m.d.comb += [bank.rp.addr.eq(addr), bank.rp.en.eq(go)]
-        valid = Signal(name="read_valid")
-        m.d.sync += valid.eq(go)
-        picked = Signal(len(banks[0].rp.data), name="read_pick")
+        # each bank's word into its own register (the block RAM's output register), then the select
+        words = [Signal(len(bank.rp.data), name=f"read_q{i}") for i, bank in enumerate(banks)]
+        m.d.sync += [w.eq(bank.rp.data) for w, bank in zip(words, banks)]
+        valid, last = flag_chain(m, go, 2, "read_valid"), flag_chain(m, last, 1, "read_last_q")
+        sel_q = Signal.like(sel, name="read_bank_q")
+        m.d.sync += sel_q.eq(sel)
+        sel = sel_q
+        picked = Signal(len(words[0]), name="read_pick")
         with m.Switch(sel):
-            for i, bank in enumerate(banks):
+            for i, w in enumerate(words):
                 with m.Case(i):
-                    m.d.sync += picked.eq(bank.rp.data)
+                    m.d.sync += picked.eq(w)
         pushed = Signal(name="read_push")
         last2 = Signal(name="read_last2")
         m.d.sync += [pushed.eq(valid), last2.eq(last)]

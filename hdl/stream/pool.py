@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -96,8 +96,9 @@ class _Pool2d(wiring.Component):
 
     @property
     def column_levels(self) -> int:
-        """Registered levels of a window column: the masked bank words, then the reduction over them."""
-        return 1 + (self.shape.rows - 1).bit_length()
+        """Registered levels of a window column: the bank words (the block RAMs' output registers), the
+        masked words, then the reduction over them."""
+        return 2 + (self.shape.rows - 1).bit_length()
 
     # the arithmetic: neutral value, column reduction, accumulation and the output word
     def _neutral(self) -> int:
@@ -164,11 +165,20 @@ class _Pool2d(wiring.Component):
         m.d.sync += [room.eq(switch | Mux(row_end, wy < lim1, wy < lim)),
                      rows_in.eq(~switch & ~flags["row"] & (wdone | (wy >= need)))]
         mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
-        inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 1, "inside")
+        if not isinstance(mask, Const):   # a cycle later, beside the registered bank words
+            mask_q = Signal(len(mask), name="rowmask_q", reset_less=True)
+            m.d.sync += mask_q.eq(mask)
+            mask = mask_q
+        inside = flag_chain(m, (xcol >= 0) & (xcol < sh.width), 2, "inside")
+        words = []
+        for b, rp in enumerate(banks):
+            word = Signal(len(rp.data), name=f"bank{b}_q", reset_less=True)
+            m.d.sync += word.eq(rp.data)
+            words.append(word)
         first = flag_chain(m, flags["first"], 2 + self.column_levels, "first")
         valid = flag_chain(m, issue & flags["lastcol"], finish, "valid")
         m.d.comb += [q.push.eq(valid), q.last.eq(flag_chain(m, issue & flags["last"], finish, "last")),
-                     q.data.eq(Cat(*[self._lane(m, i, banks, mask, inside, first) for i in range(sh.lanes)]))]
+                     q.data.eq(Cat(*[self._lane(m, i, words, mask, inside, first) for i in range(sh.lanes)]))]
         return m
 
     def _walker(self, m, q, rows_in, rdone, bases):
@@ -204,12 +214,12 @@ class _Pool2d(wiring.Component):
         flags = {"first": issue & (j == 0), "lastcol": lastcol, "row": row, "last": row & oy_last}
         return issue, flags, oy, xcol, raddr
 
-    def _lane(self, m, i, banks, mask, inside, first):
+    def _lane(self, m, i, bank_words, mask, inside, first):
         """Lane ``i``: the column over the banks, the window's accumulation, the output word."""
         w, neutral = self.in_width, self._neutral()
         # the masked words registered: the padding mask and the first compare (or add) are a cycle each
-        words = [signed_register(m, Mux(mask[b] & inside, lane(rp.data, i, w), neutral), word_range(w),
-                                 f"word{i}_{b}") for b, rp in enumerate(banks)]
+        words = [signed_register(m, Mux(mask[b] & inside, lane(data, i, w), neutral), word_range(w),
+                                 f"word{i}_{b}") for b, data in enumerate(bank_words)]
         col_r = self._column_range(word_range(w))
         level = 0
         while len(words) > 1:      # a register after every level: one compare (or add) a cycle
