@@ -163,28 +163,16 @@ class Linear(wiring.Component):
     def _argmax(self, m, q, accs, done, p, passes):
         """The beat's best logit (lowest lane on ties) against the frame's best so far; the output
         register: the logits and the running arg-max. The logits are held when the accumulators
-        finish, and the comparisons go down a tree with a register after every level (one compare and
-        select per cycle, not log2 P in one), so the output is pushed :attr:`argmax_levels` + 2 cycles
-        after the accumulators finish."""
+        finish, and the comparisons go down a tree, each level a compare then a select, each registered
+        (:meth:`_argmax_pair`), so the output is pushed :attr:`argmax_levels` + 2 cycles after the
+        accumulators finish. With one pass a frame the first pass's best is the frame's: no compare."""
         P, levels = self.parallel, self.argmax_levels
         held = [Signal(signed(self.logit_width), name=f"logit{i}", reset_less=True) for i in range(P)]
         with m.If(done):
             m.d.sync += [h.eq(a) for h, a in zip(held, accs)]
         cands = [(h, Const(i, self.index_bits)) for i, h in enumerate(held)]
-        for level in range(levels):      # the left (lower index) wins unless the right is larger
-            nxt = []
-            for n in range(0, len(cands), 2):
-                pair = cands[n:n + 2]
-                v = Signal(signed(self.logit_width), name=f"best{level}_{n // 2}_v", reset_less=True)
-                i = Signal(self.index_bits, name=f"best{level}_{n // 2}_i", reset_less=True)
-                if len(pair) == 1:
-                    m.d.sync += [v.eq(pair[0][0]), i.eq(pair[0][1])]
-                else:
-                    (lv, li), (rv, ri) = pair
-                    right = rv > lv
-                    m.d.sync += [v.eq(Mux(right, rv, lv)), i.eq(Mux(right, ri, li))]
-                nxt.append((v, i))
-            cands = nxt
+        for level in range(levels // 2):      # the left (lower index) wins unless the right is larger
+            cands = [self._argmax_pair(m, cands[n:n + 2], f"best{level}_{n // 2}") for n in range(0, len(cands), 2)]
         beat_v, beat_i = cands[0]
         # the logits travel beside the tree (the next pass may finish before this one's arg-max)
         logits = register(m, Cat(*held), "logits_d", cycles=levels) if levels else Cat(*held)
@@ -192,14 +180,28 @@ class Linear(wiring.Component):
         pd = register(m, p, "p_argmax", cycles=1 + levels)
         best_v = Signal(signed(self.logit_width), name="best_v", reset_less=True)
         best_i = Signal(self.index_bits, name="best_i", reset_less=True)
-        take = (pd == 0) | (beat_v > best_v)
+        take = (pd == 0) | (beat_v > best_v) if passes > 1 else Const(1)
         new_v, new_i = Mux(take, beat_v, best_v), Mux(take, pd * P + beat_i, best_i)
         out = Signal(P * self.logit_width + self.index_bits, name="out", reset_less=True)
         with m.If(ready):
             m.d.sync += [best_v.eq(new_v), best_i.eq(new_i), out.eq(Cat(logits, new_i[:self.index_bits]))]
         m.d.comb += [q.data.eq(out), q.push.eq(flag_chain(m, ready, 1, "push"))]
 
+    def _argmax_pair(self, m, pair, name: str):
+        """One level of the arg-max tree for two candidates (value, index) in two registered cycles: the
+        comparison (a carry chain) with both candidates beside it, then the selection."""
+        regs = [(register(m, v, f"{name}_v{k}"), register(m, i, f"{name}_i{k}")) for k, (v, i) in enumerate(pair)]
+        v = Signal(signed(self.logit_width), name=f"{name}_v", reset_less=True)
+        i = Signal(self.index_bits, name=f"{name}_i", reset_less=True)
+        if len(pair) == 1:
+            m.d.sync += [v.eq(regs[0][0]), i.eq(regs[0][1])]
+        else:
+            (lv, li), (rv, ri) = regs
+            right = register(m, pair[1][0] > pair[0][0], f"{name}_right")
+            m.d.sync += [v.eq(Mux(right, rv, lv)), i.eq(Mux(right, ri, li))]
+        return v, i
+
     @property
     def argmax_levels(self) -> int:
-        """Registered levels of the arg-max tree over the P logits of a pass."""
-        return (self.parallel - 1).bit_length()
+        """Registered stages of the arg-max tree over the P logits of a pass: two per level."""
+        return 2 * (self.parallel - 1).bit_length()
