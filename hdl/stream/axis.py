@@ -97,6 +97,23 @@ def shift_round_value(m: Module, x: Value, r: Range, shift: int, name: str) -> t
     return floor + up, out
 
 
+def shift_round_registered(m: Module, x: Value, r: Range, shift: int, name: str) -> tuple[Signal, Range]:
+    """:func:`shift_round_value` in two registered cycles: the floor and the round-up bit (a comparison
+    of the dropped bits), then their sum; a left shift (``shift <= 0``) is registered twice."""
+    if shift <= 0:
+        value, out = shift_round_value(m, x, r, shift, name)
+        return signed_register(m, signed_register(m, value, out, f"{name}_q"), out, f"{name}_r"), out
+    from winohdl.core.fixed import shift_round
+    out = Range(shift_round(r.lo, shift), shift_round(r.hi, shift))
+    xe = sign_extend(m, x.as_signed(), shift + 2, f"{name}_x")
+    floor_r = Range(r.lo >> shift, r.hi >> shift)
+    floor = signed_register(m, xe.shift_right(shift), floor_r, f"{name}_floor")
+    rem, half = xe[:shift], 1 << (shift - 1)
+    up = Signal(name=f"{name}_up", reset_less=True)
+    m.d.sync += up.eq((rem > half) | ((rem == half) & xe[shift]))
+    return signed_register(m, floor + up, out, f"{name}_r"), out
+
+
 def saturate_value(x: Value, r: Range, lo: int, hi: int) -> tuple[Value, Range]:
     """``x`` (values in ``r``) clamped to ``[lo, hi]``; a test only at an end ``r`` crosses. Both tests
     read ``x`` (side by side, not one after the other), and at a power-of-two end they read its top

@@ -8,12 +8,14 @@ from amaranth.lib.wiring import In, Out
 
 from ..engine.engine import axis_stream
 from ..widths import Range, signed_width
-from .axis import (flag_chain, lane, output_queue, refuse, saturate_register, shift_round_value, signed_register,
-                   table_lookup, word_range)
+from ..pipeline import register
+from .axis import (flag_chain, lane, output_queue, refuse, saturate_register, shift_round_registered,
+                   signed_register, table_lookup, word_range)
 
-LATENCY = 4
+LATENCY = 5
 """Cycles from an input handshake to its result's push into the output queue: the bias look-up,
-the add, the rounding shift and the saturation, each registered."""
+the add, the rounding shift (two: the floor and the round-up bit, then their sum) and the
+saturation, each registered."""
 
 
 class Requantise(wiring.Component):
@@ -92,12 +94,10 @@ class Requantise(wiring.Component):
         """Lane ``i``'s add, rounding shift and saturation, each into a register; its output word."""
         sum_r = Range(acc_r.lo + bias_r.lo, acc_r.hi + bias_r.hi)
         total = signed_register(m, x + bias if bias_r != Range(0, 0) else x, sum_r, f"sum{i}")
-        sel_d = Signal(len(sel), name=f"sel{i}", reset_less=True)
-        m.d.sync += sel_d.eq(sel)
-        rounded = [shift_round_value(m, total, sum_r, sh, f"round{i}_{k}") for k, sh in enumerate(shifts)]
+        sel_d = register(m, sel, f"sel{i}", cycles=3)   # beside the sum, then the two rounding cycles
+        rounded = [shift_round_registered(m, total, sum_r, sh, f"round{i}_{k}") for k, sh in enumerate(shifts)]
         value, r = rounded[0]
         for k in range(1, len(shifts)):
             value = Mux(sel_d == k, rounded[k][0], value)
             r = Range(min(r.lo, rounded[k][1].lo), max(r.hi, rounded[k][1].hi))
-        reg = signed_register(m, value, r, f"rounded{i}")
-        return saturate_register(m, reg, r, self.out_bits, self.relu, f"sat{i}")
+        return saturate_register(m, value, r, self.out_bits, self.relu, f"sat{i}")
