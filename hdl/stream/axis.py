@@ -28,7 +28,7 @@ from ..widths import Range, signed_width
 MUX_ENTRIES = 16
 
 # Cycles from a result's write into the queue to its credit's return when m_axis.tready is high
-# (memory write, output register, handshake): the queue holds ``latency + QUEUE_SLACK`` results.
+# (memory write, output register, handshake): the queue holds ``latency + QUEUE_SLACK + 1`` results.
 QUEUE_SLACK = 3
 
 
@@ -164,7 +164,7 @@ class Queue:
     Attributes
     ----------
     ok : Value
-        A credit is free (a function of registers only).
+        A credit is free: a register (two or more credits a cycle ago).
     reserve : Signal
         Take a credit this cycle (only while ``ok``): a result will be pushed later.
     push, data, last : Signal
@@ -179,19 +179,22 @@ class Queue:
 
 
 def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
-    """A FIFO of ``latency + QUEUE_SLACK`` results into the registered stream ``out`` (tdata, tvalid,
+    """A FIFO of ``latency + QUEUE_SLACK + 1`` results into the registered stream ``out`` (tdata, tvalid,
     tready, tlast), with the credit counter that keeps it from overflowing: a producer reserves a
     credit when it commits to a result (at most ``latency`` cycles before pushing it) and the credit
     returns when the result leaves on ``out``."""
-    capacity = latency + QUEUE_SLACK
+    # ``ok`` is a register: "at least two credits" a cycle ago still leaves one after a reservation, so
+    # no comparator sits between the counter and the producer's handshake; one more slot keeps the rate
+    capacity = latency + QUEUE_SLACK + 1
     width = len(out.tdata)
     data = Signal(width, name=f"{name}_data")
     last = Signal(name=f"{name}_last")
     push = Signal(name=f"{name}_push")
     reserve = Signal(name=f"{name}_reserve")
     credits = Signal(range(capacity + 1), name=f"{name}_credits", init=capacity)
+    ok = Signal(name=f"{name}_ok", init=1)
     release = out.tvalid & out.tready
-    m.d.sync += credits.eq(credits - reserve + release)
+    m.d.sync += [credits.eq(credits - reserve + release), ok.eq(credits >= 2)]
     # one slot more than it ever holds, so that the pointers alone tell empty from full
     slots = capacity + 1
     fifo = Memory(shape=unsigned(width + 1), depth=slots, init=[])
@@ -210,4 +213,4 @@ def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
         m.d.sync += rd.eq(wrapped_increment(rd, slots))
     with m.If(take):
         m.d.sync += [out.tvalid.eq(nonempty), out.tdata.eq(fr.data[:width]), out.tlast.eq(fr.data[width])]
-    return Queue(credits != 0, reserve, push, data, last)
+    return Queue(ok, reserve, push, data, last)
