@@ -28,7 +28,7 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
   C / lanes); a line buffer of the window's rows; a comparator or adder per window word and lane;
 * global average pooling: the same beats; C accumulators; the division by the pixel count;
 * add (residual): one beat per cycle of both inputs; an adder and a requantisation per lane;
-  the shorter branch's FIFO holds what the longer branch's windows hold (:func:`branch_delays`);
+  the shortcut's FIFO holds a whole frame, as the hardware builds it;
 * linear: ``PK`` outputs and ``PC`` inputs a cycle: PK x PC multipliers (one DSP each at 8 bits)
   over in x out / (PK x PC) cycles, the weights in block RAM (a memory per multiplier), the input
   vector in PC memories, PK accumulators and a sum over the PC lanes;
@@ -266,34 +266,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
                      dsp, mem.bram, logic, bound, lambda: plan.performance.period)
 
 
-def branch_delays(graph: Graph) -> dict[str, int]:
-    """Per add node: the words its shorter input branch must hold, the difference of the branches'
-    window rows (each convolution or pooling: its kernel extent plus one stride of rows of the input
-    map, every channel; an estimate from below: a Winograd tile holds more rows)."""
-    nodes = {n.name: n for n in graph.nodes}
-    ancestors: dict[str, frozenset] = {}
-    for n in graph.nodes:
-        ancestors[n.name] = frozenset().union(*(ancestors[i] | {i} for i in n.inputs)) if n.inputs else frozenset()
-
-    def rows(name: str) -> int:
-        n = nodes[name]
-        if n.kind not in (Kind.CONV, Kind.MAXPOOL, Kind.AVGPOOL):
-            return 0
-        x = nodes[n.inputs[0]].shape
-        dil = n.attrs.dilation if n.kind == Kind.CONV else (1,) * len(n.attrs.kernel)
-        extent = (n.attrs.kernel[0] - 1) * dil[0] + 1
-        return (extent + n.attrs.stride[0]) * math.prod(x[3:]) * x[1]
-
-    out = {}
-    for n in graph.nodes:
-        if n.kind == Kind.ADD:
-            a, b = (ancestors[i] | {i} for i in n.inputs)
-            da, db = sum(rows(x) for x in a - b), sum(rows(x) for x in b - a)
-            out[n.name] = abs(da - db)
-    return out
-
-
-def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context, delay: int = 0) -> list[Candidate]:
+def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
     """The candidates of a pooling, add or linear node, one per lane count (see the module docstring)."""
     dw, kw = ctx.data_width, ctx.kernel_width
     k = node.kind
@@ -327,7 +300,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context, delay:
             logic = lanes * (3 * acc + REQUANT_LOGIC) + mem.logic + 50
             name = "global average pooling"
         elif k == Kind.ADD:
-            mem = ctx.memory([Memory(1, -(-delay // lanes), dw * lanes)] if delay else [])
+            mem = ctx.memory([Memory(1, cycles, dw * lanes)])   # the shortcut's FIFO: a whole frame
             logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50
             name = "add"
         else:

@@ -31,7 +31,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
 from .budget import NAMES, RESOURCES, Budget
-from .choices import (EAGER_RANK, FREE, Candidate, Context, branch_delays, conv_candidates, label, other_candidates,
+from .choices import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, label, other_candidates,
                       winograd_geometries)
 from .fold import fold, least_dsp, totals
 from .graph import Graph, Kind
@@ -201,7 +201,6 @@ class Plans:
 def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) -> dict[str, list[Candidate]]:
     """Every node's candidates (free nodes have none); ``lazy``: include the lazy Winograd cards."""
     shapes = {n.name: n.shape for n in graph.nodes}
-    delays = branch_delays(graph)
     out = {}
     for n in graph.nodes:
         if n.kind in FREE:
@@ -213,7 +212,7 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
             out[n.name] = conv_candidates(n, x, geometries, ctx)
         else:
-            out[n.name] = other_candidates(n, x, ctx, delays.get(n.name, 0))
+            out[n.name] = other_candidates(n, x, ctx)
         tick()
     return out
 

@@ -46,9 +46,11 @@ def text(plans: Plans) -> str:
                      f"{d.fps:,.1f} frames/s with {d.totals['dsp']:,} DSP ({w.fps / d.fps:.2f}x the frames per second)")
     if plans.matched is not None:
         m = plans.matched
+        over = [f"{r} over the budget's {w.budget.get(r):,}" for r in RESOURCES if m[r] > w.budget.get(r)]
         parts.append(f"compare    at the direct plan's {d.fps:,.1f} frames/s the Winograd algorithms need {m['dsp']:,} DSP "
                      f"({m['dsp'] / max(1, d.totals['dsp']):.2f}x its {d.totals['dsp']:,}), {m['bram']:,} BRAM and "
-                     f"{m['logic']:,} logic (per node the fewest DSP blocks within {d.cycles:,} cycles)")
+                     f"{m['logic']:,} logic (per node the fewest DSP blocks within {d.cycles:,} cycles"
+                     + "".join(f"; {o}" for o in over) + ")")
     parts += ["rules      cycles: each engine's EnginePlan.performance.period (frames back to back); a frame takes "
               "the slowest node's; DSP: MULT18X18D per multiplier at its operand widths; BRAM: whole DP16KD per "
               "memory (LUT RAM where Yosys would put it); logic: LUT4 + 2 x CCU2C, a model calibrated on the measured "
