@@ -28,8 +28,8 @@ def check(W, bias, L, P, inputs, seed=0, gaps=0.3, backpressure=0.3):
     return dut, cycles
 
 
-@pytest.mark.parametrize("M,N,L,P", [(4, 6, 1, 1), (6, 8, 2, 3), (4, 4, 4, 4), (10, 12, 3, 2)],
-                         ids=["L1_P1", "L2_P3", "L=N_P=M", "L3_P2"])
+@pytest.mark.parametrize("M,N,L,P", [(4, 6, 1, 1), (6, 8, 2, 3), (4, 4, 4, 4), (10, 12, 3, 2), (2, 1, 1, 1)],
+                         ids=["L1_P1", "L2_P3", "L=N_P=M", "L3_P2", "one_input"])
 def test_random_two_frames(M, N, L, P):
     rng = np.random.default_rng(M * N + L)
     W = rng.integers(-128, 128, (M, N))

@@ -94,8 +94,8 @@ class Linear(wiring.Component):
         rhalf = Signal(name="rhalf")
         jb, jl = Signal(range(NB), name="jb"), Signal(range(L), name="jl")
         p, wa = Signal(range(passes), name="p"), Signal(range(passes * N), name="wa")
-        lastj = (jb == NB - 1) & (jl == L - 1)
         issue = Signal(name="issue")
+        lastj = self._last_word(m, jb, jl, NB, L, issue)
         m.d.comb += [issue.eq(Mux(rhalf, full[1], full[0]) & (~lastj | q.ok)), q.reserve.eq(issue & lastj)]
         with m.If(issue):
             m.d.sync += [wa.eq(Mux(wa == passes * N - 1, 0, wa + 1)), jl.eq(Mux(jl == L - 1, 0, jl + 1))]
@@ -134,6 +134,17 @@ class Linear(wiring.Component):
         self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=5), passes)
         m.d.comb += q.last.eq(flag_chain(m, issue & lastj & (p == passes - 1), finish, "last"))
         return m
+
+    def _last_word(self, m, jb, jl, NB: int, L: int, issue):
+        """Whether the reader is at the input's last word ``jb * L + jl == N - 1``: a register set by the
+        issue of the word before it (no comparator before the reservation of an output credit)."""
+        if NB * L == 1:
+            return Const(1)
+        last = Signal(name="lastj")
+        before = (jb == NB - 1) & (jl == L - 2) if L > 1 else jb == NB - 2
+        with m.If(issue):
+            m.d.sync += last.eq(before)
+        return last
 
     def _writer(self, m, buf, full, NB):
         """The input side: N / L beats into the free half of the double buffer; returns (a half is
