@@ -23,7 +23,7 @@ from winohdl.core.geometry import Geometry
 
 from hdl.engine.design import engine_datapath
 from hdl.engine.model import EngineModel
-from hdl.engine.modes import Buffering, EngineKind
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
 from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
@@ -148,7 +148,7 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvS
         raise WinohdlError(f"layer {q.name!r}: input {shape} does not match the kernel {a.kernel}")
     geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
     o = EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
-                      choice.parallel_in, buffering=Buffering.LINES)
+                      choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
     dp = engine_datapath(constructive_card(geo), o)
     plan = plan_engine(o, dp, choice.kind)
     beats = EngineModel(o, dp, choice.kind).weight_beats(q.weight)
