@@ -10,7 +10,7 @@ plain testbench that set ``reg rst = 1;`` saw X on ``out_valid`` after reset. Co
 are evaluated at time 0 under both, so the generated Verilog behaves the same with ``-g2005`` and
 ``-g2012`` (tests/test_time0.py). Synthesis maps it to the same cells
 (the same counts measured for tiles and baselines on ECP5 and xc7). Yosys's private names
-(``$procmux$80``) are written as short ``_80_`` ones (``write_verilog`` without ``-norename``): a
+(``$procmux$80``) are written as short ``_N_`` ones (``write_verilog`` without ``-norename``): a
 multiplexer with several cases becomes a Verilog function named after its cell, and Icarus reads an
 escaped name that starts with ``$`` as a system function.
 
