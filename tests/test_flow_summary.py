@@ -87,6 +87,8 @@ def test_summary_prints_each_table_once_and_ends_with_the_files(outcome):
            "the output; latency 4 cycles (direct 4)" in lines
     assert "    Fmax        89.8 MHz against 85.2 (1.05x; median of 3 nextpnr seeds each)" in lines
     assert "post-synthesis simulation PASS on every mapped netlist (the vendor cell models)" in lines
+    assert "proved     Winograd tile PROVEN, direct convolution PROVEN (every output equals the convolution for " \
+           "every input, symbolically)" in lines
     f, top = outcome.folder, outcome.design.winograd.top
     opened = [line.split()[0] for line in lines[lines.index("open next") + 1:-1]]
     assert opened == [str(f / f"{top}.v"), str(f / "design.txt"), str(f / f"{top}.core"), str(f / "card.json"),
@@ -99,3 +101,15 @@ def test_search_keys_in_words():
     assert describe_key("dsp", (25, 728, 6, 54, 25, 1, 1)) == (
         "multiplier blocks 25, adder bits 728, logic depth 6, adders 54, R 25, max denominator 1, max |constant| 1")
     assert make_cost_key("bits").describe((1, 2, 3, 4, 5, 6, 7)).startswith("adder bits 1, multiplier blocks 2")
+
+
+def test_make_run_arguments_parse():
+    """``make run``'s RUN_ARGS are a valid ``winohdl flow`` command line: the article's geometry, pipelined."""
+    import re
+    import shlex
+
+    from winohdl.cli import build_parser
+    text = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    args = shlex.split(re.search(r"^RUN_ARGS \?= (.*)$", text, re.M).group(1))
+    a = build_parser().parse_args(["flow", *args])
+    assert (a.output, a.kernel, a.stride, a.pipeline) == ("2x2", "3x3", "2", "stages")

@@ -320,7 +320,7 @@ def test_flow_end_to_end(tmp_path, capsys):
     assert "adders     B^T+A^T 8, G 3 (exact)" in glance
     assert "icarus PASS" in glance and "verilator PASS" in glance
     assert "ecp5 (" in glance and len(list((out / "synth").glob("synth-*/report.json"))) == 1
-    assert "proof      wino   PROVEN" in glance and "proof      direct PROVEN" in glance
+    assert "proved     Winograd tile PROVEN, direct convolution PROVEN" in glance
     assert re.search(r"post-syn sim \(icarus\)\s+PASS", glance)  # on by default in flow
     # the synthesis table once in the whole output, the summary in words, ending with the files to open
     assert text.count("ecp5 (LFE5U-85F-CABGA381)") == 1 and text.count("nextpnr seeds each, asked for") == 1
