@@ -13,6 +13,8 @@ from hdl.options import HardwareOptions
 from miner.constructive import constructive_card
 from sim.prove.report import Verdict
 from synth.report import format_report, zero_notes
+from winohdl.cli import build_parser
+from winohdl.core.geometry import Geometry
 from winohdl.core.suite import BY_NAME
 from winohdl.flow_summary import FlowOutcome, family_verdict, summary
 
@@ -90,10 +92,14 @@ def test_summary_prints_each_table_once_and_ends_with_the_files(outcome):
     assert "proved     Winograd tile PROVEN, direct convolution PROVEN (every output equals the convolution for " \
            "every input, symbolically)" in lines
     f, top = outcome.folder, outcome.design.winograd.top
-    opened = [line.split()[0] for line in lines[lines.index("open next") + 1:-1]]
+    opened = [line.split()[0] for line in lines[lines.index("open next") + 1:-2]]
     assert opened == [str(f / f"{top}.v"), str(f / "design.txt"), str(f / f"{top}.core"), str(f / "card.json"),
                       str(Path(outcome.synth_folder) / "report.txt")]
     assert lines[-1] == f"total      123 s; everything in {f}/"
+    command = "winohdl explore --kernel 3x3 --outputs 2 --stride 2x2 --pipelines all --family ecp5"
+    assert lines[-2] == f"compare    every pipeline (none, stages, deep) of this geometry: {command}"
+    a = build_parser().parse_args(command.split()[1:])  # a command that runs as written
+    assert Geometry.parse(a.outputs, a.kernel, a.stride, a.dilation) == outcome.card.geometry
 
 
 def test_search_keys_in_words():
@@ -108,7 +114,6 @@ def test_make_run_arguments_parse():
     import re
     import shlex
 
-    from winohdl.cli import build_parser
     text = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     args = shlex.split(re.search(r"^RUN_ARGS \?= (.*)$", text, re.M).group(1))
     a = build_parser().parse_args(["flow", *args])

@@ -110,6 +110,18 @@ def open_next(o: FlowOutcome) -> list[str]:
     return ["open next"] + [f"  {str(p):<{width}}  {what}" for p, what in rows]
 
 
+def explore_command(o: FlowOutcome) -> str | None:
+    """The ``winohdl explore`` command that compares every pipeline on this geometry (its output
+    tile square: explore sweeps square tiles), or None."""
+    g = o.card.geometry
+    if len(set(g.output)) != 1:
+        return None
+    axes = lambda values: "x".join(map(str, values))  # noqa: E731
+    dilation = f" --dilation {axes(g.dilation)}" if set(g.dilation) != {1} else ""
+    return (f"winohdl explore --kernel {axes(g.kernel)} --outputs {g.output[0]} --stride {axes(g.stride)}{dilation} "
+            f"--pipelines all --family ecp5")
+
+
 def summary(o: FlowOutcome) -> str:
     """The whole summary text (also written as ``flow.txt``)."""
     d, g = o.design, o.card.geometry
@@ -126,6 +138,8 @@ def summary(o: FlowOutcome) -> str:
     if verdict:  # not for the ASIC estimate alone: its table says it
         lines += ["", "verdict    the Winograd tile against the direct convolution built with the same options",
                   *(f"  {v}" for v in verdict)]
-    lines += ["", *checked_lines(o), "", format_report(o.report), "", *open_next(o),
-              f"total      {o.seconds:.0f} s; everything in {o.folder}/"]
+    lines += ["", *checked_lines(o), "", format_report(o.report), "", *open_next(o)]
+    if (command := explore_command(o)) is not None:
+        lines += [f"compare    every pipeline (none, stages, deep) of this geometry: {command}"]
+    lines.append(f"total      {o.seconds:.0f} s; everything in {o.folder}/")
     return "\n".join(lines)
