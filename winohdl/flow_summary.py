@@ -12,16 +12,18 @@ from pathlib import Path
 
 from hdl.cost import cost_of
 from hdl.design import Design
+from hdl.options import HardwareOptions, Pipeline
 from synth.families import FAMILY_SPECS
 from synth.report import failed, format_report
 from winohdl.core.card import AlgorithmCard
 
-def pipeline_words(options) -> str:
+
+def pipeline_words(options: HardwareOptions) -> str:
     """The pipeline option in words."""
-    match options.pipeline.value:
-        case "none":
+    match options.pipeline:
+        case Pipeline.NONE:
             return "combinational (no clock)"
-        case "stages":
+        case Pipeline.STAGES:
             return "registers after each transform, at the multiplier operands and products, and at the output"
         case _:
             n = options.adders_per_stage
@@ -34,7 +36,17 @@ CORE_WORDS = {"wino": "Winograd tile", "direct": "direct convolution"}
 
 @dataclass(frozen=True)
 class FlowOutcome:
-    """What one ``winohdl flow`` run produced, for its summary."""
+    """What one ``winohdl flow`` run produced, for its summary.
+
+    Attributes
+    ----------
+    card, design : the proven card and the generated design
+    folder : Path           the design folder
+    sims, proofs : tuple    ``sim.run.SimResult`` and ``sim.prove.ProofReport`` objects
+    report : dict           ``synth.report.synth_design``'s report
+    synth_folder : Path     where that report lies (report.txt, report.json)
+    seconds : float         the whole run's wall time
+    """
 
     card: AlgorithmCard
     design: Design
