@@ -220,7 +220,23 @@ def make_cost_key(objective: str = DEFAULT_OBJECTIVE, options: HardwareOptions |
         return cached((geometry, tuple(map(tuple, BT)), tuple(map(tuple, G)), tuple(map(tuple, AT))))
 
     key_fn.objective = objective
+    key_fn.describe = lambda key: describe_key(objective, key)
     return key_fn
+
+
+KEY_FIELDS = {"dsp": ("multiplier blocks", "adder bits", "logic depth", "adders", "R"),
+              "bits": ("adder bits", "multiplier blocks", "logic depth", "adders", "R"),
+              "adders": ("adders", "multiplier blocks", "adder bits", "logic depth", "R"),
+              "depth": ("logic depth", "multiplier blocks", "adder bits", "adders", "R"),
+              "rank": ("R", "adder bits", "logic depth", "multiplier blocks", "adders")}
+"""The names of :meth:`CardCost.key`'s values per objective (then max denominator, max |constant|)."""
+
+
+def describe_key(objective: str, key: tuple) -> str:
+    """``key`` (of ``objective``) in words: "multiplier blocks 25, adder bits 715, ...", most
+    significant first, so a search report reads without the key's order at hand."""
+    names = KEY_FIELDS[objective] + ("max denominator", "max |constant|")
+    return ", ".join(f"{n} {v}" for n, v in zip(names, key))
 
 
 cost_key = make_cost_key()

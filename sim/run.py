@@ -111,12 +111,6 @@ def build_core(runner, simulator: str, sources: list[Path], top: str, build_dir:
     if simulator == "verilator":
         args = VERILATOR_ARGS + verilator_public_ports(top, build_dir) + list(extra_args)
         os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved, *verilator_make_flags()]))
-    elif simulator == "icarus":
-        # Verilog-2005 semantics: under the runner's -g2012 a variable's declared initial value raises no
-        # event at time 0, so a combinational block whose inputs are registers that keep their initial
-        # values is never evaluated and the registers it feeds load X (a whole network's stream units).
-        # Not with waves: the dump module cocotb adds then is SystemVerilog
-        args = [] if waves else ["-g2005"]
     try:
         runner.build(sources=sources, includes=list(includes), defines=dict(defines or {}), hdl_toplevel=top,
                      build_dir=build_dir, waves=waves, always=True, build_args=args,

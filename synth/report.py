@@ -219,7 +219,8 @@ def format_report(rep: dict) -> str:
         if ws or ds:
             lines.append(f"  {'  spread min..max':<26}{ws:>{W}}{ds:>{W}}")
             targets = sorted(set((w["fmax"] or {}).get("target_mhz", []) + (d["fmax"] or {}).get("target_mhz", [])))
-            lines.append(f"  {'':<26}nextpnr seeds: {seeds} each; target {'/'.join(f'{t:g}' for t in targets)} MHz")
+            lines.append(f"  {'':<26}{seeds} nextpnr seeds each, asked for {'/'.join(f'{t:g}' for t in targets)} MHz "
+                         "(nextpnr's --freq goal, set above what it reaches)")
         lat = (rep["latency"], rep.get("latency_direct", rep["latency"]))
         row("latency (cycles)", *lat, ratio=False)
         row("mults per output", round(w["multipliers"] / rep["outputs"], 2),
@@ -231,6 +232,7 @@ def format_report(rep: dict) -> str:
             sim = (w.get("verify") or {}).get("simulator", "icarus")
             lines.append(f"  {'post-syn sim (' + sim + ')':<26}{vs(w):>{W}}{vs(d):>{W}}")
         lines.append(f"  logic formula: {w['logic_formula']}")
+        lines += [f"  why 0: {n}" for n in zero_notes(fam, w, d)]
         for kind, e in (("winograd", w), ("direct", d)):
             v = e.get("verify") or {}
             if v.get("status") == "FAIL":
@@ -250,6 +252,20 @@ def format_report(rep: dict) -> str:
             who = "" if n in wn and n in dn else ("winograd: " if n in wn else "direct: ")
             lines.append(f"  note: {who}{n}")
     return "\n".join(lines)
+
+
+def zero_notes(family: str, w: dict, d: dict) -> list[str]:
+    """Why a figure of the table is 0 where a reader expects some (one line each)."""
+    notes = []
+    for kind, e in (("winograd", w), ("direct", d)):
+        if family == "xilinx" and e["logic"] == 0 and e["dsps"]:
+            notes.append(f"{kind} logic: Yosys summed the products inside the DSP48E1 blocks (their post-adders "
+                         "chained PCOUT -> PCIN), so its adders take no LUTs")
+    if w["ffs"] == 0 and d["ffs"] == 0:
+        notes.append("FFs: --pipeline none is combinational (the Fmax harness's own registers are not counted)")
+    if family == "ecp5" and not (w["kinds"].get("logic", {}).get("LUT4") or d["kinds"].get("logic", {}).get("LUT4")):
+        notes.append("LUT4: every adder is a CCU2C carry chain (each counted as 2 LUT4 in logic)")
+    return notes
 
 
 def _asic_lines(rep: dict, w: dict, d: dict) -> list[str]:

@@ -320,8 +320,14 @@ def test_flow_end_to_end(tmp_path, capsys):
     assert "adders     B^T+A^T 8, G 3 (exact)" in glance
     assert "icarus PASS" in glance and "verilator PASS" in glance
     assert "ecp5 (" in glance and len(list((out / "synth").glob("synth-*/report.json"))) == 1
-    assert "proof      wino   PROVEN" in glance and "proof      direct PROVEN" in glance
+    assert "proved     Winograd tile PROVEN, direct convolution PROVEN" in glance
     assert re.search(r"post-syn sim \(icarus\)\s+PASS", glance)  # on by default in flow
+    # the synthesis table once in the whole output, the summary in words, ending with the files to open
+    assert text.count("ecp5 (LFE5U-85F-CABGA381)") == 1 and text.count("nextpnr seeds each, asked for") == 1
+    assert "\n  ecp5, LFE5U-85F-CABGA381\n    DSP blocks  4 against 6 (0.67x)\n    Fmax  " in glance
+    lines = glance.splitlines()
+    assert lines[lines.index("open next") + 1].startswith(f"  {out / 'wino_o2_k3_s1_d1.v'}  ")
+    assert lines[-2].startswith("compare    every pipeline (none, stages, deep) of this geometry: winohdl explore ")
 
 
 def test_unknown_family(f23_design, capsys, tmp_path):

@@ -1,7 +1,9 @@
 """``winohdl flow``: mine (or take the cheapest known card) -> gen -> sim on both simulators -> proof -> synth
 (with the post-synthesis check of each mapped netlist unless ``verify`` is off).
 
-Everything lands in one design folder and ends with one summary (``flow.txt``).
+Everything lands in one design folder and ends with one summary (``flow.txt``,
+:mod:`winohdl.flow_summary`): the verdict against the direct convolution, what was checked, the
+synthesis table (printed once, there) and the files to open next.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from miner.search import MineSettings, mine_card
 from sim.prove import prove_design, write_proof
 from sim.run import run_simulation
 from sim.tools import SIMULATORS
-from synth.report import failed, format_report, synth_design
+from synth.report import failed, synth_design
 from winohdl.core.geometry import Geometry
 from winohdl.core.io import make_run_folder, write_text_atomic
+
+from .flow_summary import FlowOutcome, summary
 
 
 def _say(text: str) -> None:
@@ -39,8 +43,7 @@ def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSetting
     _say(card.summary())
     _say(card_cost.line())
     for m, key in card.provenance.get("search", {}).items():
-        _say(f"search     {m}: " + (key if isinstance(key, str) else
-                                    f"adders B^T+A^T {key[1]}, G {key[2]}, max denominator {key[3]}"))
+        _say(f"search     {m}: {key}")
     _say(f"== gen      {options.tag}")
     generated = generate_design(card, options)
     write_design_folder(folder, generated)
@@ -69,32 +72,12 @@ def run_flow(geometry: Geometry, options: HardwareOptions, settings: MineSetting
 
         from sim.postsynth import check_netlist
         check = partial(check_netlist, simulator=verify_simulator)
-    report = synth_design(opened, families, make_run_folder(folder / "synth", "synth"), seeds=seeds,
-                          pnr_timeout=pnr_timeout, verify=check)
-    table = format_report(report)
-    _say(table)
-    bad_netlists = failed(report)
-    ok = all(r.passed for r in sims) and all(p.proven for p in proofs) and not bad_netlists
-    g = geometry
-    a = card_cost.adders
-    glance = [
-        f"winohdl flow: {g.describe()}, data {options.data_width} bits, kernel {options.kernel_width} bits",
-        f"algorithm  R = {card.rank} multiplications instead of {g.direct_count}"
-        + (" (certified minimal: lower bound " + str(g.lower_bound()) + ")" if card.rank == g.lower_bound() else "")
-        + f", proven exact ({card.entries_checked} entries), method {card.provenance.get('method')}",
-    ]
-    if card.note():
-        glance.append(f"note       {card.note()}")
-    glance.append(f"adders     B^T+A^T {a.BT + a.AT}, G {a.G} (exact)" + "".join(
-        f"; {m} {c[1]}, {c[2]}" for m, c in card.provenance.get("search", {}).items() if not isinstance(c, str)))
-    glance += [f"verilog    {folder / design.winograd.verilog} (top {design.winograd.top}, "
-               f"latency {design.latency})",
-               "simulation " + "; ".join(f"{r.simulator} {'PASS' if r.passed else 'FAIL'} {r.checked} vectors"
-                                         for r in sims),
-               *(p.line() for p in proofs),
-               *([f"FAIL       post-synthesis check: {', '.join(bad_netlists)}"] if bad_netlists else []),
-               table, f"total      {time.perf_counter() - t0:.0f} s; everything in {folder}/"]
-    text = "\n".join(glance)
+    synth_folder = make_run_folder(folder / "synth", "synth")
+    report = synth_design(opened, families, synth_folder, seeds=seeds, pnr_timeout=pnr_timeout, verify=check)
+    _say(f"report     {synth_folder / 'report.txt'} (the table is in the summary below)")
+    outcome = FlowOutcome(card, design, folder, tuple(sims), tuple(proofs), report, synth_folder,
+                          time.perf_counter() - t0)
+    text = summary(outcome)
     write_text_atomic(folder / "flow.txt", text + "\n")
     _say("== summary\n" + text)
-    return ok
+    return all(r.passed for r in sims) and all(p.proven for p in proofs) and not failed(report)
