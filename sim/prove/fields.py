@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .polynomial import Poly, VarTable
+from .polynomial import Poly, VarTable, add_terms
 
 FIELD, FLOOR = "field", "floor"
 ATOM_PORTS = (FIELD, FLOOR)
@@ -169,12 +169,7 @@ class Fields:
                     rest.append(v)
             if rest:
                 term = term.mul(Poly({tuple(rest): 1}), self.t)
-            for mm, cc in term.terms.items():
-                s = out.get(mm, 0) + cc
-                if s:
-                    out[mm] = s
-                else:
-                    out.pop(mm, None)
+            add_terms(out, term.terms)
         return Poly(out)
 
     def relaxed(self, p: Poly) -> Poly:

@@ -79,6 +79,16 @@ class VarTable:
         return x.lo, x.hi
 
 
+def add_terms(t: dict, terms: dict) -> None:
+    """Add ``terms`` (monomial -> coefficient) into ``t`` in place, dropping what cancels."""
+    for m, c in terms.items():
+        s = t.get(m, 0) + c
+        if s:
+            t[m] = s
+        else:
+            t.pop(m, None)
+
+
 class Poly:
     """An immutable polynomial ``{monomial: coefficient}``; a monomial is a sorted tuple of variable
     ids (repeated for a power), ``()`` the constant. No zero coefficients are stored."""
@@ -159,12 +169,7 @@ class Poly:
         if len(other.terms) > len(self.terms):
             self, other = other, self
         t = dict(self.terms)
-        for m, c in other.terms.items():
-            s = t.get(m, 0) + c
-            if s:
-                t[m] = s
-            else:
-                t.pop(m, None)
+        add_terms(t, other.terms)
         return Poly(t)
 
     def __neg__(self) -> "Poly":
