@@ -23,10 +23,9 @@ from winohdl.core.words import pack, unpack  # noqa: F401  (re-exported: one def
 from ..pipeline import wrapped_increment
 from ..widths import Range, signed_width
 
-# A table of at most this many words is a constant multiplexer (LUTs, a few levels); a larger one is a
-# ROM (amaranth.lib.memory: block RAM or distributed ROM). 64, not 16: a requantiser's per-channel table
-# of 32 or 64 groups took a DP16KD each (ResNet-8's planned hardware was 12 block RAMs over its plan)
-MUX_ENTRIES = 64
+# A table of at most this many words is a constant multiplexer (at most four address bits: one LUT4
+# per output bit); a larger one is a ROM (amaranth.lib.memory: block RAM or distributed ROM).
+MUX_ENTRIES = 16
 
 # Cycles from a result's write into the queue to its credit's return when m_axis.tready is high
 # (memory write, output register, handshake): the queue holds ``latency + QUEUE_SLACK + 1`` results.
