@@ -134,7 +134,7 @@ def test_resnet8_plan_fits_and_saves_dsps_at_equal_frames(resnet8, resnet8_plans
     for n in resnet8.nodes:
         if n.kind.value == "conv" and n.attrs.kernel == (3, 3) and n.attrs.stride == (1, 1):
             assert w.layer(n.name).algorithm.startswith("F(") or n.name in kept, n.name
-    assert sum(x.algorithm.startswith("F(") for x in w.layers) >= 5
+    assert sum(x.algorithm.startswith("F(") for x in w.layers) >= 2
     # at the direct plan's DSP blocks, the Winograd plan is at least as fast: fewer DSPs for its frames
     capped = plan_network(resnet8, PART, Budget(d.totals["dsp"], PART.bram_capacity, PART.lut_capacity),
                           DEFAULT_CLOCK_MHZ, derive=False)

@@ -39,6 +39,9 @@ DEFAULT_CLOCK_MHZ = min(MEASURED_FMAX_MHZ.values())
 MAX_CLOCK_MHZ = 1000.0
 LUT_RAM_COST, BLOCK_RAM_COST = 4, 128
 """Yosys's ``memory_libmap`` costs of a TRELLIS_DPR16X4 and of a DP16KD (see the module docstring)."""
+LUT_RAM_MAX_DEPTH = 128
+"""Deeper memories go to block RAM whatever the costs say: Yosys mapped the 192 x 8 feature-map banks
+of ResNet-8's first convolution (synchronous reads) to DP16KD, 16 of them (2026-12-05)."""
 LUT_RAM_LOGIC = 4
 """LUT4 a DPR16X4 takes from the logic figure: the two slices (four LUT4) of its PFU in RAM mode."""
 RESOURCES = ("dsp", "bram", "logic")
@@ -155,7 +158,7 @@ def memory_cost(memories, bram: BlockRam) -> MemoryCost:
         if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
             continue
         n, cells = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width)
-        if m.block or cells * LUT_RAM_COST >= n * BLOCK_RAM_COST:
+        if m.block or m.depth > LUT_RAM_MAX_DEPTH or cells * LUT_RAM_COST >= n * BLOCK_RAM_COST:
             blocks += m.copies * n
         else:
             mux = m.width * (math.ceil(m.depth / 16) - 1)
