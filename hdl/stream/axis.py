@@ -82,18 +82,22 @@ def sign_extend(m: Module, x: Value, width: int, name: str) -> Value:
     return wide
 
 
+def _round_parts(m: Module, x: Value, r: Range, shift: int, name: str) -> tuple[Value, Value, Range]:
+    """``x`` over ``2**shift`` (``shift > 0``) as its floor and the round-half-to-even up bit, and the
+    rounded result's exact range."""
+    from winohdl.core.fixed import shift_round
+    xe = sign_extend(m, x.as_signed(), shift + 2, f"{name}_ext")
+    floor, rem, half = xe.shift_right(shift), xe[:shift], 1 << (shift - 1)
+    up = (rem > half) | ((rem == half) & xe[shift])
+    return floor, up, Range(shift_round(r.lo, shift), shift_round(r.hi, shift))
+
+
 def shift_round_value(m: Module, x: Value, r: Range, shift: int, name: str) -> tuple[Value, Range]:
     """Hardware :func:`winohdl.core.fixed.shift_round`: ``x`` (signed, values in ``r``) over ``2**shift``
     rounded half to even, or ``x << -shift`` for ``shift <= 0``; with the result's exact range."""
-    from winohdl.core.fixed import shift_round
-    out = Range(shift_round(r.lo, shift), shift_round(r.hi, shift))
     if shift <= 0:
-        return x.as_signed() << -shift, out
-    xe = sign_extend(m, x.as_signed(), shift + 2, f"{name}_ext")
-    floor = xe.shift_right(shift)
-    rem = xe[:shift]
-    half = 1 << (shift - 1)
-    up = (rem > half) | ((rem == half) & floor[0])
+        return x.as_signed() << -shift, Range(r.lo << -shift, r.hi << -shift)
+    floor, up, out = _round_parts(m, x, r, shift, name)
     return floor + up, out
 
 
@@ -103,15 +107,11 @@ def shift_round_registered(m: Module, x: Value, r: Range, shift: int, name: str)
     if shift <= 0:
         value, out = shift_round_value(m, x, r, shift, name)
         return signed_register(m, signed_register(m, value, out, f"{name}_q"), out, f"{name}_r"), out
-    from winohdl.core.fixed import shift_round
-    out = Range(shift_round(r.lo, shift), shift_round(r.hi, shift))
-    xe = sign_extend(m, x.as_signed(), shift + 2, f"{name}_x")
-    floor_r = Range(r.lo >> shift, r.hi >> shift)
-    floor = signed_register(m, xe.shift_right(shift), floor_r, f"{name}_floor")
-    rem, half = xe[:shift], 1 << (shift - 1)
-    up = Signal(name=f"{name}_up", reset_less=True)
-    m.d.sync += up.eq((rem > half) | ((rem == half) & xe[shift]))
-    return signed_register(m, floor + up, out, f"{name}_r"), out
+    floor, up, out = _round_parts(m, x, r, shift, name)
+    floor_q = signed_register(m, floor, Range(r.lo >> shift, r.hi >> shift), f"{name}_floor")
+    up_q = Signal(name=f"{name}_up", reset_less=True)
+    m.d.sync += up_q.eq(up)
+    return signed_register(m, floor_q + up_q, out, f"{name}_r"), out
 
 
 def saturate_value(x: Value, r: Range, lo: int, hi: int) -> tuple[Value, Range]:
