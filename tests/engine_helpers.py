@@ -29,12 +29,13 @@ def build_engine(opts, kind):
     return dp, plan, LayerEngine(plan)
 
 
-def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000):
+def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000, events=None):
     """Stream layers [(x, w or None)] through ``engine`` in Amaranth's simulator, in the host's order
     (:class:`sim.streams.HostOrder`, as the cocotb testbench), with random gaps and back-pressure.
 
     Returns (output beats per layer [{data, keep, last}], cycles per layer from its first
-    feature-map beat to its last output beat, inclusive)."""
+    feature-map beat to its last output beat, inclusive). ``events``, a dict: filled with each layer's
+    cycle of its first feature-map beat (``first``) and of its last output beat (``last_out``)."""
     plan = engine.plan
     o = plan.opts
     model = EngineModel(o, plan.dp, plan.kind)
@@ -80,6 +81,8 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
 
     sim.add_testbench(bench)
     run_simulation(sim)
+    if events is not None:
+        events.update(first=[first_fm[k] for k in sorted(first_fm)], last_out=[last_out[k] for k in sorted(last_out)])
     return got, layer_cycles(first_fm, last_out)
 
 

@@ -34,9 +34,9 @@ TALL = [
 IDS = ["2d", "2d_stream_bound", "1d_stride2", "f4x4", "dilation2", "3d", "serial_in", "serial_in_asym"]
 
 
-def lines(case, **kw):
+def lines(case, buffering="lines", **kw):
     _, geo, F, P, C, K, PK, PC, extra = case
-    return EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, buffering="lines", **extra, **kw)
+    return EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, buffering=buffering, **extra, **kw)
 
 
 @pytest.mark.parametrize("geo, rows", [(("4x4", "3x3"), 12), (("2x2", "3x3"), 6), (("2", "3", "2"), 12),
@@ -52,8 +52,10 @@ def test_resnet18_layer_holds_12_rows_not_two_frames():
     frames = EngineOptions(Geometry.parse("4x4", "3x3"), 64, 64, (56, 56), (1, 1), 4, 4)
     ring = EngineOptions(Geometry.parse("4x4", "3x3"), 64, 64, (56, 56), (1, 1), 4, 4, buffering="lines")
     words = lambda o: len(o.banks) * o.PC * o.bank_depth  # noqa: E731
+    rings = EngineOptions(Geometry.parse("4x4", "3x3"), 64, 64, (56, 56), (1, 1), 4, 4, buffering="rings")
     assert ring.line_rows == 12
     assert words(ring) == 12 * 64 * 64 == 49_152
+    assert words(rings) == 2 * words(ring)      # overlapping frames: a ring per frame in flight
     assert words(frames) == 2 * 64 * 64 * 64 == 524_288
 
 
@@ -73,32 +75,38 @@ DIRECT = ("2d", "2d_stream_bound", "1d_stride2")
 RUNS = [(case, "winograd") for case in TALL] + [(case, "direct") for case, i in zip(TALL, IDS) if i in DIRECT]
 
 
+@pytest.mark.parametrize("buffering", ["lines", "rings"])
 @pytest.mark.parametrize("case, kind", RUNS, ids=[f"{IDS[TALL.index(c)]}-{k}" for c, k in RUNS])
 @pytest.mark.slow(6)
-def test_line_buffered_engine_streams_bit_exact(case, kind):
-    """A load, a frame on the same kernels, a reload: with gaps and back-pressure bit-exact, and
+def test_line_buffered_engine_streams_bit_exact(case, kind, buffering):
+    """A load, two frames on the same kernels, a reload: with gaps and back-pressure bit-exact, and
     without them cycle for cycle the performance model (which holds the writer back as the ring
-    does)."""
-    o = lines(case)
+    does): every frame's first beat and last output beat, so two rings' overlapping frames too."""
+    o = lines(case, buffering)
     dp, plan, eng = build_engine(o, kind)
     rng = np.random.default_rng(5)
-    layers = [random_layer(o, rng), (random_layer(o, rng, "max")[0], None), random_layer(o, rng, "min")]
+    layers = [random_layer(o, rng), (random_layer(o, rng, "max")[0], None), (random_layer(o, rng)[0], None),
+              random_layer(o, rng, "min")]
     got, _ = amaranth_run(eng, layers, seed=2, gaps=0.3, backpressure=0.3)
     model, w = EngineModel(o, dp, kind), None
     for (x, wl), beats in zip(layers, got):
         w = wl if wl is not None else w
         assert beats == model.output_beats(x, w)
         assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
-    _, cycles = amaranth_run(eng, layers)
-    sched = schedule(o, plan.timing, 3, (True, False, True))
-    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    events = {}
+    amaranth_run(eng, layers, events=events)
+    sched = schedule(o, plan.timing, 4, (True, False, False, True))
+    for what in ("first", "last_out"):
+        assert [t - events["first"][0] for t in events[what]] == [s[what] - sched[0]["first"] for s in sched]
 
 
 def test_the_ring_holds_the_writer_back():
     """Where the walker keeps up with the stream, the ring binds: a frame of 80 beats takes 89
-    cycles to stream (the model the engines match above), and frames do not overlap."""
-    o = lines(TALL[1])
-    plan = plan_engine(o, datapath(o.geometry, o))
-    s = schedule(o, plan.timing, 2)
-    assert o.fm_beats == 80 and s[0]["streamed"] - s[0]["first"] + 1 == 89
-    assert s[1]["first"] > s[0]["walked"]
+    cycles to stream (the model the engines match above), and with one ring frames do not overlap;
+    with two the next frame streams in while the walker finishes this one."""
+    for buffering, overlap in (("lines", False), ("rings", True)):
+        o = lines(TALL[1], buffering)
+        plan = plan_engine(o, datapath(o.geometry, o))
+        s = schedule(o, plan.timing, 2)
+        assert o.fm_beats == 80 and s[0]["streamed"] - s[0]["first"] + 1 == 89
+        assert (s[1]["first"] < s[0]["walked"]) == overlap

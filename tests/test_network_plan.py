@@ -151,7 +151,7 @@ def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
         a = n.attrs
         g = x.geometry or Geometry((1, 1), a.kernel, a.stride, a.dilation)
         opts = EngineOptions(g, a.in_channels, a.out_channels, shapes[n.inputs[0]][2:], a.padding, x.parallel_out,
-                             x.parallel_in, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
+                             x.parallel_in, pipeline=EnginePipeline.DEEP, buffering=Buffering(x.buffering))
         kind = EngineKind.WINOGRAD if x.geometry else EngineKind.DIRECT
         plan = plan_engine(opts, datapath(g, 8, 8) if x.geometry else None, kind)
         assert x.cycles == plan.performance.period and x.multipliers == plan.multipliers

@@ -48,6 +48,10 @@ class FeatureMapWriter:
         The frame buffer being written.
     at_end : Signal
         The next beat is the frame's last (a register).
+    wslot, wrow : Signal or None
+        Line buffers: the first axis's quotient slot and row in the ring.
+    rings : bool
+        Two rings (:attr:`~hdl.engine.modes.Buffering.RINGS`): the frame buffer's bit sits below the ring field.
     """
 
     wpos: list
@@ -58,13 +62,19 @@ class FeatureMapWriter:
     at_end: Signal
     wslot: Signal | None = None
     wrow: Signal | None = None
+    rings: bool = False
+
+    @property
+    def ring_top(self) -> list:
+        """The address's fields above the ring's lower ones: (frame bit,) ring field."""
+        return [self.wgen] if self.rings else []
 
     @property
     def addr(self) -> Value:
         """The bank address of :func:`feature_map_reads`' banks (channel group, position quotients,
         frame buffer; line buffers: the first axis's quotient as its ring slot, no frame buffer)."""
         if self.wslot is not None:
-            return Cat(self.wcg, *reversed(self.wquo[1:]), self.wslot)
+            return Cat(self.wcg, *reversed(self.wquo[1:]), *self.ring_top, self.wslot)
         return Cat(self.wcg, *reversed(self.wquo), self.wgen)
 
     def fibre_addr(self, o: EngineOptions) -> Value:
@@ -75,7 +85,7 @@ class FeatureMapWriter:
             return self.addr
         lead = [self.wpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(range(o.axes - 1))]
         if self.wrow is not None:
-            return Cat(self.wcg, self.wquo[-1], *lead[:-1], self.wrow)
+            return Cat(self.wcg, self.wquo[-1], *lead[:-1], *self.ring_top, self.wrow)
         return Cat(self.wcg, self.wquo[-1], *lead, self.wgen)
 
 
@@ -123,7 +133,7 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
     # combinational block at time 0 whose inputs do not change)
     m.d.comb += frame_end.eq(fm_hs & at_end)
-    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end, wslot, wrow)
+    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end, wslot, wrow, o.line_rings == 2)
 
 
 def _step_residue(m: Module, wres: Signal, step: int, row: list, at_quotient: list) -> None:
@@ -194,8 +204,10 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
                     continue
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
                 top = [rgen]
-                if o.line_buffered:
-                    fields[0], top = quotient_slot(o, tidx[0], quo[0]), []
+                if o.line_buffered:   # the ring slot on top, the frame bit below it (rings)
+                    fields[0], top = quotient_slot(o, tidx[0], quo[0]), [rgen] if o.line_rings == 2 else []
+                    fields = [fields[0], *top, *fields[1:]]
+                    top = []
                 inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), *top), inside, f"{pc}_{j}")
     return raw
@@ -253,8 +265,9 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
         row_inside = row_inside & (left != 0)
     fields = [rpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)]
     top = [rgen]
+    ring_top = [rgen] if o.line_rings == 2 else []   # the frame bit below the ring field (rings)
     if rring is not None:
-        fields[-1], top = rring, []
+        fields, top = fields[:-1] + ring_top + [rring], []
     raw = {}
     waddr = reg(writer.fibre_addr(o), "fm_waddr")
     wdata = _lane_data(reg, o, tdata)
@@ -268,7 +281,7 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
                 offset = (j - o.padding[last]) // o.step[last]
                 xq = (tidx[last] + offset)[:o.quotient_bits[last]]
                 if o.line_buffered and N == 1:
-                    xq, top = quotient_slot(o, tidx[0], offset), []
+                    xq, top = Cat(*ring_top, quotient_slot(o, tidx[0], offset)), []
                 inside = row_inside & tile_inside(o, tidx, last, j)
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, xq, *fields, *top), inside, f"{pc}_{j}")
     return raw

@@ -159,7 +159,7 @@ class LayerEngine(wiring.Component):
             m.d.sync += ctl.wbusy.eq(~writer.at_end)
         wk, mul_issue = _walker(m, p, ctl, writer, self.m_axis_y)
         if o.line_buffered:
-            m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer.wpos[0]))
+            m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer.wpos[0], (writer.wgen, ctl.rgen)))
         valid1, last1, tlast1, keep1, w_raddrs = _issue_stage(m, p, reg, ctl, wk, mul_issue)
         sw_bits = p.store_width
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
@@ -201,7 +201,9 @@ def _control(m: Module, p: EnginePlan, ports, preloaded: bool = False) -> _Contr
         # line buffers: room in the ring for the writer's row (set by the engine once the walker exists)
         space=Signal(name="line_space_ok", init=1), gap=Const(0))
     m.d.comb += [sw.tready.eq((inflight == 0) & ~c.reading & ~c.draining),
-                 sfm.tready.eq((c.wbusy & c.space if o.line_buffered else c.wbusy) | (c.fm_open & ~sw.tvalid)),
+                 # (two rings: ``fm_open`` stays high inside a frame, so the ring's limit must gate it there)
+                 sfm.tready.eq(Mux(c.wbusy, c.space, c.fm_open & ~sw.tvalid) if o.line_buffered else
+                               c.wbusy | (c.fm_open & ~sw.tvalid)),
                  ports.busy.eq((inflight != 0) | (c.count != 0) | c.draining), ports.weights_loaded.eq(c.loaded)]
     c.w_hs, c.fm_hs = Signal(name="w_hs"), Signal(name="fm_hs")
     m.d.comb += [c.w_hs.eq(sw.tvalid & sw.tready), c.fm_hs.eq(sfm.tvalid & sfm.tready)]
@@ -243,8 +245,9 @@ def _weight_input(m: Module, p: EnginePlan, sw, c: _Control, reg):
     counters = weight_counters(m, o, w_do, c.w_count, c.loaded, c.w_counting)
     # a register from the next values: a kernel set stored, no load's beat counted and fewer than two
     # frames in flight. A weight beat taken means no frame in flight, so the handshake selects last
-    # line buffers: one frame in flight at a time, and none in the walker's wake (lines.py)
-    settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if o.line_buffered else 2))
+    # one ring of line buffers: one frame in flight at a time; and with line buffers none starts in the
+    # walker's wake (lines.py)
+    settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if o.line_rings == 1 and o.line_buffered else 2))
     opened = Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next
     m.d.sync += c.fm_open.eq(opened & ~c.gap if o.line_buffered else opened)
     return Cat(*[_sext(v, p.store_width) for v in store]), w_do, counters

@@ -54,16 +54,23 @@ def ring_step(value: Value, n: int, by: int) -> Value:
     return Mux(value < -by, value + (n + by), value + by)
 
 
-def line_space(m: Module, o: EngineOptions, tile0: Value, row: Value) -> Signal:
+def line_space(m: Module, o: EngineOptions, tile0: Value, row: Value, gens: tuple) -> Signal:
     """The writer may store a beat of row ``row``: it lies fewer than ``line_rows`` rows past the first
     row of the walker's current tile row ``tile0`` as it stood :data:`LINE_RELEASE` cycles ago (the
-    reads of the tile row before it are done by then). One comparator of registers."""
+    reads of the tile row before it are done by then). One comparator of registers. With two rings
+    (``gens`` = the writer's and the walker's frame bits), a writer a frame ahead fills the other
+    ring as far as the walker at that frame's first tile row would let it."""
     s, p = o.step[0], o.padding[0]
-    late = register_chain(m, tile0, numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
+    late = register_chain(m, Cat(tile0, gens[1]), numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
     limit = Signal(range((o.tiles[0] + o.line_slots) * s + 1), name="line_limit")
-    m.d.sync += limit.eq((late + o.line_slots) * s - p)
+    m.d.sync += limit.eq((late[:len(tile0)] + o.line_slots) * s - p)
     space = Signal(name="line_space")
-    m.d.comb += space.eq(row < limit)
+    if o.line_rings == 1:
+        m.d.comb += space.eq(row < limit)
+        return space
+    late_gen = Signal(name="line_gen")
+    m.d.sync += late_gen.eq(late[-1])
+    m.d.comb += space.eq(Mux(gens[0] != late_gen, row < o.line_rows - p, row < limit))
     return space
 
 

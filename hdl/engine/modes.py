@@ -61,8 +61,11 @@ class Buffering(enum.Enum):
     computed. ``lines``: a ring of :attr:`~hdl.engine.options.EngineOptions.line_rows` rows along
     the first axis (the input tile's rows plus one tile step, whole tile steps), the writer held
     back while a row it would overwrite is still to be read: what lets a layer of a real network
-    fit in block RAM.
+    fit in block RAM. ``rings``: two such rings, one per frame in flight (the frame's parity in the
+    address), so the next frame streams into its ring while this one is computed: frames overlap, as
+    with ``frames``, at twice the ring's memory.
     """
 
     FRAMES = "frames"
     LINES = "lines"
+    RINGS = "rings"

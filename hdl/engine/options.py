@@ -94,7 +94,8 @@ class EngineOptions:
     output_transform : OutputTransform
     input_transform : InputTransform
     buffering : Buffering
-        ``frames`` (two whole frames) or ``lines`` (a ring of :attr:`line_rows` rows).
+        ``frames`` (two whole frames), ``lines`` (a ring of :attr:`line_rows` rows) or ``rings``
+        (a ring per frame in flight: frames overlap).
     """
 
     geometry: Geometry
@@ -230,8 +231,13 @@ class EngineOptions:
 
     @property
     def line_buffered(self) -> bool:
-        """The feature map is held in line buffers (:attr:`Buffering.LINES`), not two frames."""
-        return self.buffering == Buffering.LINES
+        """The feature map is held in line buffers (:attr:`Buffering.LINES` or ``RINGS``), not two frames."""
+        return self.buffering in (Buffering.LINES, Buffering.RINGS)
+
+    @property
+    def line_rings(self) -> int:
+        """Rings of line buffers: two where frames overlap (:attr:`Buffering.RINGS`), else one."""
+        return 2 if self.buffering == Buffering.RINGS else 1
 
     @property
     def line_rows(self) -> int:
@@ -251,8 +257,8 @@ class EngineOptions:
         """Words per feature-map bank: power-of-two address fields (channel group, then the
         position quotients), then two frames (the frame bit) or the line buffers' ring slots."""
         lower = bits_for(self.channel_groups) + sum(self.quotient_bits[1:])
-        if self.line_buffered:
-            return self.line_slots << lower
+        if self.line_buffered:   # the ring's frame parity (rings) just below its slot
+            return self.line_slots << (lower + self.line_rings - 1)
         return 2 << (lower + self.quotient_bits[0])
 
     @cached_property
@@ -271,7 +277,7 @@ class EngineOptions:
             return self.bank_depth
         lower = bits_for(self.channel_groups) + self.quotient_bits[-1] + sum(bits_for(f) for f in self.feature_map[1:-1])
         if self.line_buffered:
-            return self.line_rows << lower
+            return self.line_rows << (lower + self.line_rings - 1)
         return 2 << (lower + bits_for(self.feature_map[0]))
 
     @property

@@ -90,6 +90,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     group = opts.kernel_groups * opts.channel_groups
     kc = opts.weight_beats
     lines = opts.line_buffered
+    one_ring = lines and opts.line_rings == 1     # frames do not overlap
     lag = group if timing.lag else 0
     out = []
     issue = -1  # the walker's last issue so far
@@ -102,11 +103,12 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
             first = wstart + kc + timing.weight_latency
         else:
             first = out[-1]["streamed"] + 1
-            if f >= 2 and not lines:
-                first = max(first, out[-2]["walked"] + 1)
-        if f and lines:
+            if f >= 2 and not one_ring:     # two frames in flight at most (line buffers: not in the gap)
+                first = max(first, out[-2]["walked"] + 1 + (1 + LINE_RELEASE.cycles if lines else 0))
+        if f and lines and (one_ring or first > out[-1]["walked"]):
+            # no frame starts in the walker's wake: the reads in flight still take the ring it would fill
             first = max(first, out[-1]["walked"] + 2 + LINE_RELEASE.cycles)
-        if f and lag and (reload[f] or lines or first + ready[0] + timing.issue_delay > issue + 1):
+        if f and lag and (reload[f] or one_ring or first + ready[0] + timing.issue_delay > issue + 1):
             issue += lag     # the previous frame's pass after its last tile only drained
         beat = _Beats(opts, first)
         for t, r in enumerate(ready):

@@ -91,7 +91,8 @@ class RasterOrder(wiring.Component):
         for bank in banks:
             m.d.comb += [bank.rp.addr.eq(addr), bank.rp.en.eq(go)]
         # each bank's word into its own register (the block RAM's output register), then the select
-        words = [Signal(len(bank.rp.data), name=f"read_q{i}") for i, bank in enumerate(banks)]
+        # (no reset: a plain register, which synthesis moves into the block RAM as its output register)
+        words = [Signal(len(bank.rp.data), name=f"read_q{i}", reset_less=True) for i, bank in enumerate(banks)]
         m.d.sync += [w.eq(bank.rp.data) for w, bank in zip(words, banks)]
         valid, last = flag_chain(m, go, 2, "read_valid"), flag_chain(m, last, 1, "read_last_q")
         sel_q = Signal.like(sel, name="read_bank_q")

@@ -54,6 +54,12 @@ def log2_exact(n: int) -> int | None:
     return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
 
 
+def less(a: Value, b: Value) -> Value:
+    """``a < b`` as the sign bit of ``a - b`` (one bit wider than the operands, so it cannot overflow):
+    the last sum bit of the subtraction's carry chain, with no LUT after it as a comparison has."""
+    return (a - b)[-1]
+
+
 def table_lookup(m: Module, words: list[int], width: int, index: Value, name: str) -> Value:
     """``words[index]`` (unsigned ``width``-bit words) one cycle after ``index``: a constant where
     every word is the same, a registered constant multiplexer for a small table, a ROM otherwise."""
@@ -194,7 +200,12 @@ def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
     credits = Signal(range(capacity + 1), name=f"{name}_credits", init=capacity)
     ok = Signal(name=f"{name}_ok", init=1)
     release = out.tvalid & out.tready
-    m.d.sync += [credits.eq(credits - reserve + release), ok.eq(credits >= 2)]
+    # one step up or down, each computed from the register alone: the handshakes only select
+    with m.If(reserve & ~release):
+        m.d.sync += credits.eq(credits - 1)
+    with m.Elif(release & ~reserve):
+        m.d.sync += credits.eq(credits + 1)
+    m.d.sync += ok.eq(credits >= 2)
     # one slot more than it ever holds, so that the pointers alone tell empty from full
     slots = capacity + 1
     fifo = Memory(shape=unsigned(width + 1), depth=slots, init=[])

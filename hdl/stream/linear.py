@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 from ..engine.engine import axis_stream
 from ..pipeline import register
 from ..widths import Range, product_range, signed_width
-from .axis import flag_chain, lane, output_queue, pack, refuse, signed_register, table_lookup, word_range
+from .axis import flag_chain, lane, less, output_queue, pack, refuse, signed_register, table_lookup, word_range
 
 FINISH = 6
 """Cycles from a pass's last read to its beat's push: input buffer and weight ROM read and their
@@ -191,7 +191,8 @@ class Linear(wiring.Component):
         pd = register(m, p, "p_argmax", cycles=1 + levels)
         best_v = Signal(signed(self.logit_width), name="best_v", reset_less=True)
         best_i = Signal(self.index_bits, name="best_i", reset_less=True)
-        take = (pd == 0) | (beat_v > best_v) if passes > 1 else Const(1)
+        first = register(m, p == 0, "first_pass", cycles=1 + levels)
+        take = first | less(best_v, beat_v) if passes > 1 else Const(1)
         new_v, new_i = Mux(take, beat_v, best_v), Mux(take, pd * P + beat_i, best_i)
         out = Signal(P * self.logit_width + self.index_bits, name="out", reset_less=True)
         with m.If(ready):
@@ -208,7 +209,7 @@ class Linear(wiring.Component):
             m.d.sync += [v.eq(regs[0][0]), i.eq(regs[0][1])]
         else:
             (lv, li), (rv, ri) = regs
-            right = register(m, pair[1][0] > pair[0][0], f"{name}_right")
+            right = register(m, less(pair[0][0], pair[1][0]), f"{name}_right")
             m.d.sync += [v.eq(Mux(right, rv, lv)), i.eq(Mux(right, ri, li))]
         return v, i
 

@@ -13,8 +13,8 @@ from winohdl.core.errors import WinohdlError
 
 from ..engine.engine import axis_stream
 from ..widths import Range, signed_width
-from .axis import (flag_chain, lane, log2_exact, output_queue, refuse, saturate_register, shift_round_value,
-                   signed_register, table_lookup, word_range)
+from .axis import (MUX_ENTRIES, flag_chain, lane, less, log2_exact, output_queue, refuse, saturate_register,
+                   shift_round_value, signed_register, table_lookup, word_range)
 
 FINISH = 4
 """Cycles from a window's last column read to its result's push: block-RAM read, column reduction,
@@ -69,6 +69,12 @@ class PoolShape:
         k, s, p, R = self.kernel, self.stride, self.padding, self.rows
         return [sum(1 << (r % R) for r in range(oy * s - p, oy * s - p + k) if 0 <= r < self.height)
                 for oy in range(self.out_height)]
+
+
+def pool_in_block_ram(shape: PoolShape) -> bool:
+    """Whether the line buffer's banks are block RAM (``ram_style``): when a row is deeper than one
+    LUT RAM (16 words); shallower, a LUT RAM reads in one level."""
+    return shape.width * shape.groups > MUX_ENTRIES
 
 
 class _Pool2d(wiring.Component):
@@ -148,7 +154,9 @@ class _Pool2d(wiring.Component):
                 m.d.sync += waddr.eq(waddr + 1)
         banks = []
         for b in range(R):
-            mem = Memory(shape=len(st.tdata), depth=sh.width * G, init=[])
+            # block RAM past one LUT RAM's 16 words: a deeper LUT RAM's read multiplexers set the Fmax
+            mem = Memory(shape=len(st.tdata), depth=sh.width * G, init=[],
+                         attrs={"ram_style": "block"} if pool_in_block_ram(sh) else {})
             m.submodules[f"row{b}"] = mem
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]
@@ -258,7 +266,7 @@ class MaxPool(_Pool2d):
         return -(1 << (self.in_width - 1))
 
     def _combine(self, a, b):
-        return Mux(a > b, a, b)
+        return Mux(less(a, b), b, a)
 
     def _column_range(self, r):
         return r

@@ -38,6 +38,7 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -80,16 +81,19 @@ class Candidate:
     multipliers, dsp, bram, logic : int
     bound : int
         A lower bound of the cycles, known without the cycle model.
+    buffering : str
+        A convolution's line buffers: ``lines`` (one ring: frames do not overlap) or ``rings`` (one per
+        frame in flight: they do, at twice the ring's memory); "" for other nodes.
     """
 
     __slots__ = ("node", "algorithm", "geometry", "pk", "pc", "multipliers", "dsp", "bram", "logic", "bound",
-                 "_cycles", "_period")
+                 "buffering", "_cycles", "_period")
 
     def __init__(self, node: str, algorithm: str, geometry: Geometry | None, pk: int, pc: int, multipliers: int,
-                 dsp: int, bram: int, logic: int, bound: int, period):
+                 dsp: int, bram: int, logic: int, bound: int, period, buffering: str = ""):
         self.node, self.algorithm, self.geometry, self.pk, self.pc = node, algorithm, geometry, pk, pc
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
-        self._period, self._cycles = period, None
+        self.buffering, self._period, self._cycles = buffering, period, None
 
     @property
     def cycles(self) -> int:
@@ -101,7 +105,7 @@ class Candidate:
         return getattr(self, resource)
 
     def __repr__(self) -> str:
-        return (f"Candidate({self.node}, {self.algorithm}, PK={self.pk}, PC={self.pc}, DSP={self.dsp}, "
+        return (f"Candidate({self.node}, {self.algorithm} {self.buffering}, PK={self.pk}, PC={self.pc}, DSP={self.dsp}, "
                 f"BRAM={self.bram}, logic={self.logic})")
 
 
@@ -117,12 +121,14 @@ def label(geometry: Geometry) -> str:
 
 
 def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]:
-    """The Winograd tiles that could serve ``node`` (saving multiplications, fitting the map, R <= MAX_RANK)."""
+    """The Winograd tiles that could serve ``node`` (saving multiplications, fitting the map, R <= MAX_RANK):
+    every combination of the per-axis tiles, so asymmetric ones too (F(4x2,3x3): 24 multiplications for
+    8 outputs), which fill the steps between the square tiles' DSP counts."""
     a = node.attrs
     three = all(k == 3 for k in a.kernel) and all(s == 1 for s in a.stride) and all(d == 1 for d in a.dilation)
     out = []
-    for t in (TILES_3_TAP if three else TILES):
-        g = Geometry((t,) * len(a.kernel), a.kernel, a.stride, a.dilation)
+    for t in itertools.product(TILES_3_TAP if three else TILES, repeat=len(a.kernel)):
+        g = Geometry(t, a.kernel, a.stride, a.dilation)
         if g.lower_bound() >= g.direct_count or g.lower_bound() > MAX_RANK:
             continue
         if any(f + 2 * p < i for f, p, i in zip(in_shape[2:], a.padding, g.input)):
@@ -213,7 +219,9 @@ class Context:
 
 def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geometry | None],
                     ctx: Context) -> list[Candidate]:
-    """Every (kind, tile, PK, PC) of a convolution whose DSP blocks fit the budget (PK = PC = 1 always)."""
+    """Every (kind, tile, PK, PC, line buffers) of a convolution whose DSP blocks fit the budget (PK = PC = 1
+    always): one ring of rows, and a ring per frame in flight (frames overlap: fewer cycles, more memory)."""
+    from hdl.engine.modes import Buffering
     a = node.attrs
     if a.grouped:
         raise WinohdlError(f"node {node.name!r}: grouped convolution ({a.describe()}) is not supported: the "
@@ -222,17 +230,17 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     for g in geometries:
         for pk in _divisors(a.out_channels):
             for pc in _divisors(a.in_channels):
-                c = _engine_candidate(node, in_shape, g, pk, pc, ctx)
-                if c is not None and (c.dsp <= ctx.budget.dsp or pk * pc == 1):
-                    out.append(c)
-                elif pk * pc > 1:
+                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b) for b in (Buffering.LINES, Buffering.RINGS)]
+                cs = [c for c in cs if c is not None and (c.dsp <= ctx.budget.dsp or pk * pc == 1)]
+                if not cs and pk * pc > 1:
                     break  # more input lanes only add multipliers and memory
+                out += cs
     return out
 
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
-                      ctx: Context) -> Candidate | None:
-    from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
+                      ctx: Context, buffering) -> Candidate | None:
+    from hdl.engine.modes import EngineKind, EnginePipeline
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
     from hdl.engine.plan import plan_engine
     from hdl.engine.raster import raster_banks
@@ -248,7 +256,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         # the engine's size limits guard its elaboration, not a plan (the budget decides what fits)
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
             opts = EngineOptions(g, a.in_channels, a.out_channels, in_shape[2:], a.padding, pk, pc, ctx.data_width,
-                                 ctx.kernel_width, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
+                                 ctx.kernel_width, pipeline=EnginePipeline.DEEP, buffering=buffering)
             dp = None if direct else datapath(g, ctx.data_width, ctx.kernel_width)
             plan = plan_engine(opts, dp, kind)
     except WinohdlError:
@@ -263,7 +271,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
     bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups)
     return Candidate(node.name, "direct" if direct else label(g), None if direct else g, pk, pc, plan.multipliers,
-                     dsp, mem.bram, logic, bound, lambda: plan.performance.period)
+                     dsp, mem.bram, logic, bound, lambda: plan.performance.period, opts.buffering.value)
 
 
 def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
@@ -289,9 +297,11 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
     for lanes in _divisors(channels):
         cycles = pixels * channels // lanes
         if k in (Kind.MAXPOOL, Kind.AVGPOOL):
+            from hdl.stream.axis import MUX_ENTRIES
             window = math.prod(node.attrs.kernel)
-            line = node.attrs.kernel[0] * math.prod(in_shape[3:]) * channels // lanes
-            mem = ctx.memory([Memory(1, line, dw * lanes)])
+            row = math.prod(in_shape[3:]) * channels // lanes     # kernel + stride banks of a row each
+            banks = node.attrs.kernel[0] + node.attrs.stride[0]
+            mem = ctx.memory([Memory(banks, row, dw * lanes, block=row > MUX_ENTRIES)])
             logic = lanes * window * (dw + 2) + mem.logic + 50
             name = "max pooling" if k == Kind.MAXPOOL else "average pooling"
         elif k == Kind.GLOBAL_AVGPOOL:

@@ -37,12 +37,14 @@ from .quant import QuantLayer, QuantNetwork
 
 @dataclass(frozen=True)
 class ConvChoice:
-    """How one convolution is built: the card's output tile per axis, PK, PC and the engine kind."""
+    """How one convolution is built: the card's output tile per axis, PK, PC, the engine kind and its line
+    buffers (one ring, or one per frame in flight)."""
 
     tile: tuple[int, ...]
     parallel_out: int = 1
     parallel_in: int = 1
     kind: EngineKind = EngineKind.WINOGRAD
+    buffering: Buffering = Buffering.LINES
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,10 @@ def plan_choices(layers) -> Callable[[QuantLayer], ConvChoice]:
         if lp is None or lp.operator != Kind.CONV.value:
             raise WinohdlError(f"the plan has no convolution {layer.name!r}: plan this network with --plan-only")
         axes = len(layer.attrs.kernel)
+        buffering = Buffering(lp.buffering or Buffering.LINES.value)   # plans written before two rings: one
         if lp.geometry is None:
-            return ConvChoice((1,) * axes, lp.parallel_out, lp.parallel_in, EngineKind.DIRECT)
-        return ConvChoice(tuple(lp.geometry.output), lp.parallel_out, lp.parallel_in)
+            return ConvChoice((1,) * axes, lp.parallel_out, lp.parallel_in, EngineKind.DIRECT, buffering)
+        return ConvChoice(tuple(lp.geometry.output), lp.parallel_out, lp.parallel_in, buffering=buffering)
     return choose
 
 
@@ -148,7 +151,7 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvS
         raise WinohdlError(f"layer {q.name!r}: input {shape} does not match the kernel {a.kernel}")
     geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
     o = EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
-                      choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=Buffering.LINES)
+                      choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=choice.buffering)
     dp = engine_datapath(constructive_card(geo), o)
     plan = plan_engine(o, dp, choice.kind)
     beats = EngineModel(o, dp, choice.kind).weight_beats(q.weight)

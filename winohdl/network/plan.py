@@ -70,6 +70,8 @@ class LayerPlan:
     cycles : int
         Cycles per frame, back to back (a convolution: ``EnginePlan.performance.period``).
     multipliers, dsp, bram, logic : int
+    buffering : str
+        A convolution's line buffers (``lines`` or ``rings``: frames overlap); "" for other nodes.
     """
 
     node: str
@@ -84,6 +86,7 @@ class LayerPlan:
     dsp: int
     bram: int
     logic: int
+    buffering: str = ""
 
     def use(self, resource: str) -> int:
         return getattr(self, resource)
@@ -98,6 +101,8 @@ class LayerPlan:
         if not isinstance(data, dict):
             raise WinohdlError("a layer of plan.json must be an object")
         d = dict(data)
+        if d.get("buffering", "") not in ("", "lines", "rings"):
+            raise WinohdlError(f"plan.json: layer buffering {d['buffering']!r} (lines or rings)")
         try:
             d["geometry"] = Geometry.from_dict(d["geometry"]) if d.get("geometry") is not None else None
             return cls(**d)
@@ -263,7 +268,7 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
         if c is None:
             continue
         out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.algorithm, c.geometry, c.pk, c.pc, c.cycles,
-                             c.multipliers, c.dsp, c.bram, c.logic))
+                             c.multipliers, c.dsp, c.bram, c.logic, c.buffering))
     return tuple(out)
 
 

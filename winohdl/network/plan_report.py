@@ -7,19 +7,20 @@ import io
 from .budget import RESOURCES
 from .plan import NetworkPlan, Plans
 
-HEADER = ("node", "operator", "shape", "algorithm", "PK/PC", "cycles", "DSP", "BRAM", "logic", "")
+HEADER = ("node", "operator", "shape", "algorithm", "buffer", "PK/PC", "cycles", "DSP", "BRAM", "logic", "")
 
 
 def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
     rows = [HEADER]
     for x in plan.layers:
         mark = "<- bottleneck" if x.node == plan.bottleneck else ""
-        rows.append((x.node, x.operator, x.shape, x.algorithm, f"{x.parallel_out}/{x.parallel_in}", f"{x.cycles:,}",
+        rows.append((x.node, x.operator, x.shape, x.algorithm, x.buffering, f"{x.parallel_out}/{x.parallel_in}",
+                     f"{x.cycles:,}",
                      f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", mark))
     use = plan.totals
-    rows.append(("total", "", "", "", "", f"{plan.cycles:,}", f"{use['dsp']:,}", f"{use['bram']:,}",
+    rows.append(("total", "", "", "", "", "", f"{plan.cycles:,}", f"{use['dsp']:,}", f"{use['bram']:,}",
                  f"{use['logic']:,}", ""))
-    rows.append(("budget", "", "", "", "", "", f"{plan.budget.dsp:,}", f"{plan.budget.bram:,}",
+    rows.append(("budget", "", "", "", "", "", "", f"{plan.budget.dsp:,}", f"{plan.budget.bram:,}",
                  f"{plan.budget.logic:,}", ""))
     return rows
 
@@ -28,7 +29,7 @@ def table(plan: NetworkPlan) -> str:
     """One plan: the per-layer table, totals against the budget, frames per second, the verdict."""
     rows = _rows(plan)
     widths = [max(len(r[c]) for r in rows) for c in range(len(HEADER))]
-    right = {5, 6, 7, 8}
+    right = {6, 7, 8, 9}
     lines = ["  ".join(v.rjust(w) if c in right else v.ljust(w) for c, (v, w) in enumerate(zip(r, widths))).rstrip()
              for r in rows]
     fps = f"{plan.fps:,.1f} frames/s at {plan.clock_mhz:g} MHz ({plan.cycles:,} cycles a frame)"
