@@ -1,6 +1,6 @@
 """Whole-network benchmark: each network planned twice on a part (every algorithm, and direct engines
-only), the frames per second of both, the Winograd plan's speed-up at equal DSP blocks and the DSP
-blocks it needs for the direct plan's frames; with ``--fmax``, the digits network (trained first with
+only), the frames per second of both, the Winograd plan's speed-up at equal DSP blocks (planned again
+within the direct plan's DSP blocks) and the DSP blocks it needs for the direct plan's frames; with ``--fmax``, the digits network (trained first with
 examples/digits/train.py) generated, synthesised and placed on ECP5 (median of ``--seeds``), its frames
 per second at that Fmax beside the direct-only plan's at the same clock.
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget, device  # noqa: E402
 from winohdl.network.load import load_model  # noqa: E402
-from winohdl.network.plan import plan_both  # noqa: E402
+from winohdl.network.plan import plan_both, plan_network  # noqa: E402
 
 NETWORKS = {"digits": ("examples/digits/model.py:digits_cnn", (1, 1, 8, 8)),
             "resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)),
@@ -35,14 +35,22 @@ NETWORKS = {"digits": ("examples/digits/model.py:digits_cnn", (1, 1, 8, 8)),
 def plan_row(name: str, part) -> dict:
     model, shape = NETWORKS[name]
     t0 = time.perf_counter()
-    plans = plan_both(load_model(str(ROOT / model), shape), part, Budget.of(part), DEFAULT_CLOCK_MHZ, name)
+    graph = load_model(str(ROOT / model), shape)
+    budget = Budget.of(part)
+    plans = plan_both(graph, part, budget, DEFAULT_CLOCK_MHZ, name)
     w, d = plans.winograd, plans.direct
+    equal = None
+    if d.fits:   # the Winograd plan within the direct plan's DSP blocks
+        equal = plan_network(graph, part, Budget(d.totals["dsp"], budget.bram, budget.logic), DEFAULT_CLOCK_MHZ)
     row = {"network": name, "seconds": round(time.perf_counter() - t0, 1), "fits": w.fits,
            "winograd_fps": w.fps if w.fits else None, "winograd_dsp": w.totals["dsp"],
            "winograd_bram": w.totals["bram"], "direct_fps": d.fps if d.fits else None,
            "direct_dsp": d.totals["dsp"], "direct_bram": d.totals["bram"], "verdict": w.verdict,
            "matched_dsp": None if plans.matched is None else plans.matched["dsp"]}
     row["speedup"] = w.fps / d.fps if w.fits and d.fits else None
+    row["equal_dsp_fps"] = equal.fps if equal is not None and equal.fits else None
+    row["equal_dsp_used"] = equal.totals["dsp"] if equal is not None else None
+    row["equal_dsp_speedup"] = row["equal_dsp_fps"] / d.fps if row["equal_dsp_fps"] else None
     return row
 
 
@@ -75,11 +83,12 @@ def main(argv=None) -> int:
     f = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
     print(f"plans on {part.part} at {DEFAULT_CLOCK_MHZ:g} MHz (the planner's cycle model)")
     print(f"{'network':<10} {'winograd fps':>14} {'DSP':>5} {'direct fps':>12} {'DSP':>5} {'speed-up':>9} "
-          f"{'DSP at direct fps':>18} {'seconds':>8}")
+          f"{'at direct DSP: fps':>19} {'DSP':>5} {'speed-up':>9} {'DSP at direct fps':>18} {'seconds':>8}")
     for r in rows:
         print(f"{r['network']:<10} {f(r['winograd_fps'], ',.1f'):>14} {r['winograd_dsp']:>5} "
               f"{f(r['direct_fps'], ',.1f'):>12} {r['direct_dsp']:>5} {f(r['speedup'], '.2f'):>9} "
-              f"{f(r['matched_dsp'], 'd'):>18} {r['seconds']:>8}")
+              f"{f(r['equal_dsp_fps'], ',.1f'):>19} {f(r['equal_dsp_used'], 'd'):>5} "
+              f"{f(r['equal_dsp_speedup'], '.2f'):>9} {f(r['matched_dsp'], 'd'):>18} {r['seconds']:>8}")
         if not r["fits"]:
             print(f"  {r['network']}: {r['verdict']}")
     result = {"device": part.part, "clock_mhz": DEFAULT_CLOCK_MHZ, "plans": rows}

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
+from hdl.engine.modes import Buffering
 from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolStage
 from hdl.network.top import NetworkTop
 from hdl.stream.axis import unpack
@@ -77,11 +78,14 @@ def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0
     return frames_out
 
 
-@pytest.mark.parametrize("choice", [ConvChoice((2, 2)), ConvChoice((2, 2), 2, 1)], ids=["pk1", "pk2_relane"])
+@pytest.mark.parametrize("choice", [ConvChoice((2, 2)), ConvChoice((2, 2), 2, 1),
+                                    ConvChoice((4, 2), buffering=Buffering.RINGS)],
+                         ids=["pk1", "pk2_relane", "f4x2_rings"])
 @pytest.mark.slow(8)
 def test_digits_network_logits_bit_exact(choice):
     """conv-relu, conv-relu, max pool, flatten, linear: two images with gaps and back-pressure give
-    the integer model's logits and arg-max (PK = 2 puts a lane splitter before the second engine)."""
+    the integer model's logits and arg-max (PK = 2 puts a lane splitter before the second engine; an
+    asymmetric tile on two rings of line buffers streams the second image in during the first)."""
     qnet, cal = digits()
     stages = network_stages(qnet, lambda q: choice if q.kind.value == "conv" else default_choice(q))
     assert [type(s) for s in stages] == [ConvStage, ConvStage, PoolStage, LinearStage]

@@ -11,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from winohdl.core.errors import WinohdlError
 
+from ..engine.buffers import NO_COLLISIONS
 from ..engine.engine import axis_stream
 from ..widths import Range, signed_width
 from .axis import (MUX_ENTRIES, flag_chain, lane, less, log2_exact, output_queue, refuse, saturate_register,
@@ -154,9 +155,11 @@ class _Pool2d(wiring.Component):
                 m.d.sync += waddr.eq(waddr + 1)
         banks = []
         for b in range(R):
-            # block RAM past one LUT RAM's 16 words: a deeper LUT RAM's read multiplexers set the Fmax
+            # block RAM past one LUT RAM's 16 words (a deeper LUT RAM's read multiplexers set the Fmax);
+            # no read-write bypass (the walker never reads the row being written), so no LUT sits
+            # between the block RAM and the register synthesis moves into it
             mem = Memory(shape=len(st.tdata), depth=sh.width * G, init=[],
-                         attrs={"ram_style": "block"} if pool_in_block_ram(sh) else {})
+                         attrs={**NO_COLLISIONS, "ram_style": "block"} if pool_in_block_ram(sh) else NO_COLLISIONS)
             m.submodules[f"row{b}"] = mem
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]
