@@ -235,8 +235,9 @@ class GeneratedNetwork:
             if isinstance(s, ConvStage):
                 o, p = s.plan.options, s.plan
                 lines.append(f"{s.name:<14} conv     {p.kind.value} {o.geometry.describe()}; PK={o.PK} PC={o.PC}; "
-                             f"{o.line_rows} line-buffer rows; {p.multipliers} multipliers; "
-                             f"{p.performance.cycles} cycles a frame; requantise{' + ReLU' if s.relu else ''}")
+                             f"{o.line_rows} line-buffer rows{' x 2 rings' if o.line_rings == 2 else ''}; "
+                             f"{p.multipliers} multipliers; a frame every {p.performance.period} cycles "
+                             f"({p.performance.cycles} alone); requantise{' + ReLU' if s.relu else ''}")
             elif isinstance(s, LinearStage):
                 lines.append(f"{s.name:<14} linear   {len(s.weights)} x {len(s.weights[0])}, {s.parallel} multipliers, "
                              f"{self.logit_width}-bit logits, arg-max")

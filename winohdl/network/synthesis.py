@@ -56,10 +56,10 @@ class NetworkSynthesis:
 
 
 def frame_cycles(generated: GeneratedNetwork) -> int:
-    """Cycles between frames: the slowest layer engine's cycles a frame (the units between them stream
-    a beat a cycle, far fewer beats than an engine's cycles)."""
+    """Cycles between frames: the slowest layer engine's period, frames back to back (as the planner counts
+    it; the units between the engines stream a beat a cycle, far fewer beats than an engine's cycles)."""
     from hdl.network.stages import ConvStage
-    return max(s.plan.performance.cycles for s in generated.stages if isinstance(s, ConvStage))
+    return max(s.plan.performance.period for s in generated.stages if isinstance(s, ConvStage))
 
 
 def check_families(text: str) -> list[str]:
