@@ -3,19 +3,21 @@
 A convolution is a layer engine (:func:`hdl.engine.plan.plan_engine`, nothing elaborated): direct
 (output tile 1 per axis, the layer's kernel, stride and dilation) or Winograd with a constructive
 card (:func:`miner.constructive.constructive_card`) whose geometry matches the layer: output tiles
-2, 4 and (3-tap kernels at stride 1, dilation 1) 6 per axis, where the card saves multiplications
+2, 4 and (3-tap kernels at stride 1, dilation 1) 6 per axis, square or not, where the card saves multiplications
 (R below |y| x |g|: never for a 1x1 kernel) and fits the padded feature map. Cards of more than
 :data:`EAGER_RANK` multiplications are *lazy* (their datapath takes seconds to tens of seconds to
 derive: F(6x6,3x3) about 30 s at 8 bits): the planner derives them only when a plan without them
 is bound by DSP blocks, the one resource they save. Cards above :data:`MAX_RANK` are not planned
 (o4x4 k7x7 s2: R = 169, minutes). Each kind and tile is planned at every PK dividing K and PC
-dividing C whose DSP blocks fit the budget. Grouped convolutions are refused (one line): the
-engine sums over every input channel.
+dividing C whose DSP blocks fit the budget, with one ring of line buffers and with two (frames
+overlap). Grouped convolutions are refused (one line): the engine sums over every input channel.
 
 Costs (every figure from the engine's plan, the device table, and the rules below):
 
-* cycles: ``EnginePlan.performance.period``, a frame's cycles back to back (computed lazily; a
-  bound, ``max(feature-map beats, tiles x K/PK x C/PC)``, orders the search first);
+* cycles: ``EnginePlan.performance.period``, a frame's cycles back to back, or the raster-order
+  unit's beats after it (output positions x K/PK, a beat a cycle) where those are more (computed
+  lazily; a bound, ``max(feature-map beats, tiles x K/PK x C/PC, output beats)``, orders the search
+  first);
 * DSP: each multiplier's MULT18X18D at its exact operand widths (:func:`hdl.datapath.dsp_blocks`);
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
   feature-map bank copied once per address read in the same cycle;
@@ -29,9 +31,9 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
 * global average pooling: the same beats; C accumulators; the division by the pixel count;
 * add (residual): one beat per cycle of both inputs; an adder and a requantisation per lane;
   the shortcut's FIFO holds a whole frame, as the hardware builds it;
-* linear: ``PK`` outputs and ``PC`` inputs a cycle: PK x PC multipliers (one DSP each at 8 bits)
-  over in x out / (PK x PC) cycles, the weights in block RAM (a memory per multiplier), the input
-  vector in PC memories, PK accumulators and a sum over the PC lanes;
+* linear: ``PK`` outputs a cycle from one input word a cycle (the unit reads its input buffer a word a
+  cycle; ``PC`` is 1): PK multipliers (one DSP each at 8 bits) over in x out / PK cycles, the weights
+  in block RAM, the input vector in a memory, PK accumulators;
 * ReLU, flatten, the input: no hardware (ReLU is the requantisation's lower clamp; flatten is an
   order of the stream, the linear weights are permuted offline).
 """
@@ -243,7 +245,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     from hdl.engine.modes import EngineKind, EnginePipeline
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
     from hdl.engine.plan import plan_engine
-    from hdl.engine.raster import raster_banks
+    from hdl.engine.raster import raster_banks, raster_beats
     from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
@@ -269,9 +271,11 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
     words = pk * g.n_y
     logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
-    bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups)
+    # the raster-order unit sends a beat (PK channels of one position) a cycle: K / PK beats a position
+    out_beats = raster_beats(opts)
+    bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups, out_beats)
     return Candidate(node.name, "direct" if direct else label(g), None if direct else g, pk, pc, plan.multipliers,
-                     dsp, mem.bram, logic, bound, lambda: plan.performance.period, opts.buffering.value)
+                     dsp, mem.bram, logic, bound, lambda: max(plan.performance.period, out_beats), opts.buffering.value)
 
 
 def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
@@ -283,7 +287,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
         acc = dw + kw + max(1, fi - 1).bit_length()
         out = []
         for lo in _divisors(fo):
-            for li in _divisors(fi):
+            for li in (1,):     # the unit reads one input word a cycle
                 dsp = lo * li * ctx.dsp_per_multiplier(dw, kw)
                 if dsp > ctx.budget.dsp and lo * li > 1:
                     break

@@ -54,11 +54,21 @@ class LinearChoice:
     parallel: int | None = None
 
 
-def default_choice(layer: QuantLayer) -> ConvChoice | LinearChoice:
+@dataclass(frozen=True)
+class PoolChoice:
+    """How a pooling layer is built: ``lanes`` channels a beat (None: as many as its input brings; else
+    a lane changer goes before it)."""
+
+    lanes: int | None = None
+
+
+def default_choice(layer: QuantLayer) -> ConvChoice | LinearChoice | PoolChoice:
     """F(2, k) per axis on one channel a cycle: the smallest Winograd engine; direct for a 1x1 kernel
-    (Winograd saves nothing there). A linear layer: every output at once."""
+    (Winograd saves nothing there). A linear layer: every output at once; a pooling layer: its input's lanes."""
     if layer.kind == Kind.LINEAR:
         return LinearChoice()
+    if layer.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
+        return PoolChoice()
     k = layer.attrs.kernel
     kind = EngineKind.DIRECT if all(n == 1 for n in k) else EngineKind.WINOGRAD
     return ConvChoice((2,) * len(k), kind=kind)
@@ -70,10 +80,13 @@ def plan_choices(layers) -> Callable[[QuantLayer], ConvChoice]:
     not name is one error line."""
     by_node = {lp.node: lp for lp in layers}
 
-    def choose(layer: QuantLayer) -> ConvChoice | LinearChoice:
+    def choose(layer: QuantLayer) -> ConvChoice | LinearChoice | PoolChoice:
         lp = by_node.get(layer.name)
+        mine = lp is not None and lp.operator == layer.kind.value
         if layer.kind == Kind.LINEAR:
-            return LinearChoice(lp.parallel_out if lp is not None and lp.operator == Kind.LINEAR.value else None)
+            return LinearChoice(lp.parallel_out if mine else None)
+        if layer.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
+            return PoolChoice(lp.parallel_out if mine else None)
         if lp is None or lp.operator != Kind.CONV.value:
             raise WinohdlError(f"the plan has no convolution {layer.name!r}: plan this network with --plan-only")
         axes = len(layer.attrs.kernel)
@@ -111,7 +124,7 @@ def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
     if q.kind == Kind.CONV:
         stage = _conv(qnet, q, shape, choose(q))
     elif q.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
-        stage = _pool(qnet, q, shape, lanes)
+        stage = _pool(qnet, q, shape, choose(q).lanes or lanes)
     elif q.kind == Kind.GLOBAL_AVGPOOL:
         stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], lanes, qnet.shifts(q)["shift"])
     elif q.kind == Kind.LINEAR:

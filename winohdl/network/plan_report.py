@@ -52,7 +52,8 @@ def text(plans: Plans) -> str:
                      f"({m['dsp'] / max(1, d.totals['dsp']):.2f}x its {d.totals['dsp']:,}), {m['bram']:,} BRAM and "
                      f"{m['logic']:,} logic (per node the fewest DSP blocks within {d.cycles:,} cycles"
                      + "".join(f"; {o}" for o in over) + ")")
-    parts += ["rules      cycles: each engine's EnginePlan.performance.period (frames back to back); a frame takes "
+    parts += ["rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
+              "output's beats where more; a frame takes "
               "the slowest node's; DSP: MULT18X18D per multiplier at its operand widths; BRAM: whole DP16KD per "
               "memory (LUT RAM where Yosys would put it); logic: LUT4 + 2 x CCU2C, a model calibrated on the measured "
               "engines (winohdl/network/choices.py); ReLU, flatten and the input take no hardware",
