@@ -20,6 +20,7 @@ from ..stream.pool import AvgPool, GlobalAvgPool, MaxPool
 from ..stream.add import ResidualAdd
 from ..stream.fork import Fork
 from ..stream.relane import Relane
+from ..stream.skid import Skid
 from ..stream.requant import Requantise
 from .stages import ACT_BITS, AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 
@@ -123,11 +124,16 @@ class _Streams:
             self.out[name] = ([stream], lanes)
 
     def take(self, name: str, lanes: int, where: str):
+        """The stream ``where`` reads, ``lanes`` words a beat, through a :class:`Skid`: no path joins the
+        reader's ``tready`` logic to the writer's output queue."""
         streams, have = self.out[name]
         stream = streams.pop(0)
-        if have == lanes:
-            return stream
-        rl = Relane(have, lanes, ACT_BITS)
-        self.m.submodules[f"{where}_relane"] = rl
-        wiring.connect(self.m, stream, rl.s_axis)
-        return rl.m_axis
+        if have != lanes:
+            rl = Relane(have, lanes, ACT_BITS)
+            self.m.submodules[f"{where}_relane"] = rl
+            wiring.connect(self.m, stream, rl.s_axis)
+            stream = rl.m_axis
+        skid = Skid(len(stream.tdata))
+        self.m.submodules[f"{where}_skid"] = skid
+        wiring.connect(self.m, stream, skid.s_axis)
+        return skid.m_axis

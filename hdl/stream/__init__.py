@@ -10,4 +10,5 @@ back-pressure at any cycle and never passes ``tready`` through combinationally (
 - :mod:`.pool`: ``MaxPool``, ``AvgPool`` (2D, line buffers), ``GlobalAvgPool``
 - :mod:`.add`: ``ResidualAdd`` (aligned sum of two branches, the shortcut's FIFO)
 - :mod:`.linear`: ``Linear`` (exact logits and the arg-max)
+- :mod:`.fork`, :mod:`.relane`, :mod:`.skid`: one stream to several readers, lane counts, a registered slice
 """
