@@ -40,13 +40,13 @@ CASES = {
                ("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, {"pipeline": "deep"}),
     "lines": ("line buffers: a ring of 6 rows for a 12-row map, the writer held back (PK = PC = 2)",
               ("2x2", "3x3", "1", "1"), (12, 6), (1, 1), 2, 2, 2, 2, {"buffering": "lines"}),
-    "lines_serial": ("line buffers under the serial B^T (fibres read from the ring by row), C=11, K=8",
-                     ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
-                     {"input_transform": "serial", "buffering": "lines"}),
+    "rings_serial": ("two rings of line buffers (frames overlap) under the serial B^T (fibres read from the "
+                     "ring by row and frame bit), C=11, K=8", ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
+                     {"input_transform": "serial", "buffering": "rings"}),
 }
-RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "lines_serial") for kind in KINDS]
+RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "rings_serial") for kind in KINDS]
 RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd"),
-         ("lines_serial", "icarus", "winograd")]   # line buffers on Verilator: the network's (test_network_sim)
+         ("rings_serial", "icarus", "winograd")]   # line buffers on Verilator: the network's (test_network_sim)
 
 
 def case_folder(case):
