@@ -265,11 +265,15 @@ def _walker(m: Module, p: EnginePlan, c: _Control, writer, my):
     # credits: a group counts from its last issue until its beat is taken
     taken = Signal(name="taken")
     m.d.comb += taken.eq(my.tvalid & my.tready)
-    count_next = Signal.like(c.count, name="credit_next")
-    m.d.comb += count_next.eq(c.count + (mul_issue & wk.last_cg) - taken)
-    # from the registered count (a group at most enters per cycle: one entry of margin), so the
-    # issue's adder and comparator are not between the credit and itself
-    m.d.sync += [c.count.eq(count_next), credit.eq(c.count < p.fifo_depth - 1)]
+    # one step up or down, each computed from the register alone (the handshakes only select: no adders
+    # in series after them); the credit from the registered count (a group at most enters per cycle: one
+    # entry of margin), so the issue's logic and the comparator are not between the credit and itself
+    enter = mul_issue & wk.last_cg
+    with m.If(enter & ~taken):
+        m.d.sync += c.count.eq(c.count + 1)
+    with m.Elif(taken & ~enter):
+        m.d.sync += c.count.eq(c.count - 1)
+    m.d.sync += credit.eq(c.count < p.fifo_depth - 1)
     return wk, mul_issue
 
 
