@@ -6,8 +6,8 @@ the same way: a free-running pipeline (no enable on the datapath registers, so v
 them) that writes an output queue, and an input side that takes a beat only when the queue has a slot
 reserved for its result (a *credit*). The credit is a register, so ``s_axis.tready`` is a function of
 registers only: it never passes ``m_axis.tready`` through combinationally, and gaps and back-pressure
-at any cycle are absorbed by the queue. The queue holds ``latency + 3`` results: one beat per cycle
-with ``m_axis.tready`` held high (a credit comes back three cycles after its result was written).
+at any cycle are absorbed by the queue. The queue holds ``latency + 4`` results: one beat per cycle
+with ``m_axis.tready`` held high (a credit comes back four cycles after its result was written).
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from ..widths import Range, signed_width
 MUX_ENTRIES = 16
 
 # Cycles from a result's write into the queue to its credit's return when m_axis.tready is high
-# (memory write, output register, handshake): the queue holds ``latency + QUEUE_SLACK + 1`` results.
-QUEUE_SLACK = 3
+# (memory write, output register, handshake, the handshake registered): the queue holds
+# ``latency + QUEUE_SLACK + 1`` results.
+QUEUE_SLACK = 4
 
 
 def refuse(component, message: str) -> WinohdlError:
@@ -199,7 +200,10 @@ def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
     reserve = Signal(name=f"{name}_reserve")
     credits = Signal(range(capacity + 1), name=f"{name}_credits", init=capacity)
     ok = Signal(name=f"{name}_ok", init=1)
-    release = out.tvalid & out.tready
+    # the output handshake registered before it returns its credit (a cycle later: the queue has a slot
+    # more), so the reader's tready does not reach the counter in the cycle it is asserted
+    release = Signal(name=f"{name}_release")
+    m.d.sync += release.eq(out.tvalid & out.tready)
     # one step up or down, each computed from the register alone: the handshakes only select
     with m.If(reserve & ~release):
         m.d.sync += credits.eq(credits - 1)
