@@ -204,10 +204,9 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
                     continue
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
                 top = [rgen]
-                if o.line_buffered:   # the ring slot on top, the frame bit below it (rings)
-                    fields[0], top = quotient_slot(o, tidx[0], quo[0]), [rgen] if o.line_rings == 2 else []
-                    fields = [fields[0], *top, *fields[1:]]
-                    top = []
+                if o.line_buffered:   # the ring slot on top, the frame bit (two rings) below it
+                    ring = [rgen] if o.line_rings == 2 else []
+                    fields, top = [quotient_slot(o, tidx[0], quo[0]), *ring, *fields[1:]], []
                 inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), *top), inside, f"{pc}_{j}")
     return raw

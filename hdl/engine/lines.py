@@ -8,8 +8,11 @@ keeps the row modulo ``line_rows``. Every window of ``line_rows`` consecutive ro
 addresses in each bank, so the writer may run ``line_rows`` rows ahead of the first row that the
 walker's current tile reads (:func:`line_space`), and it waits there. The walker reads nothing of
 a tile row once it has moved past it, beyond the reads in flight, which :data:`LINE_RELEASE`
-covers. Frames do not overlap: the next frame's first beat waits until the walker has issued the
-last tile of the frame before it, and as long again (the rows of the two would share the ring).
+covers. With one ring frames do not overlap: the next frame's first beat waits until the walker has
+issued the last tile of the frame before it, and as long again (the rows of the two would share the
+ring). With two (:attr:`~hdl.engine.modes.Buffering.RINGS`, the frame's parity in the address) the
+next frame fills the other ring while this one is walked, as far as the walker at that frame's first
+tile row would let it; a frame still waits out the reads in flight of the one two before it.
 
 Nothing here reads the ring position from a counter beside the walker: the ring slot of a tile
 row is a constant table of the tile index (a few LUTs), so no counter can drift from ``tidx``.
