@@ -116,12 +116,13 @@ def _floorplanned(netlist: Path, net: YosysNetlist | None, family: str, workdir:
 
 
 def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, seeds: int = DEFAULT_SEEDS,
-                 timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None) -> FmaxResult:
+                 timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None,
+                 floorplan: bool = True) -> FmaxResult:
     """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
     designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
     so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
     RAMs are first placed once unconstrained and then floorplanned (:mod:`synth.floorplan`): the seeds
-    run on the floorplanned netlist. A run past ``timeout`` seconds or a failing nextpnr gives a
+    run on the floorplanned netlist (``floorplan=False``: on the netlist as synthesised). A run past ``timeout`` seconds or a failing nextpnr gives a
     result that says "not placed" and why."""
     spec = FAMILY_SPECS[family]
     res = FmaxResult(note=spec.fmax_note)
@@ -138,7 +139,8 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
         return res
     target = target_mhz or spec.target_mhz
     try:
-        netlist = _floorplanned(netlist, net, family, workdir, name, target, timeout, res)
+        if floorplan:
+            netlist = _floorplanned(netlist, net, family, workdir, name, target, timeout, res)
     except WinohdlError as exc:
         res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
         return res
