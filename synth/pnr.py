@@ -117,13 +117,15 @@ def _floorplanned(netlist: Path, net: YosysNetlist | None, family: str, workdir:
 
 def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, seeds: int = DEFAULT_SEEDS,
                  timeout: float = PNR_TIMEOUT, target_mhz: float | None = None, on_run=None,
-                 floorplan: bool = True) -> FmaxResult:
+                 floorplan: bool = True, map_seeds=None) -> FmaxResult:
     """Fmax over ``seeds`` nextpnr seeds (1..N), each at the family's target (above the Fmax these
     designs reach); a run that meets its target is run again at 1.5 x the target (twice at most),
     so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
     RAMs are first placed once unconstrained and then floorplanned (:mod:`synth.floorplan`): the seeds
-    run on the floorplanned netlist (``floorplan=False``: on the netlist as synthesised). A run past ``timeout`` seconds or a failing nextpnr gives a
-    result that says "not placed" and why."""
+    run on the floorplanned netlist (``floorplan=False``: on the netlist as synthesised). A run past
+    ``timeout`` seconds or a failing nextpnr gives a result that says "not placed" and why.
+    ``map_seeds(fn, items)``: how the seeds' runs are mapped (e.g. :func:`winohdl.fanout.run_all` over
+    a process pool; ``on_run`` is then not called); by default one after another."""
     spec = FAMILY_SPECS[family]
     res = FmaxResult(note=spec.fmax_note)
     if spec.pnr is None:
@@ -144,28 +146,41 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
     except WinohdlError as exc:
         res.reason = _pnr_failure(exc, timeout, "in the floorplan's first run")
         return res
-    for seed in range(1, seeds + 1):
-        t = target
-        for attempt in range(3):
-            t0 = time.perf_counter()
-            if on_run:
-                on_run(seed, t)
-            try:
-                f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
-            except WinohdlError as exc:
-                res.reason = _pnr_failure(exc, timeout, f"at seed {seed}")
-                return res
-            run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
-                   "seconds": round(time.perf_counter() - t0, 1)}
-            cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
-            if cp is not None:
-                run["critical_path"] = cp.to_json()
-            if f is None:
-                res.reason = "nextpnr found no register-to-register path to time (no Fmax in its report)"
-                res.seeds.append(run)
-                return res
-            if f < t or attempt == 2:
-                res.seeds.append(run)
-                break
-            t = round(t * 1.5)
+    runs = [(netlist, family, workdir, name, seed, target, timeout) for seed in range(1, seeds + 1)]
+    if map_seeds is None:
+        results = [_seed_run(r, on_run) for r in runs]
+    else:
+        results = map_seeds(_seed_run, runs)
+    for run, reason in results:    # in seed order; the first failure is the result's reason
+        if run is not None:
+            res.seeds.append(run)
+        if reason:
+            res.reason = reason
+            return res
     return res
+
+
+def _seed_run(args: tuple, on_run=None) -> tuple[dict | None, str]:
+    """One seed of :func:`measure_fmax` (a top-level function: a process pool maps it): its run, at the
+    target or above it, and the reason it failed ("" when it did not)."""
+    netlist, family, workdir, name, seed, target, timeout = args
+    t = target
+    for attempt in range(3):
+        t0 = time.perf_counter()
+        if on_run:
+            on_run(seed, t)
+        try:
+            f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
+        except WinohdlError as exc:
+            return None, _pnr_failure(exc, timeout, f"at seed {seed}")
+        run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
+               "seconds": round(time.perf_counter() - t0, 1)}
+        cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
+        if cp is not None:
+            run["critical_path"] = cp.to_json()
+        if f is None:
+            return run, "nextpnr found no register-to-register path to time (no Fmax in its report)"
+        if f < t or attempt == 2:
+            return run, ""
+        t = round(t * 1.5)
+    raise AssertionError("unreachable")

@@ -5,6 +5,7 @@ the frames per second that Fmax gives."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from winohdl.core import progress
@@ -86,13 +87,15 @@ def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, w
     from synth.families import FAMILY_SPECS
     from synth.pnr import measure_fmax
     from synth.yosys import synthesise
+    from winohdl.fanout import default_jobs, run_all
     progress.status(f"synthesising the network for {family} (Yosys)")
     r = synthesise(folder / "network.v", TOP, family, work, netlist=netlist)
     hv = work / f"{HARNESS}.v"
     hv.write_text(to_verilog(StreamHarness(NetworkTop(generated.stages)), HARNESS))
     # no floorplan: fixing the multipliers beside their block RAMs (the layer engine's gain) made the
     # network slower (digits, 2026-12-05: 128.8 MHz floorplanned against 150.8 unconstrained, seed 1)
+    progress.status(f"{family}: nextpnr, {seeds} seeds on {min(seeds, default_jobs())} processes")
     fm = measure_fmax(hv, family, work, HARNESS, seeds, timeout, floorplan=False,
-                      on_run=lambda s, t: progress.status(f"{family}: nextpnr seed {s} at {t:g} MHz"))
+                      map_seeds=partial(run_all, jobs=default_jobs(), desc=f"{family} nextpnr seeds"))
     return NetworkSynthesis(family, r.dsps, r.brams, r.logic, r.luts, r.carries, r.ffs, FAMILY_SPECS[family].formula,
                             fm.to_json(), frame_cycles(generated), str(r.netlist) if netlist else "")
