@@ -20,6 +20,12 @@ from amaranth.hdl import Module, Mux, Signal, Value
 Branch = Iterable | Callable[[], None]
 
 
+def less(a: Value, b: Value) -> Value:
+    """``a < b`` as the sign bit of ``a - b`` (one bit wider than the operands, so it cannot overflow):
+    the last sum bit of the subtraction's carry chain, with no LUT after it as a comparison has."""
+    return (a - b)[-1]
+
+
 def numbered(prefix: str, count: int, first: int = 0) -> list[str]:
     """``[prefix<first>, prefix<first + 1>, ...]``, ``count`` names."""
     return [f"{prefix}{first + i}" for i in range(count)]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
-from ..pipeline import numbered, register_chain
+from ..pipeline import less, numbered, register_chain
 from .latency import LINE_RELEASE
 from .options import EngineOptions, bits_for
 
@@ -69,11 +69,11 @@ def line_space(m: Module, o: EngineOptions, tile0: Value, row: Value, gens: tupl
     m.d.sync += limit.eq((late[:len(tile0)] + o.line_slots) * s - p)
     space = Signal(name="line_space")
     if o.line_rings == 1:
-        m.d.comb += space.eq(row < limit)
+        m.d.comb += space.eq(less(row, limit))
         return space
     late_gen = Signal(name="line_gen")
     m.d.sync += late_gen.eq(late[-1])
-    m.d.comb += space.eq(Mux(gens[0] != late_gen, row < o.line_rows - p, row < limit))
+    m.d.comb += space.eq(Mux(gens[0] != late_gen, row < o.line_rows - p, less(row, limit)))
     return space
 
 

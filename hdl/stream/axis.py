@@ -20,7 +20,7 @@ from amaranth.lib.memory import Memory
 from winohdl.core.errors import WinohdlError
 from winohdl.core.words import pack, unpack  # noqa: F401  (re-exported: one definition)
 
-from ..pipeline import wrapped_increment
+from ..pipeline import less, wrapped_increment  # noqa: F401  (less: re-exported for the units)
 from ..widths import Range, signed_width
 
 # A table of at most this many words is a constant multiplexer (at most four address bits: one LUT4
@@ -53,12 +53,6 @@ def lane(value: Value, i: int, width: int) -> Value:
 def log2_exact(n: int) -> int | None:
     """``log2(n)`` when ``n`` is a power of two, else None."""
     return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
-
-
-def less(a: Value, b: Value) -> Value:
-    """``a < b`` as the sign bit of ``a - b`` (one bit wider than the operands, so it cannot overflow):
-    the last sum bit of the subtraction's carry chain, with no LUT after it as a comparison has."""
-    return (a - b)[-1]
 
 
 def table_lookup(m: Module, words: list[int], width: int, index: Value, name: str) -> Value:

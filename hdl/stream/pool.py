@@ -173,8 +173,8 @@ class _Pool2d(wiring.Component):
             m.d.sync += [wdone.eq(0), rdone.eq(0), wy.eq(0), wbank.eq(0)]
         # registered, so that no comparator sits between the row counters and the handshakes; each may
         # lag a cycle behind the counter that frees it (never behind the one that blocks it)
-        m.d.sync += [room.eq(switch | Mux(row_end, wy < lim1, wy < lim)),
-                     rows_in.eq(~switch & ~flags["row"] & (wdone | (wy >= need)))]
+        m.d.sync += [room.eq(switch | Mux(row_end, less(wy, lim1), less(wy, lim))),
+                     rows_in.eq(~switch & ~flags["row"] & (wdone | ~less(wy, need)))]
         mask = table_lookup(m, sh.row_masks(), R, oy, "rowmask")
         if not isinstance(mask, Const):   # a cycle later, beside the registered bank words
             mask_q = Signal(len(mask), name="rowmask_q", reset_less=True)
