@@ -106,12 +106,12 @@ def test_line_buffered_engine_streams_bit_exact(case, kind, buffering):
 
 
 def test_the_ring_holds_the_writer_back():
-    """Where the walker keeps up with the stream, the ring binds: a frame of 80 beats takes 89
+    """Where the walker keeps up with the stream, the ring binds: a frame of 80 beats takes 92
     cycles to stream (the model the engines match above), and with one ring frames do not overlap;
     with two the next frame streams in while the walker finishes this one."""
     for buffering, overlap in (("lines", False), ("rings", True)):
         o = lines(TALL[1], buffering)
         plan = plan_engine(o, datapath(o.geometry, o))
         s = schedule(o, plan.timing, 2)
-        assert o.fm_beats == 80 and s[0]["streamed"] - s[0]["first"] + 1 == 89
+        assert o.fm_beats == 80 and s[0]["streamed"] - s[0]["first"] + 1 == 92
         assert (s[1]["first"] < s[0]["walked"]) == overlap

@@ -52,6 +52,8 @@ class FeatureMapWriter:
         Line buffers: the first axis's quotient slot and row in the ring.
     rings : bool
         Two rings (:attr:`~hdl.engine.modes.Buffering.RINGS`): the frame buffer's bit sits below the ring field.
+    row_step : Value
+        The beat taken this cycle is the last of a row (the first axis's position moves).
     """
 
     wpos: list
@@ -63,6 +65,7 @@ class FeatureMapWriter:
     wslot: Signal | None = None
     wrow: Signal | None = None
     rings: bool = False
+    row_step: Value | None = None
 
     @property
     def ring_top(self) -> list:
@@ -133,7 +136,8 @@ def feature_map_writer(m: Module, o: EngineOptions, fm_hs: Value, wgen: Value, f
     # (explicit expressions, not assignments inside the If chains: Icarus never evaluates a
     # combinational block at time 0 whose inputs do not change)
     m.d.comb += frame_end.eq(fm_hs & at_end)
-    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end, wslot, wrow, o.line_rings == 2)
+    row_step = fm_hs & wcg_last & Cat(*[p == f - 1 for p, f in zip(wpos[1:], o.feature_map[1:])]).all()
+    return FeatureMapWriter(wpos, wres, wquo, wcg, wgen, at_end, wslot, wrow, o.line_rings == 2, row_step)
 
 
 def _step_residue(m: Module, wres: Signal, step: int, row: list, at_quotient: list) -> None:

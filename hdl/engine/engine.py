@@ -159,7 +159,7 @@ class LayerEngine(wiring.Component):
             m.d.sync += ctl.wbusy.eq(~writer.at_end)
         wk, mul_issue = _walker(m, p, ctl, writer, self.m_axis_y)
         if o.line_buffered:
-            m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer.wpos[0], (writer.wgen, ctl.rgen)))
+            m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer, ctl.rgen))
         valid1, last1, tlast1, keep1, w_raddrs = _issue_stage(m, p, reg, ctl, wk, mul_issue)
         sw_bits = p.store_width
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)

@@ -57,23 +57,30 @@ def ring_step(value: Value, n: int, by: int) -> Value:
     return Mux(value < -by, value + (n + by), value + by)
 
 
-def line_space(m: Module, o: EngineOptions, tile0: Value, row: Value, gens: tuple) -> Signal:
-    """The writer may store a beat of row ``row``: it lies fewer than ``line_rows`` rows past the first
-    row of the walker's current tile row ``tile0`` as it stood :data:`LINE_RELEASE` cycles ago (the
-    reads of the tile row before it are done by then). One comparator of registers. With two rings
-    (``gens`` = the writer's and the walker's frame bits), a writer a frame ahead fills the other
-    ring as far as the walker at that frame's first tile row would let it."""
+def line_space(m: Module, o: EngineOptions, tile0: Value, writer, rgen: Value) -> Signal:
+    """The writer may store a beat of its row: it lies fewer than ``line_rows`` rows past the first
+    row of the walker's current tile row ``tile0`` as it stood :data:`LINE_RELEASE` + 1 cycles ago (the
+    reads of the tile row before it are done by then). With two rings (the writer's frame bit against
+    the walker's ``rgen``), a writer a frame ahead fills the other ring as far as the walker at that
+    frame's first tile row would let it. A register: the rule is evaluated a cycle ahead for the row
+    and for the one after it, and the writer's row step selects (no comparison before ``tready``)."""
     s, p = o.step[0], o.padding[0]
-    late = register_chain(m, Cat(tile0, gens[1]), numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
+    late = register_chain(m, Cat(tile0, rgen), numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
     limit = Signal(range((o.tiles[0] + o.line_slots) * s + 1), name="line_limit")
     m.d.sync += limit.eq((late[:len(tile0)] + o.line_slots) * s - p)
-    space = Signal(name="line_space")
-    if o.line_rings == 1:
-        m.d.comb += space.eq(less(row, limit))
-        return space
     late_gen = Signal(name="line_gen")
     m.d.sync += late_gen.eq(late[-1])
-    m.d.comb += space.eq(Mux(gens[0] != late_gen, row < o.line_rows - p, less(row, limit)))
+
+    def rule(row):
+        if o.line_rings == 1:
+            return less(row, limit)
+        return Mux(writer.wgen != late_gen, row < o.line_rows - p, less(row, limit))
+    row = writer.wpos[0]
+    here, after = Signal(name="line_space_here", init=1), Signal(name="line_space_after", init=1)
+    moved = Signal(name="line_row_moved")
+    m.d.sync += [here.eq(rule(row)), after.eq(rule(row + 1)), moved.eq(writer.row_step)]
+    space = Signal(name="line_space")
+    m.d.comb += space.eq(Mux(moved, after, here))
     return space
 
 

@@ -145,8 +145,9 @@ class _Beats:
             before = (r + o.padding[0]) // o.step[0] - o.line_slots     # the tile row the walker must leave
             if o.line_buffered and before >= 0:
                 # the walker's tile index moves a cycle after that row's last issue; the writer's limit
-                # follows LINE_RELEASE + 1 registers later, and the beat is taken in that cycle
-                t = max(t, self.row_left[before] + 2 + LINE_RELEASE.cycles)
+                # follows LINE_RELEASE + 1 registers later and its rule one more, and the beat is taken
+                # in that cycle
+                t = max(t, self.row_left[before] + 3 + LINE_RELEASE.cycles)
             self.starts.append(t)
         return self.starts[y] + b - y * self.per_row
 
