@@ -58,10 +58,11 @@ def check_synth_options(seeds: int, pnr_timeout: float) -> None:
 
 
 def synth_design(opened: OpenedDesign, families: list[str], work: Path, *, seeds: int = DEFAULT_SEEDS,
-                 pnr_timeout: float = PNR_TIMEOUT, verify: Verifier | None = None) -> dict:
+                 pnr_timeout: float = PNR_TIMEOUT, verify: Verifier | None = None, map_seeds=None) -> dict:
     """Synthesise the design and its direct baseline in ``work``; returns the report (also written
     there as report.json and report.txt). ``verify``: the post-synthesis check to run on each mapped
-    netlist (``sim.postsynth.check_netlist``), or None to skip it."""
+    netlist (``sim.postsynth.check_netlist``), or None to skip it. ``map_seeds``: how the nextpnr seeds
+    are mapped (:func:`synth.pnr.measure_fmax`; e.g. over a process pool), one after another by default."""
     check_synth_options(seeds, pnr_timeout)
     d = opened.design
     work = Path(work).resolve()
@@ -78,8 +79,9 @@ def synth_design(opened: OpenedDesign, families: list[str], work: Path, *, seeds
                 if fam == "asic":
                     fam_rep[kind] = _asic_entry(opened.path(core.verilog), core, work)
                 else:
-                    fam_rep[kind] = _fpga_entry(opened, fam, kind, target, core, work, seeds, pnr_timeout, verify,
-                                                lambda s: bar.set_postfix_str(f"{fam} {kind}: {s}"))
+                    say = lambda s, f=fam, k=kind: bar.set_postfix_str(f"{f} {k}: {s}")  # noqa: E731
+                    fam_rep[kind] = _fpga_entry(opened, fam, kind, target, core, work, (seeds, map_seeds),
+                                                pnr_timeout, verify, say)
                 bar.update(1)
             report["families"][fam] = fam_rep
     write_json_atomic(work / "report.json", report)
@@ -102,7 +104,8 @@ def _asic_entry(vfile: Path, core, work: Path) -> dict:
                     "flip-flops), stat -tech cmos (transistors), ltp -noff (logic depth in gates)"}
 
 
-def _fpga_entry(opened, fam, kind, target, core, work, seeds, pnr_timeout, verify, say) -> dict:
+def _fpga_entry(opened, fam, kind, target, core, work, seeds: tuple, pnr_timeout, verify, say) -> dict:
+    """One family's entry for one core; ``seeds`` = (how many, how they are mapped)."""
     r = synthesise(opened.path(core.verilog), core.top, fam, work, netlist=verify is not None)
     check = None
     if verify is not None:
@@ -122,7 +125,7 @@ def _fpga_entry(opened, fam, kind, target, core, work, seeds, pnr_timeout, verif
             "note": "; ".join(notes), "seconds": round(r.seconds + sum(s["seconds"] for s in fm.seeds), 1)}
 
 
-def _fmax(fam: str, kind: str, r: SynthResult, opened: OpenedDesign, work: Path, seeds: int, timeout: float,
+def _fmax(fam: str, kind: str, r: SynthResult, opened: OpenedDesign, work: Path, seeds: tuple, timeout: float,
           say) -> FmaxResult:
     spec = FAMILY_SPECS[fam]
     dev = spec.device
@@ -143,7 +146,7 @@ def _fmax(fam: str, kind: str, r: SynthResult, opened: OpenedDesign, work: Path,
     name = f"harness_{kind}"
     hv = work / f"{name}.v"
     hv.write_text(verilog.convert(SerialHarness(_core(opened, kind)), name=name, emit_src=False))
-    res = measure_fmax(hv, fam, work, name, seeds, timeout,
+    res = measure_fmax(hv, fam, work, name, seeds[0], timeout, map_seeds=seeds[1],
                        on_run=lambda s, t: say(f"nextpnr seed {s} at {t:g} MHz"))
     res.note = "; ".join(n for n in (res.note, "Fmax: nextpnr, core in a serial register harness") if n)
     return res

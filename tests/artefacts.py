@@ -146,11 +146,15 @@ def synthesis(folder: Path, family: str, cores, netlist: bool = True) -> dict:
 def synth_report(folder: Path, families: list[str], seeds: int) -> Path:
     """The work folder of ``synth.report.synth_design`` of the cached design folder ``folder``
     on ``families`` with ``seeds`` nextpnr seeds (no post-synthesis check), made once: report.json,
-    report.txt and every file Yosys and nextpnr wrote."""
+    report.txt and every file Yosys and nextpnr wrote. More than one seed: the seeds run on a process
+    pool (``winohdl.fanout.run_all``, as ``winohdl network`` runs them)."""
     def make(tmp: Path) -> None:
+        from functools import partial
         from hdl.design import open_design
         from synth.report import synth_design
-        synth_design(open_design(folder), families, tmp / "work", seeds=seeds)
+        from winohdl.fanout import run_all
+        synth_design(open_design(folder), families, tmp / "work", seeds=seeds,
+                     map_seeds=partial(run_all, jobs=seeds) if seeds > 1 else None)
     return cached("synth-report", {"folder": folder.parent.name, "families": families, "seeds": seeds}, make) / "work"
 
 

@@ -5,7 +5,6 @@ checks, and the end-to-end flow on one geometry."""
 
 import json
 import re
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ from winohdl import cli as winohdl
 from winohdl.core.device import FAMILY_DEVICES, FPGA_FAMILIES
 from winohdl.core.errors import WinohdlError
 from winohdl.core.netlist import PORT, YosysNetlist, edit_netlist
-from winohdl.fanout import run_all
 
 from artefacts import copy_of, design_folder, design_synthesis, synth_report
 from hdl_helpers import netlist_cells, trellis_ff, write_netlist
@@ -202,7 +200,8 @@ def f23_small_deep():
 @pytest.fixture(scope="module")
 def deep_report(f23_small_deep):
     """One synthesis report of the small deep design on ECP5 (the mapped netlists, place and route
-    over two seeds) and the ASIC estimate, made once for the tests below: (report, its folder)."""
+    over two seeds, on two processes) and the ASIC estimate, made once for the tests below: (report,
+    its folder)."""
     folder, _ = f23_small_deep
     work = synth_report(folder, ["ecp5", "asic"], seeds=2)
     return json.loads((work / "report.json").read_text()), work
@@ -263,20 +262,6 @@ def test_place_and_route_over_seeds(deep_report):
     assert text == format_report(rep) + "\n"
     assert "logic = LUT4 + 2 x CCU2C" in text and "spread min..max" in text
     assert text.count("critical path (median seed): ") == 2
-
-
-@pytest.mark.slow(15)
-def test_seeds_fan_out_over_a_process_pool(deep_report, tmp_path):
-    """The seeds mapped over two processes (winohdl.fanout.run_all, as ``winohdl network`` does) give
-    the sequential runs' Fmax, seed by seed (nextpnr is deterministic for a seed)."""
-    rep, work = deep_report
-    copy = tmp_path / "harness_winograd.v"
-    copy.write_text((work / "harness_winograd.v").read_text())
-    res = measure_fmax(copy, "ecp5", tmp_path, "harness_winograd", 2, floorplan=False,
-                       map_seeds=partial(run_all, jobs=2))
-    sequential = rep["families"]["ecp5"]["winograd"]["fmax"]["seeds"]
-    assert [s["fmax_mhz"] for s in res.seeds] == [s["fmax_mhz"] for s in sequential]
-    assert [s["seed"] for s in res.seeds] == [1, 2] and not res.reason
 
 
 @pytest.mark.slow(45)

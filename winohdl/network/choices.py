@@ -107,7 +107,8 @@ class Candidate:
         return getattr(self, resource)
 
     def __repr__(self) -> str:
-        return (f"Candidate({self.node}, {self.algorithm} {self.buffering}, PK={self.pk}, PC={self.pc}, DSP={self.dsp}, "
+        return (f"Candidate({self.node}, {self.algorithm} {self.buffering}, PK={self.pk}, PC={self.pc}, "
+                f"DSP={self.dsp}, "
                 f"BRAM={self.bram}, logic={self.logic})")
 
 
