@@ -266,19 +266,14 @@ def test_place_and_route_over_seeds(deep_report):
 
 @pytest.mark.slow(45)
 def test_place_and_route_on_the_other_families(f23_small_deep):
-    """iCE40 and Gowin one seed each; xc7 synthesised, not placed (no open place and route)."""
+    """iCE40 and Gowin one seed each (xc7 has no open place and route: its reason is checked below, and
+    a family not placed is reported as such in test_not_placed_past_the_time_limit)."""
     folder, _ = f23_small_deep
-    work = synth_report(folder, ["ice40", "gowin", "xilinx"], seeds=1)
+    work = synth_report(folder, ["ice40", "gowin"], seeds=1)
     rep = json.loads((work / "report.json").read_text())
     assert (work / "report.txt").read_text() == format_report(rep) + "\n"
     for fam in ("ice40", "gowin"):
         assert rep["families"][fam]["winograd"]["fmax_mhz"] > 10, rep["families"][fam]["winograd"]["not_placed"]
-    x = rep["families"]["xilinx"]["winograd"]
-    assert not x["placed"] and "no open place and route" in x["not_placed"]
-    text = format_report(rep)
-    assert "Fmax: no open place and route for xc7" in text and "winograd not placed" not in text.split("xilinx (")[1]
-    xilinx_fmax = text.split("xilinx (")[1].split("Fmax MHz, median")[1].splitlines()[0]
-    assert xilinx_fmax.split() == ["no", "P&R", "no", "P&R"]
 
 
 def test_not_placed_past_the_time_limit(f23_small_deep, tmp_path):
@@ -293,7 +288,7 @@ def test_not_placed_past_the_time_limit(f23_small_deep, tmp_path):
 def test_does_not_fit_is_not_placed(tmp_path):
     """A harness that is not needed: the capacity check says why before place and route."""
     res = measure_fmax(tmp_path / "missing.v", "xilinx", tmp_path, "h")
-    assert not res.placed and "nextpnr-xilinx" in res.reason
+    assert not res.placed and "nextpnr-xilinx" in res.reason and "no open place and route for xc7" in res.reason
 
 
 def test_asic_estimate_side_by_side(deep_report):
