@@ -247,7 +247,7 @@ def _weight_input(m: Module, p: EnginePlan, sw, c: _Control, reg):
     # frames in flight. A weight beat taken means no frame in flight, so the handshake selects last
     # one ring of line buffers: one frame in flight at a time; and with line buffers none starts in the
     # walker's wake (lines.py)
-    settled = c.loaded & ~c.w_counting & (c.inflight_next < (1 if o.line_rings == 1 and o.line_buffered else 2))
+    settled = c.loaded & ~c.w_counting & (c.inflight_next < o.frames_in_flight)
     opened = Mux(w_do, c.w_count == o.weight_beats - 1, settled) & ~piped_next
     m.d.sync += c.fm_open.eq(opened & ~c.gap if o.line_buffered else opened)
     return Cat(*[_sext(v, p.store_width) for v in store]), w_do, counters

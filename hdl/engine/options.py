@@ -235,6 +235,11 @@ class EngineOptions:
         return self.buffering in (Buffering.LINES, Buffering.RINGS)
 
     @property
+    def frames_in_flight(self) -> int:
+        """Frames the feature-map buffer holds at once: one with one ring of line buffers, else two."""
+        return 1 if self.buffering == Buffering.LINES else 2
+
+    @property
     def line_rings(self) -> int:
         """Rings of line buffers: two where frames overlap (:attr:`Buffering.RINGS`), else one."""
         return 2 if self.buffering == Buffering.RINGS else 1

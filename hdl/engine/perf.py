@@ -90,7 +90,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     group = opts.kernel_groups * opts.channel_groups
     kc = opts.weight_beats
     lines = opts.line_buffered
-    one_ring = lines and opts.line_rings == 1     # frames do not overlap
+    one_ring = opts.frames_in_flight == 1     # frames do not overlap
     lag = group if timing.lag else 0
     out = []
     issue = -1  # the walker's last issue so far

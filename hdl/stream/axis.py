@@ -20,7 +20,7 @@ from amaranth.lib.memory import Memory
 from winohdl.core.errors import WinohdlError
 from winohdl.core.words import pack, unpack  # noqa: F401  (re-exported: one definition)
 
-from ..pipeline import less, wrapped_increment  # noqa: F401  (less: re-exported for the units)
+from ..pipeline import wrapped_increment
 from ..widths import Range, signed_width
 
 # A table of at most this many words is a constant multiplexer (at most four address bits: one LUT4

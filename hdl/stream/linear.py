@@ -9,9 +9,9 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..engine.engine import axis_stream
-from ..pipeline import register
+from ..pipeline import less, register
 from ..widths import Range, product_range, signed_width
-from .axis import flag_chain, lane, less, output_queue, pack, refuse, signed_register, table_lookup, word_range
+from .axis import flag_chain, lane, output_queue, pack, refuse, signed_register, table_lookup, word_range
 
 FINISH = 6
 """Cycles from a pass's last read to its beat's push: input buffer and weight ROM read and their

@@ -13,8 +13,9 @@ from winohdl.core.errors import WinohdlError
 
 from ..engine.buffers import NO_COLLISIONS
 from ..engine.engine import axis_stream
+from ..pipeline import less
 from ..widths import Range, signed_width
-from .axis import (MUX_ENTRIES, flag_chain, lane, less, log2_exact, output_queue, refuse, saturate_register,
+from .axis import (MUX_ENTRIES, flag_chain, lane, log2_exact, output_queue, refuse, saturate_register,
                    shift_round_value, signed_register, table_lookup, word_range)
 
 FINISH = 4
@@ -72,10 +73,10 @@ class PoolShape:
                 for oy in range(self.out_height)]
 
 
-def pool_in_block_ram(shape: PoolShape) -> bool:
-    """Whether the line buffer's banks are block RAM (``ram_style``): when a row is deeper than one
-    LUT RAM (16 words); shallower, a LUT RAM reads in one level."""
-    return shape.width * shape.groups > MUX_ENTRIES
+def pool_in_block_ram(row_words: int) -> bool:
+    """Whether the line buffer's banks (``row_words`` words each: a row) are block RAM (``ram_style``):
+    when a row is deeper than one LUT RAM (16 words); shallower, a LUT RAM reads in one level."""
+    return row_words > MUX_ENTRIES
 
 
 class _Pool2d(wiring.Component):
@@ -159,7 +160,7 @@ class _Pool2d(wiring.Component):
             # no read-write bypass (the walker never reads the row being written), so no LUT sits
             # between the block RAM and the register synthesis moves into it
             mem = Memory(shape=len(st.tdata), depth=sh.width * G, init=[],
-                         attrs={**NO_COLLISIONS, "ram_style": "block"} if pool_in_block_ram(sh) else NO_COLLISIONS)
+                         attrs={**NO_COLLISIONS, "ram_style": "block"} if pool_in_block_ram(sh.width * G) else NO_COLLISIONS)
             m.submodules[f"row{b}"] = mem
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]

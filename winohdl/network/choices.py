@@ -108,8 +108,7 @@ class Candidate:
 
     def __repr__(self) -> str:
         return (f"Candidate({self.node}, {self.algorithm} {self.buffering}, PK={self.pk}, PC={self.pc}, "
-                f"DSP={self.dsp}, "
-                f"BRAM={self.bram}, logic={self.logic})")
+                f"DSP={self.dsp}, BRAM={self.bram}, logic={self.logic})")
 
 
 def label(geometry: Geometry) -> str:
@@ -302,11 +301,11 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
     for lanes in _divisors(channels):
         cycles = pixels * channels // lanes
         if k in (Kind.MAXPOOL, Kind.AVGPOOL):
-            from hdl.stream.axis import MUX_ENTRIES
+            from hdl.stream.pool import pool_in_block_ram
             window = math.prod(node.attrs.kernel)
             row = math.prod(in_shape[3:]) * channels // lanes     # kernel + stride banks of a row each
             banks = node.attrs.kernel[0] + node.attrs.stride[0]
-            mem = ctx.memory([Memory(banks, row, dw * lanes, block=row > MUX_ENTRIES)])
+            mem = ctx.memory([Memory(banks, row, dw * lanes, block=pool_in_block_ram(row))])
             logic = lanes * window * (dw + 2) + mem.logic + 50
             name = "max pooling" if k == Kind.MAXPOOL else "average pooling"
         elif k == Kind.GLOBAL_AVGPOOL:
