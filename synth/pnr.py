@@ -70,7 +70,8 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
                     timeout: float, placed: Path | None = None) -> float | None:
     """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds. Its
     report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax); the
-    placed and routed netlist goes to ``placed`` when given."""
+    placed and routed netlist goes to ``placed`` when given. The log is nextpnr's full one (not -q):
+    where a long run stands, placer or router, is read there."""
     spec = FAMILY_SPECS[family]
     assert spec.pnr is not None
     tag = pnr_tag(name, family, seed, target_mhz)
@@ -83,7 +84,7 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
     if placed is not None:
         extra += ["--write", placed.name]
     run_tool([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
-              "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed), "-q"],
+              "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed)],
              workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
     return parse_fmax(report)
 
