@@ -18,7 +18,7 @@ from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, RisingEdge
+from cocotb.triggers import FallingEdge, RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from sim.stimulus import unpack
@@ -57,8 +57,16 @@ async def run_network(dut):
     for beats in cfg["images"]:
         source.send_nowait(AxiStreamFrame(beats))
     mismatches, checked, cycles = [], 0, 0
+    stall = cfg.get("stall_cycles", 10_000_000)
     for i, want in enumerate(cfg["expected"]):
-        frame = await sink.recv(compact=False)
+        try:
+            frame = await with_timeout(sink.recv(compact=False), stall * 10, "ns")
+        except cocotb.triggers.SimTimeoutError:
+            Path(os.environ["WINOHDL_RESULT"]).write_text(json.dumps(
+                {"checked": checked, "mismatches": mismatches, "extra": False, "stalled": True,
+                 "cycles": int(cocotb.utils.get_sim_time("ns") // 10)}))
+            raise AssertionError(f"stuck: no image {i} out within {stall:,} cycles of the one before "
+                                 "(the network deadlocked)") from None
         got = decode(list(frame.tdata), cfg)
         checked += 1
         if [got[0], got[1]] != want and len(mismatches) < 5:

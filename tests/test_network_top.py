@@ -3,6 +3,7 @@ through every stage in Amaranth's simulator, the logits bit-exact with the integ
 (the specification, itself equal to onnxruntime on network.onnx: test_network_quant.py)."""
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage
 from hdl.network.top import NetworkTop
 from hdl.stream.axis import unpack
 from winohdl.core.errors import WinohdlError
+from winohdl.network.branches import SLACK
 from winohdl.network.calibration import random_calibration
 from winohdl.network.hardware import ConvChoice, default_choice, image_beats, network_stages
 from winohdl.network.integer import quantise_input, run_integer
@@ -125,3 +127,64 @@ def test_resnet8_stages_fork_and_sum():
     readers = [s for s in stages if shortcuts[0].name in s.inputs]
     assert len(readers) == 2   # the fork: the block's first convolution and the sum
     assert isinstance(stages[-2], GlobalPoolStage) and isinstance(stages[-1], LinearStage)
+
+
+RESIDUAL = """import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        C = {channels}
+        self.stem, self.a, self.b = nn.Conv2d(1, C, 3, padding=1), nn.Conv2d(C, C, 3, padding=1), nn.Conv2d(C, C, 3, padding=1)
+        self.pool, self.flatten, self.fc = nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(C, 3)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        return self.fc(self.flatten(self.pool(torch.relu(x + self.b(torch.relu(self.a(x)))))))
+
+
+def net():
+    torch.manual_seed(0)
+    return Net().eval()
+"""
+
+
+def residual(tmp_path, channels: int):
+    """A residual block on 8x8 images: the stem forks to the sum and to two F(2x2,3x3) engines."""
+    path = tmp_path / "m.py"
+    path.write_text(RESIDUAL.replace("{channels}", str(channels)))
+    graph = load_model(f"{path}:net", (1, 1, 8, 8))
+    cal = random_calibration(graph, count=4)
+    qnet = quantise_network(graph, cal, "random")
+    images = quantise_input(qnet, cal[:2])
+    return network_stages(qnet), images, run_integer(qnet, images)[qnet.outputs[0]]
+
+
+@pytest.mark.parametrize("channels, pixels", [(4, 5 * 8), (16, 7 * 8 + 3)], ids=["parallel_bt", "serial_bt"])
+@pytest.mark.slow(8)
+def test_residual_sum_with_its_sized_shortcut_fifo_is_bit_exact(tmp_path, channels, pixels):
+    """The shortcut FIFO holds what the main branch can hold back. 4 channels (B^T parallel): with the
+    fork's rows 0..2u+4 in but their last pixel, the second engine has released rows up to 2u only, the
+    shortcut 2u+5: 5 rows of 8 pixels. 16 channels (B^T serial, its multipliers a tile behind the reads:
+    a tile row's results wait for the next row's first tile): nothing leaves the second engine before
+    the first has released rows 4 and 5, which waits for its tile at row 6 to start, 3 pixels into the
+    last row (7): 7 rows and 3 pixels. Two images with gaps and back-pressure, bit-exact."""
+    stages, images, want = residual(tmp_path, channels)
+    add = next(s for s in stages if isinstance(s, AddStage))
+    assert add.shortcut_depth == pixels * channels + SLACK
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=2, gaps=0.2, backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+
+
+@pytest.mark.slow(4)
+def test_a_shortcut_fifo_too_short_deadlocks(tmp_path):
+    """Why it is sized: a FIFO of less than the main branch's first output row in (3 rows of the
+    fork's map before the second engine releases anything) stops the fork, the branches and the sum."""
+    stages, images, _ = residual(tmp_path, 4)
+    beats = frames_of(images, stages[0].in_lanes)
+    assert len(stream(NetworkTop(stages), beats, 2, max_cycles=4000)) == 2   # sized: done well within
+    short = [replace(s, shortcut_depth=2 * 8 * 4) if isinstance(s, AddStage) else s for s in stages]
+    with pytest.raises(AssertionError, match="timeout"):
+        stream(NetworkTop(short), beats, 2, max_cycles=4000)

@@ -31,6 +31,7 @@ from hdl.stream.axis import pack
 from hdl.stream.pool import PoolShape
 from miner.constructive import constructive_card
 
+from .branches import main_and_shortcut, shortcut_beats, shortcut_pixels
 from .graph import Kind
 from .quant import QuantLayer, QuantNetwork
 
@@ -101,7 +102,7 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
     """The stages of ``qnet`` in order, each naming the stages it reads; WinohdlError (one line) for
     what the top cannot build."""
     stages, made = [], {qnet.input.name: ("input", None)}   # layer -> (stage it comes out of, lanes)
-    flat_from = {}
+    flat_from, built = {}, {}
     with progress.bar(len(qnet.layers) - 1, "network stages", "layer") as bar:
         for q in qnet.layers[1:]:
             bar.update()
@@ -110,15 +111,16 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
             if q.kind == Kind.FLATTEN:
                 made[q.name], flat_from[q.name] = srcs[0], shape
                 continue
-            stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs)
+            stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs, built)
             stages.append(stage)
+            built[q.name] = stage
             made[q.name] = (stage.name, stage.out_lanes)
     if not stages or not isinstance(stages[-1], LinearStage) or len(qnet.outputs) != 1:
         raise WinohdlError("the network top needs one output, a final linear layer (the logits)")
     return stages
 
 
-def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
+def _stage(qnet, q, shape, lanes, choose, flat_from, srcs, built):
     """The stage of layer ``q`` reading ``srcs`` ((stage, lanes) per input)."""
     names = tuple(n for n, _ in srcs)
     if q.kind == Kind.CONV:
@@ -130,30 +132,30 @@ def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
     elif q.kind == Kind.LINEAR:
         stage = _linear(q, flat_from, lanes, choose(q).parallel)
     elif q.kind == Kind.ADD:
-        return _add(qnet, q, shape, srcs)
+        return _add(qnet, q, shape, srcs, built)
     else:
         raise WinohdlError(f"layer {q.name!r} ({q.kind.value}): the network top has no unit for it yet")
     return replace(stage, inputs=names)
 
 
-def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
+def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs, built: dict) -> AddStage:
     """The residual sum: the input behind more convolutions is the main branch, the other the shortcut,
-    whose FIFO holds a whole frame (deep enough whatever the main branch holds; sizing it from the
-    plan is next)."""
-    depth = [_convolutions_behind(qnet, i) for i in q.inputs]
-    main, short = (0, 1) if depth[0] >= depth[1] else (1, 0)
+    whose FIFO is sized from the branches' engines as built (``built``: the stages so far, by layer;
+    :mod:`winohdl.network.branches`)."""
+    main, short = main_and_shortcut(qnet.layer, q)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
     lanes = srcs[main][1] or 1
-    frame = math.prod(shape[1:]) // lanes
-    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
+    pixels = shortcut_pixels(qnet.layer, q, lambda c: [(built[c.name].plan.options, built[c.name].plan.input_passes is not None)])
+    depth = shortcut_beats(pixels, shape[1], lanes, math.prod(shape[2:]))
+    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, depth,
                     (srcs[main][0], srcs[short][0]))
 
 
-def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
-    """The most convolutions on any path from the input to layer ``name``."""
-    q = qnet.layer(name)
-    own = int(q.kind == Kind.CONV)
-    return own + max((_convolutions_behind(qnet, i) for i in q.inputs), default=0)
+def _engine_options(q: QuantLayer, shape, choice: ConvChoice) -> EngineOptions:
+    a = q.attrs
+    geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
+    return EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
+                         choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=choice.buffering)
 
 
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvStage:
@@ -162,10 +164,8 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvS
         raise WinohdlError(f"layer {q.name!r}: grouped convolution ({a.groups} groups) has no engine")
     if len(a.kernel) != len(shape) - 2:
         raise WinohdlError(f"layer {q.name!r}: input {shape} does not match the kernel {a.kernel}")
-    geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
-    o = EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
-                      choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=choice.buffering)
-    dp = engine_datapath(constructive_card(geo), o)
+    o = _engine_options(q, shape, choice)
+    dp = engine_datapath(constructive_card(o.geometry), o)
     plan = plan_engine(o, dp, choice.kind)
     beats = EngineModel(o, dp, choice.kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
@@ -254,6 +254,8 @@ class GeneratedNetwork:
             elif isinstance(s, LinearStage):
                 lines.append(f"{s.name:<14} linear   {len(s.weights)} x {len(s.weights[0])}, {s.parallel} multipliers, "
                              f"{self.logit_width}-bit logits, arg-max")
+            elif isinstance(s, AddStage):
+                lines.append(f"{s.name:<14} add      {s.in_lanes} lanes; shortcut FIFO {s.shortcut_depth:,} beats")
             else:
                 lines.append(f"{s.name:<14} {type(s).__name__.replace('Stage', '').lower():<8} {s.in_lanes} lanes")
         return "\n".join(lines) + "\n"
@@ -263,7 +265,15 @@ class GeneratedNetwork:
         beats = [image_beats(img, self.stages[0].in_lanes) for img in images]
         want = [[[int(v) for v in row], int(np.argmax(row))] for row in np.asarray(expected)]
         return {"images": beats, "expected": want, "parallel": self.parallel, "logit_width": self.logit_width,
-                "seed": seed, "gaps": gaps, "backpressure": backpressure}
+                "seed": seed, "gaps": gaps, "backpressure": backpressure,
+                "stall_cycles": self.stall_cycles(gaps, backpressure)}
+
+    def stall_cycles(self, gaps: float, backpressure: float) -> int:
+        """Cycles without an image out after which the testbench calls the network stuck (a deadlock),
+        not slow: twice every stage taking the slowest engine's frame alone, slowed by the gaps and the
+        back-pressure, plus 10,000."""
+        slowest = max((s.plan.performance.cycles for s in self.stages if isinstance(s, ConvStage)), default=0)
+        return int(2 * len(self.stages) * slowest / ((1 - gaps) * (1 - backpressure))) + 10_000
 
 
 def generate_network(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice] = default_choice) -> GeneratedNetwork:
