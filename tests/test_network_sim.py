@@ -91,3 +91,30 @@ def test_network_plan_bad_input(cli, tmp_path, argv, message):
     code, out, err = cli("network", *DIGITS, *argv, "-o", tmp_path / "n")
     assert code == 2 and err.startswith(message) and err.count("\n") == 1, err
     assert fingerprint(tmp_path) == before
+
+
+@pytest.mark.slow(15)
+def test_a_deadlocked_network_fails_in_bounded_time_not_hangs(tmp_path):
+    """Why the shortcut FIFO is sized, and what a user sees when a network cannot finish: a FIFO of 64
+    beats (2 of the 3 rows of the fork's map the main branch takes before releasing anything) stops the
+    fork, the branches and the sum; the Icarus testbench says so after its stall limit, one FAIL line."""
+    from dataclasses import replace
+
+    from hdl.design import ports_of
+    from hdl.network.stages import AddStage
+    from hdl.network.top import NetworkTop
+    from hdl.verilog import to_verilog
+    from sim.network_run import run_network_simulation
+    from test_network_top import residual
+    from winohdl.network.hardware import TOP, GeneratedNetwork
+
+    stages, images, want = residual(tmp_path, 4)
+    short = tuple(replace(s, shortcut_depth=64) if isinstance(s, AddStage) else s for s in stages)
+    top = NetworkTop(short)
+    net = GeneratedNetwork(short, to_verilog(top, TOP), top._final.logit_width, ports_of(top.signature, clocked=True))
+    (tmp_path / "network.v").write_text(net.verilog)
+    stimulus = net.stimulus(images, want)
+    result = run_network_simulation(tmp_path / "network.v", TOP, stimulus, "icarus", tmp_path / "sim")
+    assert not result.passed and result.checked == 0
+    assert f"stuck: no image 0 out within {stimulus['stall_cycles']:,} cycles" in result.line()
+    assert result.cycles <= stimulus["stall_cycles"] + 10
