@@ -334,8 +334,8 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
                 rp = mem.read_port(transparent_for=())
                 m.d.comb += rp.addr.eq(raddr)
                 # the block RAM's output straight into a register (its clock-to-out is long); the
-                # Winograd engine registers it again, the multiplier operand register a DSP block
-                # absorbs, so the first one stays beside the block RAM
+                # engines register it again, the multiplier operand register a DSP block absorbs, so
+                # the first one stays beside the block RAM
                 q = reg(rp.data, f"w_q{pk}_{pc}{tag}")
                 if read_registers > 1:
                     q = reg(q, f"u_q{pk}_{pc}{tag}")

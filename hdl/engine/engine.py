@@ -164,7 +164,7 @@ class LayerEngine(wiring.Component):
         sw_bits = p.store_width
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
         init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
-        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, 2 if p.winograd else 1, init)
+        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, 2, init)
         if p.input_passes is not None:
             raw = feature_map_fibres(m, o, reg, writer, ctl.fm_hs, self.s_axis_fm.tdata, (wk.tidx, wk.read_cg, ctl.rgen),
                                      wk.read_slot, windowed=p.input_unit_shared)
@@ -333,12 +333,17 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
     """The |y| x |g| x PK x PC multipliers and their sum per output: ``{(pk, o): sum}``, registered."""
     o, a, ps = p.options, p.arith, p.stages.per_stage
     pw = a.product_ranges[0].width
+    # the data operand registered once more (the register a DSP block absorbs), as the weight is: the
+    # weight's first register then stays beside its block RAM (a network's critical path ran from a
+    # weight block RAM to a distant multiplier)
+    taps = {(dj, pc) for _, dj, _ in a.pairs for pc in range(o.PC)}
+    operand = {(dj, pc): reg(raw[dj, pc], f"x{dj}_{pc}") for dj, pc in sorted(taps)}
     sums = {}
     for pk in range(o.PK):
         prods = []
         for i, (_, dj, gk) in enumerate(a.pairs):
             for pc in range(o.PC):
-                prods.append(emit_product(m, raw[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS,
+                prods.append(emit_product(m, operand[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS,
                                           p.split_levels, f"p{pk}_{i}_{pc}", split=True))
         rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
         for oi, val in enumerate(rows):

@@ -237,7 +237,7 @@ class EnginePlan:
         ps, a = self.options.per_stage, self.arith
         front = [L.ISSUE, L.BANK_READ, L.FM_READ]
         if not self.winograd:
-            return tuple(front + [L.PADDING, L.PRODUCT, *self._split(),
+            return tuple(front + [L.PADDING, L.OPERAND, L.PRODUCT, *self._split(),
                                   Latency("product tree", graph_latency(a.tree, ps), "the sum over taps and lanes"),
                                   L.LANE])
         if self.input_passes:   # the operand comes from the transformed tiles, read like a bank
