@@ -113,7 +113,7 @@ def test_a_deadlocked_network_fails_in_bounded_time_not_hangs(tmp_path):
     top = NetworkTop(short)
     net = GeneratedNetwork(short, to_verilog(top, TOP), top._final.logit_width, ports_of(top.signature, clocked=True))
     (tmp_path / "network.v").write_text(net.verilog)
-    stimulus = net.stimulus(images, want)
+    stimulus = net.stimulus(images[:1], want[:1], gaps=0.0, backpressure=0.0)
     result = run_network_simulation(tmp_path / "network.v", TOP, stimulus, "icarus", tmp_path / "sim")
     assert not result.passed and result.checked == 0
     assert f"stuck: no image 0 out within {stimulus['stall_cycles']:,} cycles" in result.line()

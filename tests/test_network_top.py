@@ -161,17 +161,19 @@ def residual(tmp_path, channels: int):
     return network_stages(qnet), images, run_integer(qnet, images)[qnet.outputs[0]]
 
 
-@pytest.mark.parametrize("channels, pixels", [(4, 5 * 8), (16, 7 * 8 + 3)], ids=["parallel_bt", "serial_bt"])
+@pytest.mark.parametrize("channels, pixels", [(4, 5 * 8), (12, 7 * 8 + 3)], ids=["parallel_bt", "serial_bt"])
 @pytest.mark.slow(8)
 def test_residual_sum_with_its_sized_shortcut_fifo_is_bit_exact(tmp_path, channels, pixels):
     """The shortcut FIFO holds what the main branch can hold back. 4 channels (B^T parallel): with the
     fork's rows 0..2u+4 in but their last pixel, the second engine has released rows up to 2u only, the
-    shortcut 2u+5: 5 rows of 8 pixels. 16 channels (B^T serial, its multipliers a tile behind the reads:
+    shortcut 2u+5: 5 rows of 8 pixels. 12 channels (B^T serial, its multipliers a tile behind the reads:
     a tile row's results wait for the next row's first tile): nothing leaves the second engine before
     the first has released rows 4 and 5, which waits for its tile at row 6 to start, 3 pixels into the
-    last row (7): 7 rows and 3 pixels. Two images with gaps and back-pressure, bit-exact."""
+    last row (7): 7 rows and 3 pixels. Images with gaps and back-pressure, bit-exact."""
     stages, images, want = residual(tmp_path, channels)
     add = next(s for s in stages if isinstance(s, AddStage))
     assert add.shortcut_depth == pixels * channels + SLACK
-    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=2, gaps=0.2, backpressure=0.2)
-    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+    frames = 2 if channels == 4 else 1      # the serial case's frames are long in Amaranth's simulator
+    got = stream(NetworkTop(stages), frames_of(images[:frames], stages[0].in_lanes), frames, seed=2, gaps=0.2,
+                 backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want[:frames]]
