@@ -350,20 +350,21 @@ def sized_adds(graph: Graph, chosen: dict, ctx: Context) -> dict:
 
 
 def _chosen_options(graph: Graph, node: Node, c: Candidate) -> tuple:
-    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
-    from winohdl.core.limits import lifted
-    a, x = node.attrs, graph.node(node.inputs[0]).shape
-    g = c.geometry or Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation)
-    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
-        return EngineOptions(g, a.in_channels, a.out_channels, x[2:], a.padding, c.pk, c.pc), c.lag
+    """(The engine's options, lag) of convolution ``node`` built as candidate ``c``."""
+    return _options(graph, node, c.geometry, c.pk, c.pc), c.lag
 
 
 def _release_options(graph: Graph, node: Node, geometries) -> list:
     """(An engine's options, lag) per candidate tile of ``node`` (PK = PC = 1: the data dependence is per
     pixel; lag, whether or not its plan would take the serial input transform: the later release)."""
+    return [(_options(graph, node, g), True) for g in geometries]
+
+
+def _options(graph: Graph, node: Node, geometry: Geometry | None, pk: int = 1, pc: int = 1):
+    """The engine options of convolution ``node`` on its input with ``geometry`` (None: direct)."""
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
     from winohdl.core.limits import lifted
     a, x = node.attrs, graph.node(node.inputs[0]).shape
-    direct = Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation)
+    g = geometry or Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
-        return [(EngineOptions(g or direct, a.in_channels, a.out_channels, x[2:], a.padding), True) for g in geometries]
+        return EngineOptions(g, a.in_channels, a.out_channels, x[2:], a.padding, pk, pc)

@@ -145,13 +145,20 @@ def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs, built: dict) -> AddStag
     main, short = main_and_shortcut(qnet.layer, q)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
     lanes = srcs[main][1] or 1
-    pixels = shortcut_pixels(qnet.layer, q, lambda c: [(built[c.name].plan.options, built[c.name].plan.input_passes is not None)])
+    pixels = shortcut_pixels(qnet.layer, q, lambda c: [_release(built[c.name].plan)])
     depth = shortcut_beats(pixels, shape[1], lanes, math.prod(shape[2:]))
     return AddStage(q.name, lanes, align[main], align[short], out, q.relu, depth,
                     (srcs[main][0], srcs[short][0]))
 
 
+def _release(plan) -> tuple:
+    """What :func:`winohdl.network.branches.shortcut_pixels` reads of an engine: its options, and whether
+    its multipliers lag its reads (the serial input transform)."""
+    return plan.options, plan.input_passes is not None
+
+
 def _engine_options(q: QuantLayer, shape, choice: ConvChoice) -> EngineOptions:
+    """The engine options of convolution ``q`` on an input of ``shape`` built as ``choice`` says."""
     a = q.attrs
     geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
     return EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
