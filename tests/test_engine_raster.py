@@ -8,7 +8,7 @@ import pytest
 from hdl.engine.model import EngineModel, torch_reference
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
-from hdl.engine.raster import RasterOrder, raster_beats, released_pixels
+from hdl.engine.raster import RasterOrder, raster_beats
 from hdl.stream.axis import pack
 from hdl.verilog import to_verilog
 from sim.stimulus import random_layer
@@ -63,17 +63,3 @@ def test_raster_order_streams_a_beat_per_cycle_and_converts():
     got, cycles = run_stream(RasterOrder(o, plan.y_width), {"s_axis": source}, "m_axis", raster_beats(o))
     assert len(got) == raster_beats(o) and cycles < raster_beats(o) + 2 * len(source)
     assert "module" in to_verilog(RasterOrder(o, plan.y_width), "raster")
-
-
-def test_released_pixels_is_the_tile_rows_data_dependence():
-    """F(2x2,3x3), padding 1, 8x8: tile row t (output rows 2t, 2t+1) reads input rows to 2t+2, its last
-    tile to column 7, so it leaves once 8 (2t+2) + 8 pixels are in (the last row clamped to 7); with
-    the lag it also waits for the next row's first tile (columns -1..2: 3 pixels into row 2t+4)."""
-    o = EngineOptions(Geometry((2, 2), (3, 3), (1, 1), (1, 1)), 4, 4, (8, 8), (1, 1))
-    plain = released_pixels(o, lag=False)
-    assert [plain.index(16 * t) for t in (1, 2, 3, 4)] == [24, 40, 56, 64]
-    lagged = released_pixels(o, lag=True)
-    assert [lagged.index(16 * t) for t in (1, 2, 3, 4)] == [8 * 4 + 3, 8 * 6 + 3, 8 * 7 + 3, 64]
-    # a 1x1 kernel at stride 2: output row y once input (2y, 6) is in
-    o = EngineOptions(Geometry((1, 1), (1, 1), (2, 2), (1, 1)), 4, 4, (8, 8), (0, 0))
-    assert [released_pixels(o, lag=False).index(4 * (y + 1)) for y in range(4)] == [7, 23, 39, 55]

@@ -229,28 +229,3 @@ def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
     assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--quiet", *args]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and not out.exists()
-
-
-def test_shortcut_fifos_are_sized_from_the_branches(resnet8, resnet8_plans):
-    """Each add's FIFO holds the planned branches' bound, not a frame: the ResNet-8 plan's three adds
-    take fewer block RAMs than a frame each, and the bound over every candidate tile the fold counted
-    is never below the sizing from the tiles it chose."""
-    from winohdl.network.branches import shortcut_pixels
-    from winohdl.network.choices import shortcut_bound
-    from winohdl.network.graph import Kind
-    plan = resnet8_plans.winograd
-    frames = {"add": 8, "add_1": 4, "add_2": 2}   # DP16KD of a whole frame: 16,384 / 8,192 / 4,096 bytes
-    for name, whole in frames.items():
-        assert plan.layer(name).bram < whole
-    tiles = {n.name: [None, *[lp.geometry for lp in plan.layers if lp.node == n.name and lp.geometry]]
-             for n in resnet8.nodes if n.kind == Kind.CONV}
-    for n in (n for n in resnet8.nodes if n.kind == Kind.ADD):
-        assert shortcut_bound(resnet8, n, tiles) >= shortcut_pixels(
-            resnet8.node, n, lambda c: [(o, True) for o, _ in _options(resnet8, c, plan)])
-
-
-def _options(graph, conv, plan):
-    from winohdl.network.choices import _chosen_options
-    lp = plan.layer(conv.name)
-    c = Candidate(conv.name, lp.algorithm, lp.geometry, lp.parallel_out, lp.parallel_in, 0, 0, 0, 0, 0, 0)
-    return [_chosen_options(graph, conv, c)]

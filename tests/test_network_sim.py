@@ -95,9 +95,9 @@ def test_network_plan_bad_input(cli, tmp_path, argv, message):
 
 @pytest.mark.slow(15)
 def test_a_deadlocked_network_fails_in_bounded_time_not_hangs(tmp_path):
-    """Why the shortcut FIFO is sized, and what a user sees when a network cannot finish: a FIFO of 64
-    beats (2 of the 3 rows of the fork's map the main branch takes before releasing anything) stops the
-    fork, the branches and the sum; the Icarus testbench says so after its stall limit, one FAIL line."""
+    """What a user sees when a network cannot finish: a shortcut FIFO of 64 beats (2 of the 3 rows of the
+    fork's map the main branch takes before releasing anything; the generator builds a whole frame) stops
+    the fork, the branches and the sum; the Icarus testbench says so after its stall limit, one FAIL line."""
     from dataclasses import replace
 
     from hdl.design import ports_of

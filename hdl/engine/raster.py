@@ -22,7 +22,6 @@ from ..pipeline import advance_counter
 from ..stream.axis import flag_chain, output_queue
 from .engine import axis_stream
 from .options import EngineOptions, bits_for
-from .perf import tile_ready_offsets
 
 LATENCY = 3
 """Cycles from a read's address to its push into the output queue: the block RAM, its output register
@@ -38,27 +37,6 @@ def raster_banks(opts: EngineOptions, width: int) -> tuple[int, int, int]:
     """(count, depth, width) of :class:`RasterOrder`'s memories for results of ``width`` bits: one bank
     per tile position, two tile rows of PK-channel words each (known without building it)."""
     return opts.geometry.n_y, 2 << bits_for(slab_beats(opts)), opts.PK * width
-
-
-def released_pixels(opts: EngineOptions, lag: bool = True) -> list[int]:
-    """Per count ``n`` of the frame's input pixels (0 to all of them, whole pixels in raster order): the
-    output pixels the engine streams with only those, however long it waits. Its data dependence, not
-    its timing: a tile starts once its last input pixel is in (:func:`hdl.engine.perf.tile_ready_offsets`);
-    with ``lag`` (the serial input transform: the multipliers a pass behind the reads) its results wait
-    for the next tile's start too, but the frame's last, whose pass drains; and :class:`RasterOrder`
-    streams a tile row once its every tile is done (a slab full)."""
-    per_slab = math.prod(opts.tiles[1:])
-    ready = [b // opts.channel_groups for b in tile_ready_offsets(opts)]
-    if lag:
-        ready = [max(r, nxt) for r, nxt in zip(ready, ready[1:])] + ready[-1:]
-    n0, out0, rest = opts.geometry.output[0], opts.output_size[0], math.prod(opts.output_size[1:])
-    released, need = [0] * (math.prod(opts.feature_map) + 1), 0
-    for t0 in range(opts.tiles[0]):
-        need = max(need, *ready[t0 * per_slab:(t0 + 1) * per_slab])
-        pixels = min((t0 + 1) * n0, out0) * rest
-        for n in range(need, len(released)):
-            released[n] = pixels
-    return released
 
 
 def slab_beats(opts: EngineOptions) -> int:

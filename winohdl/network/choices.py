@@ -30,8 +30,7 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
   C / lanes); a line buffer of the window's rows; a comparator or adder per window word and lane;
 * global average pooling: the same beats; C accumulators; the division by the pixel count;
 * add (residual): one beat per cycle of both inputs; an adder and a requantisation per lane;
-  the shortcut's FIFO as deep as any of the branches' candidate tiles could need
-  (:mod:`winohdl.network.branches`; the hardware sizes it from the tiles chosen, no deeper);
+  the shortcut's FIFO holds a whole frame, as the hardware builds it;
 * linear: ``PK`` outputs a cycle from one input word a cycle (the unit reads its input buffer a word a
   cycle; ``PC`` is 1): PK multipliers (one DSP each at 8 bits) over in x out / PK cycles, the weights
   in block RAM, the input vector in a memory, PK accumulators;
@@ -51,7 +50,6 @@ from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
-from .branches import shortcut_beats, shortcut_pixels
 from .budget import Budget, Memory, MemoryCost, memory_cost
 from .graph import Graph, Kind, Node
 
@@ -88,18 +86,16 @@ class Candidate:
     buffering : str
         A convolution's line buffers: ``lines`` (one ring: frames do not overlap) or ``rings`` (one per
         frame in flight: they do, at twice the ring's memory); "" for other nodes.
-    lag : bool
-        A convolution's multipliers work a pass behind its reads (the serial input transform).
     """
 
     __slots__ = ("node", "algorithm", "geometry", "pk", "pc", "multipliers", "dsp", "bram", "logic", "bound",
-                 "buffering", "lag", "_cycles", "_period")
+                 "buffering", "_cycles", "_period")
 
     def __init__(self, node: str, algorithm: str, geometry: Geometry | None, pk: int, pc: int, multipliers: int,
-                 dsp: int, bram: int, logic: int, bound: int, period, buffering: str = "", lag: bool = True):
+                 dsp: int, bram: int, logic: int, bound: int, period, buffering: str = ""):
         self.node, self.algorithm, self.geometry, self.pk, self.pc = node, algorithm, geometry, pk, pc
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
-        self.buffering, self.lag, self._period, self._cycles = buffering, lag, period, None
+        self.buffering, self._period, self._cycles = buffering, period, None
 
     @property
     def cycles(self) -> int:
@@ -279,15 +275,11 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     out_beats = raster_beats(opts)
     bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups, out_beats)
     return Candidate(node.name, "direct" if direct else label(g), None if direct else g, pk, pc, plan.multipliers,
-                     dsp, mem.bram, logic, bound, lambda: max(plan.performance.period, out_beats), opts.buffering.value,
-                     plan.input_passes is not None)
+                     dsp, mem.bram, logic, bound, lambda: max(plan.performance.period, out_beats), opts.buffering.value)
 
 
-def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
-                     shortcut: int | None = None) -> list[Candidate]:
-    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring);
-    ``shortcut``: an add's shortcut FIFO in pixels (:func:`winohdl.network.branches.shortcut_pixels`;
-    None: a whole frame)."""
+def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
+    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring)."""
     dw, kw = ctx.data_width, ctx.kernel_width
     k = node.kind
     if k == Kind.LINEAR:
@@ -322,49 +314,10 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
             logic = lanes * (3 * acc + REQUANT_LOGIC) + mem.logic + 50
             name = "global average pooling"
         elif k == Kind.ADD:
-            mem = ctx.memory([Memory(1, shortcut_beats(shortcut, channels, lanes, pixels), dw * lanes)])
+            mem = ctx.memory([Memory(1, cycles, dw * lanes)])   # the shortcut's FIFO: a whole frame
             logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50
             name = "add"
         else:
             raise AssertionError(k)
         out.append(Candidate(node.name, name, None, lanes, 1, 0, 0, mem.bram, logic, cycles, cycles))
     return out
-
-
-def shortcut_bound(graph: Graph, add: Node, geometries: dict) -> int | None:
-    """The pixels ``add``'s shortcut FIFO holds for any candidate of the convolutions on its branches
-    (``geometries[conv]``: its candidate tiles, None for direct): the bound the planner counts."""
-    return shortcut_pixels(graph.node, add, lambda conv: _release_options(graph, conv, geometries[conv.name]))
-
-
-def sized_adds(graph: Graph, chosen: dict, ctx: Context) -> dict:
-    """``chosen`` with each add's FIFO sized from the convolutions chosen on its branches, as the hardware
-    sizes it, not the bound over every candidate the fold counted (never more memory)."""
-    out = dict(chosen)
-    for n in graph.nodes:
-        if n.kind == Kind.ADD and n.name in chosen:
-            pixels = shortcut_pixels(graph.node, n, lambda conv: [_chosen_options(graph, conv, chosen[conv.name])])
-            sized = other_candidates(n, graph.node(n.inputs[0]).shape, ctx, pixels)
-            out[n.name] = next(c for c in sized if c.pk == chosen[n.name].pk)
-    return out
-
-
-def _chosen_options(graph: Graph, node: Node, c: Candidate) -> tuple:
-    """(The engine's options, lag) of convolution ``node`` built as candidate ``c``."""
-    return _options(graph, node, c.geometry, c.pk, c.pc), c.lag
-
-
-def _release_options(graph: Graph, node: Node, geometries) -> list:
-    """(An engine's options, lag) per candidate tile of ``node`` (PK = PC = 1: the data dependence is per
-    pixel; lag, whether or not its plan would take the serial input transform: the later release)."""
-    return [(_options(graph, node, g), True) for g in geometries]
-
-
-def _options(graph: Graph, node: Node, geometry: Geometry | None, pk: int = 1, pc: int = 1):
-    """The engine options of convolution ``node`` on its input with ``geometry`` (None: direct)."""
-    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
-    from winohdl.core.limits import lifted
-    a, x = node.attrs, graph.node(node.inputs[0]).shape
-    g = geometry or Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation)
-    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
-        return EngineOptions(g, a.in_channels, a.out_channels, x[2:], a.padding, pk, pc)

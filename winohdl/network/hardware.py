@@ -31,7 +31,6 @@ from hdl.stream.axis import pack
 from hdl.stream.pool import PoolShape
 from miner.constructive import constructive_card
 
-from .branches import main_and_shortcut, shortcut_beats, shortcut_pixels
 from .graph import Kind
 from .quant import QuantLayer, QuantNetwork
 
@@ -102,7 +101,7 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
     """The stages of ``qnet`` in order, each naming the stages it reads; WinohdlError (one line) for
     what the top cannot build."""
     stages, made = [], {qnet.input.name: ("input", None)}   # layer -> (stage it comes out of, lanes)
-    flat_from, built = {}, {}
+    flat_from = {}
     with progress.bar(len(qnet.layers) - 1, "network stages", "layer") as bar:
         for q in qnet.layers[1:]:
             bar.update()
@@ -111,16 +110,15 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
             if q.kind == Kind.FLATTEN:
                 made[q.name], flat_from[q.name] = srcs[0], shape
                 continue
-            stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs, built)
+            stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs)
             stages.append(stage)
-            built[q.name] = stage
             made[q.name] = (stage.name, stage.out_lanes)
     if not stages or not isinstance(stages[-1], LinearStage) or len(qnet.outputs) != 1:
         raise WinohdlError("the network top needs one output, a final linear layer (the logits)")
     return stages
 
 
-def _stage(qnet, q, shape, lanes, choose, flat_from, srcs, built):
+def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
     """The stage of layer ``q`` reading ``srcs`` ((stage, lanes) per input)."""
     names = tuple(n for n, _ in srcs)
     if q.kind == Kind.CONV:
@@ -132,29 +130,31 @@ def _stage(qnet, q, shape, lanes, choose, flat_from, srcs, built):
     elif q.kind == Kind.LINEAR:
         stage = _linear(q, flat_from, lanes, choose(q).parallel)
     elif q.kind == Kind.ADD:
-        return _add(qnet, q, shape, srcs, built)
+        return _add(qnet, q, shape, srcs)
     else:
         raise WinohdlError(f"layer {q.name!r} ({q.kind.value}): the network top has no unit for it yet")
     return replace(stage, inputs=names)
 
 
-def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs, built: dict) -> AddStage:
+def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
     """The residual sum: the input behind more convolutions is the main branch, the other the shortcut,
-    whose FIFO is sized from the branches' engines as built (``built``: the stages so far, by layer;
-    :mod:`winohdl.network.branches`)."""
-    main, short = main_and_shortcut(qnet.layer, q)
+    whose FIFO holds a whole frame. Less can deadlock (the fork, the branches and the sum waiting on each
+    other) or slow the network: ResNet-8's direct plan took 257,942 cycles a frame, not 131,072, with
+    FIFOs sized to the branches' data dependence alone (docs/benchmarks.md)."""
+    depth = [_convolutions_behind(qnet, i) for i in q.inputs]
+    main, short = (0, 1) if depth[0] >= depth[1] else (1, 0)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
     lanes = srcs[main][1] or 1
-    pixels = shortcut_pixels(qnet.layer, q, lambda c: [_release(built[c.name].plan)])
-    depth = shortcut_beats(pixels, shape[1], lanes, math.prod(shape[2:]))
-    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, depth,
+    frame = math.prod(shape[1:]) // lanes
+    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
                     (srcs[main][0], srcs[short][0]))
 
 
-def _release(plan) -> tuple:
-    """What :func:`winohdl.network.branches.shortcut_pixels` reads of an engine: its options, and whether
-    its multipliers lag its reads (the serial input transform)."""
-    return plan.options, plan.input_passes is not None
+def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
+    """The most convolutions on any path from the input to layer ``name``."""
+    q = qnet.layer(name)
+    own = int(q.kind == Kind.CONV)
+    return own + max((_convolutions_behind(qnet, i) for i in q.inputs), default=0)
 
 
 def _engine_options(q: QuantLayer, shape, choice: ConvChoice) -> EngineOptions:

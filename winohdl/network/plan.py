@@ -32,7 +32,7 @@ from winohdl.core.geometry import Geometry
 
 from .budget import NAMES, RESOURCES, Budget
 from .choices import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, label, other_candidates,
-                      shortcut_bound, sized_adds, winograd_geometries)
+                      winograd_geometries)
 from .fold import fold, least_dsp, totals
 from .graph import Graph, Kind
 
@@ -206,7 +206,7 @@ class Plans:
 def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) -> dict[str, list[Candidate]]:
     """Every node's candidates (free nodes have none); ``lazy``: include the lazy Winograd cards."""
     shapes = {n.name: n.shape for n in graph.nodes}
-    out, tiles = {}, {}
+    out = {}
     for n in graph.nodes:
         if n.kind in FREE:
             continue
@@ -215,9 +215,7 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
             geometries: list = [None]
             if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
-            out[n.name], tiles[n.name] = conv_candidates(n, x, geometries, ctx), geometries
-        elif n.kind == Kind.ADD:     # the graph is in topological order: its branches' tiles are known
-            out[n.name] = other_candidates(n, x, ctx, shortcut_bound(graph, n, tiles))
+            out[n.name] = conv_candidates(n, x, geometries, ctx)
         else:
             out[n.name] = other_candidates(n, x, ctx)
         tick()
@@ -365,7 +363,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         elif lazy:
             notes.append(f"{', '.join(lazy)} not planned: they save DSP blocks only (their weights take more "
                          f"block RAM), and no plan with them could be faster within this budget's DSP blocks")
-    layers = _layers(graph, sized_adds(graph, folding.chosen, ctx))
+    layers = _layers(graph, folding.chosen)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
     verdict = _verdict(layers, folding.fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
     return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes)), eager
