@@ -306,12 +306,12 @@ def preloaded_weights(o: EngineOptions, beats, widths: list[int]) -> dict:
 
 
 def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: Value, write: Value, counters: tuple,
-                    raddrs: list[Value], read_registers: int, init: dict | None = None) -> dict:
+                    raddrs: list[Value], init: dict | None = None) -> dict:
     """The weight memories of each (output lane pk, input lane pc): one per slice of the stored
     words (``widths`` bits each, in order; more than one when the accumulators are staggered),
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
     read at ``raddrs[i]``; ``init``: their contents from the start (:func:`preloaded_weights`).
-    Returns ``{(pk, pc): the slices' read data, concatenated}`` after ``read_registers`` registers."""
+    Returns ``{(pk, pc): the slices' read data, concatenated}`` after two registers."""
     # the write registered twice: once here, once beside each memory, since the route from the
     # central control to every weight block RAM's write enable is long. A read follows the last
     # write by many cycles (a frame's first tile). No reset: a write still in the registers at a
@@ -336,10 +336,7 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
                 # the block RAM's output straight into a register (its clock-to-out is long); the
                 # engines register it again, the multiplier operand register a DSP block absorbs, so
                 # the first one stays beside the block RAM
-                q = reg(rp.data, f"w_q{pk}_{pc}{tag}")
-                if read_registers > 1:
-                    q = reg(q, f"u_q{pk}_{pc}{tag}")
-                parts.append(q)
+                parts.append(reg(reg(rp.data, f"w_q{pk}_{pc}{tag}"), f"u_q{pk}_{pc}{tag}"))
                 lo += width
             w_read[pk, pc] = Cat(*parts)
     return w_read

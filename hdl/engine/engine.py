@@ -164,7 +164,7 @@ class LayerEngine(wiring.Component):
         sw_bits = p.store_width
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
         init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
-        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, 2, init)
+        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init)
         if p.input_passes is not None:
             raw = feature_map_fibres(m, o, reg, writer, ctl.fm_hs, self.s_axis_fm.tdata, (wk.tidx, wk.read_cg, ctl.rgen),
                                      wk.read_slot, windowed=p.input_unit_shared)
