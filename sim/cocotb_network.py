@@ -39,6 +39,14 @@ def decode(beats: list[int], cfg: dict) -> tuple[list[int], int]:
     return logits, beats[-1] >> (P * w)
 
 
+def _write_result(checked: int, mismatches: list, extra: bool) -> None:
+    """What :mod:`sim.network_run` reads: images checked, the first mismatches, beats past the last
+    image, and the cycles simulated so far."""
+    Path(os.environ["WINOHDL_RESULT"]).write_text(json.dumps(
+        {"checked": checked, "mismatches": mismatches, "extra": extra,
+         "cycles": int(cocotb.utils.get_sim_time("ns") // 10)}))
+
+
 @cocotb.test()
 async def run_network(dut):
     cfg = json.loads(Path(os.environ["WINOHDL_STIMULUS"]).read_text())
@@ -56,15 +64,13 @@ async def run_network(dut):
         sink.set_pause_generator(pause_pattern(random.Random(rng.random()), cfg["backpressure"]))
     for beats in cfg["images"]:
         source.send_nowait(AxiStreamFrame(beats))
-    mismatches, checked, cycles = [], 0, 0
+    mismatches, checked = [], 0
     stall = cfg.get("stall_cycles", 10_000_000)
     for i, want in enumerate(cfg["expected"]):
         try:
             frame = await with_timeout(sink.recv(compact=False), stall * 10, "ns")
         except cocotb.triggers.SimTimeoutError:
-            Path(os.environ["WINOHDL_RESULT"]).write_text(json.dumps(
-                {"checked": checked, "mismatches": mismatches, "extra": False, "stalled": True,
-                 "cycles": int(cocotb.utils.get_sim_time("ns") // 10)}))
+            _write_result(checked, mismatches, False)
             raise AssertionError(f"stuck: no image {i} out within {stall:,} cycles of the one before "
                                  "(the network deadlocked)") from None
         got = decode(list(frame.tdata), cfg)
@@ -74,8 +80,6 @@ async def run_network(dut):
     for _ in range(20):     # nothing more may leave
         await RisingEdge(dut.clk)
     extra = not sink.empty()
-    cycles = int(cocotb.utils.get_sim_time("ns") // 10)
-    Path(os.environ["WINOHDL_RESULT"]).write_text(json.dumps(
-        {"checked": checked, "mismatches": mismatches, "extra": extra, "cycles": cycles}))
+    _write_result(checked, mismatches, extra)
     assert not mismatches, f"first mismatch: {mismatches[0]}"
     assert not extra, "more output beats than images"

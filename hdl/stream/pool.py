@@ -159,8 +159,9 @@ class _Pool2d(wiring.Component):
             # block RAM past one LUT RAM's 16 words (a deeper LUT RAM's read multiplexers set the Fmax);
             # no read-write bypass (the walker never reads the row being written), so no LUT sits
             # between the block RAM and the register synthesis moves into it
+            block = pool_in_block_ram(sh.width * G)
             mem = Memory(shape=len(st.tdata), depth=sh.width * G, init=[],
-                         attrs={**NO_COLLISIONS, "ram_style": "block"} if pool_in_block_ram(sh.width * G) else NO_COLLISIONS)
+                         attrs={**NO_COLLISIONS, "ram_style": "block"} if block else NO_COLLISIONS)
             m.submodules[f"row{b}"] = mem
             wp, rp = mem.write_port(), mem.read_port()
             m.d.comb += [wp.addr.eq(waddr), wp.data.eq(st.tdata), wp.en.eq(hs & (wbank == b))]

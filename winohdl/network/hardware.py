@@ -157,22 +157,16 @@ def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
     return own + max((_convolutions_behind(qnet, i) for i in q.inputs), default=0)
 
 
-def _engine_options(q: QuantLayer, shape, choice: ConvChoice) -> EngineOptions:
-    """The engine options of convolution ``q`` on an input of ``shape`` built as ``choice`` says."""
-    a = q.attrs
-    geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
-    return EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
-                         choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=choice.buffering)
-
-
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvStage:
     a = q.attrs
     if a.groups != 1:
         raise WinohdlError(f"layer {q.name!r}: grouped convolution ({a.groups} groups) has no engine")
     if len(a.kernel) != len(shape) - 2:
         raise WinohdlError(f"layer {q.name!r}: input {shape} does not match the kernel {a.kernel}")
-    o = _engine_options(q, shape, choice)
-    dp = engine_datapath(constructive_card(o.geometry), o)
+    geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
+    o = EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
+                      choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=choice.buffering)
+    dp = engine_datapath(constructive_card(geo), o)
     plan = plan_engine(o, dp, choice.kind)
     beats = EngineModel(o, dp, choice.kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
