@@ -1,22 +1,23 @@
 """The float reference of a :class:`~winohdl.network.graph.Graph`: every node's output, in float64.
 
 What quantisation is calibrated on (the range of each node's values over the calibration images)
-and what the int8 model's accuracy is compared with. Each operator is torch's functional form with
-the graph's attributes, so the result is the imported model's (batch norm folded) up to float64
-rounding.
+and what the int8 model's accuracy is compared with. Each operator has torch's semantics with the
+graph's attributes (the tests check it against torch's functional forms), so the result is the
+imported model's (batch norm folded) up to float64 rounding.
+
+The same on every CPU: every sum is a sequence of elementwise float64 multiplies and adds in an order
+fixed here (input channels, then kernel offsets in raster order, then the bias), each rounded once by
+IEEE 754. torch's or BLAS's sums depend on the instruction set and the thread count, and a last-bit
+difference in a range at a power-of-two boundary would change an activation's exponent.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
-import torch
-import torch.nn.functional as F
 
-from .graph import Graph, Kind, Node
-
-_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-_MAXPOOL = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
-_AVGPOOL = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
+from .graph import Conv, Graph, Kind, Node, Pool
 
 
 def run_float(graph: Graph, x) -> dict[str, np.ndarray]:
@@ -34,34 +35,81 @@ def run_float(graph: Graph, x) -> dict[str, np.ndarray]:
     dict of str to numpy.ndarray
         Node name to its output, batch first (``(N, *node.shape[1:])``).
     """
-    values: dict[str, torch.Tensor] = {}
-    w = {k: torch.tensor(np.asarray(v, dtype=np.float64)) for k, v in graph.weights.items()}
-    with torch.no_grad():
-        for node in graph.nodes:
-            if node.kind == Kind.INPUT:
-                values[node.name] = torch.as_tensor(np.asarray(x, dtype=np.float64))
-            else:
-                values[node.name] = _node(node, [values[i] for i in node.inputs], w)
-    return {k: v.numpy() for k, v in values.items()}
+    values: dict[str, np.ndarray] = {}
+    w = {k: np.asarray(v, dtype=np.float64) for k, v in graph.weights.items()}
+    for node in graph.nodes:
+        if node.kind == Kind.INPUT:
+            values[node.name] = np.array(x, dtype=np.float64)
+        else:
+            values[node.name] = _node(node, [values[i] for i in node.inputs], w)
+    return values
 
 
-def _node(node: Node, xs: list[torch.Tensor], w: dict) -> torch.Tensor:
+def _node(node: Node, xs: list[np.ndarray], w: dict) -> np.ndarray:
     k, a, x = node.kind, node.attrs, xs[0]
     if k == Kind.CONV:
-        return _CONV[len(a.kernel)](x, w[f"{node.name}.weight"], w.get(f"{node.name}.bias"), a.stride, a.padding,
-                                    a.dilation, a.groups)
+        return _conv(x, w[f"{node.name}.weight"], w.get(f"{node.name}.bias"), a)
     if k == Kind.LINEAR:
-        return F.linear(x, w[f"{node.name}.weight"], w.get(f"{node.name}.bias"))
+        weight, out = w[f"{node.name}.weight"], np.zeros((len(x), node.attrs.out_features))
+        for f in range(weight.shape[1]):
+            out += x[:, f, None] * weight[None, :, f]
+        return _biased(out, w.get(f"{node.name}.bias"))
     if k == Kind.RELU:
-        return torch.relu(x)
+        return np.maximum(x, 0.0)
     if k == Kind.ADD:
         return x + xs[1]
     if k == Kind.FLATTEN:
-        return x.flatten(1)
+        return x.reshape(len(x), -1)
     if k == Kind.MAXPOOL:
-        return _MAXPOOL[len(a.kernel)](x, a.kernel, a.stride, a.padding)
+        return _pool(x, a, -np.inf, np.maximum)
     if k == Kind.AVGPOOL:
-        return _AVGPOOL[len(a.kernel)](x, a.kernel, a.stride, a.padding, count_include_pad=a.count_include_pad)
+        total = _pool(x, a, 0.0, np.add)
+        count = _pool(np.ones_like(x[:1, :1]), a, 0.0, np.add) if not a.count_include_pad else np.prod(a.kernel)
+        return total / count
     if k == Kind.GLOBAL_AVGPOOL:
-        return x.mean(tuple(range(2, x.ndim)), keepdim=True)
+        flat = x.reshape(x.shape[:2] + (-1,))
+        total = np.zeros(x.shape[:2])
+        for i in range(flat.shape[2]):
+            total += flat[:, :, i]
+        return (total / flat.shape[2]).reshape(x.shape[:2] + (1,) * (x.ndim - 2))
     raise AssertionError(f"no float rule for {k}")  # every Kind is handled above
+
+
+def _biased(out: np.ndarray, bias) -> np.ndarray:
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+def _windows(x: np.ndarray, pad: tuple, fill: float, kernel, stride, dilation):
+    """The padded input and, per kernel offset in raster order, the strided slice it reads."""
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad], constant_values=fill)
+    out = [(s + 2 * p - (k - 1) * d - 1) // t + 1 for s, p, k, d, t in zip(x.shape[2:], pad, kernel, dilation, stride)]
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        yield tuple(slice(o * d, o * d + (n - 1) * t + 1, t) for o, d, n, t in zip(offset, dilation, out, stride)), \
+            padded
+
+
+def _conv(x: np.ndarray, weight: np.ndarray, bias, a: Conv) -> np.ndarray:
+    """torch's convolution (cross-correlation, zero padding, groups), summed per input channel, then
+    per kernel offset in raster order, then the bias."""
+    cg, kg = a.in_channels // a.groups, a.out_channels // a.groups
+    out = None
+    for c in range(cg):
+        for index, (where, padded) in zip(itertools.product(*(range(k) for k in a.kernel)),
+                                          _windows(x, a.padding, 0.0, a.kernel, a.stride, a.dilation)):
+            terms = [padded[(slice(None), g * cg + c) + where][:, None] *
+                     weight[g * kg:(g + 1) * kg, c][(slice(None),) + index].reshape((1, kg) + (1,) * len(a.kernel))
+                     for g in range(a.groups)]
+            term = np.concatenate(terms, axis=1)
+            out = term if out is None else out + term
+    return _biased(out, bias)
+
+
+def _pool(x: np.ndarray, a: Pool, fill: float, combine) -> np.ndarray:
+    """``combine`` over each window (offsets in raster order), padding read as ``fill``."""
+    out = None
+    for where, padded in _windows(x, a.padding, fill, a.kernel, a.stride, (1,) * len(a.kernel)):
+        value = padded[(slice(None), slice(None)) + where]
+        out = value if out is None else combine(out, value)
+    return out

@@ -1,19 +1,30 @@
-"""``network.onnx``: a quantised network as a QDQ ONNX model, and its check by onnxruntime.
+"""``network.onnx``: a quantised network as an ONNX model onnxruntime computes exactly on every CPU,
+and its check by onnxruntime.
 
 Every layer's int8 output is a ``QuantizeLinear`` (scale ``2**e``, zero point 0) of the float
-operator applied to the ``DequantizeLinear`` of its inputs; weights are int8 initializers with a
-per-output-channel ``DequantizeLinear`` (axis 0), biases int32 at scale ``2**(e_in + ew[k])``. A fused
-ReLU is a ``Relu`` before the ``QuantizeLinear``. The logits are the float32 ``Gemm`` output itself,
-``acc * 2**(e_in + ew)``.
+operator applied to its int8 inputs read as floats (``Cast`` to float, then ``Mul`` by ``2**e``);
+weights are int8 initializers with a per-output-channel ``DequantizeLinear`` (axis 0), biases int32 at
+scale ``2**(e_in + ew[k])``. A fused ReLU is a ``Relu`` before the ``QuantizeLinear``. The logits are
+the float32 ``Gemm`` output itself, ``acc * 2**(e_in + ew)``.
+
+The inputs are read with ``Cast`` and ``Mul``, not ``DequantizeLinear``, so that onnxruntime's
+optimiser finds no QDQ pattern to fuse: its fused integer kernels (QLinearConv, QGemm, ...) differ
+between CPUs (u8 x s8 products added in pairs in 16-bit registers that saturate on x86 without VNNI;
+another rounding in the fused Gemm). :func:`integer_kernels` reads onnxruntime's optimised graph, so a
+model that would reach one fails the check on every CPU, not only on those where the kernel is wrong.
 
 With power-of-two scales, float32 computes exactly what :func:`~winohdl.network.integer.run_integer`
 does while every partial sum stays below 2**24 accumulator steps (``QuantNetwork.float32_problems``
 names the layers where it may not): the products of int8 values are exact, the sums are exact
-integers times a power of two, and ``QuantizeLinear`` rounds half to even and saturates as
-:func:`~winohdl.core.fixed.requantise` does.
+integers times a power of two in any order, and ``QuantizeLinear`` rounds half to even and saturates
+as :func:`~winohdl.core.fixed.requantise` does.
 """
 
 from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -49,11 +60,12 @@ class _Builder:
         return f"{name}::scale", f"{name}::zero_point"
 
     def dequantised(self, layer: str) -> str:
-        """The float value of an int8 layer output (one DequantizeLinear, shared by its readers)."""
+        """The float value of an int8 layer output, ``float(q) * 2**e`` (shared by its readers): Cast and
+        Mul, which no onnxruntime optimisation turns into an integer kernel."""
         if layer not in self._dq:
-            s, z = self.scale(layer, self.qnet.layer(layer).exponent)
-            self.op("DequantizeLinear", [layer, s, z], f"{layer}::dq")
-            self._dq[layer] = f"{layer}::dq"
+            scale = self.const(f"{layer}::scale", np.float32(2.0 ** self.qnet.layer(layer).exponent))
+            cast = self.op("Cast", [layer], f"{layer}::float", to=TensorProto.FLOAT)
+            self._dq[layer] = self.op("Mul", [cast, scale], f"{layer}::dq")
         return self._dq[layer]
 
     def op(self, op_type: str, inputs, output: str, **attrs) -> str:
@@ -135,16 +147,9 @@ def run_onnxruntime(qnet: QuantNetwork, model: onnx.ModelProto, x, optimise: boo
 
     Returns every output: the int8 layers as int64, the logits divided by their scale ``2**e`` (exact
     in float64; a value that is not a whole number of steps is a sign that float32 rounded, and
-    compares unequal to every integer). ``optimise=False`` disables onnxruntime's graph optimisations (no
-    fusion of the QDQ pattern into QLinearConv and friends).
+    compares unequal to every integer). ``optimise=False`` disables onnxruntime's graph optimisations.
     """
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimise
-                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = _session(model, optimise)
     names = [o.name for o in session.get_outputs()]
     results = session.run(names, {INPUT: np.asarray(x, dtype=np.float32)})
     out = {}
@@ -154,6 +159,33 @@ def run_onnxruntime(qnet: QuantNetwork, model: onnx.ModelProto, x, optimise: boo
         else:
             out[name] = value.astype(np.int64)
     return out
+
+
+def integer_kernels(model: onnx.ModelProto) -> list[str]:
+    """The nodes of onnxruntime's optimised graph of ``model`` that run an integer kernel (QLinearConv,
+    QGemm, ConvInteger, ...), as ``"name (op)"``: kernels whose results depend on the CPU. The
+    optimiser's fusions do not (only their kernels do), so this answer is the same on every CPU."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "optimised.onnx"
+        _session(model, True, path)
+        graph = onnx.load(str(path)).graph
+    return [f"{n.name or n.output[0]} ({n.op_type})" for n in graph.node if _INTEGER_KERNEL.match(n.op_type)]
+
+
+_INTEGER_KERNEL = re.compile(r"QLinear|QGemm$|DynamicQuantize|.*Integer")
+
+
+def _session(model: onnx.ModelProto, optimise: bool, saved: Path | None = None):
+    """An onnxruntime CPU session, one thread; ``saved``: where onnxruntime writes its optimised graph."""
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimise
+                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    if saved is not None:
+        options.optimized_model_filepath = str(saved)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
 def mismatches(expected: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> list[str]:
@@ -177,7 +209,8 @@ def check_onnxruntime(qnet: QuantNetwork, x) -> list[str]:
     float inputs ``x``: one line per layer and set-up; empty when all agree exactly.
 
     Four set-ups: graph optimisations off and on, every layer an output (each compared) and only the
-    network's outputs (the optimiser may then fuse the QDQ pattern into QLinearConv, QGemm, ...).
+    network's outputs (where the optimiser has the most freedom); with optimisations on, a node of the
+    optimised graph that runs an integer kernel is a line too, whether or not it differs on this CPU.
     """
     from .integer import quantise_input, run_integer
     x = np.asarray(x, dtype=np.float32)
@@ -188,4 +221,6 @@ def check_onnxruntime(qnet: QuantNetwork, x) -> list[str]:
         for optimise in (False, True):
             where = f"{'every layer' if expose_all else 'outputs only'}, optimisations {'on' if optimise else 'off'}"
             lines += [f"{where}: {m}" for m in mismatches(expected, run_onnxruntime(qnet, model, x, optimise))]
+        lines += [f"{'every layer' if expose_all else 'outputs only'}: onnxruntime runs {k}, an integer kernel "
+                  f"whose results differ between CPUs" for k in integer_kernels(model)]
     return lines

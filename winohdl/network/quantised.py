@@ -70,7 +70,7 @@ class Quantised:
         lines = [q.text().rstrip(), f"calibrated {q.calibration}", f"fused      {fused}"]
         if not self.mismatches:
             lines.append(f"onnx       network.onnx equals the integer model exactly on {self.checked} inputs, "
-                         f"every layer (onnxruntime, optimisations off and on)")
+                         f"every layer (onnxruntime, optimisations off and on; no integer kernel: on every CPU)")
         else:
             lines += [f"onnx       MISMATCH {m}" for m in self.mismatches[:10]]
         if self.accuracy is not None:
