@@ -96,12 +96,17 @@ TILE_PLACEMENTS = ("AT", "G")
 """The placements a tile chooses among (ties go to the first)."""
 
 
+@lru_cache(maxsize=256)
 def plan_card(card: AlgorithmCard, options: HardwareOptions, placements: tuple[str, ...] = TILE_PLACEMENTS) -> Plan:
     """Choose where G's denominators go (among ``placements``, :data:`hdl.scaling.PLACEMENTS`;
     signs are folded on the realised graphs) and, per transform, flat or row-column, minimising
     (multiplier blocks, adder bits, depth, adders, the placement's index) with a sound bound for
     the output transform's widths (cheap: linear forms only). Every placement is an exact
-    rescaling of the card."""
+    rescaling of the card.
+
+    Remembered per process (a pure function of the card's matrices and the options; nothing changes
+    a plan once made): a design opened for each simulator, each check and each command planned its
+    card again, a tenth of the test suite's time."""
     g = card.geometry
     d_box, g_box = [word_range(options.data_width)] * g.n_d, [word_range(options.kernel_width)] * g.n_g
     hw = options.kernel_transform is KernelTransform.HW
