@@ -7,6 +7,7 @@ the design summary and the testbench all read this one description.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass
@@ -187,9 +188,10 @@ class Datapath:
         self.plan = plan_card(card, options, placements)
         self.scaled: ScaledCard = self.plan.scaled
         prove_identity(card.geometry, *self.scaled.rational_terms())  # scaling kept the identity
-        self.data_graph = self.plan.graphs["BT"]
-        self.kernel_graph = self.plan.graphs["G"]
-        self.output_graph = self.plan.graphs["AT"]
+        # its own copies: the plan is shared by every Datapath of the card (plan_card remembers it),
+        # and a mutant generator edits its graphs
+        self.data_graph, self.kernel_graph, self.output_graph = (copy.deepcopy(self.plan.graphs[t])
+                                                                 for t in ("BT", "G", "AT"))
         self.realisation: dict = dict(self.plan.realisation)  # "flat" or "row-column" per transform
         self.d_range = word_range(options.data_width)
         self.g_range = word_range(options.kernel_width)

@@ -81,3 +81,19 @@ def test_bilinear_enumeration_exact_small_case():
     brute = [d0 * (C[0, 0] * g0 + C[0, 1] * g1) + d1 * (C[1, 0] * g0 + C[1, 1] * g1)
              for d0 in range(-2, 2) for d1 in range(-2, 2) for g0 in range(-1, 4) for g1 in range(-1, 4)]
     assert (r.lo, r.hi) == (min(brute), max(brute))
+
+
+def test_datapaths_of_one_card_share_no_graph():
+    """plan_card remembers its plans; each Datapath edits only its own copies (a mutant generator
+    flips an adder in one: a correct Datapath of the same card made after it is unchanged)."""
+    from hdl.datapath import plan_card
+    from hdl.shiftadd import Adder, Term
+    from winohdl.core.suite import BY_NAME
+    card, opts = constructive_card(BY_NAME["f2x2_3x3"].geometry), HardwareOptions.make(8, 8)
+    first = Datapath(card, opts)
+    before = list(first.output_graph.adders)
+    a = first.output_graph.adders[0]
+    first.output_graph.adders[0] = Adder(a.a, Term(a.b.node, a.b.shift, -a.b.sign))
+    second = Datapath(card, opts)
+    assert plan_card.cache_info().hits > 0 and second.plan is first.plan
+    assert second.output_graph.adders == before != first.output_graph.adders
