@@ -19,7 +19,7 @@ logic figure: :data:`LUT_RAM_LOGIC` LUT4 a DPR16X4 and, past 16 words, a read mu
 
 The clock: one clock for every engine of a network. Its default is the lower of the two measured
 engine medians (docs/benchmarks.md, "A floorplan: each multiplier beside the block RAMs that feed
-it", 2026-12-04, F(4x4,3x3) int8 C=K=16 32x32 deep on LFE5U-85F, median of three nextpnr seeds):
+it": F(4x4,3x3) int8 C=K=16 32x32 deep on LFE5U-85F, median of three nextpnr seeds):
 the Winograd engine 178.3 MHz, the direct engine 96.1 MHz. Both plans are quoted at the same clock,
 so they differ by their cycles and resources only; a whole network on one die has not been placed.
 """
@@ -34,14 +34,14 @@ from winohdl.core.errors import WinohdlError
 
 DEFAULT_DEVICE = "LFE5U-85F"
 MEASURED_FMAX_MHZ = {"winograd": 178.3, "direct": 96.1}
-"""Median Fmax of the engines as measured (docs/benchmarks.md, 2026-12-04, see the module docstring)."""
+"""Median Fmax of the engines as measured (docs/benchmarks.md, see the module docstring)."""
 DEFAULT_CLOCK_MHZ = min(MEASURED_FMAX_MHZ.values())
 MAX_CLOCK_MHZ = 1000.0
 LUT_RAM_COST, BLOCK_RAM_COST = 4, 128
 """Yosys's ``memory_libmap`` costs of a TRELLIS_DPR16X4 and of a DP16KD (see the module docstring)."""
 LUT_RAM_MAX_DEPTH = 128
 """Deeper memories go to block RAM whatever the costs say: Yosys mapped the 192 x 8 feature-map banks
-of ResNet-8's first convolution (synchronous reads) to DP16KD, 16 of them (2026-12-05)."""
+of ResNet-8's first convolution (synchronous reads) to DP16KD, 16 of them."""
 LUT_RAM_LOGIC = 4
 """LUT4 a DPR16X4 takes from the logic figure: the two slices (four LUT4) of its PFU in RAM mode."""
 RESOURCES = ("dsp", "bram", "logic")

@@ -159,7 +159,7 @@ def engine_logic(plan) -> int:
     (Winograd) or the product tree over taps and lanes (direct), per output channel; B^T once per
     input lane and A^T with the exact division once per output lane, at the card's flat adder bits,
     times :data:`SERIAL_LOGIC` where the engine builds the transform serially (its 1D units and
-    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibration (docs/benchmarks.md, 2026-12-04,
+    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibration (docs/benchmarks.md,
     int8, C=K=16, 32x32, PK=PC=1, deep, Yosys; the direct engines there have the Winograd output
     tile): F(4x4,3x3) measured 2,972 Winograd / 2,995 direct, model 3,199 / 3,008; F(2x2,3x3)
     measured 1,270 / 959, model 1,132 / 1,052 (within 12 %; checked in tests/test_network_plan.py).

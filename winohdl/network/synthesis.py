@@ -93,7 +93,7 @@ def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, w
     hv = work / f"{HARNESS}.v"
     hv.write_text(to_verilog(StreamHarness(NetworkTop(generated.stages)), HARNESS))
     # no floorplan: fixing the multipliers beside their block RAMs (the layer engine's gain) made the
-    # network slower (digits, 2026-12-05: 128.8 MHz floorplanned against 150.8 unconstrained, seed 1)
+    # network slower (the digits network: docs/history.md, "The network")
     progress.status(f"{family}: nextpnr, {seeds} seeds on {min(seeds, default_jobs())} processes")
     fm = measure_fmax(hv, family, work, HARNESS, seeds, timeout, floorplan=False,
                       map_seeds=partial(run_all, jobs=default_jobs(), desc=f"{family} nextpnr seeds"))
