@@ -6,12 +6,16 @@ runtime's file-access thread is not copied by fork) and must still convert, to t
 """
 
 import multiprocessing
+import os
+import subprocess
+import sys
 
 import pytest
 from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from artefacts import ROOT
 from hdl import verilog
 from winohdl.core.errors import WinohdlError
 
@@ -59,9 +63,7 @@ def test_a_process_that_converted_exits_quietly():
     interpreter tears wasmtime's bindings down: without that, the suite's two xdist workers each
     printed an ignored TypeError from wasmtime's finaliser (that teardown order did not show in a
     small process: this guards the quiet exit, the full suite's output shows the rest)."""
-    import subprocess
-    import sys
     code = "from tests.test_verilog import _convert; print(len(_convert()) > 0)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=str(__import__('artefacts').ROOT), env={**__import__('os').environ, "PYTHONPATH": "tests"})
+                          cwd=str(ROOT), env={**os.environ, "PYTHONPATH": "tests"})
     assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")

@@ -50,7 +50,7 @@ def _node(node: Node, xs: list[np.ndarray], w: dict) -> np.ndarray:
     if k == Kind.CONV:
         return _conv(x, w[f"{node.name}.weight"], w.get(f"{node.name}.bias"), a)
     if k == Kind.LINEAR:
-        weight, out = w[f"{node.name}.weight"], np.zeros((len(x), node.attrs.out_features))
+        weight, out = w[f"{node.name}.weight"], np.zeros((len(x), a.out_features))
         for f in range(weight.shape[1]):
             out += x[:, f, None] * weight[None, :, f]
         return _biased(out, w.get(f"{node.name}.bias"))
@@ -82,34 +82,34 @@ def _biased(out: np.ndarray, bias) -> np.ndarray:
 
 
 def _windows(x: np.ndarray, pad: tuple, fill: float, kernel, stride, dilation):
-    """The padded input and, per kernel offset in raster order, the strided slice it reads."""
+    """The padded input, and per kernel offset in raster order the offset and the strided slices it reads."""
     padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad], constant_values=fill)
     out = [(s + 2 * p - (k - 1) * d - 1) // t + 1 for s, p, k, d, t in zip(x.shape[2:], pad, kernel, dilation, stride)]
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        yield tuple(slice(o * d, o * d + (n - 1) * t + 1, t) for o, d, n, t in zip(offset, dilation, out, stride)), \
-            padded
+    return padded, [(offset, tuple(slice(o * d, o * d + (n - 1) * t + 1, t)
+                                   for o, d, n, t in zip(offset, dilation, out, stride)))
+                    for offset in itertools.product(*(range(k) for k in kernel))]
 
 
 def _conv(x: np.ndarray, weight: np.ndarray, bias, a: Conv) -> np.ndarray:
     """torch's convolution (cross-correlation, zero padding, groups), summed per input channel, then
     per kernel offset in raster order, then the bias."""
     cg, kg = a.in_channels // a.groups, a.out_channels // a.groups
+    padded, windows = _windows(x, a.padding, 0.0, a.kernel, a.stride, a.dilation)
     out = None
     for c in range(cg):
-        for index, (where, padded) in zip(itertools.product(*(range(k) for k in a.kernel)),
-                                          _windows(x, a.padding, 0.0, a.kernel, a.stride, a.dilation)):
-            terms = [padded[(slice(None), g * cg + c) + where][:, None] *
-                     weight[g * kg:(g + 1) * kg, c][(slice(None),) + index].reshape((1, kg) + (1,) * len(a.kernel))
-                     for g in range(a.groups)]
-            term = np.concatenate(terms, axis=1)
+        for offset, where in windows:
+            term = np.concatenate([padded[(slice(None), g * cg + c) + where][:, None] *
+                                   weight[(slice(g * kg, (g + 1) * kg), c) + offset].reshape((1, kg) + (1,) * len(offset))
+                                   for g in range(a.groups)], axis=1)
             out = term if out is None else out + term
     return _biased(out, bias)
 
 
 def _pool(x: np.ndarray, a: Pool, fill: float, combine) -> np.ndarray:
     """``combine`` over each window (offsets in raster order), padding read as ``fill``."""
+    padded, windows = _windows(x, a.padding, fill, a.kernel, a.stride, (1,) * len(a.kernel))
     out = None
-    for where, padded in _windows(x, a.padding, fill, a.kernel, a.stride, (1,) * len(a.kernel)):
+    for _, where in windows:
         value = padded[(slice(None), slice(None)) + where]
         out = value if out is None else combine(out, value)
     return out

@@ -142,14 +142,16 @@ def _weights(b: _Builder, q: QuantLayer, what: str, exponents, dtype) -> str:
     return b.op("DequantizeLinear", [name, s, z], f"{q.name}::{what}", **({} if q.logits else {"axis": 0}))
 
 
-def run_onnxruntime(qnet: QuantNetwork, model: onnx.ModelProto, x, optimise: bool = True) -> dict[str, np.ndarray]:
+def run_onnxruntime(qnet: QuantNetwork, model: onnx.ModelProto, x, optimise: bool = True,
+                    saved: Path | None = None) -> dict[str, np.ndarray]:
     """Run ``model`` (from :func:`to_onnx`) with onnxruntime on CPU for float inputs ``x``.
 
     Returns every output: the int8 layers as int64, the logits divided by their scale ``2**e`` (exact
     in float64; a value that is not a whole number of steps is a sign that float32 rounded, and
-    compares unequal to every integer). ``optimise=False`` disables onnxruntime's graph optimisations.
+    compares unequal to every integer). ``optimise=False`` disables onnxruntime's graph optimisations;
+    ``saved``: where onnxruntime writes the graph it ran (read by :func:`integer_kernels`).
     """
-    session = _session(model, optimise)
+    session = _session(model, optimise, saved)
     names = [o.name for o in session.get_outputs()]
     results = session.run(names, {INPUT: np.asarray(x, dtype=np.float32)})
     out = {}
@@ -161,15 +163,18 @@ def run_onnxruntime(qnet: QuantNetwork, model: onnx.ModelProto, x, optimise: boo
     return out
 
 
-def integer_kernels(model: onnx.ModelProto) -> list[str]:
-    """The nodes of onnxruntime's optimised graph of ``model`` that run an integer kernel (QLinearConv,
-    QGemm, ConvInteger, ...), as ``"name (op)"``: kernels whose results depend on the CPU. The
-    optimiser's fusions do not (only their kernels do), so this answer is the same on every CPU."""
+def integer_kernels(model: onnx.ModelProto | Path) -> list[str]:
+    """The nodes of onnxruntime's optimised graph of ``model`` (or the optimised graph a session saved
+    at that path) that run an integer kernel (QLinearConv, QGemm, ConvInteger, ...), as ``"name (op)"``:
+    kernels whose results depend on the CPU. The optimiser's fusions do not (only their kernels do),
+    so this answer is the same on every CPU."""
+    if isinstance(model, Path):
+        graph = onnx.load(str(model)).graph
+        return [f"{n.name or n.output[0]} ({n.op_type})" for n in graph.node if _INTEGER_KERNEL.match(n.op_type)]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "optimised.onnx"
         _session(model, True, path)
-        graph = onnx.load(str(path)).graph
-    return [f"{n.name or n.output[0]} ({n.op_type})" for n in graph.node if _INTEGER_KERNEL.match(n.op_type)]
+        return integer_kernels(path)
 
 
 _INTEGER_KERNEL = re.compile(r"QLinear|QGemm$|DynamicQuantize|.*Integer")
@@ -216,11 +221,13 @@ def check_onnxruntime(qnet: QuantNetwork, x) -> list[str]:
     x = np.asarray(x, dtype=np.float32)
     expected = run_integer(qnet, quantise_input(qnet, x.astype(np.float64)))
     lines = []
-    for expose_all in (True, False):
-        model = to_onnx(qnet, expose_all)
-        for optimise in (False, True):
-            where = f"{'every layer' if expose_all else 'outputs only'}, optimisations {'on' if optimise else 'off'}"
-            lines += [f"{where}: {m}" for m in mismatches(expected, run_onnxruntime(qnet, model, x, optimise))]
-        lines += [f"{'every layer' if expose_all else 'outputs only'}: onnxruntime runs {k}, an integer kernel "
-                  f"whose results differ between CPUs" for k in integer_kernels(model)]
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "optimised.onnx"
+        for expose_all in (True, False):
+            model, exposed = to_onnx(qnet, expose_all), "every layer" if expose_all else "outputs only"
+            for optimise in (False, True):
+                got = run_onnxruntime(qnet, model, x, optimise, saved if optimise else None)
+                lines += [f"{exposed}, optimisations {'on' if optimise else 'off'}: {m}" for m in mismatches(expected, got)]
+            lines += [f"{exposed}: onnxruntime runs {k}, an integer kernel whose results differ between CPUs"
+                      for k in integer_kernels(saved)]
     return lines
