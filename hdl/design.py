@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,26 @@ def ports_of(signature: wiring.Signature, clocked: bool) -> tuple[Port, ...]:
         direction = Direction.IN if member.flow is wiring.In else Direction.OUT
         ports.append(Port("__".join(map(str, path)), direction, elements, width))
     return tuple(ports)
+
+
+_PORT = re.compile(r"\s*(input|output)\s+(?:wire\s+|reg\s+)?(?:signed\s+)?(?:\[(\d+):(\d+)\]\s*)?(\w+)\s*;")
+
+
+def verilog_ports(text: str, top: str) -> dict[str, tuple[str, int]]:
+    """``{port: (direction, bits)}`` of module ``top`` as Amaranth's Verilog declares it (one port a
+    line); empty when the text has no such module."""
+    start = text.find(f"module {top}(")
+    if start < 0:
+        return {}
+    body = text[start:]
+    body = body[:body.find("endmodule")]
+    ports = {}
+    for line in body.splitlines():
+        found = _PORT.fullmatch(line)
+        if found:
+            d, hi, lo, name = found.groups()
+            ports[name] = ("in" if d == "input" else "out", int(hi) - int(lo) + 1 if hi else 1)
+    return ports
 
 
 @dataclass(frozen=True)

@@ -107,9 +107,9 @@ class MineSettings:
                 raise WinohdlError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {v}")
             SECONDS.check(math.ceil(v), name)
         if self.device not in DEVICES:
-            raise WinohdlError(f"unknown device {self.device!r}: choose auto, cpu or cuda")
+            raise WinohdlError(f"unknown --torch-device {self.device!r}: choose auto, cpu or cuda")
         sgd_only = {"--exact-loss": self.exact_loss, "--resume": self.resume, "--sgd": bool(self.sgd),
-                    "--steps": self.steps is not None, "--device": self.device != "auto"}
+                    "--steps": self.steps is not None, "--torch-device": self.device != "auto"}
         if self.method is not Method.SGD:
             used = [k for k, v in sgd_only.items() if v]
             if used:

@@ -128,9 +128,9 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise WinohdlError("--device cuda requested but CUDA is not available on this machine")
+        raise WinohdlError("--torch-device cuda requested but CUDA is not available on this machine")
     if name not in ("cpu", "cuda"):
-        raise WinohdlError(f"unknown device {name!r}: choose auto, cpu or cuda")
+        raise WinohdlError(f"unknown --torch-device {name!r}: choose auto, cpu or cuda")
     return torch.device(name)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from winohdl.core.errors import WinohdlError
 
 SIMULATORS = ("icarus", "verilator")
+DEFAULT_VERIFY_SIM = "icarus"   # --verify-sim in every command: four-state, so an undriven cell input shows as X
 
 
 def verilator_bin_dir() -> Path | None:

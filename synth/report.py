@@ -28,6 +28,8 @@ from winohdl.core.io import write_json_atomic, write_text_atomic
 from .nextpnr_report import CriticalPath
 from .pnr import FmaxResult, measure_fmax
 from .families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
+
+DEFAULT_PNR_TIMEOUT = PNR_TIMEOUT   # --pnr-timeout in every command
 from .yosys import SynthResult, asic_estimate, synthesise
 
 # verify(opened, target ("wino" | "direct"), family, netlist, work) -> {"status", "checked", "message", ...};

@@ -1,9 +1,10 @@
 """Run a generated component in Amaranth's own simulator (no external tools); read a Verilog module's ports."""
 
-import re
 import threading
 
 from amaranth.sim import Simulator
+
+from hdl.design import verilog_ports  # noqa: F401  (the tests import it from here)
 
 
 def run_simulation(sim: Simulator) -> None:
@@ -58,22 +59,6 @@ def simulate(dut, vectors, drive, latency: int) -> list[list[int]]:
     sim.add_testbench(bench)
     run_simulation(sim)
     return outs
-
-
-_PORT = re.compile(r"\s*(input|output)\s+(?:wire\s+|reg\s+)?(?:signed\s+)?(?:\[(\d+):(\d+)\]\s*)?(\w+)\s*;")
-
-
-def verilog_ports(text: str, top: str) -> dict[str, tuple[str, int]]:
-    """``{port: (direction, bits)}`` of module ``top`` as the Verilog declares it."""
-    body = text[text.index(f"module {top}("):]
-    body = body[:body.index("endmodule")]
-    ports = {}
-    for line in body.splitlines():
-        found = _PORT.fullmatch(line)
-        if found:
-            d, hi, lo, name = found.groups()
-            ports[name] = ("in" if d == "input" else "out", int(hi) - int(lo) + 1 if hi else 1)
-    return ports
 
 
 def summary_ports(core) -> dict[str, tuple[str, int]]:

@@ -14,7 +14,8 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.network.budget import (DEFAULT_CLOCK_MHZ, Budget, Memory, bram_blocks, device, memory_cost, parse_budget,
                                     parse_clock)
-from winohdl.network.choices import Candidate, datapath, engine_logic, engine_memories
+from winohdl.network.candidates import Candidate, datapath, engine_logic, engine_memories
+from winohdl.network.decision import UnitDecision, engine_decision
 from winohdl.network.fold import fold
 from winohdl.network.load import load_model
 from winohdl.network.plan import Plans, PlanMode, plan_both, plan_network
@@ -89,7 +90,7 @@ def test_budget_overrides_the_part():
 # ---- folding --------------------------------------------------------------------------------------------
 
 def _c(node, cycles, dsp, pk=1):
-    return Candidate(node, "direct", None, pk, 1, dsp, dsp, 0, 0, cycles, cycles)
+    return Candidate(node, UnitDecision(pk), "direct", dsp, dsp, 0, 0, cycles, cycles)
 
 
 def test_folding_gives_the_bottleneck_more_parallelism():
@@ -97,7 +98,7 @@ def test_folding_gives_the_bottleneck_more_parallelism():
     fast = [_c("b", 300, 1), _c("b", 150, 2, 2)]
     f = fold({"a": slow, "b": fast}, Budget(6, 10, 10))
     # a: 1000 -> 500 -> 250 (4 DSP); then 250 needs b at 150 (2 DSP): 6 in all; 125 would need 8 + 2
-    assert f.fits and (f.chosen["a"].pk, f.chosen["b"].pk) == (4, 2) and f.binding == ("dsp",)
+    assert f.fits and (f.chosen["a"].decision.lanes, f.chosen["b"].decision.lanes) == (4, 2) and f.binding == ("dsp",)
 
 
 def test_folding_nothing_fits_returns_the_cheapest_and_what_is_over():
@@ -148,12 +149,10 @@ def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
         n = resnet8.node(x.node)
         if n.kind.value != "conv":
             continue
-        a = n.attrs
-        g = x.geometry or Geometry((1, 1), a.kernel, a.stride, a.dilation)
-        opts = EngineOptions(g, a.in_channels, a.out_channels, shapes[n.inputs[0]][2:], a.padding, x.parallel_out,
-                             x.parallel_in, pipeline=EnginePipeline.DEEP, buffering=Buffering(x.buffering))
-        kind = EngineKind.WINOGRAD if x.geometry else EngineKind.DIRECT
-        plan = plan_engine(opts, datapath(g, 8, 8) if x.geometry else None, kind)
+        opts, kind = x.decision.options, x.decision.kind
+        assert opts == engine_decision(n.attrs, shapes[n.inputs[0]], x.geometry and x.geometry.output,
+                                       x.parallel_out, x.parallel_in, Buffering(x.buffering)).options
+        plan = plan_engine(opts, datapath(opts.geometry, 8, 8) if x.geometry else None, kind)
         assert x.cycles == plan.performance.period and x.multipliers == plan.multipliers
         checked += 1
     assert checked == 9
@@ -214,15 +213,20 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--plan-only", "--device", "XC7"], "unknown device"),
+    (["--plan-only", "--part", "XC7"], "unknown device"),
     (["--plan-only", "--budget", "dsp"], "--budget"),
     (["--plan-only", "--clock", "-3"], "--clock"),
-    (["--device", "LFE5U-25F"], "--device applies only with --plan-only"),
+    (["--plan", "smallest", "--part", "LFE5U-25F"], "--part sizes a plan: it does not apply with --plan smallest"),
+    (["--seeds", "2"], "--seeds applies only with --family"),
+    (["--pnr-timeout", "60"], "--pnr-timeout applies only with --family"),
+    (["--verify-sim", "icarus"], "--verify-sim applies only with --verify"),
+    (["--images", "3"], "--images applies only with --sim or --verify"),
+    (["--plan-only", "--calibration", "x.npy"], "--calibration does not apply with --plan-only"),
     (["--plan-only", "--family", "ecp5"], "--family does not apply with --plan-only"),
     (["--family", "asic"], "--family asic: the network is synthesised for FPGA families with place and route"),
     (["--family", "ecp6"], "unknown family 'ecp6'"),
     (["--family", "ecp5", "--seeds", "21"], "--seeds must be 1..20"),
-    (["--verify"], "--verify checks the synthesised netlist: give --family"),
+    (["--verify"], "--verify applies only with --family"),
 ])
 def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
     out = tmp_path / "bad"

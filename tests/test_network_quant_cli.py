@@ -55,7 +55,8 @@ def test_network_writes_the_quantised_network_and_prints_the_accuracy(cli, files
     assert code == 0 and err == "", err
     assert {p.name for p in (t / "n").iterdir()} == {"network.json", "network.txt", "quant.json", "quant.txt",
                                                      "quant_weights.npz", "network.onnx", "network.v",
-                                                     "hardware.txt", "design.json", "network.core"}
+                                                     "hardware.txt", "design.json", "network.core", "weights.npz",
+                                                     "plan.json", "plan.txt", "plan.svg", "manifest.json"}
     graph = load_model(f"{t}/model.py:net", (1, 1, 8, 8), t / "w.pt")
     images, labels = np.load(t / "cal.npy"), np.load(t / "labels.npy")
     qnet = quantise_network(graph, images, f"20 inputs from {t / 'cal.npy'}")

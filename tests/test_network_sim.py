@@ -27,7 +27,8 @@ def test_digits_network_passes_on_both_simulators(cli, tmp_path):
 
 
 def test_without_sim_the_hardware_is_written_and_not_simulated(cli, tmp_path):
-    code, out, err = cli("network", *DIGITS, "-o", tmp_path / "d")
+    """``--plan smallest``: no plan, every layer its smallest hardware (quick to build)."""
+    code, out, err = cli("network", *DIGITS, "--plan", "smallest", "-o", tmp_path / "d")
     assert code == 0, err
     assert (tmp_path / "d" / "network.v").read_text().count("module network(") == 1
     assert "PASS" not in out
@@ -56,34 +57,44 @@ def test_network_sim_bad_input(cli, tmp_path, argv, message):
     assert fingerprint(tmp_path) == before
 
 
-@pytest.mark.slow(15)
-def test_the_hardware_takes_the_plan(cli, tmp_path):
-    """``--plan plan.json`` (as --plan-only writes it): each convolution gets the plan's algorithm and
-    PK/PC, and the network still passes, here on Icarus."""
-    from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget
-    from winohdl.network.budget import device as part_of
-    from winohdl.network.load import load_model
-    from winohdl.network.plan import plan_both
-    part = part_of("LFE5U-85F")
-    plans = plan_both(load_model(DIGITS[1], (1, 1, 8, 8)), part, Budget.of(part), DEFAULT_CLOCK_MHZ, derive=False)
-    (tmp_path / "plan.json").write_text(plans.to_json())
-    code, out, err = cli("network", *DIGITS, "--plan", tmp_path / "plan.json", "--sim", "icarus", "--images", "2",
-                         "-o", tmp_path / "d")
+@pytest.mark.slow(25)
+def test_the_network_is_built_as_planned_and_reopens(cli, tmp_path):
+    """With no --plan, ``winohdl network`` plans and builds that plan: every layer's engine (options,
+    kind, card, multipliers, memories) or unit (lanes) in the folder's stages, derived again when the
+    folder is opened and held against design.json, is the plan's; ``winohdl sim`` re-simulates the folder."""
+    from hdl.engine.plan import plan_engine
+    from hdl.network.stages import ConvStage, LinearStage, PoolStage
+    from winohdl.cards import best_card
+    from winohdl.network.candidates import datapath
+    from winohdl.network.folder import open_network
+    code, out, err = cli("network", *DIGITS, "-o", tmp_path / "d")
     assert code == 0, err
-    assert "icarus    network  PASS  2 of 2 images" in out
-    hardware = (tmp_path / "d" / "hardware.txt").read_text()
-    for lp in plans.winograd.layers:
-        line = hardware.split(lp.node + " ", 1)[1].splitlines()[0] if lp.operator in ("conv", "linear") else ""
-        if lp.operator == "conv":
-            assert f"PK={lp.parallel_out} PC={lp.parallel_in}" in line
-        if lp.operator == "linear":   # its outputs at once, as planned
-            assert f", {lp.parallel_out} multipliers," in line
+    net = open_network(tmp_path / "d")
+    stages = {s.name: s for s in net.generated.stages}
+    assert len(stages) == len(net.plans.winograd.layers) == 4
+    for lp in net.plans.winograd.layers:
+        stage, d = stages[lp.node], lp.decision
+        assert net.graph.node(lp.node).decision == d
+        if isinstance(stage, ConvStage):
+            o = d.options
+            assert stage.plan.options == o and stage.plan.kind == d.kind
+            assert stage.plan.datapath.card == best_card(o.geometry)
+            want = plan_engine(o, datapath(o.geometry, 8, 8) if d.geometry else None, d.kind)
+            assert stage.plan.memories == want.memories and stage.plan.multipliers == lp.multipliers
+        elif isinstance(stage, LinearStage):
+            assert stage.parallel == d.lanes
+        else:
+            assert isinstance(stage, PoolStage) and stage.in_lanes == d.lanes
+    code, out, err = cli("sim", tmp_path / "d", "--sim", "verilator", "--images", "2")
+    assert code == 0, err
+    assert "verilator network  PASS  2 of 2 images" in out
 
 
 @pytest.mark.parametrize("argv, message", [
     (("--plan", "{tmp}/m.py"), "error: plan.json is not JSON"),
     (("--plan", "{tmp}/m.py", "--plan-only"), "error: --plan does not apply with --plan-only"),
-], ids=["not_a_plan", "plan_with_plan_only"])
+    (("--plan", "{tmp}/m.py", "--budget", "dsp=9"), "error: --budget sizes a plan: it does not apply with --plan"),
+], ids=["not_a_plan", "plan_with_plan_only", "budget_with_plan"])
 def test_network_plan_bad_input(cli, tmp_path, argv, message):
     (tmp_path / "m.py").write_text(CONV_ONLY)
     argv = [str(a).replace("{tmp}", str(tmp_path)) for a in argv]
@@ -111,7 +122,7 @@ def test_a_deadlocked_network_fails_in_bounded_time_not_hangs(tmp_path):
     stages, images, want = residual(tmp_path, 4)
     short = tuple(replace(s, shortcut_depth=64) if isinstance(s, AddStage) else s for s in stages)
     top = NetworkTop(short)
-    net = GeneratedNetwork(short, to_verilog(top, TOP), top._final.logit_width, ports_of(top.signature, clocked=True))
+    net = GeneratedNetwork(short, to_verilog(top, TOP), top.logit_width, ports_of(top.signature, clocked=True))
     (tmp_path / "network.v").write_text(net.verilog)
     stimulus = net.stimulus(images[:1], want[:1], gaps=0.0, backpressure=0.0)
     result = run_network_simulation(tmp_path / "network.v", TOP, stimulus, "icarus", tmp_path / "sim")

@@ -14,16 +14,23 @@ from hdl.network.top import NetworkTop
 from hdl.stream.axis import unpack
 from winohdl.core.errors import WinohdlError
 from winohdl.network.calibration import random_calibration
-from winohdl.network.hardware import ConvChoice, default_choice, image_beats, network_stages
+from winohdl.network.decision import engine_decision
+from winohdl.network.hardware import image_beats, network_stages
 from winohdl.network.integer import quantise_input, run_integer
 from winohdl.network.load import load_model
+from winohdl.network.passes import decide_smallest
 from winohdl.network.quant import quantise_network
 
 from hdl_helpers import run_simulation
 
 
-def digits(x=None):
-    graph = load_model("examples/digits/model.py:digits_cnn", (1, 1, 8, 8))
+def digits(conv=None):
+    """The digits network quantised, every node its smallest hardware or, with ``conv`` ((tile, PK, PC,
+    buffering)), every convolution that engine."""
+    graph = decide_smallest(load_model("examples/digits/model.py:digits_cnn", (1, 1, 8, 8)))
+    if conv is not None:
+        graph = graph.with_decisions({n.name: engine_decision(n.attrs, graph.node(n.inputs[0]).shape, *conv)
+                                      for n in graph.nodes if n.kind.value == "conv"})
     cal = random_calibration(graph)
     return quantise_network(graph, cal, "random"), cal
 
@@ -42,7 +49,7 @@ def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0
     logits and the arg-max of its last beat."""
     rng, got = random.Random(seed), []
     lin = top.stages[-1]
-    M, w = len(lin.weights), top._final.logit_width
+    M, w = len(lin.weights), top.logit_width
     per_frame = M // lin.parallel
     sim = Simulator(top)
     sim.add_clock(1e-8)
@@ -78,15 +85,15 @@ def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0
     return frames_out
 
 
-@pytest.mark.parametrize("choice", [ConvChoice((2, 2)), ConvChoice((4, 2), 2, 1, buffering=Buffering.RINGS)],
+@pytest.mark.parametrize("conv", [((2, 2), 1, 1, Buffering.LINES), ((4, 2), 2, 1, Buffering.RINGS)],
                          ids=["pk1", "f4x2_pk2_rings"])
 @pytest.mark.slow(8)
-def test_digits_network_logits_bit_exact(choice):
+def test_digits_network_logits_bit_exact(conv):
     """conv-relu, conv-relu, max pool, flatten, linear: two images with gaps and back-pressure give
     the integer model's logits and arg-max (PK = 2 puts a lane splitter before the second engine; an
     asymmetric tile on two rings of line buffers streams the second image in during the first)."""
-    qnet, cal = digits()
-    stages = network_stages(qnet, lambda q: choice if q.kind.value == "conv" else default_choice(q))
+    qnet, cal = digits(conv)
+    stages = network_stages(qnet)
     assert [type(s) for s in stages] == [ConvStage, ConvStage, PoolStage, LinearStage]
     images = quantise_input(qnet, cal[:2])
     want = run_integer(qnet, images)[qnet.outputs[0]]
@@ -101,7 +108,7 @@ def test_what_the_top_cannot_build_is_one_error(tmp_path):
     """A network whose output is not a linear layer (the logits) has no top: one line."""
     (tmp_path / "m.py").write_text("from torch import nn\n"
                                    "def net():\n    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()).eval()\n")
-    graph = load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6))
+    graph = decide_smallest(load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6)))
     qnet = quantise_network(graph, random_calibration(graph, count=2), "random")
     with pytest.raises(WinohdlError, match="needs one output, a final linear layer"):
         network_stages(qnet)
@@ -111,7 +118,7 @@ def test_what_the_top_cannot_build_is_one_error(tmp_path):
 def test_resnet8_stages_fork_and_sum():
     """ResNet-8's residual blocks: a fork where a block starts, the sum reading the main branch and the
     shortcut (a 1x1 direct engine where it projects), global pooling, the logits."""
-    graph = load_model("examples/resnet8/model.py:resnet8", (1, 3, 32, 32))
+    graph = decide_smallest(load_model("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)))
     qnet = quantise_network(graph, random_calibration(graph, count=2), "random")
     stages = network_stages(qnet)
     adds = [s for s in stages if isinstance(s, AddStage)]
@@ -153,7 +160,7 @@ def residual(tmp_path, channels: int):
     """A residual block on 8x8 images: the stem forks to the sum and to two F(2x2,3x3) engines."""
     path = tmp_path / "m.py"
     path.write_text(RESIDUAL.replace("{channels}", str(channels)))
-    graph = load_model(f"{path}:net", (1, 1, 8, 8))
+    graph = decide_smallest(load_model(f"{path}:net", (1, 1, 8, 8)))
     cal = random_calibration(graph, count=4)
     qnet = quantise_network(graph, cal, "random")
     images = quantise_input(qnet, cal[:2])

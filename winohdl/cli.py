@@ -22,6 +22,8 @@ from hdl.engine.modes import Buffering, EnginePipeline, InputTransform, OutputTr
 from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
 from miner.methods import DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
+from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS
+from winohdl.network.command import DEFAULT_IMAGES
 
 from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
                        cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_network, cmd_prove,
@@ -112,6 +114,17 @@ def _verify_sim_arg(p: argparse.ArgumentParser) -> None:
                         "input shows as X) or verilator (two-state, much faster on large netlists)")
 
 
+def _synth_args(p: argparse.ArgumentParser, family_default: str, family_help: str) -> None:
+    """--family, --seeds and --pnr-timeout: the same meaning and defaults in every command."""
+    p.add_argument("--family", default=family_default, help=family_help)
+    p.add_argument("--seeds", type=positive_int, default=None,
+                   help=f"nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default "
+                        f"{DEFAULT_SEEDS})")
+    p.add_argument("--pnr-timeout", type=positive_seconds, default=None,
+                   help=f"seconds one nextpnr run may take before the design is reported as not placed (default "
+                        f"{DEFAULT_PNR_TIMEOUT:g})")
+
+
 def _folder_args(p: argparse.ArgumentParser, verb: str, build: str) -> None:
     """--allow-edits and --work of a command that reads a design folder and builds in it."""
     p.add_argument("--allow-edits", action="store_true", help=f"{verb} files edited after generation as they are")
@@ -154,7 +167,8 @@ def _mine_command(sub, common: argparse.ArgumentParser) -> None:
                    help="number of multiplications R (default: lower bound)")
     m.add_argument("--steps", type=nonnegative_int, default=None, help="sgd: step budget")
     m.add_argument("--seconds", type=positive_seconds, default=None, help="time budget in seconds")
-    m.add_argument("--device", default="auto", choices=DEVICES, help="sgd: where to train")
+    m.add_argument("--torch-device", default="auto", choices=DEVICES, help="sgd: where torch trains (default auto: "
+                   "CUDA when present)")
     m.add_argument("--q-max", type=positive_int, default=None,
                    help="largest denominator tried when snapping (default 4)")
     m.add_argument("--polish", type=nonnegative_seconds, default=None,
@@ -205,12 +219,15 @@ def _gen_command(sub, common: argparse.ArgumentParser) -> None:
 def _sim_command(sub, common: argparse.ArgumentParser) -> None:
     """``winohdl sim``."""
     s = sub.add_parser("sim", parents=[common], help="verify a generated design with cocotb")
-    s.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine'")
+    s.add_argument("design", type=path, help="design folder written by 'winohdl gen', 'winohdl engine' or "
+                   "'winohdl network'")
     s.add_argument("--sim", default="both", choices=SIM_CHOICES)
     s.add_argument("--vectors", type=positive_int, default=200,
                    help="random vectors (corners come on top); an engine streams its own layers")
     s.add_argument("--seed", type=nonnegative_int, default=1)
     s.add_argument("--waves", action="store_true", help="dump a waveform into the build folder")
+    s.add_argument("--images", type=positive_int, default=None,
+                   help=f"a network folder: seeded random images streamed through it (default {DEFAULT_IMAGES})")
     _folder_args(s, "simulate", "sim_build")
     s.set_defaults(func=cmd_sim)
 
@@ -237,16 +254,11 @@ def _prove_command(sub, common: argparse.ArgumentParser) -> None:
 def _synth_command(sub, common: argparse.ArgumentParser) -> None:
     """``winohdl synth``."""
     y = sub.add_parser("synth", parents=[common], help="synthesise a design and the direct baseline")
-    y.add_argument("design", type=path, help="design folder written by 'winohdl gen' or 'winohdl engine' "
-                   "(an engine: cell counts and the post-synthesis check; Fmax: bench/engine.py --fmax)")
-    y.add_argument("--family", default="ecp5",
-                   help=f"{_FAMILY_LIST} or all (comma list allowed); asic: a technology-"
-                        "independent CMOS estimate (cells, transistors, logic depth)")
-    y.add_argument("--seeds", type=positive_int, default=3,
-                   help="nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default 3)")
-    y.add_argument("--pnr-timeout", type=positive_seconds, default=900.0,
-                   help="seconds one nextpnr run may take before the design is reported as not placed "
-                        "(default 900)")
+    y.add_argument("design", type=path, help="design folder written by 'winohdl gen', 'winohdl engine' (cell "
+                   "counts and the post-synthesis check; Fmax: bench/engine.py --fmax) or 'winohdl network' (cells, "
+                   "Fmax, frames per second)")
+    _synth_args(y, "ecp5", f"{_FAMILY_LIST} or all (comma list allowed); asic: a technology-independent CMOS "
+                           "estimate (cells, transistors, logic depth)")
     y.add_argument("--verify", action="store_true",
                    help="simulate each mapped netlist with the toolchain's cell models (Icarus, the same "
                         "testbench); a failing netlist is reported as FAIL and the command exits 1")
@@ -262,12 +274,8 @@ def _flow_command(sub, common: argparse.ArgumentParser) -> None:
     _geometry_args(f)
     _hw_args(f)
     _mine_args(f)
-    f.add_argument("--family", default="ecp5,xilinx", help=f"{_FAMILY_LIST} or all (comma list)")
+    _synth_args(f, "ecp5,xilinx", f"{_FAMILY_LIST} or all (comma list)")
     f.add_argument("--vectors", type=positive_int, default=200)
-    f.add_argument("--seeds", type=positive_int, default=3,
-                   help="nextpnr seeds per design: Fmax is their median (1..20, default 3)")
-    f.add_argument("--pnr-timeout", type=positive_seconds, default=900.0,
-                   help="seconds one nextpnr run may take before the design is reported as not placed")
     f.add_argument("--no-verify", action="store_true",
                    help="skip the post-synthesis check (simulating each mapped netlist with the cell models)")
     _verify_sim_arg(f)
@@ -282,13 +290,11 @@ def _explore_command(sub, common: argparse.ArgumentParser) -> None:
     e.add_argument("--outputs", default="2,4,6", help="output tile sizes (per axis), comma separated")
     e.add_argument("--stride", default="1")
     e.add_argument("--dilation", default="1")
-    e.add_argument("--family", default="ecp5", help=f"one of {_FAMILY_LIST}")
+    _synth_args(e, "ecp5", f"one of {_FAMILY_LIST}")
     e.add_argument("--pipelines", default="none", help=f"comma list of {', '.join(PIPELINES)}, or all (default none)")
     e.add_argument("--adders-per-stage", type=positive_int, default=None, help="for deep (default 1)")
     e.add_argument("--data-width", type=width, default=8)
     e.add_argument("--kernel-width", type=width, default=8)
-    e.add_argument("--seeds", type=positive_int, default=3, help="nextpnr seeds per point (Fmax: their median)")
-    e.add_argument("--pnr-timeout", type=positive_seconds, default=240.0, help="seconds per place and route")
     e.add_argument("--jobs", type=positive_int, default=None,
                    help="design points in parallel on this machine (default: one per core)")
     e.add_argument("--ray", metavar="ADDRESS", default=None,
@@ -340,18 +346,17 @@ def _engine_command(sub, common: argparse.ArgumentParser) -> None:
 def _network_command(sub, common: argparse.ArgumentParser) -> None:
     """``winohdl network``."""
     nw = sub.add_parser("network", parents=[common],
-                        help="import a PyTorch or ONNX model into a typed layer graph and quantise it to int8",
-                        description="Imports MODEL with torch.export or the onnx package, folds batch norm into "
-                                    "the convolutions, checks every shape, and writes network.json (nodes, edges, "
-                                    "shapes, weight hashes) and network.txt. Quantises it to int8 activations with "
-                                    "power-of-two exponents calibrated on --calibration (quant.json, quant.txt, the "
-                                    "integer weights in quant_weights.npz) and writes network.onnx, the same "
-                                    "computation as a QDQ ONNX model, checked against the integer model with "
-                                    "onnxruntime. Generates the network's hardware (network.v: line-buffered "
-                                    "layer engines, requantisation, pooling, the final linear layer and its "
-                                    "arg-max, chained by AXI4-Stream) where the top can chain its layers, and with "
-                                    "--sim streams --images images through it on Icarus and Verilator, every "
-                                    "logit checked against the integer model (and that against onnxruntime).")
+                        help="a PyTorch or ONNX model as int8 streaming hardware: import, plan, quantise, build",
+                        description="Imports MODEL with torch.export or the onnx package (batch norm folded into "
+                                    "the convolutions, every shape checked), plans it for --part (an algorithm, "
+                                    "parallelism and line buffers per layer, balanced for frames per second within "
+                                    "the budget; beside it the direct-only plan), quantises it to int8 with "
+                                    "power-of-two exponents calibrated on --calibration, writes network.onnx (the "
+                                    "same computation, checked against the integer model with onnxruntime) and "
+                                    "builds the planned hardware (network.v: line-buffered layer engines, "
+                                    "requantisation, pooling, the final linear layer and its arg-max, chained by "
+                                    "AXI4-Stream). --sim streams images through it; --family synthesises it. The "
+                                    "folder can be opened again by 'winohdl sim' and 'winohdl synth'.")
     nw.add_argument("--model", required=True,
                     help="path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)")
     nw.add_argument("--input-shape", default=None,
@@ -364,36 +369,32 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--labels", type=path, default=None,
                     help="class labels of the calibration inputs (.npy, N whole numbers): prints the float and "
                          "int8 accuracy")
-    nw.add_argument("--plan", type=path, default=None,
-                    help="a plan.json written by --plan-only: each convolution's algorithm and PK/PC for the "
-                         "hardware (default: the smallest engines, F(2,k) per axis, PK = PC = 1)")
-    nw.add_argument("--sim", default="none", choices=SIM_CHOICES + ("none",),
-                    help="simulate the generated network (default none)")
-    nw.add_argument("--images", type=positive_int, default=16,
-                    help="images to simulate: the first of --calibration, or seeded random ones (default 16)")
-    nw.add_argument("--family", default="none",
-                    help="synthesise the generated network for these FPGA families (ecp5, ice40, gowin; comma "
-                         "list): its cells (Yosys), Fmax (nextpnr, median of --seeds) and frames per second")
-    nw.add_argument("--seeds", type=positive_int, default=3, help="nextpnr seeds for --family (1..20, default 3)")
-    nw.add_argument("--pnr-timeout", type=positive_seconds, default=3600.0,
-                    help="seconds one nextpnr run may take (default 3600)")
-    nw.add_argument("--verify", action="store_true",
-                    help="with --family: stream --images images through each mapped netlist with the family's "
-                         "cell models (the post-synthesis check; a failure exits 1)")
-    nw.add_argument("--verify-sim", default="verilator", choices=SIMULATOR_NAMES,
-                    help="simulator of the post-synthesis check (default verilator: a network's netlist is large)")
-    nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
+    nw.add_argument("--plan", default=None,
+                    help="a plan.json (as --plan-only writes it) whose decisions the hardware takes instead of "
+                         "planning, or 'smallest': every layer its smallest hardware, no plan (F(2,k) per axis, "
+                         "PK = PC = 1; quick to build). Default: plan for --part and build that")
     nw.add_argument("--plan-only", action="store_true",
-                    help="plan the network (an algorithm and PK/PC per layer, balanced for frames per second within "
-                         "the budget; beside it the direct-only plan) and write plan.json, plan.txt and plan.svg "
-                         "beside network.json, instead of quantising; nothing is elaborated. A plan that does not "
-                         "fit: its verdict, exit 2, nothing written")
-    nw.add_argument("--device", default=None, help="the part planned for: LFE5U-25F, LFE5U-45F, LFE5U-85F (default)")
+                    help="stop after the plan: plan.json, plan.txt and plan.svg beside network.json; nothing is "
+                         "quantised or elaborated")
+    nw.add_argument("--part", default=None, help="the FPGA part planned for: LFE5U-25F, LFE5U-45F, LFE5U-85F "
+                    "(default)")
     nw.add_argument("--budget", default=None,
                     help="dsp=N,bram=N,logic=N (any of them): overrides the part's MULT18X18D, DP16KD and LUT4 counts")
     nw.add_argument("--clock", default=None,
-                    help="MHz the plan's frames per second are quoted at (default 96.1: the lower of the measured "
+                    help="MHz the plan's frames per second are quoted at (default: the lower of the measured "
                          "engines' Fmax, docs/benchmarks.md)")
+    nw.add_argument("--sim", default="none", choices=SIM_CHOICES + ("none",),
+                    help="simulate the generated network (default none)")
+    nw.add_argument("--images", type=positive_int, default=None,
+                    help="images to simulate (--sim, --verify): the first of --calibration, or seeded random ones "
+                         f"(default {DEFAULT_IMAGES})")
+    _synth_args(nw, "none", "synthesise the generated network for these FPGA families (ecp5, ice40, gowin; comma "
+                            "list): its cells (Yosys), Fmax (nextpnr, median of --seeds) and frames per second")
+    nw.add_argument("--verify", action="store_true",
+                    help="with --family: stream --images images through each mapped netlist with the family's "
+                         "cell models (the post-synthesis check; a failure exits 1)")
+    _verify_sim_arg(nw)
+    nw.add_argument("-o", type=path, help="output folder (default build/<model name>/)")
     nw.set_defaults(func=cmd_network)
 
 

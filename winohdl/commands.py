@@ -13,7 +13,7 @@ from pathlib import Path
 from hdl.engine.modes import EngineKind
 from hdl.options import TARGETS, KernelTransform, Pipeline, Rounding, values
 from miner.methods import Method
-from sim.tools import SIMULATORS
+from sim.tools import DEFAULT_VERIFY_SIM, SIMULATORS
 from winohdl.core.errors import EXIT_FAILED, EXIT_OK, Interrupted, WinohdlError
 from winohdl.core.interrupt import StopFlag, stop_on_sigint
 
@@ -97,7 +97,7 @@ def cmd_mine(a) -> int:
                                "directly)")
     if a.pareto:
         return _mine_front(a, g)
-    settings = _settings(a, rank=a.rank, steps=a.steps, seconds=a.seconds, device=a.device, q_max=a.q_max or 4,
+    settings = _settings(a, rank=a.rank, steps=a.steps, seconds=a.seconds, device=a.torch_device, q_max=a.q_max or 4,
                          polish_seconds=10.0 if a.polish is None else a.polish, exact_loss=a.exact_loss,
                          resume=a.resume, sgd=sgd)
     rank = settings.check_geometry(g)
@@ -186,8 +186,8 @@ def cmd_gen(a) -> int:
     else:
         if not a.output or not a.kernel:
             raise WinohdlError("give a card JSON or a geometry (--output and --kernel)")
-        from miner.search import best_known_card
-        card = best_known_card(_geometry(a), _cost())
+        from winohdl.cards import best_card
+        card = best_card(_geometry(a))
     folder = _design_target(Path(a.o) if a.o else Path("build") / card.geometry.name)
     generated = generate_design(card, opts)
     write_design_folder(folder, generated)
@@ -216,6 +216,39 @@ def _work(a, opened, kind: str) -> Path:
     return make_run_folder(base, kind)
 
 
+def _network_folder(a, command: str):
+    """The network folder ``a.design`` opened (every file checked), or None when it is not one; the
+    options that do not apply to a network are errors."""
+    from winohdl.network.folder import is_network_folder, open_network
+    if not is_network_folder(a.design):
+        if getattr(a, "images", None) is not None:
+            raise WinohdlError("--images applies to a network folder ('winohdl network')")
+        return None
+    if a.allow_edits:
+        raise WinohdlError(f"--allow-edits: a network folder is {command}d only as it was written")
+    if getattr(a, "waves", False):
+        raise WinohdlError("--waves: a network folder's simulation dumps no waveform")
+    return open_network(a.design)
+
+
+def _network_work(a, net, kind: str) -> Path:
+    from winohdl.core.io import make_run_folder
+    return make_run_folder(Path(a.work) if a.work else net.folder / {"sim": "sim_build"}.get(kind, kind), kind)
+
+
+def _sim_network(a, net, simulators) -> int:
+    """``winohdl sim`` on a network folder: seeded random images through network.v on each simulator."""
+    from winohdl.network import api
+    from winohdl.network.command import DEFAULT_IMAGES
+    x, what = api.images(net.graph, a.images or DEFAULT_IMAGES)
+    onnx, results = api.simulate(net, simulators, x, work=_network_work(a, net, "sim"))
+    print(f"onnx       network.onnx equals the integer model on {what}" if not onnx else
+          f"onnx       MISMATCH on {what}: {onnx[0]}")
+    for r in results:
+        print(r.line(), flush=True)
+    return EXIT_OK if not onnx and all(r.passed for r in results) else EXIT_FAILED
+
+
 def cmd_sim(a) -> int:
     from sim.run import run_simulation
     from sim.tools import parse_simulators, require
@@ -224,6 +257,9 @@ def cmd_sim(a) -> int:
     names = parse_simulators(a.sim)
     for n in names:
         require(n)
+    net = _network_folder(a, "simulate")
+    if net is not None:
+        return _sim_network(a, net, names)
     if _is_engine(a):
         return _sim_engine(a, names)
     opened = _open(a)
@@ -261,6 +297,10 @@ def _sim_engine(a, simulators) -> int:
 
 def cmd_prove(a) -> int:
     from sim.prove import format_proof, prove_design, write_proof
+    from winohdl.network.folder import is_network_folder
+    if is_network_folder(a.design):
+        raise WinohdlError(f"{a.design} is a network: the proof covers tiles ('winohdl gen' folders); check a "
+                           f"network with 'winohdl sim {a.design}'")
     if _is_engine(a):
         raise WinohdlError(f"{a.design} is a layer engine: the proof covers tiles ('winohdl gen' folders); "
                            f"check an engine with 'winohdl sim {a.design}'")
@@ -277,21 +317,32 @@ def cmd_prove(a) -> int:
     return code
 
 
-def cmd_synth(a) -> int:
-    from synth.report import check_synth_options, failed, format_report, parse_families, synth_design
-    fams = parse_families(a.family)
+def _synth_defaults(a) -> None:
+    """--seeds and --pnr-timeout not given: the one default of every command; then checked."""
+    from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS, check_synth_options
+    a.seeds = DEFAULT_SEEDS if a.seeds is None else a.seeds
+    a.pnr_timeout = DEFAULT_PNR_TIMEOUT if a.pnr_timeout is None else a.pnr_timeout
     check_synth_options(a.seeds, a.pnr_timeout)
+
+
+def cmd_synth(a) -> int:
+    from synth.report import failed, format_report, parse_families, synth_design
+    fams = parse_families(a.family)
+    _synth_defaults(a)
     verify = None
     if a.verify_sim is not None and not a.verify:
         raise WinohdlError("--verify-sim applies only with --verify")
     if a.verify:
         from sim.postsynth import check_netlist
         from sim.tools import require
-        require(a.verify_sim or "icarus")  # before any work
-        verify = partial(check_netlist, simulator=a.verify_sim or "icarus")
+        require(a.verify_sim or DEFAULT_VERIFY_SIM)  # before any work
+        verify = partial(check_netlist, simulator=a.verify_sim or DEFAULT_VERIFY_SIM)
+    net = _network_folder(a, "synthesise")
+    if net is not None:
+        return _synth_network(a, net, fams)
     if _is_engine(a):
         opened = _open(a, engine=True)
-        ok = synth_engine(opened, fams, _work(a, opened, "synth"), a.verify, a.verify_sim or "icarus", 1)
+        ok = synth_engine(opened, fams, _work(a, opened, "synth"), a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
         return EXIT_OK if ok else EXIT_FAILED
     opened = _open(a)
     work = _work(a, opened, "synth")
@@ -305,8 +356,22 @@ def cmd_synth(a) -> int:
     return EXIT_OK
 
 
+def _synth_network(a, net, families) -> int:
+    """``winohdl synth`` on a network folder: cells, Fmax and frames per second per family; with --verify,
+    seeded random images through each mapped netlist."""
+    from winohdl.network import api
+    from winohdl.network.command import DEFAULT_IMAGES, synthesise_and_report
+    from winohdl.network.synthesis import check_families
+    families = check_families(",".join(families))
+    verify = None
+    if a.verify:
+        verify = (a.verify_sim or DEFAULT_VERIFY_SIM, api.images(net.graph, DEFAULT_IMAGES))
+    checks = synthesise_and_report(net, families, a.seeds, a.pnr_timeout, verify, _network_work(a, net, "synth"))
+    return EXIT_OK if all(r.passed for r in checks) else EXIT_FAILED
+
+
 def cmd_flow(a) -> int:
-    from synth.report import check_synth_options, parse_families
+    from synth.report import parse_families
     from sim.tools import SIMULATORS, require
     from winohdl.core.limits import VECTORS
     from winohdl.flow import run_flow
@@ -316,7 +381,7 @@ def cmd_flow(a) -> int:
     settings.check_geometry(g)
     fams = parse_families(a.family)
     VECTORS.check(a.vectors, "--vectors")
-    check_synth_options(a.seeds, a.pnr_timeout)
+    _synth_defaults(a)
     if a.verify_sim is not None and a.no_verify:
         raise WinohdlError("--verify-sim does not apply with --no-verify")
     for s in SIMULATORS:
@@ -326,7 +391,7 @@ def cmd_flow(a) -> int:
     with stop_on_sigint(flag):
         ok = run_flow(g, opts, settings, _cost(), fams, a.vectors, folder, should_stop=flag,
                       verify=not a.no_verify, seeds=a.seeds, pnr_timeout=a.pnr_timeout,
-                      verify_simulator=a.verify_sim or "icarus")
+                      verify_simulator=a.verify_sim or DEFAULT_VERIFY_SIM)
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -353,14 +418,13 @@ def cmd_explore(a) -> int:
         except LimitError as exc:
             raise LimitError(f"--outputs {o}: {exc}") from None
     from hdl.options import parse_choices
-    from synth.report import check_synth_options
     pipelines = []
     for name in parse_choices(a.pipelines, PIPELINES, "pipeline", "all"):
         pipelines.append(HardwareOptions.make(a.data_width, a.kernel_width, name,
                                               adders_per_stage=a.adders_per_stage if name == "deep" else None))
     if a.adders_per_stage is not None and not any(o.pipeline.value == "deep" for o in pipelines):
         raise WinohdlError("--adders-per-stage applies only with deep in --pipelines")
-    check_synth_options(a.seeds, a.pnr_timeout)
+    _synth_defaults(a)
     folder = Path(a.o) if a.o else Path("build") / f"explore_k{'x'.join(map(str, base.kernel))}"
     check_output_path(folder, folder=True)
     for o in pipelines:
@@ -378,7 +442,7 @@ def cmd_engine(a) -> int:
     from hdl.engine.design import generate_engine, open_engine_design, write_engine_folder
     from hdl.engine.options import EngineOptions
     from synth.report import parse_families
-    from miner.search import best_known_card
+    from winohdl.cards import best_card
     from sim.engine_run import run_engine_simulation
     from sim.tools import parse_simulators, require
     from winohdl.core.io import make_run_folder
@@ -395,9 +459,9 @@ def cmd_engine(a) -> int:
     if a.verify and not fams:
         raise WinohdlError("--verify checks the synthesised netlists: give a --family other than none")
     if a.verify:
-        require(a.verify_sim or "icarus")
+        require(a.verify_sim or DEFAULT_VERIFY_SIM)
     folder = _design_target(Path(a.o) if a.o else Path("build") / opts.name)
-    card = best_known_card(g, _cost())
+    card = best_card(g)
     write_engine_folder(folder, generate_engine(card, opts))
     opened = open_engine_design(folder)
     print(opened.design.text())
@@ -411,7 +475,7 @@ def cmd_engine(a) -> int:
                 ok &= r.passed
     if fams:
         ok &= synth_engine(opened, fams, make_run_folder(folder / "synth", "synth"), a.verify,
-                           a.verify_sim or "icarus", a.seed)
+                           a.verify_sim or DEFAULT_VERIFY_SIM, a.seed)
     print(f"folder     {folder}")
     return EXIT_OK if ok else EXIT_FAILED
 
@@ -460,13 +524,12 @@ def _input_shape(text: str) -> tuple[int, ...]:
 
 def cmd_network(a) -> int:
     """Import, quantise, generate and simulate a network, or plan it (:mod:`winohdl.network.command`)."""
-    from winohdl.network.command import plan_settings, run_network
+    from winohdl.network.command import run_network
     shape = _input_shape(a.input_shape) if a.input_shape else None
-    settings = plan_settings(a)
     path, _, factory = a.model.rpartition(":")
     name = factory if path.endswith(".py") else Path(a.model).stem
     folder = _design_target(Path(a.o) if a.o else Path("build") / name, marker="network.json", kind="network")
-    return EXIT_FAILED if run_network(a, shape, settings, name, folder) else EXIT_OK
+    return EXIT_FAILED if run_network(a, shape, name, folder) else EXIT_OK
 
 
 def cmd_bench(a) -> int:

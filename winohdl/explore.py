@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hdl.cost import cost_key
 from hdl.design import generate_design, open_design, write_design_folder
 from hdl.options import HardwareOptions
-from miner.search import best_known_card
+from winohdl.cards import best_card
 from synth.report import synth_design
 from winohdl.core.geometry import Geometry
 from winohdl.core.io import make_run_folder, write_json_atomic, write_text_atomic
@@ -42,7 +41,7 @@ def explore_point(p: ExplorePoint) -> dict:
     """Generate, synthesise and place one point; returns its table row."""
     g = Geometry.from_dict(p.geometry)
     options = HardwareOptions.from_json(p.options)
-    card = best_known_card(g, cost_key)
+    card = best_card(g)
     folder = write_design_folder(Path(p.folder), generate_design(card, options))
     opened = open_design(folder)
     d = opened.design

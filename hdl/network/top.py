@@ -75,6 +75,12 @@ class NetworkTop(wiring.Component):
                else axis_stream(last.out_lanes * last.out_bits))
         super().__init__({"s_axis": In(axis_stream(self.stages[0].in_lanes * ACT_BITS)), "m_axis": Out(out)})
 
+    @property
+    def logit_width(self) -> int | None:
+        """The width of each logit on ``m_axis`` (the final linear layer's exact accumulator); None
+        when the last stage is not a linear layer."""
+        return None if self._final is None else self._final.logit_width
+
     def elaborate(self, platform):
         m = Module()
         streams = _Streams(m, self.stages, wiring.flipped(self.s_axis), self.stages[0].in_lanes)

@@ -1,128 +1,183 @@
-"""``winohdl network``: the import, the quantisation, the hardware and its simulation, or the plan (its
-settings checked before any work, its files, or its verdict when it does not fit)."""
+"""``winohdl network`` on the command line: its options checked before any work, the steps of
+:mod:`winohdl.network.api` run in order, and what each found printed."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
 
+DEFAULT_IMAGES = 16
+SMALLEST = "smallest"   # --plan smallest: every node its smallest hardware, no planning
 
-def plan_settings(a):
-    """``--device``, ``--budget`` and ``--clock`` checked before any work (they need ``--plan-only``, which
-    takes no ``--calibration`` or ``--labels``)."""
-    from winohdl.network.budget import DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, device, parse_budget, parse_clock
-    if not a.plan_only:
-        for flag, value in (("--device", a.device), ("--budget", a.budget), ("--clock", a.clock)):
-            if value is not None:
-                raise WinohdlError(f"{flag} applies only with --plan-only")
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    """What the options ask for, checked: the plan (or a plan file, or the smallest hardware), and the
+    checks after the build."""
+
+    plan_file: Path | None
+    smallest: bool
+    target: tuple | None          # (part, budget, clock) when planning
+    simulators: tuple[str, ...]
+    images: int
+    families: tuple[str, ...]
+    seeds: int
+    pnr_timeout: float
+    verify_sim: str | None        # with --verify
+
+
+def _given(a, *flags: str) -> list[str]:
+    return [f"--{f.replace('_', '-')}" for f in flags if getattr(a, f) not in (None, False, "none")]
+
+
+def check_settings(a) -> NetworkSettings:
+    """Every option of ``winohdl network`` against the others, before any work: an option that does not
+    apply is an error naming it, never ignored."""
+    from sim.tools import DEFAULT_VERIFY_SIM, parse_simulators, require
+    from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS, check_synth_options
+    from .budget import DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, device, parse_budget, parse_clock
+    from .synthesis import check_families
+    smallest = a.plan == SMALLEST
+    if a.plan is not None and (bad := _given(a, "part", "budget", "clock")):
+        raise WinohdlError(f"{bad[0]} sizes a plan: it does not apply with --plan {a.plan}")
+    if a.plan_only and (bad := _given(a, "plan", "calibration", "labels", "sim", "images", "family", "verify")):
+        raise WinohdlError(f"{bad[0]} does not apply with --plan-only (it stops after the plan)")
+    for flag, needs in (("seeds", "family"), ("pnr_timeout", "family"), ("verify", "family"),
+                        ("verify_sim", "verify")):
+        if _given(a, flag) and not _given(a, needs):
+            raise WinohdlError(f"--{flag.replace('_', '-')} applies only with --{needs}")
+    if a.images is not None and not _given(a, "sim", "verify"):
+        raise WinohdlError("--images applies only with --sim or --verify")
+    sims = () if a.sim == "none" else tuple(parse_simulators(a.sim))
+    families = tuple(check_families(a.family))
+    seeds = DEFAULT_SEEDS if a.seeds is None else a.seeds
+    timeout = DEFAULT_PNR_TIMEOUT if a.pnr_timeout is None else a.pnr_timeout
+    check_synth_options(seeds, timeout)
+    verify_sim = (a.verify_sim or DEFAULT_VERIFY_SIM) if a.verify else None
+    for name in sims + ((verify_sim,) if verify_sim else ()):
+        require(name)
+    target = None
+    if a.plan is None:
+        part = device(a.part or DEFAULT_DEVICE)
+        target = (part, parse_budget(a.budget, part), DEFAULT_CLOCK_MHZ if a.clock is None else parse_clock(a.clock))
+    plan_file = None if a.plan is None or smallest else Path(a.plan)
+    return NetworkSettings(plan_file, smallest, target, sims, a.images or DEFAULT_IMAGES, families, seeds, timeout,
+                           verify_sim)
+
+
+def _plans(graph, s: NetworkSettings, name: str):
+    """The plans (planned now or read from --plan), or None for --plan smallest; printed when planned."""
+    from winohdl.core.io import read_text_bounded
+    from .plan import Plans, plan_both
+    from .plan_report import text
+    if s.smallest:
         return None
-    for flag, value in (("--calibration", a.calibration), ("--labels", a.labels), ("--plan", a.plan)):
-        if value is not None:
-            raise WinohdlError(f"{flag} does not apply with --plan-only (the plan does not quantise)")
-    part = device(a.device or DEFAULT_DEVICE)
-    for flag, given in (("--sim", a.sim != "none"), ("--family", a.family != "none")):
-        if given:
-            raise WinohdlError(f"{flag} does not apply with --plan-only (the plan builds no hardware)")
-    return part, parse_budget(a.budget, part), parse_clock(a.clock) if a.clock is not None else DEFAULT_CLOCK_MHZ
-
-
-def plan_files(graph, settings, name: str) -> dict:
-    """The plan of ``graph`` printed, and its files; WinohdlError (the verdict) when it does not fit."""
-    from winohdl.network.plan import plan_both
-    from winohdl.network.plan_report import svg
-    from winohdl.network.plan_report import text as plan_text
-    plans = plan_both(graph, *settings, network=name)
-    report = plan_text(plans)
-    print(report)
+    if s.plan_file is not None:
+        return Plans.from_json(read_text_bounded(s.plan_file, "plan file"))
+    plans = plan_both(graph, *s.target, network=name)
+    print(text(plans))
     if not plans.winograd.fits:
         raise WinohdlError(f"the network does not fit, nothing written: {plans.winograd.verdict}")
-    return {"plan.json": plans.to_json(), "plan.txt": report, "plan.svg": svg(plans)}
+    return plans
 
 
-def run_network(a, shape, settings, name: str, folder: Path) -> bool:
-    """Import a model into the typed layer graph and quantise it: ``network.json``, ``network.txt``,
-    ``quant.json``, ``quant.txt``, ``quant_weights.npz``, ``network.onnx`` and (where the top can chain
-    the layers) ``network.v`` and ``hardware.txt`` in the folder; with ``--sim``, simulate it. With
-    ``--plan-only``: the graph and its plan (``plan.json``, ``plan.txt``, ``plan.svg``) instead, or, when
-    the plan does not fit, its verdict (exit 2, nothing written). True when a check failed."""
-    from sim.tools import parse_simulators, require
+def _write_plan_only(graph, plans, folder: Path) -> None:
     from winohdl.core.io import write_folder_atomic
-    from winohdl.network.load import load_model
-    from winohdl.network.quantised import quantise_and_check
-    from winohdl.network.verify import network_hardware, sim_images, simulate_and_report
-    from synth.report import check_synth_options
-    from winohdl.network.synthesis import check_families
-    sims = [] if a.sim == "none" else parse_simulators(a.sim)
-    for n in sims:
-        require(n)
-    fams = check_families(a.family)
-    check_synth_options(a.seeds, a.pnr_timeout)
-    if a.verify and not fams:
-        raise WinohdlError("--verify checks the synthesised netlist: give --family")
-    if a.verify:
-        require(a.verify_sim)
-    progress.status(f"importing {a.model}")
-    graph = load_model(a.model, shape, a.weights)
-    text = graph.text()
-    files = {"network.json": graph.to_json(), "network.txt": text + "\n"}
-    quantised = generated = images = None
-    if settings is not None:
-        files.update(plan_files(graph, settings, name))
-    else:
-        progress.status("quantising, and checking network.onnx with onnxruntime")
-        quantised = quantise_and_check(graph, a.calibration, a.labels)
-        generated, why = network_hardware(quantised.qnet, bool(sims or fams), a.plan)
-        images = sim_images(quantised.qnet, quantised.calibration, a.images) if sims or a.verify else None
-        if generated is not None:
-            files.update({"network.v": generated.verilog, "hardware.txt": generated.text(),
-                          "design.json": json.dumps(generated.design_json(), indent=1) + "\n",
-                          "network.core": generated.core_file()})
+    from .plan_report import svg, text
+    files = {"network.json": graph.to_json(), "network.txt": graph.text() + "\n", "plan.json": plans.to_json(),
+             "plan.txt": text(plans), "plan.svg": svg(plans)}
 
     def populate(tmp: Path) -> None:
         for file, content in files.items():
             (tmp / file).write_text(content, encoding="utf-8")
-        if quantised is not None:
-            quantised.write(tmp)
     write_folder_atomic(folder, populate)
-    if quantised is None:
-        print(f"folder     {folder}  (network.json: the layer graph; plan.json, plan.txt, plan.svg: the plan)")
+    print(f"folder     {folder}  (network.json: the layer graph; plan.json, plan.txt, plan.svg: the plan)")
+
+
+def run_network(a, shape, name: str, folder: Path) -> bool:
+    """``winohdl network``: import, plan (or read the plan), decide, quantise, build, and with --sim and
+    --family check; with --plan-only, stop after the plan. True when a check failed."""
+    from . import api
+    s = check_settings(a)
+    progress.status(f"importing {a.model}")
+    graph = api.import_model(a.model, shape, a.weights)
+    plans = _plans(graph, s, name)
+    if a.plan_only:
+        _write_plan_only(graph, plans, folder)
         return False
-    print(text)
-    print(quantised.report())
-    for w in quantised.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    print(generated.text().rstrip() if generated is not None else f"hardware   not generated: {why}")
-    failed = quantised.failed or (bool(sims) and not simulate_and_report(generated, quantised, images, sims, folder))
-    if fams:
-        checks = synthesise_and_report(generated, folder, fams, a.seeds, a.pnr_timeout,
-                                       (a.verify_sim, quantised, images) if a.verify else None)
+    decided = api.decide(graph, plans)
+    progress.status("quantising, and checking network.onnx with onnxruntime")
+    quantised = api.quantise(decided, a.calibration, a.labels)
+    sample = None
+    if s.simulators or s.verify_sim:       # before anything is written: too many images is bad input
+        sample = api.images(decided, s.images, quantised.calibration)
+    net = _build(api, quantised, folder, plans, bool(s.simulators or s.families))
+    _report(net, quantised)
+    failed = quantised.failed
+    if s.simulators:
+        failed |= not simulate_and_report(net, sample, s.simulators)
+    if s.families:
+        checks = synthesise_and_report(net, s.families, s.seeds, s.pnr_timeout,
+                                       (s.verify_sim, sample) if s.verify_sim else None)
         failed |= not all(r.passed for r in checks)
-    print(f"folder     {folder}  (network.json: the layer graph; quant.json, network.onnx: the int8 network"
-          + ("; network.v: the hardware)" if generated is not None else ")"))
+    print(f"folder     {folder}  (network.json: the decided layer graph; quant.json, network.onnx: the int8 network"
+          + ("; network.v: the hardware)" if net.generated is not None else ")"))
     return failed
 
 
-def synthesise_and_report(generated, folder: Path, families: list[str], seeds: int, timeout: float,
-                          verify=None) -> list:
+def _build(api, quantised, folder: Path, plans, required: bool):
+    from .plan_report import svg, text
+    reports = {"network.txt": quantised.qnet.graph.text() + "\n"}
+    if plans is not None:
+        reports.update({"plan.txt": text(plans), "plan.svg": svg(plans)})
+    try:
+        return api.build(quantised, folder, plans, reports, require_hardware=required)
+    except WinohdlError as exc:
+        if required:
+            raise WinohdlError(f"--sim/--family: no hardware to simulate or synthesise: {exc}") from None
+        raise
+
+
+def _report(net, quantised) -> None:
+    print(net.graph.text())
+    print(quantised.report())
+    for w in quantised.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(net.generated.text().rstrip() if net.generated is not None else f"hardware   {net.hardware_text.strip()}")
+
+
+def simulate_and_report(net, sample, simulators) -> bool:
+    """Each simulator's PASS/FAIL line and onnxruntime's check on the same images; True when all pass."""
+    from .api import simulate
+    x, what = sample
+    onnx, results = simulate(net, simulators, x)
+    print(f"onnx       network.onnx equals the integer model on {what}" if not onnx else
+          f"onnx       MISMATCH on {what}: {onnx[0]}")
+    for r in results:
+        print(r.line())
+    return not onnx and all(r.passed for r in results)
+
+
+def synthesise_and_report(net, families, seeds: int, timeout: float, verify=None, work: Path | None = None) -> list:
     """Each family's line (cells, Fmax, frames per second) and ``synth.json`` in a run folder; with
-    ``verify`` (simulator, the quantised network, the images), each mapped netlist streams the images
-    with the family's cell models (a PASS/FAIL line each). Returns those checks' results."""
+    ``verify`` (simulator, (images, what)), each mapped netlist streams the images with the family's
+    cell models (a PASS/FAIL line each). Returns those checks' results."""
     from winohdl.core.io import make_run_folder
-    from winohdl.network.synthesis import synthesise_network
-    from winohdl.network.verify import simulate
-    work = make_run_folder(folder / "synth", "synth")
+    from .api import simulate, synthesise
+    work = work or make_run_folder(net.folder / "synth", "synth")
     results, checks = [], []
     for f in families:
-        r = synthesise_network(generated, folder, f, work, seeds, timeout, netlist=verify is not None)
+        r = synthesise(net, f, seeds, timeout, work, netlist=verify is not None)
         print(r.line(), flush=True)
         results.append(r)
         if verify is not None:
-            simulator, quantised, (x, _) = verify
-            _, found = simulate(generated, quantised.qnet, x, [simulator], folder, work, Path(r.netlist), f)
+            simulator, (x, _) = verify
+            _, found = simulate(net, [simulator], x, Path(r.netlist), f, work)
             print(found[0].line(), flush=True)
             checks += found
     (work / "synth.json").write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")

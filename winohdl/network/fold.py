@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from .budget import RESOURCES, Budget
-from .choices import Candidate
+from .candidates import Candidate
 
 REWEIGHTS = 8
 """Tries per target, each raising the weights of the resources over budget."""

@@ -18,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import numpy as np
 
 from winohdl.core.errors import WinohdlError
+
+from .decision import Decision, EngineDecision, UnitDecision, check_engine, decision_from_json
 
 FORMAT = "winohdl-network/1"
 MAX_SPATIAL = 3  # 1D, 2D or 3D feature maps, as the engine's cards
@@ -168,17 +170,22 @@ class Linear:
 
 _ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: Linear}
 _ARITY = {Kind.INPUT: 0, Kind.ADD: 2}  # every other kind has one input
+_DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL: UnitDecision,
+            Kind.GLOBAL_AVGPOOL: UnitDecision, Kind.ADD: UnitDecision, Kind.LINEAR: UnitDecision}
+"""The decision each kind takes once planned; the others (input, ReLU, flatten) have no hardware of their own."""
 
 
 @dataclass(frozen=True)
 class Node:
-    """One operator: its name, kind, typed attributes (or None), input node names and output shape."""
+    """One operator: its name, kind, typed attributes (or None), input node names and output shape, and,
+    once a planning pass has run, its :attr:`decision`: how it is built."""
 
     name: str
     kind: Kind
     inputs: tuple[str, ...]
     shape: tuple[int, ...]
     attrs: Conv | Pool | Linear | None = None
+    decision: Decision | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or len(self.name) > 200 or not self.name.isprintable():
@@ -198,6 +205,11 @@ class Node:
         if (attrs_type is None) != (self.attrs is None) or (attrs_type and not isinstance(self.attrs, attrs_type)):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}) needs "
                                f"{attrs_type.__name__ if attrs_type else 'no'} attributes")
+        decided = _DECIDED.get(self.kind)
+        if self.decision is not None and not isinstance(self.decision, decided or ()):
+            raise WinohdlError(f"node {self.name!r} ({self.kind.value}) takes "
+                               f"{'an ' + decided.__name__ if decided else 'no decision'}, "
+                               f"not {type(self.decision).__name__}")
 
     def describe(self) -> str:
         return self.attrs.describe() if self.attrs is not None else ""
@@ -282,6 +294,8 @@ class Graph:
             if want != n.shape:
                 raise WinohdlError(f"node {n.name!r} ({n.kind.value}) has shape {list(n.shape)}, "
                                    f"but its inputs and attributes give {list(want)}")
+            if isinstance(n.decision, EngineDecision):
+                check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}")
             seen[n.name] = n
         object.__setattr__(self, "weights", {k: _frozen(v) for k, v in self.weights.items()})
         self._check_weights()
@@ -317,6 +331,18 @@ class Graph:
         return self.nodes[0]
 
     @property
+    def decided(self) -> bool:
+        """Whether every node that takes a decision has one (a planning pass has run)."""
+        return all(n.decision is not None for n in self.nodes if n.kind in _DECIDED)
+
+    def with_decisions(self, decisions: dict[str, Decision]) -> "Graph":
+        """The same graph with ``decisions`` (node name -> decision) on its nodes, checked like any graph."""
+        unknown = sorted(set(decisions) - {n.name for n in self.nodes})
+        if unknown:
+            raise WinohdlError(f"a decision for {unknown[0]!r}, which is not a node")
+        nodes = tuple(replace(n, decision=decisions[n.name]) if n.name in decisions else n for n in self.nodes)
+        return Graph(nodes, self.weights)
+    @property
     def outputs(self) -> tuple[str, ...]:
         """Nodes no other node reads, in order."""
         used = {i for n in self.nodes for i in n.inputs}
@@ -338,7 +364,8 @@ class Graph:
         data = {
             "format": FORMAT,
             "nodes": [{"name": n.name, "kind": n.kind.value, "inputs": list(n.inputs), "shape": list(n.shape),
-                       **({"attrs": _attrs_to_dict(n.attrs)} if n.attrs is not None else {})} for n in self.nodes],
+                       **({"attrs": _attrs_to_dict(n.attrs)} if n.attrs is not None else {}),
+                       **({"decision": n.decision.to_json()} if n.decision is not None else {})} for n in self.nodes],
             "edges": [list(e) for e in self.edges],
             "outputs": list(self.outputs),
             "weights": {k: {"shape": list(v.shape), "sha256": _sha256(v)} for k, v in sorted(self.weights.items())},
@@ -407,4 +434,5 @@ def _node_from_dict(d) -> Node:
             raise WinohdlError(f"node {name!r}: bad attributes ({exc})") from None
     elif raw is not None:
         raise WinohdlError(f"node {name!r} ({kind.value}) takes no attributes")
-    return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs)
+    decision = None if d.get("decision") is None else decision_from_json(d["decision"])
+    return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs, decision)

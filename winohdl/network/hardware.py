@@ -1,9 +1,10 @@
 """The quantised network as hardware stages (:mod:`hdl.network.stages`), layer by layer.
 
-A convolution becomes a layer engine on a proven card (the constructive card of the layer's kernel,
-stride and dilation with a 2-wide output tile per axis, unless a choice says otherwise) with line
-buffers, its quantised weights as the engine's weight stream, its bias and shifts for the
-requantisation; pooling, global average pooling and the final linear layer become their units.
+Each layer is built as its decision says (:mod:`winohdl.network.decision`, put on the nodes by a
+planning pass): a convolution becomes the layer engine of its options on the geometry's best card
+(:func:`winohdl.cards.best_card`), its quantised weights as the engine's weight stream, its bias and
+shifts for the requantisation; pooling, the sum, global average pooling and the final linear layer
+become their units at their lanes (the top puts a lane changer where a reader takes other lanes).
 Flatten has no hardware: the stream is channels-last, so the linear layer's columns are permuted
 from torch's (C, H, W) order to the stream's (H, W, C). What the top cannot chain yet (a residual
 sum, a ReLU that is not fused, a grouped convolution) is one error line naming the layer.
@@ -13,94 +14,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 
 from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
-from winohdl.core.geometry import Geometry
 
 from hdl.engine.design import engine_datapath
 from hdl.engine.model import EngineModel
-from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
-from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
 from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 from hdl.stream.axis import pack
 from hdl.stream.pool import PoolShape
-from miner.constructive import constructive_card
+from winohdl.cards import best_card
 
 from .graph import Kind
 from .quant import QuantLayer, QuantNetwork
 
 
-@dataclass(frozen=True)
-class ConvChoice:
-    """How one convolution is built: the card's output tile per axis, PK, PC, the engine kind and its line
-    buffers (one ring, or one per frame in flight)."""
-
-    tile: tuple[int, ...]
-    parallel_out: int = 1
-    parallel_in: int = 1
-    kind: EngineKind = EngineKind.WINOGRAD
-    buffering: Buffering = Buffering.LINES
-
-
-@dataclass(frozen=True)
-class LinearChoice:
-    """How the final linear layer is built: ``parallel`` outputs at once (None: all of them)."""
-
-    parallel: int | None = None
-
-
-@dataclass(frozen=True)
-class PoolChoice:
-    """How a pooling layer is built: ``lanes`` channels a beat (None: as many as its input brings; else
-    a lane changer goes before it)."""
-
-    lanes: int | None = None
-
-
-def default_choice(layer: QuantLayer) -> ConvChoice | LinearChoice | PoolChoice:
-    """F(2, k) per axis on one channel a cycle: the smallest Winograd engine; direct for a 1x1 kernel
-    (Winograd saves nothing there). A linear layer: every output at once; a pooling layer: its input's lanes."""
-    if layer.kind == Kind.LINEAR:
-        return LinearChoice()
-    if layer.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
-        return PoolChoice()
-    k = layer.attrs.kernel
-    kind = EngineKind.DIRECT if all(n == 1 for n in k) else EngineKind.WINOGRAD
-    return ConvChoice((2,) * len(k), kind=kind)
-
-
-def plan_choices(layers) -> Callable[[QuantLayer], ConvChoice]:
-    """The choice of each convolution from a plan's layers (:class:`winohdl.network.plan.LayerPlan`):
-    its Winograd tile or the direct engine (a one-output tile), PK and PC. A convolution the plan does
-    not name is one error line."""
-    by_node = {lp.node: lp for lp in layers}
-
-    def choose(layer: QuantLayer) -> ConvChoice | LinearChoice | PoolChoice:
-        lp = by_node.get(layer.name)
-        mine = lp is not None and lp.operator == layer.kind.value
-        if layer.kind == Kind.LINEAR:
-            return LinearChoice(lp.parallel_out if mine else None)
-        if layer.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
-            return PoolChoice(lp.parallel_out if mine else None)
-        if lp is None or lp.operator != Kind.CONV.value:
-            raise WinohdlError(f"the plan has no convolution {layer.name!r}: plan this network with --plan-only")
-        axes = len(layer.attrs.kernel)
-        buffering = Buffering(lp.buffering or Buffering.LINES.value)   # plans written before two rings: one
-        if lp.geometry is None:
-            return ConvChoice((1,) * axes, lp.parallel_out, lp.parallel_in, EngineKind.DIRECT, buffering)
-        return ConvChoice(tuple(lp.geometry.output), lp.parallel_out, lp.parallel_in, buffering=buffering)
-    return choose
-
-
-def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice | LinearChoice] = default_choice) -> list:
-    """The stages of ``qnet`` in order, each naming the stages it reads; WinohdlError (one line) for
-    what the top cannot build."""
-    stages, made = [], {qnet.input.name: ("input", None)}   # layer -> (stage it comes out of, lanes)
+def network_stages(qnet: QuantNetwork) -> list:
+    """The stages of ``qnet`` in order, each built as its layer's decision says and naming the stages
+    it reads; WinohdlError (one line) for what the top cannot build or a layer without a decision."""
+    stages, made = [], {qnet.input.name: ("input", 1)}   # layer -> (stage it comes out of, lanes)
     flat_from = {}
     with progress.bar(len(qnet.layers) - 1, "network stages", "layer") as bar:
         for q in qnet.layers[1:]:
@@ -110,7 +45,10 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
             if q.kind == Kind.FLATTEN:
                 made[q.name], flat_from[q.name] = srcs[0], shape
                 continue
-            stage = _stage(qnet, q, shape, lanes or 1, choose, flat_from.get(q.inputs[0]), srcs)
+            if q.decision is None:
+                raise WinohdlError(f"layer {q.name!r} has no decision: plan the network first "
+                                   "(winohdl.network.passes)")
+            stage = _stage(qnet, q, shape, lanes, flat_from.get(q.inputs[0]), srcs)
             stages.append(stage)
             made[q.name] = (stage.name, stage.out_lanes)
     if not stages or not isinstance(stages[-1], LinearStage) or len(qnet.outputs) != 1:
@@ -118,17 +56,17 @@ def network_stages(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice
     return stages
 
 
-def _stage(qnet, q, shape, lanes, choose, flat_from, srcs):
+def _stage(qnet, q, shape, lanes, flat_from, srcs):
     """The stage of layer ``q`` reading ``srcs`` ((stage, lanes) per input)."""
     names = tuple(n for n, _ in srcs)
     if q.kind == Kind.CONV:
-        stage = _conv(qnet, q, shape, choose(q))
+        stage = _conv(qnet, q, shape)
     elif q.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
-        stage = _pool(qnet, q, shape, choose(q).lanes or lanes)
+        stage = _pool(qnet, q, shape, q.decision.lanes)
     elif q.kind == Kind.GLOBAL_AVGPOOL:
-        stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], lanes, qnet.shifts(q)["shift"])
+        stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], q.decision.lanes, qnet.shifts(q)["shift"])
     elif q.kind == Kind.LINEAR:
-        stage = _linear(q, flat_from, lanes, choose(q).parallel)
+        stage = _linear(q, flat_from, lanes, q.decision.lanes)
     elif q.kind == Kind.ADD:
         return _add(qnet, q, shape, srcs)
     else:
@@ -144,7 +82,7 @@ def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
     depth = [_convolutions_behind(qnet, i) for i in q.inputs]
     main, short = (0, 1) if depth[0] >= depth[1] else (1, 0)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
-    lanes = srcs[main][1] or 1
+    lanes = q.decision.lanes
     frame = math.prod(shape[1:]) // lanes
     return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
                     (srcs[main][0], srcs[short][0]))
@@ -157,18 +95,14 @@ def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
     return own + max((_convolutions_behind(qnet, i) for i in q.inputs), default=0)
 
 
-def _conv(qnet: QuantNetwork, q: QuantLayer, shape, choice: ConvChoice) -> ConvStage:
-    a = q.attrs
-    if a.groups != 1:
-        raise WinohdlError(f"layer {q.name!r}: grouped convolution ({a.groups} groups) has no engine")
-    if len(a.kernel) != len(shape) - 2:
-        raise WinohdlError(f"layer {q.name!r}: input {shape} does not match the kernel {a.kernel}")
-    geo = Geometry(tuple(choice.tile), a.kernel, a.stride, a.dilation)
-    o = EngineOptions(geo, a.in_channels, a.out_channels, tuple(shape[2:]), a.padding, choice.parallel_out,
-                      choice.parallel_in, pipeline=EnginePipeline.DEEP, buffering=choice.buffering)
-    dp = engine_datapath(constructive_card(geo), o)
-    plan = plan_engine(o, dp, choice.kind)
-    beats = EngineModel(o, dp, choice.kind).weight_beats(q.weight)
+def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
+    """The layer engine its decision names, on the geometry's best card, with the layer's weights."""
+    if q.attrs.groups != 1:
+        raise WinohdlError(f"layer {q.name!r}: grouped convolution ({q.attrs.groups} groups) has no engine")
+    o, kind = q.decision.options, q.decision.kind
+    dp = engine_datapath(best_card(o.geometry), o)
+    plan = plan_engine(o, dp, kind)
+    beats = EngineModel(o, dp, kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
     return ConvStage(q.name, plan, tuple(pack(b, plan.w_width) for b in beats),
                      tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu)
@@ -186,7 +120,7 @@ def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
     return PoolStage(q.name, PoolKind.AVG, ps, qnet.shifts(q)["shift"])
 
 
-def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int | None = None) -> LinearStage:
+def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int) -> LinearStage:
     if not q.logits:
         raise WinohdlError(f"layer {q.name!r}: only the final linear layer (the logits) has a unit yet")
     w = np.asarray(q.weight, dtype=np.int64)
@@ -194,10 +128,10 @@ def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int | None = None) -
         # torch flattens (C, H, W); the stream is (H, W, C)
         w = np.moveaxis(w.reshape(w.shape[0], *flat_from[1:]), 1, -1).reshape(w.shape[0], -1)
     M = w.shape[0]
-    if parallel is not None and (parallel < 1 or M % parallel):
+    if M % parallel:
         raise WinohdlError(f"layer {q.name!r}: {parallel} outputs at once do not divide its {M} outputs")
     return LinearStage(q.name, tuple(tuple(int(v) for v in row) for row in w), tuple(int(b) for b in q.bias),
-                       lanes, parallel or M)
+                       lanes, parallel)
 
 
 TOP = "network"
@@ -229,7 +163,7 @@ class GeneratedNetwork:
                 "ports": [p.to_json() for p in self.ports],
                 "output": {"logits_per_beat": P, "logit_width": self.logit_width,
                            "argmax_bit": P * self.logit_width, "beats_per_image": len(self.stages[-1].weights) // P},
-                "stages": [_stage_json(s) for s in self.stages]}
+                "stages": [stage_json(s) for s in self.stages]}
 
     def core_file(self) -> str:
         """A FuseSoC (CAPI=2) core file, as for a tile."""
@@ -277,19 +211,20 @@ class GeneratedNetwork:
         return int(2 * len(self.stages) * slowest / ((1 - gaps) * (1 - backpressure))) + 10_000
 
 
-def generate_network(qnet: QuantNetwork, choose: Callable[[QuantLayer], ConvChoice] = default_choice) -> GeneratedNetwork:
-    """The stages of ``qnet`` and the Verilog of their top (module ``network``)."""
+def generate_network(qnet: QuantNetwork) -> GeneratedNetwork:
+    """The stages of ``qnet`` (each layer as its decision says) and the Verilog of their top (``network``)."""
     from hdl.network.top import NetworkTop
     from hdl.verilog import to_verilog
     from hdl.design import ports_of
-    stages = tuple(network_stages(qnet, choose))
+    stages = tuple(network_stages(qnet))
     progress.status("writing the network's Verilog")
     top = NetworkTop(stages)
-    width = top._final.logit_width
+    width = top.logit_width
     return GeneratedNetwork(stages, to_verilog(top, TOP), width, ports_of(top.signature, clocked=True))
 
 
-def _stage_json(s) -> dict:
+def stage_json(s) -> dict:
+    """A stage as design.json records it: its streams, and an engine's options, multipliers and memories."""
     d = {"name": s.name, "stage": type(s).__name__.replace("Stage", "").lower(), "inputs": list(s.inputs),
          "in_lanes": s.in_lanes, "out_lanes": s.out_lanes}
     if isinstance(s, ConvStage):

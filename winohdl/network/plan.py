@@ -31,12 +31,13 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
 from .budget import NAMES, RESOURCES, Budget
-from .choices import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, label, other_candidates,
+from .candidates import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, other_candidates,
                       winograd_geometries)
 from .fold import fold, least_dsp, totals
+from .decision import Decision, decision_from_json, engine_decision, label
 from .graph import Graph, Kind
 
-FORMAT = "winohdl-plan/1"
+FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
 WINOGRAD_SLACK = 0.005
 """A Winograd tile on every 3x3 stride-1 convolution is kept while it costs at most this share of the
 frames per second (a direct engine that is a few cycles faster leaves its DSP savings behind)."""
@@ -55,56 +56,61 @@ def _j(t) -> str:
 
 @dataclass(frozen=True)
 class LayerPlan:
-    """One node as planned.
+    """One node as planned: its decision and what it costs.
 
     Attributes
     ----------
     node, operator, shape : str
         The node's name, kind and output shape (``1x64x56x56``).
+    decision : EngineDecision or UnitDecision
+        How it is built (:mod:`winohdl.network.decision`).
     algorithm : str
         ``direct``, a Winograd tile (``F(4x4,3x3)``), or the unit of a non-convolution node.
-    geometry : Geometry or None
-        The Winograd engine's card geometry.
-    parallel_out, parallel_in : int
-        PK and PC (a non-convolution node: its lanes, and 1).
     cycles : int
         Cycles per frame, back to back (a convolution: ``EnginePlan.performance.period``).
     multipliers, dsp, bram, logic : int
-    buffering : str
-        A convolution's line buffers (``lines`` or ``rings``: frames overlap); "" for other nodes.
     """
 
     node: str
     operator: str
     shape: str
+    decision: Decision
     algorithm: str
-    geometry: Geometry | None
-    parallel_out: int
-    parallel_in: int
     cycles: int
     multipliers: int
     dsp: int
     bram: int
     logic: int
-    buffering: str = ""
+
+    @property
+    def geometry(self) -> Geometry | None:
+        return self.decision.geometry
+
+    @property
+    def parallel_out(self) -> int:
+        return self.decision.parallel_out
+
+    @property
+    def parallel_in(self) -> int:
+        return self.decision.parallel_in
+
+    @property
+    def buffering(self) -> str:
+        return self.decision.buffering
 
     def use(self, resource: str) -> int:
         return getattr(self, resource)
 
     def to_json(self) -> dict:
-        d = dict(self.__dict__)
-        d["geometry"] = self.geometry.to_dict() if self.geometry is not None else None
-        return d
+        return {**self.__dict__, "decision": self.decision.to_json()}
 
     @classmethod
     def from_json(cls, data) -> "LayerPlan":
         if not isinstance(data, dict):
             raise WinohdlError("a layer of plan.json must be an object")
         d = dict(data)
-        if d.get("buffering", "") not in ("", "lines", "rings"):
-            raise WinohdlError(f"plan.json: layer buffering {d['buffering']!r} (lines or rings)")
+        d["decision"] = decision_from_json(d.get("decision"))
         try:
-            d["geometry"] = Geometry.from_dict(d["geometry"]) if d.get("geometry") is not None else None
             return cls(**d)
         except TypeError as exc:
             raise WinohdlError(f"plan.json: bad layer ({exc})") from None
@@ -233,7 +239,6 @@ def _lazy_could_help(graph: Graph, eager: dict, folding, budget: Budget) -> bool
     """Whether a plan one cycle faster could fit the DSP budget if the lazy cards were planned too: a
     bound that needs no datapath (a candidate's cycles are at least its bound, and each multiplier
     takes a DSP block), summed over the nodes; False means deriving them cannot pay."""
-    from hdl.engine.options import EngineOptions
     target = max(c.cycles for c in folding.chosen.values()) - 1
     shapes = {n.name: n.shape for n in graph.nodes}
     need = 0
@@ -251,7 +256,7 @@ def _lazy_could_help(graph: Graph, eager: dict, folding, budget: Budget) -> bool
                         mult = pk * pc * g.lower_bound()
                         if mult >= best:
                             break
-                        o = EngineOptions(g, a.in_channels, a.out_channels, x[2:], a.padding, pk, pc)
+                        o = engine_decision(a, x, g.output, pk, pc).options
                         if max(o.fm_beats, o.n_tiles * o.kernel_groups * o.channel_groups) <= target:
                             best = mult
                             break
@@ -267,8 +272,8 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
         c = chosen.get(n.name)
         if c is None:
             continue
-        out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.algorithm, c.geometry, c.pk, c.pc, c.cycles,
-                             c.multipliers, c.dsp, c.bram, c.logic, c.buffering))
+        out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.decision, c.algorithm, c.cycles, c.multipliers,
+                             c.dsp, c.bram, c.logic))
     return tuple(out)
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from winohdl.core.errors import WinohdlError
 from winohdl.core.fixed import quantise
 
+from .decision import Decision
 from .float_model import run_float
 from .graph import Conv, Graph, Kind, Linear, Pool, _dump
 from .windows import window_sum
@@ -98,6 +99,8 @@ class QuantLayer:
     bound : tuple of int
         Per output channel, the largest magnitude any partial sum of the layer can reach, in units
         of its accumulator's least significant bit (float32 is exact up to 2**24).
+    decision : EngineDecision, UnitDecision or None
+        How the layer is built: its graph node's, as the planning pass put it there.
     """
 
     name: str
@@ -113,6 +116,7 @@ class QuantLayer:
     weight: np.ndarray | None = field(default=None, compare=False, repr=False)
     bias: np.ndarray | None = field(default=None, compare=False, repr=False)
     bound: tuple[int, ...] = ()
+    decision: Decision | None = None
 
     @property
     def bits(self) -> int:
@@ -153,6 +157,16 @@ class QuantNetwork:
         """Layers no other layer reads, in order."""
         used = {i for q in self.layers for i in q.inputs}
         return tuple(q.name for q in self.layers if q.name not in used)
+
+    def ranges(self) -> dict[str, int]:
+        """The exponent of every graph node's calibrated range, as :func:`quantise_with` takes them: a
+        layer's own (a fused ReLU's is its host's); a node whose exponent the rules derive (max pooling,
+        flatten, a ReLU not fused, the logits) its input's, which the rules do not read."""
+        out = {}
+        for q in self.layers:
+            for name in (q.name, *q.fused):
+                out[name] = q.exponent
+        return out
 
     @property
     def fused(self) -> dict[str, str]:
@@ -261,10 +275,18 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
         A graph without weights, calibration inputs of the wrong shape, or an average pooling whose
         window count is not a power of two (its division is not a shift).
     """
-    if not graph.weights and any(n.kind in (Kind.CONV, Kind.LINEAR) for n in graph.nodes):
-        raise WinohdlError("quantisation needs the network's weights")
+    _need_weights(graph)
     calibration = check_batch(graph, calibration, "calibration inputs")
     values = run_float(graph, calibration)
+    return quantise_with(graph, {n.name: _range_exponent(values[n.name]) for n in graph.nodes}, description)
+
+
+def quantise_with(graph: Graph, ranges: dict[str, int], description: str = "") -> QuantNetwork:
+    """Quantise ``graph`` with the exponent of each node's output range given (``ranges``: node name ->
+    the exponent :func:`exponent_for` gives its calibrated range; a fused ReLU's is its host's). The
+    rules of the module docstring; :func:`quantise_network` measures the ranges, a network folder
+    records them (:meth:`QuantNetwork.ranges`)."""
+    _need_weights(graph)
     users: dict[str, list[str]] = {n.name: [] for n in graph.nodes}
     for src, dst in graph.edges:
         users[src].append(dst)
@@ -276,13 +298,17 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
         if node.kind == Kind.RELU and src.kind in _FUSES_RELU and not src.logits and not src.relu \
                 and users[src.name] == [node.name]:
             # the ReLU is the clamp at 0 of its host's requantisation; the range is taken after it
-            layers[src.name] = replace(src, relu=True, fused=src.fused + (node.name,),
-                                       exponent=_range_exponent(values[node.name]))
+            layers[src.name] = replace(src, relu=True, fused=src.fused + (node.name,), exponent=ranges[node.name])
             host[node.name] = src.name
             continue
-        layers[node.name] = _layer(node, ins, values, graph, layers)
+        layers[node.name] = _layer(node, ins, ranges, graph, layers)
         host[node.name] = node.name
     return QuantNetwork(graph, tuple(layers.values()), description)
+
+
+def _need_weights(graph: Graph) -> None:
+    if not graph.weights and any(n.kind in (Kind.CONV, Kind.LINEAR) for n in graph.nodes):
+        raise WinohdlError("quantisation needs the network's weights")
 
 
 def check_batch(graph: Graph, x, what: str) -> np.ndarray:
@@ -307,15 +333,16 @@ def _range_exponent(values: np.ndarray) -> int:
     return 0 if e is None else e
 
 
-def _layer(node, ins, values, graph: Graph, layers: dict) -> QuantLayer:
-    base = dict(name=node.name, kind=node.kind, inputs=ins, shape=node.shape, attrs=node.attrs)
+def _layer(node, ins, ranges: dict, graph: Graph, layers: dict) -> QuantLayer:
+    base = dict(name=node.name, kind=node.kind, inputs=ins, shape=node.shape, attrs=node.attrs,
+                decision=node.decision)
     k = node.kind
     if k == Kind.INPUT:
-        return QuantLayer(exponent=_range_exponent(values[node.name]), **base)
+        return QuantLayer(exponent=ranges[node.name], **base)
     e_in = layers[ins[0]].exponent
     if k in (Kind.RELU, Kind.MAXPOOL, Kind.FLATTEN):
         return QuantLayer(exponent=e_in, **base)
-    e_out = _range_exponent(values[node.name])
+    e_out = ranges[node.name]
     if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
         _check_pool_counts(node, layers[ins[0]].shape)
         return QuantLayer(exponent=e_out, **base)

@@ -3,8 +3,8 @@ onnxruntime against the integer model, the accuracy on labelled inputs, and the 
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -56,12 +56,12 @@ class Quantised:
         """onnxruntime disagrees although every layer's float32 arithmetic is exact: a bug somewhere."""
         return bool(self.mismatches) and not self.qnet.float32_problems()
 
-    def write(self, folder: Path) -> None:
-        """quant.json, quant.txt, quant_weights.npz and network.onnx into ``folder``."""
-        (folder / "quant.json").write_text(self.qnet.to_json(), encoding="utf-8")
-        (folder / "quant.txt").write_text(self.qnet.text(), encoding="utf-8")
-        np.savez(folder / "quant_weights.npz", **self.qnet.arrays())
-        onnx.save(self.model, str(folder / "network.onnx"))
+    def files(self) -> dict[str, str | bytes]:
+        """quant.json, quant.txt, quant_weights.npz and network.onnx, by name (a network folder's)."""
+        weights = io.BytesIO()
+        np.savez(weights, **self.qnet.arrays())
+        return {"quant.json": self.qnet.to_json(), "quant.txt": self.qnet.text(),
+                "quant_weights.npz": weights.getvalue(), "network.onnx": self.model.SerializeToString()}
 
     def report(self) -> str:
         """The lines the command prints."""

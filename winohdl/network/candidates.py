@@ -1,8 +1,8 @@
 """The ways to build each node of a network, with what each costs: the planner's candidates.
 
 A convolution is a layer engine (:func:`hdl.engine.plan.plan_engine`, nothing elaborated): direct
-(output tile 1 per axis, the layer's kernel, stride and dilation) or Winograd with a constructive
-card (:func:`miner.constructive.constructive_card`) whose geometry matches the layer: output tiles
+(output tile 1 per axis, the layer's kernel, stride and dilation) or Winograd on the best known
+card (:func:`winohdl.cards.best_card`) whose geometry matches the layer: output tiles
 2, 4 and (3-tap kernels at stride 1, dilation 1) 6 per axis, square or not, where the card saves multiplications
 (R below |y| x |g|: never for a 1x1 kernel) and fits the padded feature map. Cards of more than
 :data:`EAGER_RANK` multiplications are *lazy* (their datapath takes seconds to tens of seconds to
@@ -51,9 +51,9 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
 from .budget import Budget, Memory, MemoryCost, memory_cost
+from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
 
-DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
 TILES = (2, 4)                   # Winograd output tile per axis, any kernel, stride and dilation
 TILES_3_TAP = (2, 4, 6)          # and for a 3-tap kernel at stride 1, dilation 1
 EAGER_RANK = 36                  # cards with more multiplications are derived only when DSP binds
@@ -69,33 +69,28 @@ FREE = (Kind.INPUT, Kind.RELU, Kind.FLATTEN)
 
 
 class Candidate:
-    """One way to build one node: its parallelism and costs (cycles computed on first use).
+    """One way to build one node: its decision and what it costs (cycles computed on first use).
 
     Attributes
     ----------
     node : str
+    decision : EngineDecision or UnitDecision
+        How the node is built (the planner puts the chosen one on the node).
     algorithm : str
-        ``direct``, a Winograd tile such as ``F(4x4,3x3)``, or the non-convolution unit's name.
-    geometry : Geometry or None
-        The engine's tile geometry (convolutions).
-    pk, pc : int
-        Output and input channels per cycle (a non-convolution node: ``pk`` is its lanes, ``pc`` 1).
+        ``direct``, a Winograd tile such as ``F(4x4,3x3)``, or the unit's name.
     multipliers, dsp, bram, logic : int
     bound : int
         A lower bound of the cycles, known without the cycle model.
-    buffering : str
-        A convolution's line buffers: ``lines`` (one ring: frames do not overlap) or ``rings`` (one per
-        frame in flight: they do, at twice the ring's memory); "" for other nodes.
     """
 
-    __slots__ = ("node", "algorithm", "geometry", "pk", "pc", "multipliers", "dsp", "bram", "logic", "bound",
-                 "buffering", "_cycles", "_period")
+    __slots__ = ("node", "decision", "algorithm", "multipliers", "dsp", "bram", "logic", "bound", "_cycles",
+                 "_period")
 
-    def __init__(self, node: str, algorithm: str, geometry: Geometry | None, pk: int, pc: int, multipliers: int,
-                 dsp: int, bram: int, logic: int, bound: int, period, buffering: str = ""):
-        self.node, self.algorithm, self.geometry, self.pk, self.pc = node, algorithm, geometry, pk, pc
+    def __init__(self, node: str, decision: Decision, algorithm: str, multipliers: int, dsp: int, bram: int,
+                 logic: int, bound: int, period):
+        self.node, self.decision, self.algorithm = node, decision, algorithm
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
-        self.buffering, self._period, self._cycles = buffering, period, None
+        self._period, self._cycles = period, None
 
     @property
     def cycles(self) -> int:
@@ -103,23 +98,17 @@ class Candidate:
             self._cycles = int(self._period()) if callable(self._period) else int(self._period)
         return self._cycles
 
+    @property
+    def geometry(self) -> Geometry | None:
+        return self.decision.geometry
+
     def use(self, resource: str) -> int:
         return getattr(self, resource)
 
     def __repr__(self) -> str:
-        return (f"Candidate({self.node}, {self.algorithm} {self.buffering}, PK={self.pk}, PC={self.pc}, "
+        return (f"Candidate({self.node}, {self.algorithm} {self.decision.buffering}, "
+                f"PK={self.decision.parallel_out}, PC={self.decision.parallel_in}, "
                 f"DSP={self.dsp}, BRAM={self.bram}, logic={self.logic})")
-
-
-def label(geometry: Geometry) -> str:
-    """``F(4x4,3x3)``, with `` s2x2`` / `` d2x2`` where the stride or dilation is not 1."""
-    j = lambda t: "x".join(map(str, t))  # noqa: E731
-    text = f"F({j(geometry.output)},{j(geometry.kernel)})"
-    if any(s != 1 for s in geometry.stride):
-        text += f" s{j(geometry.stride)}"
-    if any(d != 1 for d in geometry.dilation):
-        text += f" d{j(geometry.dilation)}"
-    return text
 
 
 def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]:
@@ -141,15 +130,15 @@ def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]
 
 @lru_cache(maxsize=64)
 def datapath(geometry: Geometry, data_width: int, kernel_width: int):
-    """The constructive card's engine datapath, once per process for a geometry and widths: it depends on
-    nothing else (:func:`hdl.engine.design.engine_datapath` reads only the options' geometry and widths)."""
+    """The engine datapath of the geometry's card (:func:`winohdl.cards.best_card`), once per process for a
+    geometry and widths: it depends on nothing else (:func:`hdl.engine.design.engine_datapath` reads only
+    the options' geometry and widths)."""
     from hdl.engine.design import engine_datapath
     from hdl.engine.options import EngineOptions
-    from miner.constructive import constructive_card
-    card = constructive_card(geometry)
+    from winohdl.cards import best_card
     probe = EngineOptions(geometry, 1, 1, geometry.input, (0,) * geometry.axes, data_width=data_width,
                           kernel_width=kernel_width)
-    return engine_datapath(card, probe)
+    return engine_datapath(best_card(geometry), probe)
 
 
 def engine_logic(plan) -> int:
@@ -242,25 +231,22 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
                       ctx: Context, buffering) -> Candidate | None:
-    from hdl.engine.modes import EngineKind, EnginePipeline
-    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
+    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
     from hdl.engine.plan import plan_engine
     from hdl.engine.raster import raster_banks, raster_beats
     from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
-    g = Geometry((1,) * len(a.kernel), a.kernel, a.stride, a.dilation) if direct else geometry
-    kind = EngineKind.DIRECT if direct else EngineKind.WINOGRAD
-    n_mult = pk * pc * (g.n_y * g.n_g if direct else g.lower_bound())
+    n_mult = pk * pc * (math.prod(a.kernel) if direct else geometry.lower_bound())
     if n_mult > ctx.budget.dsp and pk * pc > 1:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
-        # the engine's size limits guard its elaboration, not a plan (the budget decides what fits)
-        with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
-            opts = EngineOptions(g, a.in_channels, a.out_channels, in_shape[2:], a.padding, pk, pc, ctx.data_width,
-                                 ctx.kernel_width, pipeline=EnginePipeline.DEEP, buffering=buffering)
-            dp = None if direct else datapath(g, ctx.data_width, ctx.kernel_width)
-            plan = plan_engine(opts, dp, kind)
+        decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
+                                   ctx.data_width, ctx.kernel_width)
+        opts = decision.options
+        dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width)
+        with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
+            plan = plan_engine(opts, dp, decision.kind)
     except WinohdlError:
         return None  # options the engine cannot take
     if direct:
@@ -269,13 +255,13 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         dsp = pk * pc * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
     # the raster-order unit after the engine (a network's convolution) holds two tile rows of results
     mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
-    words = pk * g.n_y
+    words = pk * opts.geometry.n_y
     logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
     # the raster-order unit sends a beat (PK channels of one position) a cycle: K / PK beats a position
     out_beats = raster_beats(opts)
     bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups, out_beats)
-    return Candidate(node.name, "direct" if direct else label(g), None if direct else g, pk, pc, plan.multipliers,
-                     dsp, mem.bram, logic, bound, lambda: max(plan.performance.period, out_beats), opts.buffering.value)
+    return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
+                     lambda: max(plan.performance.period, out_beats))
 
 
 def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
@@ -294,7 +280,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
                 cycles = fi * fo // (lo * li)
                 mem = ctx.memory([Memory(lo * li, cycles, kw), Memory(li, fi // li, dw)])
                 logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
-                out.append(Candidate(node.name, "linear", None, lo, li, lo * li, dsp, mem.bram, logic, cycles, cycles))
+                out.append(Candidate(node.name, UnitDecision(lo), "linear", lo * li, dsp, mem.bram, logic, cycles, cycles))
         return out
     channels, pixels = in_shape[1], math.prod(in_shape[2:])
     out = []
@@ -319,5 +305,5 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
             name = "add"
         else:
             raise AssertionError(k)
-        out.append(Candidate(node.name, name, None, lanes, 1, 0, 0, mem.bram, logic, cycles, cycles))
+        out.append(Candidate(node.name, UnitDecision(lanes), name, 0, 0, mem.bram, logic, cycles, cycles))
     return out

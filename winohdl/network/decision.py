@@ -1,0 +1,144 @@
+"""How a node of a network is built: the decision a planning pass puts on the node, read by all after it.
+
+A convolution becomes a layer engine: :class:`EngineDecision`, the engine's options (tile, PK, PC, line
+buffers, widths) and its kind. Pooling, the residual sum, global pooling and the linear layer become
+units: :class:`UnitDecision`, their lanes. :func:`engine_decision` is the one place where a convolution
+becomes engine options; :func:`winohdl.cards.best_card` the one card every engine is built on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from winohdl.core.errors import WinohdlError
+from winohdl.core.geometry import Geometry
+from winohdl.core.limits import lifted
+
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
+from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
+
+DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
+
+
+def label(geometry: Geometry) -> str:
+    """``F(4x4,3x3)``, with `` s2x2`` / `` d2x2`` where the stride or dilation is not 1."""
+    j = lambda t: "x".join(map(str, t))  # noqa: E731
+    text = f"F({j(geometry.output)},{j(geometry.kernel)})"
+    if any(s != 1 for s in geometry.stride):
+        text += f" s{j(geometry.stride)}"
+    if any(d != 1 for d in geometry.dilation):
+        text += f" d{j(geometry.dilation)}"
+    return text
+
+
+@dataclass(frozen=True)
+class EngineDecision:
+    """A convolution built as a layer engine.
+
+    Attributes
+    ----------
+    options : EngineOptions
+        The layer (C, K, feature map, padding) and how the engine computes it: the card's geometry
+        (a one-output tile for a direct engine), PK, PC, the widths, the line buffers.
+    kind : EngineKind
+        Winograd or direct.
+    """
+
+    options: EngineOptions
+    kind: EngineKind
+
+    @property
+    def geometry(self) -> Geometry | None:
+        """The Winograd card's geometry; None for a direct engine."""
+        return self.options.geometry if self.kind is EngineKind.WINOGRAD else None
+
+    @property
+    def algorithm(self) -> str:
+        return "direct" if self.geometry is None else label(self.geometry)
+
+    @property
+    def parallel_out(self) -> int:
+        return self.options.parallel_out
+
+    @property
+    def parallel_in(self) -> int:
+        return self.options.parallel_in
+
+    @property
+    def buffering(self) -> str:
+        return self.options.buffering.value
+
+    def to_json(self) -> dict:
+        return {"engine": self.kind.value, "options": self.options.to_json()}
+
+
+@dataclass(frozen=True)
+class UnitDecision:
+    """A pooling, sum, global pooling or linear unit: ``lanes`` channels (the linear layer: outputs) a beat."""
+
+    lanes: int
+
+    def __post_init__(self):
+        if isinstance(self.lanes, bool) or not isinstance(self.lanes, int) or self.lanes < 1:
+            raise WinohdlError(f"a unit's lanes must be a whole number >= 1, got {self.lanes!r}")
+
+    algorithm = ""
+    geometry = None
+    buffering = ""
+
+    @property
+    def parallel_out(self) -> int:
+        return self.lanes
+
+    parallel_in = 1
+
+    def to_json(self) -> dict:
+        return {"lanes": self.lanes}
+
+
+Decision = EngineDecision | UnitDecision
+
+
+def decision_from_json(data) -> Decision:
+    """A decision as :meth:`EngineDecision.to_json` or :meth:`UnitDecision.to_json` wrote it, validated."""
+    if isinstance(data, dict) and set(data) == {"lanes"}:
+        return UnitDecision(data["lanes"])
+    if not isinstance(data, dict) or set(data) != {"engine", "options"}:
+        raise WinohdlError("a node's decision must be {\"lanes\": n} or {\"engine\": ..., \"options\": {...}}")
+    try:
+        kind = EngineKind(data["engine"])
+    except ValueError:
+        raise WinohdlError(f"unknown engine kind {str(data['engine'])[:40]!r}") from None
+    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # a plan's size is the budget's to judge
+        return EngineDecision(EngineOptions.from_json(data["options"]), kind)
+
+
+def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | None, parallel_out: int = 1,
+                    parallel_in: int = 1, buffering: Buffering = Buffering.LINES, data_width: int = DATA_WIDTH,
+                    kernel_width: int = KERNEL_WIDTH) -> EngineDecision:
+    """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
+    ``tile`` per axis, or direct (``tile`` None); WinohdlError where the engine cannot take it. The
+    engine's size limits guard its elaboration, not a plan: the budget decides what fits."""
+    kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
+    geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
+    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
+        options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
+                                parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
+                                buffering=buffering)
+    return EngineDecision(options, kind)
+
+
+def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str) -> None:
+    """That ``decision`` builds the convolution ``conv`` on ``in_shape`` (a plan read from a file, a graph
+    edited by hand): WinohdlError naming what differs."""
+    o, g = decision.options, decision.options.geometry
+    want = {"in_channels": conv.in_channels, "out_channels": conv.out_channels, "kernel": conv.kernel,
+            "stride": conv.stride, "dilation": conv.dilation, "padding": conv.padding,
+            "feature_map": tuple(in_shape[2:])}  # every value an int or a tuple, as the options hold them
+    got = {"in_channels": o.C, "out_channels": o.K, "kernel": g.kernel, "stride": g.stride,
+           "dilation": g.dilation, "padding": o.padding, "feature_map": o.feature_map}
+    for k in want:
+        if want[k] != got[k]:
+            raise WinohdlError(f"{where}: its engine's {k} is {got[k]}, the convolution's {want[k]}")
+    if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
+        raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")

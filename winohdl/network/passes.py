@@ -1,0 +1,58 @@
+"""The passes that decide how each node of a graph is built: each returns a new graph, its nodes decided.
+
+The compiler's steps, in order (:mod:`winohdl.network.api` runs them):
+
+1. import (:func:`winohdl.network.load.load_model`): the model as a typed graph, batch norm folded;
+2. decide: :func:`decide_by_plan` (a plan's decisions, from :func:`winohdl.network.plan.plan_both`) or
+   :func:`decide_smallest`: every convolution's engine options, every unit's lanes, on its node;
+3. quantise (:func:`winohdl.network.quant.quantise_network`): exponents, shifts, integer weights, the
+   ReLUs fused into their hosts; each layer keeps its node's decision;
+4. lower (:func:`winohdl.network.hardware.network_stages`): the stages the top chains, each built as its
+   decision says, and the Verilog.
+"""
+
+from __future__ import annotations
+
+from winohdl.core.errors import WinohdlError
+
+from .decision import UnitDecision, engine_decision
+from .graph import Graph, Kind
+from .plan import NetworkPlan
+
+
+def decide_smallest(graph: Graph) -> Graph:
+    """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
+    (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers;
+    pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
+    build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises."""
+    decisions = {}
+    for n in graph.nodes:
+        if n.kind == Kind.CONV:
+            one = all(k == 1 for k in n.attrs.kernel)
+            tile = None if one else (2,) * len(n.attrs.kernel)
+            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile)
+        elif n.kind == Kind.LINEAR:
+            decisions[n.name] = UnitDecision(n.attrs.out_features)
+        elif n.kind in (Kind.MAXPOOL, Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL, Kind.ADD):
+            decisions[n.name] = UnitDecision(1)
+    return graph.with_decisions(decisions)
+
+
+def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:
+    """Each node the decision ``plan`` chose for it (a plan of this graph: every node that takes a decision
+    is in it, with its kind; the engines' options are checked against the nodes by the graph)."""
+    by_node = {x.node: x for x in plan.layers}
+    decisions = {}
+    for n in graph.nodes:
+        x = by_node.pop(n.name, None)
+        if x is None:
+            if n.kind in (Kind.INPUT, Kind.RELU, Kind.FLATTEN):
+                continue
+            raise WinohdlError(f"the plan has no node {n.name!r} ({n.kind.value}): it is another network's; "
+                               "plan this one")
+        if x.operator != n.kind.value:
+            raise WinohdlError(f"the plan's {n.name!r} is a {x.operator}, the network's a {n.kind.value}")
+        decisions[n.name] = x.decision
+    if by_node:
+        raise WinohdlError(f"the plan has a node {next(iter(by_node))!r} the network does not")
+    return graph.with_decisions(decisions)
