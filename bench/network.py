@@ -4,7 +4,7 @@ within the direct plan's DSP blocks) and the DSP blocks it needs for the direct 
 examples/digits/train.py) generated, synthesised and placed on ECP5 (median of ``--seeds``), its frames
 per second at that Fmax beside the direct-only plan's at the same clock.
 
-    .venv/bin/python bench/network.py [--networks digits,resnet8,resnet18,vgg16] [--device LFE5U-85F]
+    .venv/bin/python bench/network.py [--networks digits,resnet8,resnet18,vgg16] [--part LFE5U-85F]
                                       [--fmax [--seeds 3]] [-o build/bench/network.json]
 
 The plans take seconds to minutes each (ResNet-8 derives F(4x4,3x3) s2 and F(6x6,3x3): about 3
@@ -73,12 +73,12 @@ def fmax_row(seeds: int, work: Path) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", default="digits,resnet8")
-    ap.add_argument("--device", default="LFE5U-85F")
+    ap.add_argument("--part", default="LFE5U-85F")
     ap.add_argument("--fmax", action="store_true")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("-o", default="build/bench/network.json")
     a = ap.parse_args(argv)
-    part = device(a.device)
+    part = device(a.part)
     rows = [plan_row(n.strip(), part) for n in a.networks.split(",")]
     f = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
     print(f"plans on {part.part} at {DEFAULT_CLOCK_MHZ:g} MHz (the planner's cycle model)")

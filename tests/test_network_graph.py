@@ -16,6 +16,7 @@ from torch import nn
 from winohdl.network.graph import Conv, Graph, Kind, Linear, Node, Pool
 from winohdl.network.load import _call_factory, load_model
 from winohdl.network.onnx_import import from_onnx
+from winohdl.network.rewrite import fold_batch_norm
 from winohdl.network.torch_import import from_exported, from_torch
 from bad_input_helpers import one_line_error
 
@@ -120,10 +121,12 @@ def test_batch_norm_folds_exactly(bias):
         bn = module[1]
         bn.running_mean.uniform_(-1, 1), bn.running_var.uniform_(0.2, 3), bn.weight.uniform_(-2, 2)
         bn.bias.uniform_(-1, 1)
-    _folded_conv_matches(from_torch(module, torch.zeros(1, 3, 8, 8)), module)
+    imported = from_torch(module, torch.zeros(1, 3, 8, 8))
+    assert [n.kind for n in imported.nodes] == [Kind.INPUT, Kind.CONV, Kind.BATCH_NORM]
+    _folded_conv_matches(fold_batch_norm(imported), module)
     kept = _onnx(module, (1, 3, 8, 8), training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
     assert "BatchNormalization" in [n.op_type for n in kept.graph.node]
-    _folded_conv_matches(from_onnx(kept), module)
+    _folded_conv_matches(fold_batch_norm(from_onnx(kept)), module)
 
 
 def _run(graph, x):
@@ -227,7 +230,8 @@ def test_graph_validation_names_the_node():
     (nn.Sequential(nn.ReLU(), nn.BatchNorm2d(2)), ["batch_norm", "convolution"]),
 ])
 def test_unsupported_operator_from_torch(model, words):
-    one_line_error(lambda: from_torch(model, torch.zeros(1, 2, 4, 4)), "unsupported operator", *words)
+    one_line_error(lambda: fold_batch_norm(from_torch(model, torch.zeros(1, 2, 4, 4))), "unsupported operator",
+                   *words)
 
 
 @pytest.mark.parametrize("model, words", [

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
-from winohdl.network.build import Builder
+from winohdl.network.importer import Builder
 from winohdl.network.graph import Conv, Kind, Linear, Pool
 from winohdl.network.integer import quantise_input, run_integer
 from winohdl.network.qdq import check_onnxruntime, integer_kernels, mismatches, run_onnxruntime, to_onnx

@@ -404,7 +404,8 @@ def _bench_command(sub, common: argparse.ArgumentParser) -> None:
     be_sub = be.add_subparsers(dest="what", required=True, parser_class=_Parser)
     bm = be_sub.add_parser("mine", parents=[common], help="mining success rate, time and cost per method")
     bm.add_argument("--geometries", default="all", help="suite names, comma separated, or 'all'")
-    bm.add_argument("--seeds", type=positive_int, default=5)
+    bm.add_argument("--runs", type=positive_int, default=5,
+                    help="mining runs per geometry and method, seeds 0 to RUNS - 1 (default 5)")
     bm.add_argument("--methods", default="als,sgd", help="comma list of als, sgd, search, constructive")
     bm.add_argument("--seconds", type=positive_seconds, default=60.0, help="budget per run")
     bm.add_argument("--polish", type=nonnegative_seconds, default=10.0, help="seconds of polishing after each proof")

@@ -216,50 +216,18 @@ def _work(a, opened, kind: str) -> Path:
     return make_run_folder(base, kind)
 
 
-def _network_folder(a, command: str):
-    """The network folder ``a.design`` opened (every file checked), or None when it is not one; the
-    options that do not apply to a network are errors."""
-    from winohdl.network.folder import is_network_folder, open_network
-    if not is_network_folder(a.design):
-        if getattr(a, "images", None) is not None:
-            raise WinohdlError("--images applies to a network folder ('winohdl network')")
-        return None
-    if a.allow_edits:
-        raise WinohdlError(f"--allow-edits: a network folder is {command}d only as it was written")
-    if getattr(a, "waves", False):
-        raise WinohdlError("--waves: a network folder's simulation dumps no waveform")
-    return open_network(a.design)
-
-
-def _network_work(a, net, kind: str) -> Path:
-    from winohdl.core.io import make_run_folder
-    return make_run_folder(Path(a.work) if a.work else net.folder / {"sim": "sim_build"}.get(kind, kind), kind)
-
-
-def _sim_network(a, net, simulators) -> int:
-    """``winohdl sim`` on a network folder: seeded random images through network.v on each simulator."""
-    from winohdl.network import api
-    from winohdl.network.command import DEFAULT_IMAGES
-    x, what = api.images(net.graph, a.images or DEFAULT_IMAGES)
-    onnx, results = api.simulate(net, simulators, x, work=_network_work(a, net, "sim"))
-    print(f"onnx       network.onnx equals the integer model on {what}" if not onnx else
-          f"onnx       MISMATCH on {what}: {onnx[0]}")
-    for r in results:
-        print(r.line(), flush=True)
-    return EXIT_OK if not onnx and all(r.passed for r in results) else EXIT_FAILED
-
-
 def cmd_sim(a) -> int:
     from sim.run import run_simulation
+    from winohdl.network.command import network_folder, sim_network
     from sim.tools import parse_simulators, require
     from winohdl.core.limits import VECTORS
     VECTORS.check(a.vectors, "--vectors")
     names = parse_simulators(a.sim)
     for n in names:
         require(n)
-    net = _network_folder(a, "simulate")
+    net = network_folder(a, "simulate")
     if net is not None:
-        return _sim_network(a, net, names)
+        return EXIT_OK if sim_network(a, net, names) else EXIT_FAILED
     if _is_engine(a):
         return _sim_engine(a, names)
     opened = _open(a)
@@ -327,6 +295,7 @@ def _synth_defaults(a) -> None:
 
 def cmd_synth(a) -> int:
     from synth.report import failed, format_report, parse_families, synth_design
+    from winohdl.network.command import network_folder, synth_network
     fams = parse_families(a.family)
     _synth_defaults(a)
     verify = None
@@ -337,9 +306,9 @@ def cmd_synth(a) -> int:
         from sim.tools import require
         require(a.verify_sim or DEFAULT_VERIFY_SIM)  # before any work
         verify = partial(check_netlist, simulator=a.verify_sim or DEFAULT_VERIFY_SIM)
-    net = _network_folder(a, "synthesise")
+    net = network_folder(a, "synthesise")
     if net is not None:
-        return _synth_network(a, net, fams)
+        return EXIT_OK if synth_network(a, net, fams) else EXIT_FAILED
     if _is_engine(a):
         opened = _open(a, engine=True)
         ok = synth_engine(opened, fams, _work(a, opened, "synth"), a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
@@ -354,20 +323,6 @@ def cmd_synth(a) -> int:
         print(f"error: post-synthesis check FAILED: {', '.join(bad)}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
-
-
-def _synth_network(a, net, families) -> int:
-    """``winohdl synth`` on a network folder: cells, Fmax and frames per second per family; with --verify,
-    seeded random images through each mapped netlist."""
-    from winohdl.network import api
-    from winohdl.network.command import DEFAULT_IMAGES, synthesise_and_report
-    from winohdl.network.synthesis import check_families
-    families = check_families(",".join(families))
-    verify = None
-    if a.verify:
-        verify = (a.verify_sim or DEFAULT_VERIFY_SIM, api.images(net.graph, DEFAULT_IMAGES))
-    checks = synthesise_and_report(net, families, a.seeds, a.pnr_timeout, verify, _network_work(a, net, "synth"))
-    return EXIT_OK if all(r.passed for r in checks) else EXIT_FAILED
 
 
 def cmd_flow(a) -> int:
@@ -535,7 +490,7 @@ def cmd_network(a) -> int:
 def cmd_bench(a) -> int:
     from winohdl.bench import bench_mine, parse_bench
     entries, methods = parse_bench(a.geometries, a.methods)
-    bench_mine(entries, methods, seeds=a.seeds, budget=a.seconds, polish_seconds=a.polish, out=Path(a.o),
+    bench_mine(entries, methods, seeds=a.runs, budget=a.seconds, polish_seconds=a.polish, out=Path(a.o),
                cost=_cost())
     return EXIT_OK
 

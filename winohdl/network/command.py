@@ -151,15 +151,16 @@ def _report(net, quantised) -> None:
     print(net.generated.text().rstrip() if net.generated is not None else f"hardware   {net.hardware_text.strip()}")
 
 
-def simulate_and_report(net, sample, simulators) -> bool:
-    """Each simulator's PASS/FAIL line and onnxruntime's check on the same images; True when all pass."""
+def simulate_and_report(net, sample, simulators, work: Path | None = None) -> bool:
+    """Each simulator's PASS/FAIL line and onnxruntime's check on the same images (``sample``: the images
+    and what they are); True when all pass."""
     from .api import simulate
     x, what = sample
-    onnx, results = simulate(net, simulators, x)
+    onnx, results = simulate(net, simulators, x, work=work)
     print(f"onnx       network.onnx equals the integer model on {what}" if not onnx else
           f"onnx       MISMATCH on {what}: {onnx[0]}")
     for r in results:
-        print(r.line())
+        print(r.line(), flush=True)
     return not onnx and all(r.passed for r in results)
 
 
@@ -183,3 +184,45 @@ def synthesise_and_report(net, families, seeds: int, timeout: float, verify=None
     (work / "synth.json").write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")
     print(f"build      {work}  (synth.json; the nextpnr reports)")
     return checks
+
+
+# ---- a network folder under 'winohdl sim' and 'winohdl synth' ------------------------------------------
+
+def network_folder(a, command: str):
+    """The folder ``a.design`` opened as a network's (every file checked), or None when it is not one;
+    the options that do not apply to a network are errors."""
+    from .folder import is_network_folder, open_network
+    if not is_network_folder(a.design):
+        if getattr(a, "images", None) is not None:
+            raise WinohdlError("--images applies to a network folder ('winohdl network')")
+        return None
+    if a.allow_edits:
+        raise WinohdlError(f"--allow-edits: a network folder is {command}d only as it was written")
+    if getattr(a, "waves", False):
+        raise WinohdlError("--waves: a network folder's simulation dumps no waveform")
+    return open_network(a.design)
+
+
+def _work(a, net, kind: str) -> Path:
+    from winohdl.core.io import make_run_folder
+    return make_run_folder(Path(a.work) if a.work else net.folder / {"sim": "sim_build"}.get(kind, kind), kind)
+
+
+def sim_network(a, net, simulators) -> bool:
+    """``winohdl sim`` on a network folder: seeded random images through network.v on each simulator;
+    whether everything passed."""
+    from . import api
+    return simulate_and_report(net, api.images(net.graph, a.images or DEFAULT_IMAGES), simulators,
+                               _work(a, net, "sim"))
+
+
+def synth_network(a, net, families) -> bool:
+    """``winohdl synth`` on a network folder: cells, Fmax and frames per second per family; with --verify,
+    seeded random images through each mapped netlist. Whether every check passed."""
+    from sim.tools import DEFAULT_VERIFY_SIM
+    from . import api
+    from .synthesis import check_families
+    families = check_families(",".join(families))
+    verify = (a.verify_sim or DEFAULT_VERIFY_SIM, api.images(net.graph, DEFAULT_IMAGES)) if a.verify else None
+    checks = synthesise_and_report(net, families, a.seeds, a.pnr_timeout, verify, _work(a, net, "synth"))
+    return all(r.passed for r in checks)

@@ -41,7 +41,8 @@ def run_float(graph: Graph, x) -> dict[str, np.ndarray]:
         if node.kind == Kind.INPUT:
             values[node.name] = np.array(x, dtype=np.float64)
         else:
-            values[node.name] = _node(node, [values[i] for i in node.inputs], w)
+            out = _node(node, [values[i] for i in node.inputs], w)
+            values[node.name] = np.maximum(out, 0.0) if node.relu else out
     return values
 
 
@@ -56,6 +57,9 @@ def _node(node: Node, xs: list[np.ndarray], w: dict) -> np.ndarray:
         return _biased(out, w.get(f"{node.name}.bias"))
     if k == Kind.RELU:
         return np.maximum(x, 0.0)
+    if k == Kind.BATCH_NORM:
+        per = lambda v: w[f"{node.name}.{v}"].reshape((1, -1) + (1,) * (x.ndim - 2))  # noqa: E731
+        return (x - per("mean")) / np.sqrt(per("var") + a.eps) * per("weight") + per("bias")
     if k == Kind.ADD:
         return x + xs[1]
     if k == Kind.FLATTEN:

@@ -147,8 +147,7 @@ def _quantised(path: Path, graph: Graph, data: dict) -> QuantNetwork:
     """The integer network from the weights and quant.json's ranges, checked against both quant files."""
     recorded = json.loads(data["quant.json"])
     try:
-        ranges = {name: layer["exponent"] for layer in recorded["layers"]
-                  for name in (layer["name"], *layer.get("fused", ()))}
+        ranges = {layer["name"]: layer["exponent"] for layer in recorded["layers"]}
         qnet = quantise_with(graph, ranges, recorded["calibration"])
     except (KeyError, TypeError):
         raise WinohdlError(f"{path / 'quant.json'} is not a quantised network's") from None

@@ -43,6 +43,7 @@ class Kind(str, Enum):
     ADD = "add"          # the element-wise sum of two feature maps (a residual connection)
     FLATTEN = "flatten"
     LINEAR = "linear"
+    BATCH_NORM = "batch_norm"   # eval mode; folded into the convolution before it (rewrite.fold_batch_norm)
 
 
 def _ints(what: str, values, minimum: int) -> tuple[int, ...]:
@@ -168,8 +169,31 @@ class Linear:
         return f"{self.in_features}->{self.out_features}" + ("" if self.bias else " no-bias")
 
 
-_ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: Linear}
+@dataclass(frozen=True)
+class BatchNorm:
+    """Attributes of an eval-mode batch norm over ``channels``: ``(x - mean) / sqrt(var + eps) * weight +
+    bias`` per channel, its four vectors among the graph's weights (``.weight``, ``.bias``, ``.mean``,
+    ``.var``)."""
+
+    channels: int
+    eps: float
+
+    def __post_init__(self):
+        _ints("batch norm channels", (self.channels,), 1)
+        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float)) or not 0 < self.eps < math.inf:
+            raise WinohdlError(f"batch norm eps must be a number > 0, got {self.eps!r}")
+        object.__setattr__(self, "eps", float(self.eps))
+
+    def weight_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {k: (self.channels,) for k in ("weight", "bias", "mean", "var")}
+
+    def describe(self) -> str:
+        return f"{self.channels} eps={self.eps:g}"
+
+
+_ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: Linear, Kind.BATCH_NORM: BatchNorm}
 _ARITY = {Kind.INPUT: 0, Kind.ADD: 2}  # every other kind has one input
+FUSES_RELU = (Kind.CONV, Kind.LINEAR, Kind.ADD)   # a ReLU after them is their requantisation's clamp
 _DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL: UnitDecision,
             Kind.GLOBAL_AVGPOOL: UnitDecision, Kind.ADD: UnitDecision, Kind.LINEAR: UnitDecision}
 """The decision each kind takes once planned; the others (input, ReLU, flatten) have no hardware of their own."""
@@ -177,15 +201,18 @@ _DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL:
 
 @dataclass(frozen=True)
 class Node:
-    """One operator: its name, kind, typed attributes (or None), input node names and output shape, and,
-    once a planning pass has run, its :attr:`decision`: how it is built."""
+    """One operator: its name, kind, typed attributes (or None), input node names and output shape; what
+    passes add: :attr:`relu` (a ReLU fused into a convolution, linear layer or sum: the clamp at 0 of its
+    output), :attr:`fused` (the names of the nodes fused into it) and :attr:`decision` (how it is built)."""
 
     name: str
     kind: Kind
     inputs: tuple[str, ...]
     shape: tuple[int, ...]
-    attrs: Conv | Pool | Linear | None = None
+    attrs: Conv | Pool | Linear | BatchNorm | None = None
     decision: Decision | None = None
+    relu: bool = False
+    fused: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or len(self.name) > 200 or not self.name.isprintable():
@@ -205,6 +232,12 @@ class Node:
         if (attrs_type is None) != (self.attrs is None) or (attrs_type and not isinstance(self.attrs, attrs_type)):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}) needs "
                                f"{attrs_type.__name__ if attrs_type else 'no'} attributes")
+        if not isinstance(self.relu, bool) or (self.relu and self.kind not in FUSES_RELU):
+            raise WinohdlError(f"node {self.name!r} ({self.kind.value}): a ReLU fuses only into "
+                               f"{', '.join(k.value for k in FUSES_RELU)}")
+        if isinstance(self.fused, str) or not all(isinstance(f, str) for f in self.fused):
+            raise WinohdlError(f"node {self.name!r}: fused must be a list of node names")
+        object.__setattr__(self, "fused", tuple(self.fused))
         decided = _DECIDED.get(self.kind)
         if self.decision is not None and not isinstance(self.decision, decided or ()):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}) takes "
@@ -212,7 +245,8 @@ class Node:
                                f"not {type(self.decision).__name__}")
 
     def describe(self) -> str:
-        return self.attrs.describe() if self.attrs is not None else ""
+        text = self.attrs.describe() if self.attrs is not None else ""
+        return f"{text} +relu".strip() if self.relu else text
 
 
 def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
@@ -229,6 +263,10 @@ def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
         return inputs[0]
     x = inputs[0]
     if k == Kind.RELU:
+        return x
+    if k == Kind.BATCH_NORM:
+        if len(x) < 2 or x[1] != a.channels:
+            raise WinohdlError(f"{where}: input {x} does not have the batch norm's {a.channels} channels")
         return x
     if k == Kind.FLATTEN:
         return (1, math.prod(x[1:]))
@@ -309,6 +347,8 @@ class Graph:
                 want[f"{n.name}.weight"] = n.attrs.weight_shape()
                 if n.attrs.bias:
                     want[f"{n.name}.bias"] = (n.attrs.weight_shape()[0],)
+            elif n.kind == Kind.BATCH_NORM:
+                want.update({f"{n.name}.{k}": v for k, v in n.attrs.weight_shapes().items()})
         for key in sorted(set(want) | set(self.weights)):
             if key not in self.weights:
                 raise WinohdlError(f"weight {key!r} is missing")
@@ -365,6 +405,7 @@ class Graph:
             "format": FORMAT,
             "nodes": [{"name": n.name, "kind": n.kind.value, "inputs": list(n.inputs), "shape": list(n.shape),
                        **({"attrs": _attrs_to_dict(n.attrs)} if n.attrs is not None else {}),
+                       **({"relu": True} if n.relu else {}), **({"fused": list(n.fused)} if n.fused else {}),
                        **({"decision": n.decision.to_json()} if n.decision is not None else {})} for n in self.nodes],
             "edges": [list(e) for e in self.edges],
             "outputs": list(self.outputs),
@@ -435,4 +476,8 @@ def _node_from_dict(d) -> Node:
     elif raw is not None:
         raise WinohdlError(f"node {name!r} ({kind.value}) takes no attributes")
     decision = None if d.get("decision") is None else decision_from_json(d["decision"])
-    return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs, decision)
+    fused = d.get("fused", [])
+    if not isinstance(fused, list):
+        raise WinohdlError(f"node {name!r}: fused must be a list of node names")
+    return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs, decision, d.get("relu", False),
+                tuple(fused))

@@ -68,17 +68,15 @@ def _per_channel(acc: np.ndarray, shifts, relu: bool) -> np.ndarray:
 
 def _layer(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarray:
     k, x = q.kind, xs[0]
-    e_in = qnet.layer(q.inputs[0]).exponent
+    shifts = qnet.shifts(q)          # the requantisation, as the hardware applies it
     if k in (Kind.CONV, Kind.LINEAR):
         acc = _conv(q, x) if k == Kind.CONV else x @ q.weight.T
         if q.bias is not None:
             acc = acc + q.bias.reshape((-1,) + (1,) * (acc.ndim - 2))
-        return acc if q.logits else _per_channel(acc, [q.exponent - e_in - ew for ew in q.weight_exponents], q.relu)
+        return acc if q.logits else _per_channel(acc, shifts["shift"], q.relu)
     if k == Kind.ADD:
-        es = [qnet.layer(i).exponent for i in q.inputs]
-        low = min(es)
-        total = sum(v << (e - low) for v, e in zip(xs, es))   # both aligned to the finer exponent: exact
-        return _requant(total, q.exponent - low, q.relu)
+        total = sum(v << a for v, a in zip(xs, shifts["align"]))   # aligned to the finer exponent: exact
+        return _requant(total, shifts["shift"], q.relu)
     if k == Kind.RELU:
         return np.maximum(x, 0)
     if k == Kind.FLATTEN:
@@ -86,7 +84,7 @@ def _layer(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarra
     if k == Kind.MAXPOOL:
         return window_max(x, q.attrs)
     if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
-        return _average(q, x, e_in)
+        return _average(q, x, shifts["shift"])
     raise AssertionError(f"no integer rule for {k}")  # every Kind is handled above
 
 
@@ -103,8 +101,9 @@ def _conv(q: QuantLayer, x: np.ndarray) -> np.ndarray:
     return np.moveaxis(acc, -1, 1)
 
 
-def _average(q: QuantLayer, x: np.ndarray, e_in: int) -> np.ndarray:
-    """Window sums shifted by ``log2(count) + e_out - e_in`` (the count is a power of two, checked)."""
+def _average(q: QuantLayer, x: np.ndarray, shift: int) -> np.ndarray:
+    """Window sums shifted by ``log2(count) + shift`` (``shift = e_out - e_in``; the count is a power of
+    two, checked)."""
     if q.kind == Kind.GLOBAL_AVGPOOL:
         sums = x.sum(axis=tuple(range(2, x.ndim)), keepdims=True)
     else:
@@ -113,5 +112,5 @@ def _average(q: QuantLayer, x: np.ndarray, e_in: int) -> np.ndarray:
     out = np.empty_like(sums)
     for c in np.unique(counts):
         mask = np.broadcast_to(counts == c, sums.shape)
-        out[mask] = _requant(sums[mask], int(c).bit_length() - 1 + q.exponent - e_in, False)
+        out[mask] = _requant(sums[mask], int(c).bit_length() - 1 + shift, False)
     return out

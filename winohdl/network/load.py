@@ -37,12 +37,19 @@ def _existing(path: str) -> Path:
 
 
 def load_model(spec: str, input_shape=None, weights=None) -> Graph:
-    """The layer graph of the model ``spec`` for one input of ``input_shape`` (e.g. ``(1, 3, 32, 32)``).
+    """The layer graph of the model ``spec`` for one input of ``input_shape`` (e.g. ``(1, 3, 32, 32)``),
+    its batch norms folded into their convolutions (:func:`~winohdl.network.rewrite.fold_batch_norm`).
 
     ``input_shape`` is needed for a factory; for a ``.pt2`` or ``.onnx`` file it is optional and,
     when given, must be the file's input shape. ``weights`` (a factory only) names a ``state_dict``
     saved with ``torch.save``, loaded strictly into the factory's model before the export.
     """
+    from .rewrite import fold_batch_norm
+    return fold_batch_norm(_imported(spec, input_shape, weights))
+
+
+def _imported(spec: str, input_shape, weights) -> Graph:
+    """The graph as the framework has it (every operator a node)."""
     if not isinstance(spec, str) or not spec:
         raise WinohdlError(SPEC_HELP)
     if weights is not None and not spec.rpartition(":")[0].endswith(".py"):

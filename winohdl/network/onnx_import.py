@@ -1,7 +1,7 @@
 """Import an ONNX model into a :class:`~winohdl.network.graph.Graph` with the ``onnx`` package.
 
 The model is loaded, its shapes inferred (``onnx.shape_inference``) and its nodes walked in order:
-Conv, BatchNormalization (folded into the Conv before it), Relu, MaxPool, AveragePool,
+Conv, BatchNormalization (a node, folded by :mod:`winohdl.network.rewrite`), Relu, MaxPool, AveragePool,
 GlobalAveragePool (or ReduceMean over the spatial axes), Add, Flatten/Reshape, Gemm and MatMul
 (with an Add of a constant: the bias) become typed nodes; initializers and Constant nodes are the weights. Anything else is one
 :class:`WinohdlError` naming the operator and the node.
@@ -18,7 +18,7 @@ from onnx import helper, numpy_helper
 
 from winohdl.core.errors import WinohdlError
 
-from .build import Builder, conv_attrs, symmetric, unsupported
+from .importer import Builder, batch_norm_weights, conv_attrs, symmetric, unsupported
 from .graph import Graph, Kind, Linear, Pool
 
 
@@ -114,9 +114,9 @@ class _Walker:
     def _batchnormalization(self, n, op, a) -> None:
         if a.get("training_mode", 0) or len([o for o in n.output if o]) > 1:
             raise unsupported(op, self.where, "batch norm in training mode")
-        gamma, beta, mean, var = (self.b.const(i, op, self.where) for i in n.input[1:5])
-        self.b.fold_batch_norm(n.input[0], self.users[n.input[0]], op, self.where, gamma, beta, mean, var,
-                               a.get("epsilon", 1e-5), out=n.output[0])
+        attrs, vectors = batch_norm_weights(*(self.b.const(i, op, self.where) for i in n.input[1:5]),
+                                            a.get("epsilon", 1e-5), op, self.where)
+        self._add_node(n, Kind.BATCH_NORM, op, (self._ref(n, op),), attrs, **vectors)
 
     def _relu(self, n, op, a) -> None:
         self._add_node(n, Kind.RELU, op, (self._ref(n, op),))

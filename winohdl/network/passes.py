@@ -1,14 +1,18 @@
 """The passes that decide how each node of a graph is built: each returns a new graph, its nodes decided.
 
-The compiler's steps, in order (:mod:`winohdl.network.api` runs them):
+The compiler is one typed graph (:class:`~winohdl.network.graph.Graph`) and the passes over it, in order
+(:mod:`winohdl.network.api` runs them; each returns a new graph with more on its nodes):
 
-1. import (:func:`winohdl.network.load.load_model`): the model as a typed graph, batch norm folded;
-2. decide: :func:`decide_by_plan` (a plan's decisions, from :func:`winohdl.network.plan.plan_both`) or
-   :func:`decide_smallest`: every convolution's engine options, every unit's lanes, on its node;
-3. quantise (:func:`winohdl.network.quant.quantise_network`): exponents, shifts, integer weights, the
-   ReLUs fused into their hosts; each layer keeps its node's decision;
+1. import (:func:`winohdl.network.load.load_model`): every operator of the model a node, then
+   :func:`~winohdl.network.rewrite.fold_batch_norm`: each batch norm into its convolution's weights;
+2. plan (:func:`winohdl.network.plan.plan_both`, no hardware elaborated) and decide:
+   :func:`decide_by_plan` (or :func:`decide_smallest`): every convolution's engine options and every
+   unit's lanes on its node (:mod:`winohdl.network.decision`);
+3. quantise (:func:`winohdl.network.quant.quantise_network`): first
+   :func:`~winohdl.network.rewrite.fuse_relu` (a ReLU into the convolution, linear layer or sum before
+   it), then exponents, shifts and integer weights; each layer keeps its node's decision;
 4. lower (:func:`winohdl.network.hardware.network_stages`): the stages the top chains, each built as its
-   decision says, and the Verilog.
+   node's decision says, and the Verilog.
 """
 
 from __future__ import annotations

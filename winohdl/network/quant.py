@@ -5,7 +5,8 @@ Every activation (node output) is an int8 ``q`` standing for ``q * 2**e``. The r
 * An activation's exponent is the smallest ``e`` with ``max|x| <= 127 * 2**e`` over the float
   model's values at that node on the calibration inputs (a node whose values are all zero gets 0).
   A ReLU right after a convolution, a linear layer or a sum that nothing else reads is *fused*
-  into it: it becomes the clamp at 0 of that node's requantisation and the range is taken after it.
+  into it (:func:`~winohdl.network.rewrite.fuse_relu`, run first): it becomes the clamp at 0 of that
+  node's requantisation and the range is taken after it.
 * Convolution and linear weights are int8 with one exponent per output channel ``ew[k]`` (the same
   rule on ``max|w[k]|``; an all-zero channel takes the smallest exponent of the others); the bias is
   int32 at ``e_in + ew[k]`` (rounded half to even, saturated). The accumulator is exact; it is
@@ -33,6 +34,7 @@ from winohdl.core.fixed import quantise
 
 from .decision import Decision
 from .float_model import run_float
+from .rewrite import fuse_relu
 from .graph import Conv, Graph, Kind, Linear, Pool, _dump
 from .windows import window_sum
 
@@ -45,7 +47,6 @@ ACT_MAG = 1 << (ACT_BITS - 1)            # 128: the largest magnitude an int8 ta
 FLOAT32_EXACT = 1 << 24                  # integers up to here are exact in float32
 # exponents whose powers of two, times any partial sum below 2**31, stay normal float32 numbers
 FLOAT32_EXPONENTS = (-126, 127 - 31)
-_FUSES_RELU = (Kind.CONV, Kind.LINEAR, Kind.ADD)
 
 
 def exponent_for(max_abs: float, limit: int = ACT_MAX) -> int | None:
@@ -159,14 +160,9 @@ class QuantNetwork:
         return tuple(q.name for q in self.layers if q.name not in used)
 
     def ranges(self) -> dict[str, int]:
-        """The exponent of every graph node's calibrated range, as :func:`quantise_with` takes them: a
-        layer's own (a fused ReLU's is its host's); a node whose exponent the rules derive (max pooling,
-        flatten, a ReLU not fused, the logits) its input's, which the rules do not read."""
-        out = {}
-        for q in self.layers:
-            for name in (q.name, *q.fused):
-                out[name] = q.exponent
-        return out
+        """Each layer's exponent, as :func:`quantise_with` takes the ranges (where the rules derive a
+        layer's exponent instead, e.g. max pooling or the logits, it does not read the range)."""
+        return {q.name: q.exponent for q in self.layers}
 
     @property
     def fused(self) -> dict[str, str]:
@@ -276,33 +272,21 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
         window count is not a power of two (its division is not a shift).
     """
     _need_weights(graph)
+    graph = fuse_relu(graph)   # the hardware's rule, before the ranges: a fused ReLU's is taken after it
     calibration = check_batch(graph, calibration, "calibration inputs")
     values = run_float(graph, calibration)
     return quantise_with(graph, {n.name: _range_exponent(values[n.name]) for n in graph.nodes}, description)
 
 
 def quantise_with(graph: Graph, ranges: dict[str, int], description: str = "") -> QuantNetwork:
-    """Quantise ``graph`` with the exponent of each node's output range given (``ranges``: node name ->
-    the exponent :func:`exponent_for` gives its calibrated range; a fused ReLU's is its host's). The
-    rules of the module docstring; :func:`quantise_network` measures the ranges, a network folder
-    records them (:meth:`QuantNetwork.ranges`)."""
+    """Quantise ``graph`` (its ReLUs fused: :func:`~winohdl.network.rewrite.fuse_relu`) with the exponent
+    of each node's output range given (``ranges``: node name -> the exponent :func:`exponent_for` gives
+    its calibrated range). The rules of the module docstring; :func:`quantise_network` measures the
+    ranges, a network folder records them (:meth:`QuantNetwork.ranges`)."""
     _need_weights(graph)
-    users: dict[str, list[str]] = {n.name: [] for n in graph.nodes}
-    for src, dst in graph.edges:
-        users[src].append(dst)
     layers: dict[str, QuantLayer] = {}
-    host: dict[str, str] = {}                   # graph node -> the layer holding its output
     for node in graph.nodes:
-        ins = tuple(host[i] for i in node.inputs)
-        src = layers[ins[0]] if ins else None
-        if node.kind == Kind.RELU and src.kind in _FUSES_RELU and not src.logits and not src.relu \
-                and users[src.name] == [node.name]:
-            # the ReLU is the clamp at 0 of its host's requantisation; the range is taken after it
-            layers[src.name] = replace(src, relu=True, fused=src.fused + (node.name,), exponent=ranges[node.name])
-            host[node.name] = src.name
-            continue
-        layers[node.name] = _layer(node, ins, ranges, graph, layers)
-        host[node.name] = node.name
+        layers[node.name] = _layer(node, node.inputs, ranges, graph, layers)
     return QuantNetwork(graph, tuple(layers.values()), description)
 
 
@@ -335,7 +319,7 @@ def _range_exponent(values: np.ndarray) -> int:
 
 def _layer(node, ins, ranges: dict, graph: Graph, layers: dict) -> QuantLayer:
     base = dict(name=node.name, kind=node.kind, inputs=ins, shape=node.shape, attrs=node.attrs,
-                decision=node.decision)
+                decision=node.decision, relu=node.relu, fused=node.fused)
     k = node.kind
     if k == Kind.INPUT:
         return QuantLayer(exponent=ranges[node.name], **base)

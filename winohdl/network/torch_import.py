@@ -2,7 +2,7 @@
 
 The model is exported for one static example input, decomposed to core aten operators, and its
 graph walked node by node: each supported operator becomes a typed node, parameters and buffers are
-read from the exported program, eval-mode batch norm is folded into the convolution before it.
+read from the exported program, eval-mode batch norm a node (folded by :mod:`winohdl.network.rewrite`).
 Anything else is one :class:`WinohdlError` naming the operator and the node.
 """
 
@@ -18,7 +18,7 @@ from torch.export.graph_signature import InputKind
 
 from winohdl.core.errors import WinohdlError
 
-from .build import Builder, conv_attrs, per_axis, unsupported
+from .importer import Builder, batch_norm_weights, conv_attrs, per_axis, unsupported
 from .graph import Graph, Kind, Linear, Pool
 
 
@@ -113,8 +113,9 @@ def _batch_norm(b: Builder, n, op: str) -> None:
     eps = n.args[6] if len(n.args) > 6 else n.kwargs.get("eps", 1e-5)
     if gamma is None or beta is None:
         raise unsupported(op, n.name, "batch norm without affine parameters")
-    stats = (b.const(a.name, op, n.name) for a in (gamma, beta, mean, var))
-    b.fold_batch_norm(x.name, len(x.users), op, n.name, *stats, eps)
+    attrs, vectors = batch_norm_weights(*(b.const(a.name, op, n.name) for a in (gamma, beta, mean, var)), eps,
+                                        op, n.name)
+    b.add(n.name, Kind.BATCH_NORM, (b.ref(x.name, op, n.name),), None, attrs, **vectors)
 
 
 def _getitem(b: Builder, n, op: str) -> None:

@@ -1,8 +1,10 @@
-"""What the PyTorch and ONNX importers share: a graph under construction, batch-norm folding, errors.
+"""What the PyTorch and ONNX importers share: a graph under construction and the errors.
 
 The importers walk their framework's operators in order and call :class:`Builder`: ``add`` a node,
 ``alias`` a value that is another one (an identity, the first output of a multi-output operator),
-``constant`` a tensor (a parameter, an initializer), ``fold_batch_norm`` into the convolution before.
+``constant`` a tensor (a parameter, an initializer). The graph keeps each operator as the framework
+has it (a batch norm too); the passes of :mod:`winohdl.network.rewrite` turn it into what the
+hardware builds.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 
-from .graph import Conv, Graph, Kind, Node, output_shape
+from .graph import BatchNorm, Conv, Graph, Kind, Node, output_shape
 
 SUPPORTED = ("convolution, batch norm after a convolution, relu, max and average pooling, global average "
              "pooling, the sum of two feature maps, flatten and linear")
@@ -95,35 +97,23 @@ class Builder:
         return node
 
     def set_node(self, name: str, attrs, **weights) -> None:
-        """Change a node's attributes and weights (folding batch norm, a bias added after a matmul)."""
+        """Change a node's attributes and weights (a bias added after a matmul)."""
         i = self._index[name]
         self.nodes[i] = replace(self.nodes[i], attrs=attrs)
         for k, v in weights.items():
             self.weights[f"{name}.{k}"] = np.asarray(v, dtype=np.float64)
 
-    def fold_batch_norm(self, value: str, users: int, op: str, node: str, gamma, beta, mean, var, eps,
-                        out: str | None = None) -> None:
-        """Fold an eval-mode batch norm into the convolution computing ``value`` (read by nothing else).
-
-        ``node`` names the batch norm in errors, ``out`` (default ``node``) is its output, now the convolution's.
-        ``w' = w * gamma / sqrt(var + eps)``, ``b' = (b - mean) * gamma / sqrt(var + eps) + beta``, in float64.
-        """
-        source = self._alias.get(value, value)
-        conv = self.nodes[self._index[source]] if source in self._index else None
-        if conv is None or conv.kind != Kind.CONV or users != 1:
-            raise unsupported(op, node, "batch norm folds only into a convolution that nothing else reads")
-        gamma, beta, mean, var = (np.asarray(a, dtype=np.float64).reshape(-1) for a in (gamma, beta, mean, var))
-        if not all(a.shape == (conv.attrs.out_channels,) for a in (gamma, beta, mean, var)):
-            raise unsupported(op, node, "batch norm statistics do not match the convolution's channels")
-        scale = gamma / np.sqrt(var + float(eps))
-        w = self.weights[f"{source}.weight"]
-        b = self.weights.get(f"{source}.bias", np.zeros(conv.attrs.out_channels))
-        self.set_node(source, replace(conv.attrs, bias=True),
-                      weight=w * scale.reshape((-1,) + (1,) * (w.ndim - 1)), bias=(b - mean) * scale + beta)
-        self.alias(out or node, source)
-
     def graph(self) -> Graph:
         return Graph(tuple(self.nodes), dict(self.weights))
+
+
+def batch_norm_weights(gamma, beta, mean, var, eps, op: str, node: str) -> tuple[BatchNorm, dict]:
+    """An eval-mode batch norm's attributes and its four vectors (the graph's weights), checked."""
+    vectors = {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in
+               (("weight", gamma), ("bias", beta), ("mean", mean), ("var", var))}
+    if len({v.shape for v in vectors.values()}) != 1:
+        raise unsupported(op, node, "batch norm statistics of different lengths")
+    return BatchNorm(len(vectors["mean"]), float(eps)), vectors
 
 
 def conv_attrs(weight: np.ndarray, bias, stride, padding, dilation, groups: int) -> Conv:

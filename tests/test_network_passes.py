@@ -1,0 +1,133 @@
+"""The network compiler's passes (winohdl/network/rewrite.py, passes.py, decision.py): each returns a new
+graph with more on its nodes, checked like any graph."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from hdl.engine.modes import Buffering, EngineKind
+from winohdl.core.errors import WinohdlError
+from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget, device
+from winohdl.network.decision import EngineDecision, UnitDecision, engine_decision
+from winohdl.network.float_model import run_float
+from winohdl.network.graph import Graph, Kind
+from winohdl.network.plan import plan_network
+from winohdl.network.passes import decide_by_plan, decide_smallest
+from winohdl.network.rewrite import fold_batch_norm, fuse_relu
+from winohdl.network.torch_import import from_torch
+
+PART = device("LFE5U-85F")
+
+
+class _Net(nn.Module):
+    """conv-bn-relu, then a max pool and a ReLU after it (not fusable), a 1x1 convolution read twice,
+    the sum of both readers with a ReLU, flatten, linear."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a, self.bn = nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4)
+        self.b, self.c = nn.Conv2d(4, 4, 1), nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, x):
+        x = torch.relu(nn.functional.max_pool2d(torch.relu(self.bn(self.a(x))), 2))
+        y = self.b(x)
+        return self.fc(torch.flatten(torch.relu(y + self.c(y)), 1))
+
+
+@pytest.fixture(scope="module")
+def imported():
+    net = _Net().eval()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-1, 1), net.bn.running_var.uniform_(0.5, 2)
+    return from_torch(net, torch.zeros(1, 1, 8, 8))
+
+
+def _kinds(graph):
+    return [n.kind.value for n in graph.nodes]
+
+
+def test_fold_batch_norm_removes_it_and_keeps_the_function(imported):
+    folded = fold_batch_norm(imported)
+    assert "batch_norm" in _kinds(imported) and "batch_norm" not in _kinds(folded)
+    x = np.random.default_rng(1).uniform(-1, 1, (3, 1, 8, 8))
+    want, got = run_float(imported, x), run_float(folded, x)
+    for name in folded.outputs:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-12)
+    assert fold_batch_norm(folded) == folded   # nothing left to fold
+
+
+def test_fuse_relu_fuses_where_the_hardware_clamps(imported):
+    graph = fold_batch_norm(imported)
+    fused = fuse_relu(graph)
+    hosts = {n.name: n.fused for n in fused.nodes if n.relu}
+    # the first convolution and the sum take their ReLU; the one after the max pool stays a node
+    assert [fused.node(h).kind for h in hosts] == [Kind.CONV, Kind.ADD]
+    assert _kinds(fused).count("relu") == 1 and _kinds(graph).count("relu") == 3
+    x = np.random.default_rng(2).uniform(-1, 1, (3, 1, 8, 8))
+    np.testing.assert_array_equal(run_float(fused, x)[fused.outputs[0]], run_float(graph, x)[graph.outputs[0]])
+    again = Graph.from_json(fused.to_json(), dict(fused.weights))
+    assert again == fused and fuse_relu(fused) == fused
+
+
+def test_a_relu_after_a_convolution_read_twice_is_not_fused():
+    net = nn.Sequential(nn.Conv2d(1, 2, 1)).eval()
+
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = net[0]
+
+        def forward(self, x):
+            y = self.c(x)
+            return torch.relu(y) + y
+    graph = fuse_relu(from_torch(Two().eval(), torch.zeros(1, 1, 4, 4)))
+    assert not any(n.relu for n in graph.nodes) and "relu" in _kinds(graph)
+
+
+def test_decide_smallest_and_by_plan_put_a_decision_on_every_node(imported):
+    graph = fold_batch_norm(imported)
+    small = decide_smallest(graph)
+    assert small.decided and not graph.decided
+    for n in small.nodes:
+        d = n.decision
+        if n.kind == Kind.CONV:
+            assert isinstance(d, EngineDecision) and d.options.PK == d.options.PC == 1
+            assert d.kind == (EngineKind.DIRECT if n.attrs.kernel == (1, 1) else EngineKind.WINOGRAD)
+        elif n.kind == Kind.LINEAR:
+            assert d == UnitDecision(3)
+    plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
+    planned = decide_by_plan(graph, plan)
+    assert {n.name: n.decision for n in planned.nodes if n.decision} == {x.node: x.decision for x in plan.layers}
+    again = Graph.from_json(planned.to_json(), dict(planned.weights))
+    assert again == planned and json.loads(planned.to_json())["nodes"][1]["decision"]["engine"] in ("winograd",
+                                                                                                    "direct")
+
+
+def test_a_decision_that_is_not_its_nodes_is_refused(imported):
+    graph = fold_batch_norm(imported)
+    conv = next(n for n in graph.nodes if n.kind == Kind.CONV)
+    other = engine_decision(conv.attrs, (1, 1, 16, 16), (2, 2))         # another feature map
+    with pytest.raises(WinohdlError, match="feature_map"):
+        graph.with_decisions({conv.name: other})
+    with pytest.raises(WinohdlError, match="takes an EngineDecision"):
+        graph.with_decisions({conv.name: UnitDecision(1)})
+    plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
+    smaller = type(plan)(plan.mode, plan.device, plan.budget, plan.clock_mhz, plan.layers[1:], plan.fits,
+                         plan.verdict)
+    with pytest.raises(WinohdlError, match="the plan has no node"):
+        decide_by_plan(graph, smaller)
+
+
+def test_engine_decision_is_the_one_mapping(imported):
+    conv = next(n for n in fold_batch_norm(imported).nodes if n.kind == Kind.CONV)
+    d = engine_decision(conv.attrs, (1, 1, 8, 8), (4, 2), 2, 1, Buffering.RINGS)
+    o = d.options
+    assert (o.geometry.output, o.geometry.kernel, o.C, o.K, o.feature_map, o.padding, o.PK, o.PC) == \
+        ((4, 2), (3, 3), 1, 4, (8, 8), (1, 1), 2, 1)
+    assert d.algorithm == "F(4x2,3x3)" and d.buffering == "rings"
+    assert engine_decision(conv.attrs, (1, 1, 8, 8), None).algorithm == "direct"

@@ -1,0 +1,68 @@
+"""The passes that rewrite a graph's operators into the ones the hardware builds: each returns a new graph.
+
+:func:`fold_batch_norm`: an eval-mode batch norm becomes its convolution's weights and bias (the
+importers keep it as a node; :func:`winohdl.network.load.load_model` folds it).
+:func:`fuse_relu`: a ReLU right after a convolution, linear layer or sum becomes that node's clamp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .importer import unsupported
+from .graph import FUSES_RELU, Graph, Kind
+
+
+def _readers(graph: Graph) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for src, _ in graph.edges:
+        out[src] = out.get(src, 0) + 1
+    return out
+
+
+def fold_batch_norm(graph: Graph) -> Graph:
+    """Each batch norm folded into the convolution it reads, which nothing else may read:
+    ``w' = w * gamma / sqrt(var + eps)``, ``b' = (b - mean) * gamma / sqrt(var + eps) + beta`` in float64;
+    its readers read the convolution. A batch norm after anything else is one error line (the hardware
+    has no unit for it)."""
+    readers, weights = _readers(graph), dict(graph.weights)
+    nodes: dict = {}
+    host: dict[str, str] = {}
+    for n in graph.nodes:
+        n = replace(n, inputs=tuple(host.get(i, i) for i in n.inputs))
+        if n.kind != Kind.BATCH_NORM:
+            nodes[n.name] = n
+            continue
+        conv = nodes[n.inputs[0]]
+        if conv.kind != Kind.CONV or readers[conv.name] != 1:
+            raise unsupported("batch norm", n.name, "it folds only into a convolution that nothing else reads")
+        stat = {k: weights.pop(f"{n.name}.{k}") for k in ("weight", "bias", "mean", "var")}
+        scale = stat["weight"] / np.sqrt(stat["var"] + n.attrs.eps)
+        w = weights[f"{conv.name}.weight"]
+        b = weights.get(f"{conv.name}.bias", np.zeros(conv.attrs.out_channels))
+        weights[f"{conv.name}.weight"] = w * scale.reshape((-1,) + (1,) * (w.ndim - 1))
+        weights[f"{conv.name}.bias"] = (b - stat["mean"]) * scale + stat["bias"]
+        nodes[conv.name] = replace(conv, attrs=replace(conv.attrs, bias=True))
+        host[n.name] = conv.name
+    return Graph(tuple(nodes.values()), weights)
+
+
+def fuse_relu(graph: Graph) -> Graph:
+    """Each ReLU whose input is a convolution, a linear layer or a sum that nothing else reads is fused
+    into it: the host gets ``relu`` (its requantisation clamps at 0, and its range is taken after the
+    clamp) and the ReLU's name in ``fused``; the ReLU's readers read the host. Other ReLUs stay (the
+    hardware has no unit for them: one error line when it is built)."""
+    readers = _readers(graph)
+    nodes: dict = {}
+    host: dict[str, str] = {}
+    for n in graph.nodes:
+        n = replace(n, inputs=tuple(host.get(i, i) for i in n.inputs))
+        src = nodes[n.inputs[0]] if n.inputs else None
+        if n.kind == Kind.RELU and src.kind in FUSES_RELU and not src.relu and readers[src.name] == 1:
+            nodes[src.name] = replace(src, relu=True, fused=src.fused + (n.name,))
+            host[n.name] = src.name
+            continue
+        nodes[n.name] = n
+    return Graph(tuple(nodes.values()), graph.weights)
