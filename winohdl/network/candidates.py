@@ -62,8 +62,8 @@ CONTROL_LOGIC = {"winograd": 500, "direct": 400}
 """Per engine, logic besides the arithmetic the model counts (walker, writer, FIFO, counters):
 calibrated on the measured engines (see :func:`engine_logic`)."""
 SERIAL_LOGIC = 1 / 3
-"""A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits:
-measured F(4x4,3x3) B^T 530 cells for 1,756 adder bits, A^T and division 1,131 for 3,496."""
+"""A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
+F(4x4,3x3) engine's B^T and A^T as synthesised)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
 FREE = (Kind.INPUT, Kind.RELU, Kind.FLATTEN)
 
@@ -148,10 +148,9 @@ def engine_logic(plan) -> int:
     (Winograd) or the product tree over taps and lanes (direct), per output channel; B^T once per
     input lane and A^T with the exact division once per output lane, at the card's flat adder bits,
     times :data:`SERIAL_LOGIC` where the engine builds the transform serially (its 1D units and
-    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibration (docs/benchmarks.md,
-    int8, C=K=16, 32x32, PK=PC=1, deep, Yosys; the direct engines there have the Winograd output
-    tile): F(4x4,3x3) measured 2,972 Winograd / 2,995 direct, model 3,199 / 3,008; F(2x2,3x3)
-    measured 1,270 / 959, model 1,132 / 1,052 (within 12 %; checked in tests/test_network_plan.py).
+    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibrated on the int8 engines of
+    docs/benchmarks.md (C=K=16, 32x32, PK=PC=1, deep); tests/test_network_plan.py holds the model within
+    12 % of them.
     """
     o, a = plan.options, plan.arith
     acc = sum(plan.accumulator_widths)

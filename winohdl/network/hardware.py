@@ -77,8 +77,7 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
 def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
     """The residual sum: the input behind more convolutions is the main branch, the other the shortcut,
     whose FIFO holds a whole frame. Less can deadlock (the fork, the branches and the sum waiting on each
-    other) or slow the network: ResNet-8's direct plan took 257,942 cycles a frame, not 131,072, with
-    FIFOs sized to the branches' data dependence alone (docs/benchmarks.md)."""
+    other) or slow the network (docs/history.md: FIFOs sized to the branches' data dependence alone)."""
     depth = [_convolutions_behind(qnet, i) for i in q.inputs]
     main, short = (0, 1) if depth[0] >= depth[1] else (1, 0)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]

@@ -48,6 +48,16 @@ def load_model(spec: str, input_shape=None, weights=None) -> Graph:
     return fold_batch_norm(_imported(spec, input_shape, weights))
 
 
+def load_module(module, input_shape) -> Graph:
+    """The layer graph of a ``torch.nn.Module`` (eval mode) for one input of ``input_shape``, as
+    :func:`load_model` gives a factory's."""
+    import torch
+
+    from .rewrite import fold_batch_norm
+    from .torch_import import from_torch
+    return fold_batch_norm(from_torch(module, torch.zeros(tuple(input_shape))))
+
+
 def _imported(spec: str, input_shape, weights) -> Graph:
     """The graph as the framework has it (every operator a node)."""
     if not isinstance(spec, str) or not spec:

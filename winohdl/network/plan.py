@@ -216,6 +216,9 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
     for n in graph.nodes:
         if n.kind in FREE:
             continue
+        if n.kind == Kind.BATCH_NORM:
+            raise WinohdlError(f"node {n.name!r}: plan the graph with its batch norms folded "
+                               "(winohdl.network.rewrite.fold_batch_norm; load_model does it)")
         x = shapes[n.inputs[0]]
         if n.kind == Kind.CONV:
             geometries: list = [None]

@@ -34,7 +34,7 @@ from winohdl.core.fixed import quantise
 
 from .decision import Decision
 from .float_model import run_float
-from .rewrite import fuse_relu
+from .rewrite import fold_batch_norm, fuse_relu
 from .graph import Conv, Graph, Kind, Linear, Pool, _dump
 from .windows import window_sum
 
@@ -272,7 +272,8 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
         window count is not a power of two (its division is not a shift).
     """
     _need_weights(graph)
-    graph = fuse_relu(graph)   # the hardware's rule, before the ranges: a fused ReLU's is taken after it
+    # the hardware's operators first: batch norm folded; a fused ReLU's range is taken after its clamp
+    graph = fuse_relu(fold_batch_norm(graph))
     calibration = check_batch(graph, calibration, "calibration inputs")
     values = run_float(graph, calibration)
     return quantise_with(graph, {n.name: _range_exponent(values[n.name]) for n in graph.nodes}, description)
@@ -321,6 +322,9 @@ def _layer(node, ins, ranges: dict, graph: Graph, layers: dict) -> QuantLayer:
     base = dict(name=node.name, kind=node.kind, inputs=ins, shape=node.shape, attrs=node.attrs,
                 decision=node.decision, relu=node.relu, fused=node.fused)
     k = node.kind
+    if k == Kind.BATCH_NORM:
+        raise WinohdlError(f"node {node.name!r}: a batch norm is quantised folded into its convolution "
+                           "(winohdl.network.rewrite.fold_batch_norm)")
     if k == Kind.INPUT:
         return QuantLayer(exponent=ranges[node.name], **base)
     e_in = layers[ins[0]].exponent

@@ -92,8 +92,8 @@ def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, w
     r = synthesise(folder / "network.v", TOP, family, work, netlist=netlist)
     hv = work / f"{HARNESS}.v"
     hv.write_text(to_verilog(StreamHarness(NetworkTop(generated.stages)), HARNESS))
-    # no floorplan: fixing the multipliers beside their block RAMs (the layer engine's gain) made the
-    # network slower (the digits network: docs/history.md, "The network")
+    # no floorplan: fixing the multipliers beside their block RAMs (the layer engine's gain) makes the
+    # network slower (docs/history.md)
     progress.status(f"{family}: nextpnr, {seeds} seeds on {min(seeds, default_jobs())} processes")
     fm = measure_fmax(hv, family, work, HARNESS, seeds, timeout, floorplan=False,
                       map_seeds=partial(run_all, jobs=default_jobs(), desc=f"{family} nextpnr seeds"))
