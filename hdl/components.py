@@ -380,3 +380,17 @@ class ExactDivision(wiring.Component):
         with m.Else():
             m.d.comb += out.eq(rs)
         return out
+
+
+class CheckedComponent(wiring.Component):
+    """A component whose parameters are checked before it exists: :meth:`check` takes the constructor's
+    arguments and raises WinohdlError (one line), so a refused component is never half-built (and
+    Amaranth has no unused component to warn about)."""
+
+    @classmethod
+    def check(cls, *args, **kwargs) -> None:
+        """Raise WinohdlError for parameters the component cannot take (none here)."""
+
+    def __new__(cls, *args, src_loc_at: int = 0, **kwargs):
+        cls.check(*args, **kwargs)
+        return super().__new__(cls, *args, src_loc_at=src_loc_at + 1, **kwargs)

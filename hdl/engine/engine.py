@@ -67,7 +67,7 @@ from amaranth.lib.wiring import In, Out
 
 from winohdl.core.errors import WinohdlError
 
-from ..components import ConstantMatrixProduct, emit_graph, emit_product, word
+from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
 from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
@@ -119,7 +119,7 @@ class _Control:
     gap: Value
 
 
-class LayerEngine(wiring.Component):
+class LayerEngine(CheckedComponent):
     """A whole convolution layer, streaming, bit-exact (see the module docstring).
 
     Parameters
@@ -138,12 +138,14 @@ class LayerEngine(wiring.Component):
     busy, weights_loaded : Out(1)
     """
 
+    @classmethod
+    def check(cls, plan: EnginePlan, weights=None) -> None:
+        if weights is not None and (plan.hw_transform or len(weights) != plan.options.weight_beats):
+            raise WinohdlError(f"preloaded weights: {plan.options.weight_beats} beats with the kernel transform "
+                               f"offline, got {len(weights)}{' (transform on chip)' if plan.hw_transform else ''}")
+
     def __init__(self, plan: EnginePlan, weights=None):
         self.plan = plan
-        if weights is not None and (plan.hw_transform or len(weights) != plan.options.weight_beats):
-            self._MustUse__silence = True    # never elaborated: no "created but never used" warning
-            raise WinohdlError(f"preloaded weights: {plan.options.weight_beats} beats with the kernel transform "
-                             f"offline, got {len(weights)}{' (transform on chip)' if plan.hw_transform else ''}")
         self.weights = None if weights is None else tuple(int(b) for b in weights)
         super().__init__(engine_signature(plan))
 

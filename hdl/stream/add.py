@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..engine.engine import axis_stream
 from ..widths import Range
-from .axis import (flag_chain, lane, output_queue, refuse, saturate_register, shift_round_value, signed_register,
+from ..components import CheckedComponent
+from .axis import (flag_chain, lane, output_queue, saturate_register, shift_round_value, signed_register,
                    word_range)
 
 LATENCY = 4
@@ -18,7 +20,7 @@ long clock-to-out: the ResNet-8 network's critical path ran from it through the 
 aligned sum, the rounding shift and the saturation, each registered."""
 
 
-class ResidualAdd(wiring.Component):
+class ResidualAdd(CheckedComponent):
     """``requantise((a << shift_main) + (b << shift_shortcut), out_shift, out_bits, relu)`` per lane.
 
     ``a`` comes from the main branch, ``b`` from the shortcut, both the same shape and lanes: the
@@ -59,14 +61,18 @@ class ResidualAdd(wiring.Component):
         The sum, same order.
     """
 
-    def __init__(self, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
-                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8):
+    @classmethod
+    def check(cls, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
+              shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8) -> None:
         if min(shift_main, shift_shortcut) < 0:
-            raise refuse(self, f"ResidualAdd: aligning shifts {shift_main}, {shift_shortcut} must be left "
+            raise WinohdlError(f"ResidualAdd: aligning shifts {shift_main}, {shift_shortcut} must be left "
                                "shifts (>= 0)")
         if lanes < 1 or shortcut_depth < 1 or in_width < 1 or out_bits < 2:
-            raise refuse(self, f"ResidualAdd: lanes {lanes}, shortcut_depth {shortcut_depth}, in_width {in_width}"
+            raise WinohdlError(f"ResidualAdd: lanes {lanes}, shortcut_depth {shortcut_depth}, in_width {in_width}"
                                f", out_bits {out_bits} (at least 1, 1, 1, 2)")
+
+    def __init__(self, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
+                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8):
         self.lanes, self.shifts, self.out_shift, self.relu = lanes, (shift_main, shift_shortcut), out_shift, relu
         self.shortcut_depth, self.in_width, self.out_bits = shortcut_depth, in_width, out_bits
         port = axis_stream(lanes * in_width)

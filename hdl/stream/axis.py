@@ -33,13 +33,6 @@ MUX_ENTRIES = 16
 QUEUE_SLACK = 4
 
 
-def refuse(component, message: str) -> WinohdlError:
-    """The one-line error of a unit's bad parameters, raised from its ``__init__``: the half-built
-    component is never elaborated, so Amaranth's "created but never used" warning is silenced."""
-    component._MustUse__silence = True
-    return WinohdlError(message)
-
-
 def word_range(bits: int) -> Range:
     """The range of a signed ``bits``-bit word."""
     return Range(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)

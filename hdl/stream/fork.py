@@ -8,14 +8,15 @@ consumer remembers that it has, so ``tvalid`` towards a consumer never waits on 
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..engine.engine import axis_stream
-from .axis import refuse
+from ..components import CheckedComponent
 
 
-class Fork(wiring.Component):
+class Fork(CheckedComponent):
     """``s_axis`` to ``m_axis0 .. m_axis{n-1}``, ``width`` bits a beat, ``tlast`` with it.
 
     Attributes
@@ -25,9 +26,12 @@ class Fork(wiring.Component):
         The same beats, each taken at its consumer's pace (the input waits for the slowest).
     """
 
-    def __init__(self, width: int, outputs: int):
+    @classmethod
+    def check(cls, width: int, outputs: int) -> None:
         if outputs < 2 or width < 1:
-            raise refuse(self, f"Fork: {outputs} outputs of {width} bits (at least 2 and 1)")
+            raise WinohdlError(f"Fork: {outputs} outputs of {width} bits (at least 2 and 1)")
+
+    def __init__(self, width: int, outputs: int):
         self.width, self.outputs = width, outputs
         super().__init__({"s_axis": In(axis_stream(width)),
                           **{f"m_axis{i}": Out(axis_stream(width)) for i in range(outputs)}})

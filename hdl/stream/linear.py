@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+
+from winohdl.core.errors import WinohdlError
 
 from ..engine.engine import axis_stream
 from ..pipeline import less, register
 from ..widths import Range, product_range, signed_width
-from .axis import flag_chain, lane, output_queue, pack, refuse, signed_register, table_lookup, word_range
+from ..components import CheckedComponent
+from .axis import (flag_chain, lane, output_queue, pack, signed_register, table_lookup,
+                   word_range)
 
 FINISH = 6
 """Cycles from a pass's last read to its beat's push: input buffer and weight ROM read and their
@@ -19,7 +22,7 @@ output registers, operand registers, products, accumulators, the arg-max registe
 levels come on top)."""
 
 
-class Linear(wiring.Component):
+class Linear(CheckedComponent):
     """``logits = W x + bias`` exactly, and the arg-max class, for each frame of N input words.
 
     The N input words (``lanes`` a beat, in stream order: word j is column j of ``weights``; the
@@ -57,17 +60,23 @@ class Linear(wiring.Component):
         The logits and the running arg-max (see above).
     """
 
-    def __init__(self, weights, bias, lanes: int = 1, parallel: int = 1, in_width: int = 8, weight_width: int = 8):
+    @classmethod
+    def check(cls, weights, bias, lanes: int = 1, parallel: int = 1, in_width: int = 8,
+              weight_width: int = 8) -> None:
         W = np.asarray(weights, dtype=object)
         if W.ndim != 2 or 0 in W.shape:
-            raise refuse(self, f"Linear: weights of shape {W.shape} (want M x N, both at least 1)")
+            raise WinohdlError(f"Linear: weights of shape {W.shape} (want M x N, both at least 1)")
         M, N = W.shape
         wr = word_range(weight_width)
         if len(bias) != M or lanes < 1 or parallel < 1 or N % lanes or M % parallel:
-            raise refuse(self, f"Linear: {M} x {N} weights, {len(bias)} biases, {lanes} lanes, {parallel} "
+            raise WinohdlError(f"Linear: {M} x {N} weights, {len(bias)} biases, {lanes} lanes, {parallel} "
                                "multipliers (M biases; lanes divide N; multipliers divide M)")
         if W.min() < wr.lo or W.max() > wr.hi:
-            raise refuse(self, f"Linear: weights in [{W.min()}, {W.max()}] do not fit {weight_width} bits")
+            raise WinohdlError(f"Linear: weights in [{W.min()}, {W.max()}] do not fit {weight_width} bits")
+
+    def __init__(self, weights, bias, lanes: int = 1, parallel: int = 1, in_width: int = 8, weight_width: int = 8):
+        W = np.asarray(weights, dtype=object)
+        M, N = W.shape
         self.weights, self.bias = W, [int(b) for b in bias]
         self.lanes, self.parallel, self.in_width, self.weight_width = lanes, parallel, in_width, weight_width
         xr = word_range(in_width)

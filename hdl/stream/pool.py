@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -15,7 +14,8 @@ from ..engine.buffers import NO_COLLISIONS
 from ..engine.engine import axis_stream
 from ..pipeline import less
 from ..widths import Range, signed_width
-from .axis import (MUX_ENTRIES, flag_chain, lane, log2_exact, output_queue, refuse, saturate_register,
+from ..components import CheckedComponent
+from .axis import (MUX_ENTRIES, flag_chain, lane, log2_exact, output_queue, saturate_register,
                    shift_round_value, signed_register, table_lookup, word_range)
 
 FINISH = 4
@@ -79,7 +79,7 @@ def pool_in_block_ram(row_words: int) -> bool:
     return row_words > MUX_ENTRIES
 
 
-class _Pool2d(wiring.Component):
+class _Pool2d(CheckedComponent):
     """A 2D pooling window over a line buffer (see :class:`MaxPool`); subclasses give the arithmetic.
 
     The input rows go into ``kernel + stride`` line-buffer banks (block RAM, ``width x C / L`` words
@@ -306,11 +306,14 @@ class AvgPool(_Pool2d):
         As :class:`MaxPool`'s.
     """
 
+    @classmethod
+    def check(cls, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8) -> None:
+        if log2_exact(shape.kernel ** 2) is None:
+            raise WinohdlError(f"AvgPool: kernel {shape.kernel}: the window count {shape.kernel ** 2} is "
+                               "not a power of two")
+
     def __init__(self, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8):
         self.log2_count = log2_exact(shape.kernel ** 2)
-        if self.log2_count is None:
-            raise refuse(self, f"AvgPool: kernel {shape.kernel}: the window count {shape.kernel ** 2} is "
-                               "not a power of two")
         self.extra_shift = extra_shift
         super().__init__(shape, in_width, out_bits)
 
@@ -335,7 +338,7 @@ GAP_LATENCY = 3
 """GlobalAvgPool: cycles from a last-pixel beat to its result's push (sum, rounding, saturation)."""
 
 
-class GlobalAvgPool(wiring.Component):
+class GlobalAvgPool(CheckedComponent):
     """Per-channel average over a whole frame: ``shift_round(sum, log2(H*W) + extra_shift)`` saturated.
 
     The C per-channel sums rotate through C / L registers of L lanes (one shift per beat: no
@@ -359,14 +362,18 @@ class GlobalAvgPool(wiring.Component):
         C / L beats per frame, channels in order; ``tlast`` on the last.
     """
 
+    @classmethod
+    def check(cls, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
+              in_width: int = 8, out_bits: int = 8) -> None:
+        if min(height, width, channels, lanes) < 1 or channels % lanes:
+            raise WinohdlError(f"GlobalAvgPool: {height}x{width}x{channels} with {lanes} lanes (positive; "
+                               "lanes divide channels)")
+        if log2_exact(height * width) is None:
+            raise WinohdlError(f"GlobalAvgPool: H*W = {height * width} is not a power of two")
+
     def __init__(self, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
                  in_width: int = 8, out_bits: int = 8):
         self.log2_count = log2_exact(height * width)
-        if min(height, width, channels, lanes) < 1 or channels % lanes:
-            raise refuse(self, f"GlobalAvgPool: {height}x{width}x{channels} with {lanes} lanes (positive; "
-                               "lanes divide channels)")
-        if self.log2_count is None:
-            raise refuse(self, f"GlobalAvgPool: H*W = {height * width} is not a power of two")
         self.pixels, self.channels, self.lanes = height * width, channels, lanes
         self.extra_shift, self.in_width, self.out_bits = extra_shift, in_width, out_bits
         super().__init__({"s_axis": In(axis_stream(lanes * in_width)), "m_axis": Out(axis_stream(lanes * out_bits))})

@@ -7,14 +7,16 @@ each layer's parallelism alone. Words keep their order; ``tlast`` stays on the f
 from __future__ import annotations
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..engine.engine import axis_stream
-from .axis import output_queue, refuse
+from ..components import CheckedComponent
+from .axis import output_queue
 
 
-class Relane(wiring.Component):
+class Relane(CheckedComponent):
     """``in_lanes`` words a beat in, ``out_lanes`` out, ``width`` bits a word (the two differ).
 
     Splitting (``in_lanes = k * out_lanes``): a beat is held and leaves in k beats, low words first
@@ -28,11 +30,14 @@ class Relane(wiring.Component):
     m_axis : Out(axis_stream(out_lanes * width))
     """
 
-    def __init__(self, in_lanes: int, out_lanes: int, width: int):
+    @classmethod
+    def check(cls, in_lanes: int, out_lanes: int, width: int) -> None:
         if min(in_lanes, out_lanes, width) < 1 or in_lanes == out_lanes or (in_lanes % out_lanes and
                                                                              out_lanes % in_lanes):
-            raise refuse(self, f"Relane: {in_lanes} lanes to {out_lanes}: they must differ and one must "
+            raise WinohdlError(f"Relane: {in_lanes} lanes to {out_lanes}: they must differ and one must "
                                "divide the other")
+
+    def __init__(self, in_lanes: int, out_lanes: int, width: int):
         self.in_lanes, self.out_lanes, self.width = in_lanes, out_lanes, width
         super().__init__({"s_axis": In(axis_stream(in_lanes * width)), "m_axis": Out(axis_stream(out_lanes * width))})
 

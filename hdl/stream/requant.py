@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+
+from winohdl.core.errors import WinohdlError
 
 from ..engine.engine import axis_stream
 from ..widths import Range, signed_width
 from ..pipeline import register
-from .axis import (flag_chain, lane, output_queue, refuse, saturate_register, shift_round_registered,
+from ..components import CheckedComponent
+from .axis import (flag_chain, lane, output_queue, saturate_register, shift_round_registered,
                    signed_register, table_lookup, word_range)
 
 LATENCY = 5
@@ -18,7 +20,7 @@ the add, the rounding shift (two: the floor and the round-up bit, then their sum
 saturation, each registered."""
 
 
-class Requantise(wiring.Component):
+class Requantise(CheckedComponent):
     """``requantise(acc + bias[c], shift[c], out_bits, relu)`` on a stream of accumulators.
 
     Beats carry ``lanes`` consecutive channels; the channel group (``C / lanes`` beats per pixel)
@@ -49,16 +51,20 @@ class Requantise(wiring.Component):
         The activations, same order; ``tlast`` as it came in.
     """
 
+    @classmethod
+    def check(cls, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8) -> None:
+        C = len(bias)
+        if C == 0 or len(shift) != C:
+            raise WinohdlError(f"Requantise: {C} biases and {len(shift)} shifts (one of each per channel, "
+                               "at least one)")
+        if lanes < 1 or C % lanes:
+            raise WinohdlError(f"Requantise: {lanes} lanes do not divide {C} channels")
+        if in_width < 1 or out_bits < 2:
+            raise WinohdlError(f"Requantise: in_width {in_width} and out_bits {out_bits} (at least 1 and 2)")
+
     def __init__(self, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8):
         self.bias, self.shift = [int(b) for b in bias], [int(s) for s in shift]
         C = len(self.bias)
-        if C == 0 or len(self.shift) != C:
-            raise refuse(self, f"Requantise: {C} biases and {len(self.shift)} shifts (one of each per channel, "
-                               "at least one)")
-        if lanes < 1 or C % lanes:
-            raise refuse(self, f"Requantise: {lanes} lanes do not divide {C} channels")
-        if in_width < 1 or out_bits < 2:
-            raise refuse(self, f"Requantise: in_width {in_width} and out_bits {out_bits} (at least 1 and 2)")
         self.lanes, self.in_width, self.relu, self.out_bits = lanes, in_width, relu, out_bits
         self.groups = C // lanes
         super().__init__({"s_axis": In(axis_stream(lanes * in_width)), "m_axis": Out(axis_stream(lanes * out_bits))})

@@ -11,14 +11,15 @@ cycle with ``m_axis.tready`` held high; a beat arriving while the output stalls 
 from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from winohdl.core.errors import WinohdlError
+
 from ..engine.engine import axis_stream
-from .axis import refuse
+from ..components import CheckedComponent
 
 
-class Skid(wiring.Component):
+class Skid(CheckedComponent):
     """``s_axis`` to ``m_axis`` through two registers (the output and a spare), ``width`` bits a beat.
 
     Attributes
@@ -29,9 +30,12 @@ class Skid(wiring.Component):
         The same beats in order, one cycle later at the earliest; ``tvalid``, ``tdata``, ``tlast`` registers.
     """
 
-    def __init__(self, width: int):
+    @classmethod
+    def check(cls, width: int) -> None:
         if width < 1:
-            raise refuse(self, f"Skid: {width} bits a beat (at least 1)")
+            raise WinohdlError(f"Skid: {width} bits a beat (at least 1)")
+
+    def __init__(self, width: int):
         self.width = width
         super().__init__({"s_axis": In(axis_stream(width)), "m_axis": Out(axis_stream(width))})
 
