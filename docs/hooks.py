@@ -7,7 +7,8 @@
   computes it), and its table where a page says ``<!-- front table -->``;
 - tables where a page has their marker: ``<!-- suite table -->`` the geometry suite (from
   :data:`winohdl.core.suite.SUITE`, the suite the tests run), ``<!-- limits table -->`` the size
-  limits (:mod:`docs.gen.limits`, from the ``Limit`` objects).
+  limits (:mod:`docs.gen.limits`, from the ``Limit`` objects), ``<!-- results: NAME -->`` the benchmark
+  table of the result record ``docs/results/NAME.json`` (:mod:`docs.gen.results`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:   # this checkout's packages, whatever is installed
     sys.path.insert(0, str(ROOT))
 
-from docs.gen import commands, front, limits, traces  # noqa: E402
+from docs.gen import commands, front, limits, results, traces  # noqa: E402
 from winohdl.core.suite import SUITE  # noqa: E402
 
 
@@ -64,4 +65,4 @@ def on_page_markdown(markdown, page, config, files):
     for mark, make in MARKS.items():
         if mark in markdown:
             markdown = markdown.replace(mark, make())
-    return markdown
+    return results.render(markdown)
