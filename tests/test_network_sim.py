@@ -129,3 +129,45 @@ def test_a_deadlocked_network_fails_in_bounded_time_not_hangs(tmp_path):
     assert not result.passed and result.checked == 0
     assert f"stuck: no image 0 out within {stimulus['stall_cycles']:,} cycles" in result.line()
     assert result.cycles <= stimulus["stall_cycles"] + 10
+
+
+TINY = """import torch
+from torch import nn
+
+
+def net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 4 * 4, 3)).eval()
+"""
+
+
+@pytest.mark.slow(30)
+def test_family_and_verify_on_the_smallest_network(cli, tmp_path):
+    """``--family ecp5 --verify``: Yosys maps the network (a DSP block per multiplier: the engine's 16 and
+    the linear layer's 3) and the mapped netlist streams two images bit-exact on Icarus with the cell
+    models; nextpnr is stopped at once (its Fmax is the benchmarks')."""
+    (tmp_path / "m.py").write_text(TINY)
+    code, out, err = cli("network", "--model", tmp_path / "m.py:net", "--input-shape", "1x1x6x6", "--plan",
+                         "smallest", "--family", "ecp5", "--seeds", "1", "--pnr-timeout", "1", "--verify",
+                         "--images", "2", "-o", tmp_path / "n")
+    assert code == 0, err
+    assert "synth      ecp5    DSP 19, block RAM 0," in out and "not placed: place and route ran past" in out
+    assert "icarus    netlist (ecp5)  PASS  2 of 2 images" in out
+
+
+def test_a_network_folder_refuses_what_does_not_apply(cli, tmp_path):
+    """prove covers tiles; --waves and --allow-edits do not apply to a network folder; an edited file is
+    refused by its SHA-256; each one line, exit 2."""
+    from winohdl.network.folder import MANIFEST
+    code, out, err = cli("network", *DIGITS, "--plan", "smallest", "-o", tmp_path / "d")
+    assert code == 0, err
+    assert (tmp_path / "d" / MANIFEST).is_file()
+    for argv, words in ((("prove", tmp_path / "d"), "is a network: the proof covers tiles"),
+                        (("sim", tmp_path / "d", "--waves"), "--waves: a network folder"),
+                        (("synth", tmp_path / "d", "--allow-edits"), "--allow-edits: a network folder")):
+        code, out, err = cli(*argv)
+        assert code == 2 and words in err and err.count("\n") == 1, (argv, err)
+    hardware = tmp_path / "d" / "network.v"
+    hardware.write_text(hardware.read_text() + "// edited\n")
+    code, out, err = cli("sim", tmp_path / "d", "--sim", "icarus")
+    assert code == 2 and "network.v was edited after it was written" in err, err

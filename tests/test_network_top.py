@@ -2,11 +2,8 @@
 through every stage in Amaranth's simulator, the logits bit-exact with the integer reference model
 (the specification, itself equal to onnxruntime on network.onnx: test_network_quant.py)."""
 
-import random
-
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hdl.engine.modes import Buffering
 from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolStage
@@ -21,7 +18,7 @@ from winohdl.network.load import load_model
 from winohdl.network.passes import decide_smallest
 from winohdl.network.quant import quantise_network
 
-from hdl_helpers import run_simulation
+from stream_helpers import run_stream
 
 
 def digits(conv=None):
@@ -45,38 +42,13 @@ def frames_of(images, lanes: int) -> list[tuple[int, int]]:
 
 
 def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0.0, max_cycles=100_000):
-    """Offer ``beats`` with random gaps, take the output with random back-pressure; per frame the
-    logits and the arg-max of its last beat."""
-    rng, got = random.Random(seed), []
+    """Offer ``beats`` with random gaps, take the output with random back-pressure (the shared driver,
+    which also checks that no tready follows the output's); per frame the logits, the arg-max of its
+    last beat and that beat's tlast."""
     lin = top.stages[-1]
-    M, w = len(lin.weights), top.logit_width
-    per_frame = M // lin.parallel
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-
-    async def bench(ctx):
-        i, offered = 0, False
-        for _ in range(max_cycles):
-            if len(got) == frames * per_frame:
-                return
-            offered = offered or (i < len(beats) and rng.random() >= gaps)
-            ctx.set(top.s_axis.tvalid, int(offered))
-            if offered:
-                ctx.set(top.s_axis.tdata, beats[i][0])
-                ctx.set(top.s_axis.tlast, beats[i][1])
-            ready = int(rng.random() >= backpressure)
-            ctx.set(top.m_axis.tready, ready)
-            await ctx.delay(1e-9)
-            if offered and ctx.get(top.s_axis.tready):
-                i, offered = i + 1, False
-            if ready and ctx.get(top.m_axis.tvalid):
-                got.append((ctx.get(top.m_axis.tdata), ctx.get(top.m_axis.tlast)))
-            await ctx.tick()
-        raise AssertionError(f"timeout: {len(got)} output beats")
-
-    sim.add_testbench(bench)
-    run_simulation(sim)
-    P = lin.parallel
+    P, w = lin.parallel, top.logit_width
+    per_frame = len(lin.weights) // P
+    got, _ = run_stream(top, {"s_axis": beats}, "m_axis", frames * per_frame, seed, gaps, backpressure, max_cycles)
     frames_out = []
     for f in range(frames):
         beats_f = got[f * per_frame:(f + 1) * per_frame]
