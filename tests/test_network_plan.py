@@ -112,7 +112,7 @@ def test_digits_plan_fits_and_winograd_is_faster(digits):
     plans = plan_both(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
     w, d = plans.winograd, plans.direct
     assert w.fits and d.fits and w.fps > d.fps
-    assert any(x.geometry is not None for x in w.layers) and all(x.geometry is None for x in d.layers)
+    assert any(x.decision.geometry is not None for x in w.layers) and all(x.decision.geometry is None for x in d.layers)
     for p in (w, d):
         assert all(p.totals[r] <= p.budget.get(r) for r in ("dsp", "bram", "logic"))
         assert p.fps == pytest.approx(DEFAULT_CLOCK_MHZ * 1e6 / max(x.cycles for x in p.layers))
@@ -150,9 +150,10 @@ def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
         if n.kind.value != "conv":
             continue
         opts, kind = x.decision.options, x.decision.kind
-        assert opts == engine_decision(n.attrs, shapes[n.inputs[0]], x.geometry and x.geometry.output,
-                                       x.parallel_out, x.parallel_in, Buffering(x.buffering)).options
-        plan = plan_engine(opts, datapath(opts.geometry, 8, 8) if x.geometry else None, kind)
+        assert opts == engine_decision(n.attrs, shapes[n.inputs[0]], x.decision.geometry and x.decision.geometry.output,
+                                       x.decision.parallel_out, x.decision.parallel_in,
+                                       Buffering(x.decision.buffering)).options
+        plan = plan_engine(opts, datapath(opts.geometry, 8, 8) if x.decision.geometry else None, kind)
         assert x.cycles == plan.performance.period and x.multipliers == plan.multipliers
         checked += 1
     assert checked == 9
@@ -178,7 +179,7 @@ def test_a_budget_nothing_fits_says_by_how_much(digits):
 def test_a_plan_that_does_not_fit_still_gives_every_3x3_convolution_a_winograd_tile(digits):
     p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.WINOGRAD, derive=False)
     convs = [x for x in p.layers if x.operator == "conv"]
-    assert not p.fits and convs and all(x.geometry is not None for x in convs)
+    assert not p.fits and convs and all(x.decision.geometry is not None for x in convs)
     assert any(n.startswith("neither plan fits; with direct engines") for n in p.notes)
 
 
@@ -187,7 +188,7 @@ def test_the_engines_size_limits_do_not_bound_a_plan(digits, monkeypatch):
     monkeypatch.setenv("WINOHDL_MAX_ENGINE_MEMORY_DEPTH", "4")
     monkeypatch.setenv("WINOHDL_MAX_ENGINE_MULTIPLIERS", "1")
     p = plan_network(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, PlanMode.WINOGRAD, derive=False)
-    assert p.fits and any(x.geometry is not None for x in p.layers)
+    assert p.fits and any(x.decision.geometry is not None for x in p.layers)
 
 
 # ---- the command -----------------------------------------------------------------------------------------

@@ -98,10 +98,6 @@ class Candidate:
             self._cycles = int(self._period()) if callable(self._period) else int(self._period)
         return self._cycles
 
-    @property
-    def geometry(self) -> Geometry | None:
-        return self.decision.geometry
-
     def use(self, resource: str) -> int:
         return getattr(self, resource)
 

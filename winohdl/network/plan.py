@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from winohdl.core import progress
 from winohdl.core.device import ECP5_PARTS, Device
 from winohdl.core.errors import WinohdlError
-from winohdl.core.geometry import Geometry
 
 from .budget import NAMES, RESOURCES, Budget
 from .candidates import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, other_candidates,
@@ -81,22 +80,6 @@ class LayerPlan:
     dsp: int
     bram: int
     logic: int
-
-    @property
-    def geometry(self) -> Geometry | None:
-        return self.decision.geometry
-
-    @property
-    def parallel_out(self) -> int:
-        return self.decision.parallel_out
-
-    @property
-    def parallel_in(self) -> int:
-        return self.decision.parallel_in
-
-    @property
-    def buffering(self) -> str:
-        return self.decision.buffering
 
     def use(self, resource: str) -> int:
         return getattr(self, resource)
@@ -355,7 +338,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
                                  f"{WINOGRAD_SLACK:.1%} of the {b:,} without")
                 folding, forced_used = tried, True
             else:
-                kept = [x for x in forced if folding.chosen[x].geometry is None and forced[x] is not eager[x]]
+                kept = [x for x in forced if folding.chosen[x].decision.geometry is None and forced[x] is not eager[x]]
                 notes.append(f"direct engines kept for {', '.join(kept)}: with a Winograd tile on every 3x3 "
                              f"stride-1 convolution the plan " + ("does not fit" if not tried.fits else
                              f"takes {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}"))
@@ -384,7 +367,7 @@ def _winograd_only(graph: Graph, candidates: dict) -> dict:
     for n in graph.nodes:
         if n.kind == Kind.CONV and all(k == 3 for k in n.attrs.kernel) and all(s == 1 for s in n.attrs.stride) \
                 and all(d == 1 for d in n.attrs.dilation):
-            wino = [c for c in candidates[n.name] if c.geometry is not None]
+            wino = [c for c in candidates[n.name] if c.decision.geometry is not None]
             if wino and len(wino) < len(candidates[n.name]):
                 out[n.name], changed = wino, True
     return out if changed else candidates

@@ -14,7 +14,8 @@ def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
     rows = [HEADER]
     for x in plan.layers:
         mark = "<- bottleneck" if x.node == plan.bottleneck else ""
-        rows.append((x.node, x.operator, x.shape, x.algorithm, x.buffering, f"{x.parallel_out}/{x.parallel_in}",
+        d = x.decision
+        rows.append((x.node, x.operator, x.shape, x.algorithm, d.buffering, f"{d.parallel_out}/{d.parallel_in}",
                      f"{x.cycles:,}",
                      f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", mark))
     use = plan.totals
