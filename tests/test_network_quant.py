@@ -1,4 +1,4 @@
-"""winohdl.network quantisation: the rules (quant.py), the integer model (integer.py), network.onnx (qdq.py).
+"""winohdl.network quantisation: the rules (quant.py), the integer model (integer_model.py), network.onnx (onnx_export.py).
 
 The main property: for random small networks of every supported operator, onnxruntime running
 network.onnx computes exactly the integers of the integer reference model, for every layer, with graph
@@ -17,8 +17,8 @@ from onnx import numpy_helper
 
 from winohdl.network.importer import Builder
 from winohdl.network.graph import Conv, Kind, Linear, Pool
-from winohdl.network.integer import quantise_input, run_integer
-from winohdl.network.qdq import check_onnxruntime, integer_kernels, mismatches, run_onnxruntime, to_onnx
+from winohdl.network.integer_model import quantise_input, run_integer
+from winohdl.network.onnx_export import check_onnxruntime, integer_kernels, mismatches, run_onnxruntime, to_onnx
 from winohdl.network.quant import exponent_for, quantise_network
 from bad_input_helpers import one_line_error
 

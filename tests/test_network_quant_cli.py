@@ -12,8 +12,8 @@ import torch
 from bad_input_helpers import fingerprint
 from winohdl.network.calibration import accuracy
 from winohdl.network.load import load_model
-from winohdl.network.qdq import run_onnxruntime
-from winohdl.network.integer import quantise_input, run_integer
+from winohdl.network.onnx_export import run_onnxruntime
+from winohdl.network.integer_model import quantise_input, run_integer
 from winohdl.network.quant import quantise_network
 
 MODEL = """

@@ -13,7 +13,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.network.calibration import random_calibration
 from winohdl.network.decision import engine_decision
 from winohdl.network.hardware import image_beats, network_stages
-from winohdl.network.integer import quantise_input, run_integer
+from winohdl.network.integer_model import quantise_input, run_integer
 from winohdl.network.load import load_model
 from winohdl.network.passes import decide_smallest
 from winohdl.network.quant import quantise_network

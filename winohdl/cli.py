@@ -23,7 +23,7 @@ from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
 from miner.methods import DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS
-from winohdl.network.command import DEFAULT_IMAGES
+from winohdl.network.frontend import DEFAULT_IMAGES
 
 from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
                        cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_network, cmd_prove,

@@ -218,7 +218,7 @@ def _work(a, opened, kind: str) -> Path:
 
 def cmd_sim(a) -> int:
     from sim.run import run_simulation
-    from winohdl.network.command import network_folder, sim_network
+    from winohdl.network.frontend import network_folder, sim_network
     from sim.tools import parse_simulators, require
     from winohdl.core.limits import VECTORS
     VECTORS.check(a.vectors, "--vectors")
@@ -295,7 +295,7 @@ def _synth_defaults(a) -> None:
 
 def cmd_synth(a) -> int:
     from synth.report import failed, format_report, parse_families, synth_design
-    from winohdl.network.command import network_folder, synth_network
+    from winohdl.network.frontend import network_folder, synth_network
     fams = parse_families(a.family)
     _synth_defaults(a)
     verify = None
@@ -478,8 +478,8 @@ def _input_shape(text: str) -> tuple[int, ...]:
 
 
 def cmd_network(a) -> int:
-    """Import, quantise, generate and simulate a network, or plan it (:mod:`winohdl.network.command`)."""
-    from winohdl.network.command import run_network
+    """Import, quantise, generate and simulate a network, or plan it (:mod:`winohdl.network.frontend`)."""
+    from winohdl.network.frontend import run_network
     shape = _input_shape(a.input_shape) if a.input_shape else None
     path, _, factory = a.model.rpartition(":")
     name = factory if path.endswith(".py") else Path(a.model).stem

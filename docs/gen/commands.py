@@ -20,6 +20,20 @@ INTRO = """# Command reference
 Generated from the argument parser (`winohdl/cli.py`) when the site is built: each section is
 `winohdl COMMAND --help`, word for word. How the commands behave together (exit status, bad input,
 size limits, Ctrl-C) is on [Using the command line](usage.md).
+
+A flag means one thing, with one default, in every command that has it (`tests/test_cli_flags.py`
+walks the parser). Changes of the network compiler's release:
+
+- `winohdl network` plans and builds the plan by default (it built the smallest engines); `--plan FILE`
+  builds a plan written before, `--plan smallest` the smallest engines without a plan, `--plan-only`
+  stops after the plan. An option that does not apply is an error, never ignored.
+- The FPGA part is `--part` (was `winohdl network --device`); the torch device is `--torch-device`
+  (was `winohdl mine --device`).
+- `winohdl bench mine --runs` counts the mining runs (was `--seeds`, which elsewhere counts nextpnr seeds).
+- `--pnr-timeout` defaults to 900 s everywhere (was 3600 in `network`, 240 in `explore`); `--seeds` to 3.
+- `--verify-sim` defaults to icarus everywhere (was verilator in `network`).
+- `winohdl sim` and `winohdl synth` take a network folder (`winohdl sim --images N`); `winohdl prove`
+  refuses one (the proof covers tiles).
 """
 
 

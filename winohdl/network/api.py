@@ -31,7 +31,7 @@ from .hardware import TOP, generate_network
 from .load import load_model, load_module
 from .passes import decide_by_plan, decide_smallest
 from .plan import NetworkPlan, Plans, plan_both
-from .qdq import check_onnxruntime
+from .onnx_export import check_onnxruntime
 from .quantised import Quantised, quantise_and_check
 
 IMAGE_SEED = 7  # seeded random images, when no calibration data gives them
@@ -110,7 +110,7 @@ def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path 
     """Stream ``images_`` (floats) through the folder's network.v (or a ``family`` ``netlist``) on each
     simulator: (onnxruntime's disagreements with the integer model on them, the simulation results)."""
     from sim.network_run import run_network_simulation
-    from .integer import quantise_input, run_integer
+    from .integer_model import quantise_input, run_integer
     if net.generated is None:
         raise WinohdlError(f"{net.folder} holds no hardware: the top could not chain its layers")
     onnx = check_onnxruntime(net.qnet, images_)

@@ -12,7 +12,7 @@ from winohdl.core.errors import WinohdlError
 
 from .float_model import run_float
 from .graph import Graph
-from .integer import quantise_input, run_integer
+from .integer_model import quantise_input, run_integer
 from .quant import QuantNetwork, check_batch
 
 RANDOM_COUNT = 64

@@ -19,7 +19,7 @@ Every activation (node output) is an int8 ``q`` standing for ``q * 2**e``. The r
 * Max pooling, a ReLU that is not fused and flatten keep their input's exponent. Average pooling
   sums the window and shifts by ``log2(count) + e_out - e_in``: the count must be a power of two.
 
-:func:`quantise_network` applies them; the integers are computed by :mod:`winohdl.network.integer`.
+:func:`quantise_network` applies them; the integers are computed by :mod:`winohdl.network.integer_model`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from winohdl.core.errors import WinohdlError
 from .calibration import (Accuracy, accuracy, classes, load_calibration, load_labels, random_calibration,
                           random_description)
 from .graph import Graph
-from .qdq import check_onnxruntime, to_onnx
+from .onnx_export import check_onnxruntime, to_onnx
 from .quant import QuantNetwork, quantise_network
 
 CHECKED_INPUTS = 16  # onnxruntime checks the integer model on this many of the calibration inputs

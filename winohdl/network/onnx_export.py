@@ -13,7 +13,7 @@ between CPUs (u8 x s8 products added in pairs in 16-bit registers that saturate 
 another rounding in the fused Gemm). :func:`integer_kernels` reads onnxruntime's optimised graph, so a
 model that would reach one fails the check on every CPU, not only on those where the kernel is wrong.
 
-With power-of-two scales, float32 computes exactly what :func:`~winohdl.network.integer.run_integer`
+With power-of-two scales, float32 computes exactly what :func:`~winohdl.network.integer_model.run_integer`
 does while every partial sum stays below 2**24 accumulator steps (``QuantNetwork.float32_problems``
 names the layers where it may not): the products of int8 values are exact, the sums are exact
 integers times a power of two in any order, and ``QuantizeLinear`` rounds half to even and saturates
@@ -210,14 +210,14 @@ def mismatches(expected: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> l
 
 
 def check_onnxruntime(qnet: QuantNetwork, x) -> list[str]:
-    """Where onnxruntime's integers differ from :func:`~winohdl.network.integer.run_integer` on the
+    """Where onnxruntime's integers differ from :func:`~winohdl.network.integer_model.run_integer` on the
     float inputs ``x``: one line per layer and set-up; empty when all agree exactly.
 
     Four set-ups: graph optimisations off and on, every layer an output (each compared) and only the
     network's outputs (where the optimiser has the most freedom); with optimisations on, a node of the
     optimised graph that runs an integer kernel is a line too, whether or not it differs on this CPU.
     """
-    from .integer import quantise_input, run_integer
+    from .integer_model import quantise_input, run_integer
     x = np.asarray(x, dtype=np.float32)
     expected = run_integer(qnet, quantise_input(qnet, x.astype(np.float64)))
     lines = []
