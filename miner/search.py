@@ -276,4 +276,6 @@ def library_card(geometry: Geometry) -> AlgorithmCard | None:
 def best_known_card(geometry: Geometry, cost: CostFunction) -> AlgorithmCard:
     """The cheapest proven card known without mining: the shipped library card or the constructive one."""
     cands = [c for c in (library_card(geometry), constructive_card(geometry)) if c is not None]
+    if len(cands) == 1:
+        return cands[0]     # nothing to compare: no cost to compute (a datapath per card, seconds)
     return min(cands, key=lambda c: card_key(cost, c))
