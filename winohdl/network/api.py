@@ -1,7 +1,8 @@
 """The network compiler as Python functions: import, plan, quantise, build, simulate, synthesise.
 
-What ``winohdl network`` runs, for a notebook or a script; nothing here prints (the command line does),
-progress goes to :mod:`winohdl.core.progress`. Each step takes and returns typed, frozen objects::
+What ``winohdl network`` runs, for a notebook or a script; nothing here prints (the command line does);
+``winohdl.core.progress.listen(callback)`` hears each step of the work. Each step takes and returns
+typed, frozen objects::
 
     from winohdl.network import api
 
