@@ -8,7 +8,7 @@ from artefacts import ROOT
 if str(ROOT) not in sys.path:   # docs/ is no installed package: import it from this checkout
     sys.path.insert(0, str(ROOT))
 
-from docs.gen.commands import _subcommands  # noqa: E402
+from docs.gen.commands import subcommands  # noqa: E402
 from winohdl.cli import build_parser  # noqa: E402
 
 DEFAULTS_DIFFER = {
@@ -34,7 +34,7 @@ def _options():
         for a in p._actions:
             if a.option_strings and not isinstance(a, (argparse._HelpAction, argparse._VersionAction)):
                 found.setdefault(max(a.option_strings, key=len), []).append((p.prog, a))
-        for sub in _subcommands(p).values():
+        for sub in subcommands(p).values():
             walk(sub)
     walk(build_parser())
     return found

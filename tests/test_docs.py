@@ -40,7 +40,7 @@ def test_site_builds_strictly(tmp_path):
 def test_command_reference_is_the_help_text():
     """Each section is ``winohdl ... --help`` word for word, and every command has one."""
     helps = commands.helps()
-    names = list(commands._subcommands(build_parser()))
+    names = list(commands.subcommands(build_parser()))
     assert [p for p in helps if p.count(" ") == 1] == [f"winohdl {n}" for n in names]
     env = dict(os.environ, COLUMNS=str(commands.WIDTH), PYTHONPATH=str(ROOT))
     for prog in ("winohdl", "winohdl gen", "winohdl bench mine"):
@@ -77,7 +77,7 @@ def test_documented_commands_run_as_written(tmp_path):
 def test_readme_is_short_and_names_every_command():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 200
-    for name in commands._subcommands(build_parser()):
+    for name in commands.subcommands(build_parser()):
         assert re.search(rf"^\| `winohdl {name}\b", text, re.M), name
     for target in re.findall(r"\]\(((?:docs|examples)/[^)#]+)", text):     # every link resolves
         assert (ROOT / target).exists(), target

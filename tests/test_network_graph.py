@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from winohdl.network.graph import Conv, Graph, Kind, Linear, Node, Pool
-from winohdl.network.load import _call_factory, load_model
+from winohdl.network.load import call_factory, load_model
 from winohdl.network.onnx_import import from_onnx
 from winohdl.network.rewrite import fold_batch_norm
 from winohdl.network.torch_import import from_exported, from_torch
@@ -163,7 +163,7 @@ def _weights_in_order(graph):
 
 
 def test_resnet8_imports_the_same_from_torch_and_onnx(resnet8):
-    model = _call_factory(Path(RESNET8.rsplit(":", 1)[0]), "resnet8")
+    model = call_factory(Path(RESNET8.rsplit(":", 1)[0]), "resnet8")
     other = from_onnx(_onnx(model, (1, 3, 32, 32)))
     assert _summary(other) == _summary(resnet8) and len(resnet8.nodes) == 23
     assert [[resnet8.nodes.index(resnet8.node(i)) for i in n.inputs] for n in resnet8.nodes] == \
@@ -175,7 +175,7 @@ def test_resnet8_imports_the_same_from_torch_and_onnx(resnet8):
 
 def test_resnet8_graph_computes_the_model(resnet8):
     """The imported graph (batch norm folded) computes what the module computes."""
-    model = _call_factory(Path(RESNET8.rsplit(":", 1)[0]), "resnet8").double()
+    model = call_factory(Path(RESNET8.rsplit(":", 1)[0]), "resnet8").double()
     x = torch.randn(1, 3, 32, 32, dtype=torch.float64)
     assert torch.allclose(_run(resnet8, x), model(x), rtol=1e-6, atol=1e-6)
     kinds = [n.kind for n in resnet8.nodes]

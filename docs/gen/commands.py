@@ -50,7 +50,7 @@ def _columns(width: int):
             os.environ["COLUMNS"] = before
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     return dict(actions[0].choices) if actions else {}
 
@@ -62,7 +62,7 @@ def helps(parser: argparse.ArgumentParser | None = None) -> dict[str, str]:
 
     def walk(p: argparse.ArgumentParser) -> None:
         out[p.prog] = p.format_help()
-        for sub in _subcommands(p).values():
+        for sub in subcommands(p).values():
             walk(sub)
 
     with _columns(WIDTH):

@@ -81,7 +81,7 @@ def _imported(spec: str, input_shape, weights) -> Graph:
         raise WinohdlError(f"{SPEC_HELP}, got {spec[:200]!r}")
     if input_shape is None:
         raise WinohdlError(f"the model {spec[:200]!r} needs an input shape (e.g. 1x3x32x32)")
-    model = _call_factory(_existing(path), factory)
+    model = call_factory(_existing(path), factory)
     if weights is not None:
         _load_state(model, weights)
     import torch
@@ -105,7 +105,7 @@ def _load_program(path: Path, input_shape) -> Graph:
     return graph
 
 
-def _call_factory(path: Path, factory: str):
+def call_factory(path: Path, factory: str):
     """Import ``path`` as a module of its own (its folder first on sys.path meanwhile), call ``factory()``."""
     import torch
 
