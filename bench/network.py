@@ -55,7 +55,7 @@ def plan_row(name: str, part) -> dict:
 
 
 def fmax_row(seeds: int, work: Path) -> dict:
-    """The digits network generated with the default engines and measured on ECP5 (the command's own path)."""
+    """The digits network as ``winohdl network`` builds it (planned for the part) measured on ECP5."""
     from winohdl.cli import main as cli
     data = ROOT / "build" / "digits"
     if not (data / "digits_cnn.pt").exists():
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     if a.fmax:
         s = fmax_row(a.seeds, Path(a.o).parent)
         result["digits_synth"] = s
-        print(f"digits on ECP5 (default engines): {s['fmax']['median_mhz']} MHz median of {len(s['fmax']['seeds'])} "
+        print(f"digits on ECP5 (as planned): {s['fmax']['median_mhz']} MHz median of {len(s['fmax']['seeds'])} "
               f"seeds, {s['fps']:,.0f} frames/s; DSP {s['dsps']}, block RAM {s['brams']}, logic {s['logic']}, "
               f"FF {s['ffs']}")
     Path(a.o).parent.mkdir(parents=True, exist_ok=True)
