@@ -222,6 +222,7 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
     (["--pnr-timeout", "60"], "--pnr-timeout applies only with --family"),
     (["--verify-sim", "icarus"], "--verify-sim applies only with --verify"),
     (["--images", "3"], "--images applies only with --sim or --verify"),
+    (["--ray", "local"], "--ray applies only with --family"),
     (["--plan-only", "--calibration", "x.npy"], "--calibration does not apply with --plan-only"),
     (["--plan-only", "--family", "ecp5"], "--family does not apply with --plan-only"),
     (["--family", "asic"], "--family asic: the network is synthesised for FPGA families with place and route"),

@@ -114,6 +114,11 @@ def _verify_sim_arg(p: argparse.ArgumentParser) -> None:
                         "input shows as X) or verilator (two-state, much faster on large netlists)")
 
 
+def _ray_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help=f"fan {what} out over this Ray cluster ('local': a private local Ray instance)")
+
+
 def _synth_args(p: argparse.ArgumentParser, family_default: str, family_help: str) -> None:
     """--family, --seeds and --pnr-timeout: the same meaning and defaults in every command."""
     p.add_argument("--family", default=family_default, help=family_help)
@@ -259,6 +264,7 @@ def _synth_command(sub, common: argparse.ArgumentParser) -> None:
                    "Fmax, frames per second)")
     _synth_args(y, "ecp5", f"{_FAMILY_LIST} or all (comma list allowed); asic: a technology-independent CMOS "
                            "estimate (cells, transistors, logic depth)")
+    _ray_arg(y, "the nextpnr seeds")
     y.add_argument("--verify", action="store_true",
                    help="simulate each mapped netlist with the toolchain's cell models (Icarus, the same "
                         "testbench); a failing netlist is reported as FAIL and the command exits 1")
@@ -297,8 +303,7 @@ def _explore_command(sub, common: argparse.ArgumentParser) -> None:
     e.add_argument("--kernel-width", type=width, default=8)
     e.add_argument("--jobs", type=positive_int, default=None,
                    help="design points in parallel on this machine (default: one per core)")
-    e.add_argument("--ray", metavar="ADDRESS", default=None,
-                   help="fan the points out over this Ray cluster ('local': a private local Ray instance)")
+    _ray_arg(e, "the points")
     e.add_argument("-o", type=path, help="output folder (default build/explore_<kernel>/)")
     e.set_defaults(func=cmd_explore)
 
@@ -390,6 +395,7 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                          f"(default {DEFAULT_IMAGES})")
     _synth_args(nw, "none", "synthesise the generated network for these FPGA families (ecp5, ice40, gowin; comma "
                             "list): its cells (Yosys), Fmax (nextpnr, median of --seeds) and frames per second")
+    _ray_arg(nw, "the nextpnr seeds (default: local processes)")
     nw.add_argument("--verify", action="store_true",
                     help="with --family: stream --images images through each mapped netlist with the family's "
                          "cell models (the post-synthesis check; a failure exits 1)")

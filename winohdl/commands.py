@@ -16,6 +16,7 @@ from miner.methods import Method
 from sim.tools import DEFAULT_VERIFY_SIM, SIMULATORS
 from winohdl.core.errors import EXIT_FAILED, EXIT_OK, Interrupted, WinohdlError
 from winohdl.core.interrupt import StopFlag, stop_on_sigint
+from winohdl.core.io import work_folder
 
 # The command line's choices, from the enums and names of light modules (nothing heavy loads here).
 METHODS = values(Method)
@@ -210,12 +211,6 @@ def _open(a, engine: bool = False):
     return opened
 
 
-def _work(a, opened, kind: str) -> Path:
-    from winohdl.core.io import make_run_folder
-    base = Path(a.work) if a.work else opened.folder / {"sim": "sim_build"}.get(kind, kind)
-    return make_run_folder(base, kind)
-
-
 def cmd_sim(a) -> int:
     from sim.run import run_simulation
     from winohdl.network.frontend import network_folder, sim_network
@@ -231,7 +226,7 @@ def cmd_sim(a) -> int:
     if _is_engine(a):
         return _sim_engine(a, names)
     opened = _open(a)
-    work = _work(a, opened, "sim")
+    work = work_folder(a.work, opened.folder, "sim")
     ok = True
     for n in names:
         r = run_simulation(opened, n, work, a.vectors, a.seed, a.waves)
@@ -252,7 +247,7 @@ def _sim_engine(a, simulators) -> int:
     """``winohdl sim`` on an engine folder: both engines on each simulator, layers against torch."""
     from sim.engine_run import run_engine_simulation
     opened = _open(a, engine=True)
-    work = _work(a, opened, "sim")
+    work = work_folder(a.work, opened.folder, "sim")
     ok = True
     for n in simulators:
         for kind in ENGINE_KINDS:
@@ -273,7 +268,7 @@ def cmd_prove(a) -> int:
         raise WinohdlError(f"{a.design} is a layer engine: the proof covers tiles ('winohdl gen' folders); "
                            f"check an engine with 'winohdl sim {a.design}'")
     opened = _open(a)
-    work = _work(a, opened, "prove")
+    work = work_folder(a.work, opened.folder, "prove")
     targets = TARGETS if a.target == "both" else (a.target,)
     code = EXIT_OK
     for target in targets:
@@ -295,6 +290,7 @@ def _synth_defaults(a) -> None:
 
 def cmd_synth(a) -> int:
     from synth.report import failed, format_report, parse_families, synth_design
+    from winohdl.fanout import run_all
     from winohdl.network.frontend import network_folder, synth_network
     fams = parse_families(a.family)
     _synth_defaults(a)
@@ -310,12 +306,16 @@ def cmd_synth(a) -> int:
     if net is not None:
         return EXIT_OK if synth_network(a, net, fams) else EXIT_FAILED
     if _is_engine(a):
+        if a.ray is not None:
+            raise WinohdlError("--ray: an engine folder's synthesis places nothing (its Fmax: bench/engine.py --fmax)")
         opened = _open(a, engine=True)
-        ok = synth_engine(opened, fams, _work(a, opened, "synth"), a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
+        ok = synth_engine(opened, fams, work_folder(a.work, opened.folder, "synth"), a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
         return EXIT_OK if ok else EXIT_FAILED
     opened = _open(a)
-    work = _work(a, opened, "synth")
-    report = synth_design(opened, fams, work, seeds=a.seeds, pnr_timeout=a.pnr_timeout, verify=verify)
+    work = work_folder(a.work, opened.folder, "synth")
+    seeds_on = None if a.ray is None else partial(run_all, ray_address=a.ray, desc="nextpnr seeds")
+    report = synth_design(opened, fams, work, seeds=a.seeds, pnr_timeout=a.pnr_timeout, verify=verify,
+                          map_seeds=seeds_on)
     print(format_report(report))
     print(f"report     {work / 'report.txt'}")
     bad = failed(report)

@@ -219,3 +219,10 @@ def make_run_folder(base, kind: str) -> Path:
     except OSError as exc:
         raise WinohdlError(f"cannot create a build folder in {base} ({exc.strerror or exc}): "
                            "pass --work DIR to build elsewhere") from None
+
+
+def work_folder(work, design, kind: str) -> Path:
+    """The run folder of a command on a design folder: in ``--work`` when given, else in the design's
+    ``sim_build/`` (a simulation) or ``<kind>/`` (see :func:`make_run_folder`)."""
+    base = Path(work) if work else Path(design) / {"sim": "sim_build"}.get(kind, kind)
+    return make_run_folder(base, kind)

@@ -124,11 +124,13 @@ def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path 
 
 
 def synthesise(net: NetworkFolder, family: str, seeds: int, pnr_timeout: float, work: Path | None = None,
-               netlist: bool = False):
-    """Yosys and nextpnr on the folder's network for ``family``: cells, Fmax (median of ``seeds``) and
-    frames per second (:class:`winohdl.network.synthesis.NetworkSynthesis`)."""
+               netlist: bool = False, ray_address: str | None = None):
+    """Yosys and nextpnr on the folder's network for ``family``: cells, Fmax (median of ``seeds``, run on
+    local processes or the Ray cluster at ``ray_address``) and frames per second
+    (:class:`winohdl.network.synthesis.NetworkSynthesis`)."""
     from .synthesis import synthesise_network
     if net.generated is None:
         raise WinohdlError(f"{net.folder} holds no hardware: the top could not chain its layers")
     work = work or make_run_folder(net.folder / "synth", "synth")
-    return synthesise_network(net.generated, net.folder, family, work, seeds, pnr_timeout, netlist=netlist)
+    return synthesise_network(net.generated, net.folder, family, work, seeds, pnr_timeout, netlist=netlist,
+                              ray_address=ray_address)

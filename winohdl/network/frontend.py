@@ -29,6 +29,7 @@ class NetworkSettings:
     seeds: int
     pnr_timeout: float
     verify_sim: str | None        # with --verify
+    ray: str | None               # the nextpnr seeds on this Ray cluster (None: local processes)
 
 
 def _given(a, *flags: str) -> list[str]:
@@ -45,9 +46,10 @@ def check_settings(a) -> NetworkSettings:
     smallest = a.plan == SMALLEST
     if a.plan is not None and (bad := _given(a, "part", "budget", "clock")):
         raise WinohdlError(f"{bad[0]} sizes a plan: it does not apply with --plan {a.plan}")
-    if a.plan_only and (bad := _given(a, "plan", "calibration", "labels", "sim", "images", "family", "verify")):
+    if a.plan_only and (bad := _given(a, "plan", "calibration", "labels", "sim", "images", "family", "verify",
+                                      "ray")):
         raise WinohdlError(f"{bad[0]} does not apply with --plan-only (it stops after the plan)")
-    for flag, needs in (("seeds", "family"), ("pnr_timeout", "family"), ("verify", "family"),
+    for flag, needs in (("seeds", "family"), ("pnr_timeout", "family"), ("verify", "family"), ("ray", "family"),
                         ("verify_sim", "verify")):
         if _given(a, flag) and not _given(a, needs):
             raise WinohdlError(f"--{flag.replace('_', '-')} applies only with --{needs}")
@@ -67,7 +69,7 @@ def check_settings(a) -> NetworkSettings:
         target = (part, parse_budget(a.budget, part), DEFAULT_CLOCK_MHZ if a.clock is None else parse_clock(a.clock))
     plan_file = None if a.plan is None or smallest else Path(a.plan)
     return NetworkSettings(plan_file, smallest, target, sims, a.images or DEFAULT_IMAGES, families, seeds, timeout,
-                           verify_sim)
+                           verify_sim, a.ray)
 
 
 def _plans(graph, s: NetworkSettings, name: str):
@@ -123,7 +125,7 @@ def run_network(a, shape, name: str, folder: Path) -> bool:
         failed |= not simulate_and_report(net, sample, s.simulators)
     if s.families:
         checks = synthesise_and_report(net, s.families, s.seeds, s.pnr_timeout,
-                                       (s.verify_sim, sample) if s.verify_sim else None)
+                                       (s.verify_sim, sample) if s.verify_sim else None, ray=s.ray)
         failed |= not all(r.passed for r in checks)
     print(f"folder     {folder}  (network.json: the decided layer graph; quant.json, network.onnx: the int8 network"
           + ("; network.v: the hardware)" if net.generated is not None else ")"))
@@ -164,7 +166,8 @@ def simulate_and_report(net, sample, simulators, work: Path | None = None) -> bo
     return not onnx and all(r.passed for r in results)
 
 
-def synthesise_and_report(net, families, seeds: int, timeout: float, verify=None, work: Path | None = None) -> list:
+def synthesise_and_report(net, families, seeds: int, timeout: float, verify=None, work: Path | None = None,
+                          ray: str | None = None) -> list:
     """Each family's line (cells, Fmax, frames per second) and ``synth.json`` in a run folder; with
     ``verify`` (simulator, (images, what)), each mapped netlist streams the images with the family's
     cell models (a PASS/FAIL line each). Returns those checks' results."""
@@ -173,7 +176,7 @@ def synthesise_and_report(net, families, seeds: int, timeout: float, verify=None
     work = work or make_run_folder(net.folder / "synth", "synth")
     results, checks = [], []
     for f in families:
-        r = synthesise(net, f, seeds, timeout, work, netlist=verify is not None)
+        r = synthesise(net, f, seeds, timeout, work, netlist=verify is not None, ray_address=ray)
         print(r.line(), flush=True)
         results.append(r)
         if verify is not None:
@@ -204,8 +207,8 @@ def network_folder(a, command: str):
 
 
 def _work(a, net, kind: str) -> Path:
-    from winohdl.core.io import make_run_folder
-    return make_run_folder(Path(a.work) if a.work else net.folder / {"sim": "sim_build"}.get(kind, kind), kind)
+    from winohdl.core.io import work_folder
+    return work_folder(a.work, net.folder, kind)
 
 
 def sim_network(a, net, simulators) -> bool:
@@ -224,5 +227,5 @@ def synth_network(a, net, families) -> bool:
     from .synthesis import check_families
     families = check_families(",".join(families))
     verify = (a.verify_sim or DEFAULT_VERIFY_SIM, api.images(net.graph, DEFAULT_IMAGES)) if a.verify else None
-    checks = synthesise_and_report(net, families, a.seeds, a.pnr_timeout, verify, _work(a, net, "synth"))
+    checks = synthesise_and_report(net, families, a.seeds, a.pnr_timeout, verify, _work(a, net, "synth"), a.ray)
     return all(r.passed for r in checks)

@@ -78,9 +78,10 @@ def check_families(text: str) -> list[str]:
 
 
 def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, work: Path, seeds: int,
-                       timeout: float, netlist: bool = False) -> NetworkSynthesis:
+                       timeout: float, netlist: bool = False, ray_address: str | None = None) -> NetworkSynthesis:
     """Synthesise ``folder/network.v`` for ``family`` (``netlist``: also write the mapped netlist) and
-    place and route its harness over ``seeds`` seeds."""
+    place and route its harness over ``seeds`` seeds, on local processes or the Ray cluster at
+    ``ray_address`` (:func:`winohdl.fanout.run_all`)."""
     from hdl.harness import StreamHarness
     from hdl.network.top import NetworkTop
     from hdl.verilog import to_verilog
@@ -94,8 +95,10 @@ def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, w
     hv.write_text(to_verilog(StreamHarness(NetworkTop(generated.stages)), HARNESS))
     # no floorplan: fixing the multipliers beside their block RAMs (the layer engine's gain) makes the
     # network slower (docs/history.md)
-    progress.status(f"{family}: nextpnr, {seeds} seeds on {min(seeds, default_jobs())} processes")
+    where = f"Ray ({ray_address})" if ray_address else f"{min(seeds, default_jobs())} processes"
+    progress.status(f"{family}: nextpnr, {seeds} seeds on {where}")
     fm = measure_fmax(hv, family, work, HARNESS, seeds, timeout, floorplan=False,
-                      map_seeds=partial(run_all, jobs=default_jobs(), desc=f"{family} nextpnr seeds"))
+                      map_seeds=partial(run_all, jobs=default_jobs(), ray_address=ray_address,
+                                        desc=f"{family} nextpnr seeds"))
     return NetworkSynthesis(family, r.dsps, r.brams, r.logic, r.luts, r.carries, r.ffs, FAMILY_SPECS[family].formula,
                             fm.to_json(), frame_cycles(generated), str(r.netlist) if netlist else "")
