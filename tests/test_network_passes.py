@@ -131,3 +131,43 @@ def test_engine_decision_is_the_one_mapping(imported):
         ((4, 2), (3, 3), 1, 4, (8, 8), (1, 1), 2, 1)
     assert d.algorithm == "F(4x2,3x3)" and d.buffering == "rings"
     assert engine_decision(conv.attrs, (1, 1, 8, 8), None).algorithm == "direct"
+
+
+GAP9 = """import torch
+from torch import nn
+
+
+def net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(4, 3)).eval()
+"""
+
+
+def test_a_global_average_over_nine_pixels_folds_into_the_linear_layer(tmp_path):
+    """3x3 = 9 pixels: not a shift, so the pooling becomes a sum and the linear weights take the 1/9; the
+    function is the same (against torch), and onnxruntime computes the integer model exactly."""
+    from winohdl.network.load import call_factory, load_model
+    from winohdl.network.onnx_export import check_onnxruntime
+    from winohdl.network.quant import quantise_network
+    (tmp_path / "m.py").write_text(GAP9)
+    graph = load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6))
+    assert "global_sumpool" in _kinds(graph) and "global_avgpool" not in _kinds(graph)
+    module = call_factory(tmp_path / "m.py", "net").double()
+    x = np.random.default_rng(3).uniform(-1, 1, (4, 1, 6, 6))
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(run_float(graph, x)[graph.outputs[0]], want, rtol=1e-12, atol=1e-12)
+    qnet = quantise_network(graph, x, "random")
+    assert check_onnxruntime(qnet, x) == []
+    assert fold_batch_norm(graph) == graph
+
+
+def test_a_global_average_with_no_linear_after_it_is_refused(tmp_path):
+    from winohdl.network.load import load_model
+    from winohdl.network.quant import quantise_network
+    (tmp_path / "m.py").write_text(GAP9.replace("nn.Flatten(), nn.Linear(4, 3)", "nn.Flatten()"))
+    graph = load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6))
+    assert "global_avgpool" in _kinds(graph)
+    with pytest.raises(WinohdlError, match="divides by 9, not a power of two.*folds its 1/N"):
+        quantise_network(graph, np.zeros((2, 1, 6, 6)), "zeros")

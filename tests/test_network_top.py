@@ -148,3 +148,21 @@ def test_residual_sum_is_bit_exact(tmp_path):
     assert add.shortcut_depth == 8 * 8 * 4
     got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=2, gaps=0.2, backpressure=0.2)
     assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+
+
+@pytest.mark.slow(4)
+def test_a_global_sum_network_is_bit_exact(tmp_path):
+    """A global average over 3x3 pixels (its 1/9 in the linear layer's weights: a global sum unit):
+    two images with gaps and back-pressure give the integer model's logits."""
+    from test_network_passes import GAP9
+    (tmp_path / "m.py").write_text(GAP9)
+    graph = decide_smallest(load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6)))
+    cal = random_calibration(graph, count=4)
+    qnet = quantise_network(graph, cal, "random")
+    stages = network_stages(qnet)
+    pool = next(s for s in stages if isinstance(s, GlobalPoolStage))
+    assert not pool.divide and (pool.height, pool.width) == (3, 3)
+    images = quantise_input(qnet, cal[:2])
+    want = run_integer(qnet, images)[qnet.outputs[0]]
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=3, gaps=0.2, backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]

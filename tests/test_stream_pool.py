@@ -101,6 +101,19 @@ def test_global_avg_pool_two_frames(H, W, C, L, extra):
     assert cycles == 2 * H * W * C // L + 3 + 2
 
 
+@pytest.mark.parametrize("H,W,C,L,extra", [(3, 3, 4, 2, 4), (7, 7, 2, 1, 6), (3, 5, 3, 3, 2)],
+                         ids=["3x3_L2", "7x7_L1", "3x5_L=C"])
+def test_global_sum_any_map(H, W, C, L, extra):
+    """``divide=False``: the sum over any map (no power of two), shifted by ``extra`` alone."""
+    rng = np.random.default_rng(H * W * C)
+    frames = [rng.integers(-128, 128, (H, W, C)) for _ in range(2)]
+    got, _ = run(GlobalAvgPool(H, W, C, L, extra, divide=False), frames, L, C, seed=H)
+    want = np.concatenate([global_avg_pool(f, extra, divide=False) for f in frames])
+    assert got == want.tolist()
+    assert want.tolist() == np.concatenate([np.clip(np.round(f.sum(axis=(0, 1)) / 2 ** extra), -128, 127)
+                                            for f in frames]).astype(int).tolist()
+
+
 def test_global_avg_pool_ties_and_ends():
     # 2x2 sums 2 and 6 over 4 pixels: 0.5 -> 0, 1.5 -> 2; all 127s and all -128s stay there
     frame = np.array([[[1, 3, 127, -128], [1, 3, 127, -128]], [[0, 0, 127, -128], [0, 0, 127, -128]]])

@@ -77,7 +77,8 @@ class PoolStage(_Stage):
 
 @dataclass(frozen=True)
 class GlobalPoolStage(_Stage):
-    """Global average pooling over a ``height x width`` map (a power of two of pixels)."""
+    """Global average pooling over a ``height x width`` map (a power of two of pixels), or with ``divide``
+    false the global sum (any map: its 1/(H*W) went into the next layer's weights)."""
 
     name: str
     height: int
@@ -86,6 +87,7 @@ class GlobalPoolStage(_Stage):
     lanes: int
     extra_shift: int = 0
     inputs: tuple[str, ...] = ("input",)
+    divide: bool = True
 
     @property
     def in_lanes(self) -> int:

@@ -43,7 +43,7 @@ def _unit(m: Module, s, name: str):
     if isinstance(s, PoolStage):
         unit = MaxPool(s.shape) if s.kind is PoolKind.MAX else AvgPool(s.shape, s.extra_shift)
     elif isinstance(s, GlobalPoolStage):
-        unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift)
+        unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift, divide=s.divide)
     elif isinstance(s, LinearStage):
         unit = Linear(s.weights, s.bias, s.lanes, s.parallel)
     else:

@@ -53,13 +53,15 @@ def avg_pool(x, kernel: int, stride: int, padding: int, extra_shift: int = 0, bi
     return requantise(total, log2_exact(kernel * kernel) + extra_shift, bits)
 
 
-def global_avg_pool(x, extra_shift: int = 0, bits: int = 8) -> np.ndarray:
+def global_avg_pool(x, extra_shift: int = 0, bits: int = 8, divide: bool = True) -> np.ndarray:
     """Per channel of ``x`` ``[H, W, C]``: the frame's sum shifted by ``log2(H*W) + extra_shift``
-    (rounding half to even), saturated to ``bits``; shape ``[C]``."""
+    (rounding half to even), saturated to ``bits``; shape ``[C]``. ``divide=False``: the sum shifted by
+    ``extra_shift`` alone (any H*W: the 1/(H*W) went elsewhere)."""
     x = np.asarray(x, dtype=np.int64)
-    if log2_exact(x.shape[0] * x.shape[1]) is None:
+    count = log2_exact(x.shape[0] * x.shape[1]) if divide else 0
+    if count is None:
         raise WinohdlError(f"global_avg_pool: H*W = {x.shape[0] * x.shape[1]} is not a power of two")
-    return requantise(x.sum(axis=(0, 1)), log2_exact(x.shape[0] * x.shape[1]) + extra_shift, bits)
+    return requantise(x.sum(axis=(0, 1)), count + extra_shift, bits)
 
 
 def residual_add(a, b, shift_a: int, shift_b: int, out_shift: int, relu: bool = False,

@@ -339,7 +339,8 @@ GAP_LATENCY = 3
 
 
 class GlobalAvgPool(CheckedComponent):
-    """Per-channel average over a whole frame: ``shift_round(sum, log2(H*W) + extra_shift)`` saturated.
+    """Per-channel average over a whole frame: ``shift_round(sum, log2(H*W) + extra_shift)`` saturated
+    (with ``divide`` false: ``shift_round(sum, extra_shift)``, the sum, its 1/(H*W) taken elsewhere).
 
     The C per-channel sums rotate through C / L registers of L lanes (one shift per beat: no
     read-modify-write hazard, no multiplexer); a frame's first pixel starts them afresh. The beats
@@ -348,9 +349,12 @@ class GlobalAvgPool(CheckedComponent):
     Parameters
     ----------
     height, width, channels, lanes : int
-        The input map and the beats (``lanes`` divides ``channels``); ``height * width`` a power of two.
+        The input map and the beats (``lanes`` divides ``channels``); ``height * width`` a power of two
+        where the unit divides.
     extra_shift : int
         A further requantisation shift.
+    divide : bool
+        Divide by ``height * width`` (a shift), or not.
     in_width, out_bits : int
         Bits of a value in and out.
 
@@ -364,16 +368,16 @@ class GlobalAvgPool(CheckedComponent):
 
     @classmethod
     def check(cls, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
-              in_width: int = 8, out_bits: int = 8) -> None:
+              in_width: int = 8, out_bits: int = 8, divide: bool = True) -> None:
         if min(height, width, channels, lanes) < 1 or channels % lanes:
             raise WinohdlError(f"GlobalAvgPool: {height}x{width}x{channels} with {lanes} lanes (positive; "
                                "lanes divide channels)")
-        if log2_exact(height * width) is None:
+        if divide and log2_exact(height * width) is None:
             raise WinohdlError(f"GlobalAvgPool: H*W = {height * width} is not a power of two")
 
     def __init__(self, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
-                 in_width: int = 8, out_bits: int = 8):
-        self.log2_count = log2_exact(height * width)
+                 in_width: int = 8, out_bits: int = 8, divide: bool = True):
+        self.log2_count = log2_exact(height * width) if divide else 0
         self.pixels, self.channels, self.lanes = height * width, channels, lanes
         self.extra_shift, self.in_width, self.out_bits = extra_shift, in_width, out_bits
         super().__init__({"s_axis": In(axis_stream(lanes * in_width)), "m_axis": Out(axis_stream(lanes * out_bits))})

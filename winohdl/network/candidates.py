@@ -289,11 +289,11 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
             mem = ctx.memory([Memory(banks, row, dw * lanes, block=pool_in_block_ram(row))])
             logic = lanes * window * (dw + 2) + mem.logic + 50
             name = "max pooling" if k == Kind.MAXPOOL else "average pooling"
-        elif k == Kind.GLOBAL_AVGPOOL:
+        elif k in (Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL):
             acc = dw + max(1, pixels - 1).bit_length()
             mem = ctx.memory([Memory(1, channels // lanes, acc * lanes)])
             logic = lanes * (3 * acc + REQUANT_LOGIC) + mem.logic + 50
-            name = "global average pooling"
+            name = "global average pooling" if k == Kind.GLOBAL_AVGPOOL else "global sum"
         elif k == Kind.ADD:
             mem = ctx.memory([Memory(1, cycles, dw * lanes)])   # the shortcut's FIFO: a whole frame
             logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50

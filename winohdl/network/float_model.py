@@ -70,12 +70,14 @@ def _node(node: Node, xs: list[np.ndarray], w: dict) -> np.ndarray:
         total = _pool(x, a, 0.0, np.add)
         count = _pool(np.ones_like(x[:1, :1]), a, 0.0, np.add) if not a.count_include_pad else np.prod(a.kernel)
         return total / count
-    if k == Kind.GLOBAL_AVGPOOL:
+    if k in (Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL):
         flat = x.reshape(x.shape[:2] + (-1,))
         total = np.zeros(x.shape[:2])
         for i in range(flat.shape[2]):
             total += flat[:, :, i]
-        return (total / flat.shape[2]).reshape(x.shape[:2] + (1,) * (x.ndim - 2))
+        if k == Kind.GLOBAL_AVGPOOL:
+            total = total / flat.shape[2]
+        return total.reshape(x.shape[:2] + (1,) * (x.ndim - 2))
     raise AssertionError(f"no float rule for {k}")  # every Kind is handled above
 
 

@@ -40,6 +40,7 @@ class Kind(str, Enum):
     MAXPOOL = "maxpool"
     AVGPOOL = "avgpool"
     GLOBAL_AVGPOOL = "global_avgpool"
+    GLOBAL_SUMPOOL = "global_sumpool"   # the sum over the map: an average whose 1/N went into the next layer
     ADD = "add"          # the element-wise sum of two feature maps (a residual connection)
     FLATTEN = "flatten"
     LINEAR = "linear"
@@ -195,7 +196,8 @@ _ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: 
 _ARITY = {Kind.INPUT: 0, Kind.ADD: 2}  # every other kind has one input
 FUSES_RELU = (Kind.CONV, Kind.LINEAR, Kind.ADD)   # a ReLU after them is their requantisation's clamp
 _DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL: UnitDecision,
-            Kind.GLOBAL_AVGPOOL: UnitDecision, Kind.ADD: UnitDecision, Kind.LINEAR: UnitDecision}
+            Kind.GLOBAL_AVGPOOL: UnitDecision, Kind.GLOBAL_SUMPOOL: UnitDecision, Kind.ADD: UnitDecision,
+            Kind.LINEAR: UnitDecision}
 """The decision each kind takes once planned; the others (input, ReLU, flatten) have no hardware of their own."""
 
 
@@ -276,7 +278,7 @@ def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
         return (1, a.out_features)
     if len(x) < 3:
         raise WinohdlError(f"{where}: input {x} has no spatial axes")
-    if k == Kind.GLOBAL_AVGPOOL:
+    if k in (Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL):
         return (1, x[1]) + (1,) * (len(x) - 2)
     if len(x) - 2 != len(a.kernel):
         raise WinohdlError(f"{where}: input {x} has {len(x) - 2} spatial axes, the kernel {len(a.kernel)}")

@@ -63,8 +63,9 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
         stage = _conv(qnet, q, shape)
     elif q.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
         stage = _pool(qnet, q, shape, q.decision.lanes)
-    elif q.kind == Kind.GLOBAL_AVGPOOL:
-        stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], q.decision.lanes, qnet.shifts(q)["shift"])
+    elif q.kind in (Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL):
+        stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], q.decision.lanes, qnet.shifts(q)["shift"],
+                                divide=q.kind == Kind.GLOBAL_AVGPOOL)
     elif q.kind == Kind.LINEAR:
         stage = _linear(q, flat_from, lanes, q.decision.lanes)
     elif q.kind == Kind.ADD:

@@ -85,6 +85,8 @@ def _layer(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarra
         return window_max(x, q.attrs)
     if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
         return _average(q, x, shifts["shift"])
+    if k == Kind.GLOBAL_SUMPOOL:
+        return _requant(x.sum(axis=tuple(range(2, x.ndim)), keepdims=True), shifts["shift"], False)
     raise AssertionError(f"no integer rule for {k}")  # every Kind is handled above
 
 

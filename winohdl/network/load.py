@@ -38,14 +38,15 @@ def _existing(path: str) -> Path:
 
 def load_model(spec: str, input_shape=None, weights=None) -> Graph:
     """The layer graph of the model ``spec`` for one input of ``input_shape`` (e.g. ``(1, 3, 32, 32)``),
-    its batch norms folded into their convolutions (:func:`~winohdl.network.rewrite.fold_batch_norm`).
+    rewritten as the hardware builds it (:func:`~winohdl.network.rewrite.imported`: batch norms folded
+    into their convolutions, a global average over a map that is not a power of two into its linear layer).
 
     ``input_shape`` is needed for a factory; for a ``.pt2`` or ``.onnx`` file it is optional and,
     when given, must be the file's input shape. ``weights`` (a factory only) names a ``state_dict``
     saved with ``torch.save``, loaded strictly into the factory's model before the export.
     """
-    from .rewrite import fold_batch_norm
-    return fold_batch_norm(_imported(spec, input_shape, weights))
+    from .rewrite import imported
+    return imported(_imported(spec, input_shape, weights))
 
 
 def load_module(module, input_shape) -> Graph:
@@ -53,9 +54,9 @@ def load_module(module, input_shape) -> Graph:
     :func:`load_model` gives a factory's."""
     import torch
 
-    from .rewrite import fold_batch_norm
+    from .rewrite import imported
     from .torch_import import from_torch
-    return fold_batch_norm(from_torch(module, torch.zeros(tuple(input_shape))))
+    return imported(from_torch(module, torch.zeros(tuple(input_shape))))
 
 
 def _imported(spec: str, input_shape, weights) -> Graph:

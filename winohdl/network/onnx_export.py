@@ -129,6 +129,9 @@ def _layer(b: _Builder, q: QuantLayer) -> None:
                      pads=list(a.padding) * 2, count_include_pad=int(a.count_include_pad))
     elif k == Kind.GLOBAL_AVGPOOL:
         value = b.op("GlobalAveragePool", xs, f"{q.name}::gap")
+    elif k == Kind.GLOBAL_SUMPOOL:    # opset 13: ReduceSum takes its axes as an input
+        axes = b.const(f"{q.name}::axes", np.arange(2, len(q.shape), dtype=np.int64))
+        value = b.op("ReduceSum", [xs[0], axes], f"{q.name}::sum", keepdims=1)
     else:
         raise AssertionError(f"no QDQ rule for {k}")  # every Kind is handled above
     b.quantised(q, value)

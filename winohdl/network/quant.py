@@ -17,7 +17,9 @@ Every activation (node output) is an int8 ``q`` standing for ``q * 2**e``. The r
   no saturation.
 * A sum aligns both operands to the smaller exponent (exact left shifts), adds, requantises.
 * Max pooling, a ReLU that is not fused and flatten keep their input's exponent. Average pooling
-  sums the window and shifts by ``log2(count) + e_out - e_in``: the count must be a power of two.
+  sums the window and shifts by ``log2(count) + e_out - e_in``: the count must be a power of two. A
+  global average over any other count reaches here as a global sum, its 1/N in the linear layer's
+  weights (:func:`~winohdl.network.rewrite.fold_average_into_linear`): it shifts by ``e_out - e_in``.
 
 :func:`quantise_network` applies them; the integers are computed by :mod:`winohdl.network.integer_model`.
 """
@@ -34,7 +36,7 @@ from winohdl.core.fixed import quantise
 
 from .decision import Decision
 from .float_model import run_float
-from .rewrite import fold_batch_norm, fuse_relu
+from .rewrite import fuse_relu, imported
 from .graph import Conv, Graph, Kind, Linear, Pool, _dump
 from .windows import window_sum
 
@@ -181,6 +183,8 @@ class QuantNetwork:
             return {"align": [e - min(es) for e in es], "shift": q.exponent - min(es)}
         if q.kind in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
             return {"shift": q.exponent - self.layer(q.inputs[0]).exponent, "plus": "log2(window count)"}
+        if q.kind == Kind.GLOBAL_SUMPOOL:
+            return {"shift": q.exponent - self.layer(q.inputs[0]).exponent}
         return {}
 
     def float32_problems(self) -> list[str]:
@@ -272,8 +276,8 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
         window count is not a power of two (its division is not a shift).
     """
     _need_weights(graph)
-    # the hardware's operators first: batch norm folded; a fused ReLU's range is taken after its clamp
-    graph = fuse_relu(fold_batch_norm(graph))
+    # the hardware's operators first (batch norm folded, ...); a fused ReLU's range is taken after its clamp
+    graph = fuse_relu(imported(graph))
     calibration = check_batch(graph, calibration, "calibration inputs")
     values = run_float(graph, calibration)
     return quantise_with(graph, {n.name: _range_exponent(values[n.name]) for n in graph.nodes}, description)
@@ -334,6 +338,8 @@ def _layer(node, ins, ranges: dict, graph: Graph, layers: dict) -> QuantLayer:
     if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
         _check_pool_counts(node, layers[ins[0]].shape)
         return QuantLayer(exponent=e_out, **base)
+    if k == Kind.GLOBAL_SUMPOOL:
+        return QuantLayer(exponent=e_out, bound=(ACT_MAG * math.prod(layers[ins[0]].shape[2:]),), **base)
     if k == Kind.ADD:
         es = [layers[i].exponent for i in ins]
         bound = sum(ACT_MAG << (e - min(es)) for e in es)
@@ -381,4 +387,5 @@ def _check_pool_counts(node, in_shape) -> None:
     bad = sorted({int(c) for c in counts.flat if c & (c - 1)})
     if bad:
         raise WinohdlError(f"average pooling {node.name!r} divides by {bad[0]}, not a power of two: the hardware "
-                           f"divides exactly only by a shift (use a window of 1, 2, 4, ... values)")
+                           f"divides exactly only by a shift (use a window of 1, 2, 4, ... values; a global "
+                           f"average read by a linear layer alone folds its 1/N into that layer's weights)")

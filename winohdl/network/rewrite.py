@@ -2,6 +2,8 @@
 
 :func:`fold_batch_norm`: an eval-mode batch norm becomes its convolution's weights and bias (the
 importers keep it as a node; :func:`winohdl.network.load.load_model` folds it).
+:func:`fold_average_into_linear`: a global average over a map whose pixel count is not a power of two
+becomes a global sum, its 1/N in the linear layer after it (the hardware divides exactly only by a shift).
 :func:`fuse_relu`: a ReLU right after a convolution, linear layer or sum becomes that node's clamp.
 """
 
@@ -49,6 +51,31 @@ def fold_batch_norm(graph: Graph) -> Graph:
     return Graph(tuple(nodes.values()), weights)
 
 
+def _only_reader(graph: Graph, name: str):
+    readers = [n for n in graph.nodes if name in n.inputs]
+    return readers[0] if len(readers) == 1 and name not in graph.outputs else None
+
+
+def fold_average_into_linear(graph: Graph) -> Graph:
+    """Each global average pooling over N pixels, N not a power of two, whose only reader is a linear layer
+    (through a flatten or not) becomes a global sum, the linear layer's weights divided by N: the same
+    function (``W mean(x) = (W / N) sum(x)``), and no division left for the hardware. Other global averages
+    stay (a power of two divides exactly by a shift; anything else the quantiser refuses, one line)."""
+    weights, nodes = dict(graph.weights), list(graph.nodes)
+    for i, n in enumerate(nodes):
+        count = int(np.prod(graph.node(n.inputs[0]).shape[2:])) if n.kind == Kind.GLOBAL_AVGPOOL else 1
+        if count & (count - 1) == 0:
+            continue
+        reader = _only_reader(graph, n.name)
+        if reader is not None and reader.kind == Kind.FLATTEN:
+            reader = _only_reader(graph, reader.name)
+        if reader is None or reader.kind != Kind.LINEAR:
+            continue
+        nodes[i] = replace(n, kind=Kind.GLOBAL_SUMPOOL)
+        weights[f"{reader.name}.weight"] = weights[f"{reader.name}.weight"] / count
+    return Graph(tuple(nodes), weights)
+
+
 def fuse_relu(graph: Graph) -> Graph:
     """Each ReLU whose input is a convolution, a linear layer or a sum that nothing else reads is fused
     into it: the host gets ``relu`` (its requantisation clamps at 0, and its range is taken after the
@@ -66,3 +93,10 @@ def fuse_relu(graph: Graph) -> Graph:
             continue
         nodes[n.name] = n
     return Graph(tuple(nodes.values()), graph.weights)
+
+
+def imported(graph: Graph) -> Graph:
+    """The rewrites every imported graph takes before it is planned (:func:`winohdl.network.load.load_model`
+    runs them): batch norm folded, a global average the hardware cannot divide folded into its linear
+    layer. Running them again changes nothing."""
+    return fold_average_into_linear(fold_batch_norm(graph))
