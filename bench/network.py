@@ -5,7 +5,7 @@ examples/digits/train.py) generated, synthesised and placed on ECP5 (median of `
 per second at that Fmax beside the direct-only plan's at the same clock.
 
     .venv/bin/python bench/network.py [--networks digits,resnet8,resnet18,vgg16] [--part LFE5U-85F]
-                                      [--fmax [--seeds 3]] [-o build/bench/network.json]
+                                      [--fmax [--seeds 3]] [--quantise resnet18] [-o build/bench/network.json]
 
 The plans take seconds to minutes each (ResNet-8 derives F(4x4,3x3) s2 and F(6x6,3x3): about 3
 minutes on 2 cores); --fmax takes tens of minutes.
@@ -54,6 +54,22 @@ def plan_row(name: str, part) -> dict:
     return row
 
 
+def quantise_row(name: str, images: int = 2) -> dict:
+    """The network quantised end to end on seeded random images, and onnxruntime's disagreements with the
+    integer model on them (ResNet-18: its 7x7 global average folded into the linear layer)."""
+    from winohdl.network.calibration import random_calibration
+    from winohdl.network.onnx_export import check_onnxruntime
+    from winohdl.network.quant import quantise_network
+    model, shape = NETWORKS[name]
+    t0 = time.perf_counter()
+    graph = load_model(str(ROOT / model), shape)
+    x = random_calibration(graph, count=images)
+    qnet = quantise_network(graph, x, f"{images} seeded random images")
+    return {"network": name, "images": images, "mismatches": check_onnxruntime(qnet, x),
+            "float32_problems": len(qnet.float32_problems()), "kinds": sorted({q.kind.value for q in qnet.layers}),
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
 def fmax_row(seeds: int, work: Path) -> dict:
     """The digits network as ``winohdl network`` builds it (planned for the part) measured on ECP5."""
     from winohdl.cli import main as cli
@@ -75,6 +91,8 @@ def main(argv=None) -> int:
     ap.add_argument("--networks", default="digits,resnet8")
     ap.add_argument("--part", default="LFE5U-85F")
     ap.add_argument("--fmax", action="store_true")
+    ap.add_argument("--quantise", default="", help="comma list of networks quantised end to end and checked "
+                    "against onnxruntime on 2 images (e.g. resnet18)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("-o", default="build/bench/network.json")
     a = ap.parse_args(argv)
@@ -92,6 +110,12 @@ def main(argv=None) -> int:
         if not r["fits"]:
             print(f"  {r['network']}: {r['verdict']}")
     result = {"device": part.part, "clock_mhz": DEFAULT_CLOCK_MHZ, "plans": rows}
+    for name in filter(None, a.quantise.split(",")):
+        q = quantise_row(name.strip())
+        result.setdefault("quantised", []).append(q)
+        print(f"{name}: quantised end to end ({', '.join(q['kinds'])}); onnxruntime against the integer model "
+              f"on {q['images']} images: {len(q['mismatches'])} mismatches; layers whose partial sums may pass "
+              f"2**24: {q['float32_problems']} ({q['seconds']} s)")
     if a.fmax:
         s = fmax_row(a.seeds, Path(a.o).parent)
         result["digits_synth"] = s
