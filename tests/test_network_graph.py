@@ -301,3 +301,50 @@ def test_network_command_writes_the_graph(cli, tmp_path):
     assert [n.kind.value for n in graph.nodes].count("conv") == 2 and graph.nodes[-1].shape == (1, 10)
     table = (out / "network.txt").read_text().strip()
     assert table.splitlines()[0].split() == ["input", "input", "1x1x8x8"] and table in text
+
+
+class _OneD(nn.Module):
+    """A 1D CNN as audio and time-series models are: torch.export pools a 1D map as a 2D one, with an
+    unsqueeze before and a squeeze after."""
+
+    def __init__(self, pool):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a, self.b, self.pool = nn.Conv1d(2, 4, 3, padding=1), nn.Conv1d(4, 4, 3, padding=1), pool
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.a(x)))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool1d(torch.relu(self.b(x)), 1), 1))
+
+
+@pytest.mark.parametrize("pool, kind", [(nn.MaxPool1d(2), Kind.MAXPOOL), (nn.AvgPool1d(2), Kind.AVGPOOL),
+                                        (nn.Identity(), None)], ids=["max", "avg", "none"])
+def test_a_1d_network_imports_through_its_unsqueezes(pool, kind):
+    """The unsqueeze and squeeze around each 1D pooling leave no node: the pooling is 1D, the graph
+    computes what the module computes."""
+    from winohdl.network.float_model import run_float
+    module = _OneD(pool).eval()
+    graph = load_model_module(module, (1, 2, 16))
+    kinds = [n.kind for n in graph.nodes]
+    assert kinds.count(Kind.CONV) == 2 and Kind.GLOBAL_AVGPOOL in kinds and (kind is None or kind in kinds)
+    assert all(len(n.shape) in (2, 3) for n in graph.nodes)
+    x = np.random.default_rng(5).uniform(-1, 1, (3, 2, 16))
+    with torch.no_grad():
+        want = module.double()(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(run_float(graph, x)[graph.outputs[0]], want, rtol=1e-12, atol=1e-12)
+
+
+class _Unsqueezed(nn.Module):
+    def forward(self, x):
+        return torch.relu(x.unsqueeze(-2))
+
+
+def test_an_unsqueezed_map_read_by_anything_but_pooling_is_refused():
+    one_line_error(lambda: from_torch(_Unsqueezed(), torch.zeros(1, 2, 8)), "unsupported operator aten.relu",
+                   "added by an unsqueeze")
+
+
+def load_model_module(module, shape):
+    from winohdl.network.load import load_module
+    return load_module(module, shape)

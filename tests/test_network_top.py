@@ -166,3 +166,24 @@ def test_a_global_sum_network_is_bit_exact(tmp_path):
     want = run_integer(qnet, images)[qnet.outputs[0]]
     got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=3, gaps=0.2, backpressure=0.2)
     assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+
+
+@pytest.mark.slow(4)
+def test_a_1d_network_is_bit_exact():
+    """Two 1D convolutions (F(2,3) engines), global average pooling over a 16-sample row, the logits:
+    two signals with gaps and back-pressure give the integer model's logits."""
+    import torch
+    from torch import nn
+    from winohdl.network.load import load_module
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Conv1d(2, 4, 3, padding=1), nn.ReLU(), nn.Conv1d(4, 4, 3, padding=1), nn.ReLU(),
+                           nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(4, 3)).eval()
+    graph = decide_smallest(load_module(module, (1, 2, 16)))
+    cal = random_calibration(graph, count=4)
+    qnet = quantise_network(graph, cal, "random")
+    stages = network_stages(qnet)
+    assert [s.plan.options.axes for s in stages if isinstance(s, ConvStage)] == [1, 1]
+    images = quantise_input(qnet, cal[:2])
+    want = run_integer(qnet, images)[qnet.outputs[0]]
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=4, gaps=0.2, backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]

@@ -64,7 +64,9 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
     elif q.kind in (Kind.MAXPOOL, Kind.AVGPOOL):
         stage = _pool(qnet, q, shape, q.decision.lanes)
     elif q.kind in (Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL):
-        stage = GlobalPoolStage(q.name, shape[2], shape[3], shape[1], q.decision.lanes, qnet.shifts(q)["shift"],
+        # the unit counts the pixels of a raster: a 1D or 3D map is its rows (or planes) one after another
+        rows, width = math.prod(shape[2:-1]), shape[-1]
+        stage = GlobalPoolStage(q.name, rows, width, shape[1], q.decision.lanes, qnet.shifts(q)["shift"],
                                 divide=q.kind == Kind.GLOBAL_AVGPOOL)
     elif q.kind == Kind.LINEAR:
         stage = _linear(q, flat_from, lanes, q.decision.lanes)

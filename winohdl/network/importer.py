@@ -55,6 +55,7 @@ class Builder:
         self.consts: dict[str, np.ndarray] = {}
         self._alias: dict[str, str] = {}
         self._index: dict[str, int] = {}
+        self._inserted: dict[str, int] = {}   # value -> the size-1 axis an unsqueeze put into its node's shape
 
     def constant(self, value: str, array) -> None:
         self.consts[value] = np.asarray(array, dtype=np.float64)
@@ -69,13 +70,34 @@ class Builder:
         return self.consts[value]
 
     def ref(self, value: str, op: str, node: str) -> str:
-        """The node that computes ``value``; a constant feature map is refused."""
-        value = self._alias.get(value, value)
-        if value not in self._index:
-            raise unsupported(op, node, f"operand {value!r} is a constant, not a feature map")
-        return value
+        """The node that computes ``value``; a constant feature map is refused, and so is a feature map with
+        an axis added (an unsqueeze), which only pooling and squeeze take (:meth:`ref_view`)."""
+        if value in self._inserted:
+            raise unsupported(op, node, f"operand {value!r} has an axis added by an unsqueeze, which only pooling "
+                                        "and squeeze take (a 1D network's pooling)")
+        return self.ref_view(value, op, node)[0]
 
-    def alias(self, value: str, source: str) -> None:
+    def ref_view(self, value: str, op: str, node: str) -> tuple[str, int | None]:
+        """The node that computes ``value`` and the size-1 axis an unsqueeze added to its shape (or None)."""
+        name = self._alias.get(value, value)
+        if name not in self._index:
+            raise unsupported(op, node, f"operand {value!r} is a constant, not a feature map")
+        return name, self._inserted.get(value)
+
+    def alias(self, value: str, source: str, axis: int | None = None) -> None:
+        """``value`` is ``source``; with ``axis``, ``source``'s node with a size-1 axis added there."""
+        self._alias[value] = self._alias.get(source, source)
+        axis = self._inserted.get(source) if axis is None else axis
+        if axis is not None:
+            self._inserted[value] = axis
+
+    def added_axis(self, value: str, axis: int) -> None:
+        """The framework's ``value`` is its node with a size-1 axis added at ``axis`` (an op on an
+        unsqueezed feature map keeps the axis; a squeeze removes it)."""
+        self._inserted[value] = axis
+
+    def squeezed(self, value: str, source: str) -> None:
+        """``value`` is ``source`` with the axis its unsqueeze added removed again: the node itself."""
         self._alias[value] = self._alias.get(source, source)
 
     def get(self, name: str) -> Node:

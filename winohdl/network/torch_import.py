@@ -129,46 +129,96 @@ def _relu(b: Builder, n, op: str) -> None:
     b.add(n.name, Kind.RELU, (b.ref(n.args[0].name, op, n.name),), _shape(n))
 
 
-def _maxpool(b: Builder, n, op: str) -> None:
-    x, kernel = n.args[:2]
+def _pool_args(b: Builder, n, op: str, kernel, stride, padding) -> tuple[str, int | None, tuple, tuple, tuple]:
+    """The pooled node, the axis an unsqueeze added (None: none), and the kernel, stride and padding per
+    axis of the node: on an added axis the window must be 1 (torch pools a 1D map as 2D that way)."""
+    x = n.args[0]
+    source, added = b.ref_view(x.name, op, n.name)
     axes = len(kernel) if isinstance(kernel, (list, tuple)) else len(_shape(x)) - 2
+    k, s, p = per_axis(kernel, axes, 1), per_axis(stride, axes, kernel), per_axis(padding, axes, 0)
+    if added is not None:
+        i = added - 2
+        if (k[i], s[i], p[i]) != (1, 1, 0):
+            raise unsupported(op, n.name, "pooling across the axis an unsqueeze added")
+        k, s, p = (t[:i] + t[i + 1:] for t in (k, s, p))
+    return source, added, k, s, p
+
+
+def _maxpool(b: Builder, n, op: str) -> None:
+    kernel = n.args[1]
     stride, padding, dilation, ceil = (list(n.args[2:6]) + [None, 0, 1, False][len(n.args[2:6]):])
-    if any(d != 1 for d in per_axis(dilation, axes, 1)) or ceil:
+    source, added, k, s, p = _pool_args(b, n, op, kernel, stride, padding)
+    if any(d != 1 for d in per_axis(dilation, len(k) + (added is not None), 1)) or ceil:
         raise unsupported(op, n.name, "dilated or ceil-mode pooling")
     users = {u.args[1] for u in n.users if u.target is operator.getitem}
     if users - {0}:
         raise unsupported(op, n.name, "the indices of max pooling")
-    attrs = Pool(per_axis(kernel, axes, 1), per_axis(stride, axes, kernel), per_axis(padding, axes, 0))
-    b.add(n.name, Kind.MAXPOOL, (b.ref(x.name, op, n.name),), None, attrs)
+    b.add(n.name, Kind.MAXPOOL, (source,), None, Pool(k, s, p))
+    if added is not None:
+        b.added_axis(n.name, added)
 
 
 def _avgpool(b: Builder, n, op: str) -> None:
-    x, kernel = n.args[:2]
-    axes = len(kernel) if isinstance(kernel, (list, tuple)) else len(_shape(x)) - 2
+    kernel = n.args[1]
     stride, padding, ceil, include, divisor = (list(n.args[2:7]) + [None, 0, False, True, None][len(n.args[2:7]):])
     if ceil or divisor is not None:
         raise unsupported(op, n.name, "ceil-mode pooling or a divisor override")
-    attrs = Pool(per_axis(kernel, axes, 1), per_axis(stride, axes, kernel), per_axis(padding, axes, 0), bool(include))
-    b.add(n.name, Kind.AVGPOOL, (b.ref(x.name, op, n.name),), _shape(n), attrs)
+    source, added, k, s, p = _pool_args(b, n, op, kernel, stride, padding)
+    b.add(n.name, Kind.AVGPOOL, (source,), None if added is not None else _shape(n), Pool(k, s, p, bool(include)))
+    if added is not None:
+        b.added_axis(n.name, added)
 
 
 def _mean(b: Builder, n, op: str) -> None:
     x, dims = n.args[:2]
     keep = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
-    rank = len(b.get(x.name).shape)
+    source, added = b.ref_view(x.name, op, n.name)
+    rank = len(b.get(source).shape) + (added is not None)
     if rank < 3 or sorted(d % rank for d in dims) != list(range(2, rank)):
         raise unsupported(op, n.name, "only the mean over every spatial axis (global average pooling)")
     if keep:
-        b.add(n.name, Kind.GLOBAL_AVGPOOL, (b.ref(x.name, op, n.name),), _shape(n))
+        b.add(n.name, Kind.GLOBAL_AVGPOOL, (source,), None if added is not None else _shape(n))
+        if added is not None:
+            b.added_axis(n.name, added)
     else:
-        b.add(f"{n.name}.pool", Kind.GLOBAL_AVGPOOL, (b.ref(x.name, op, n.name),))
+        b.add(f"{n.name}.pool", Kind.GLOBAL_AVGPOOL, (source,))
         b.add(n.name, Kind.FLATTEN, (f"{n.name}.pool",), _shape(n))
 
 
 def _adaptive_avgpool(b: Builder, n, op: str) -> None:
     if any(s != 1 for s in n.args[1]):
         raise unsupported(op, n.name, "adaptive pooling to more than one output per axis")
-    b.add(n.name, Kind.GLOBAL_AVGPOOL, (b.ref(n.args[0].name, op, n.name),), _shape(n))
+    source, added = b.ref_view(n.args[0].name, op, n.name)
+    b.add(n.name, Kind.GLOBAL_AVGPOOL, (source,), None if added is not None else _shape(n))
+    if added is not None:
+        b.added_axis(n.name, added)
+
+
+def _unsqueeze(b: Builder, n, op: str) -> None:
+    """A size-1 axis added to a feature map (torch pools a 1D map as a 2D one): remembered, not a node;
+    only pooling and squeeze take it. A weight's unsqueeze is a constant."""
+    x, dim = n.args[:2]
+    if b.is_const(x.name):
+        b.constant(n.name, np.expand_dims(b.consts[x.name], dim))
+        return
+    source = b.ref(x.name, op, n.name)
+    rank = len(b.get(source).shape) + 1
+    axis = dim % rank
+    if axis < 2:
+        raise unsupported(op, n.name, "an axis before the channels")
+    b.alias(n.name, source, axis)
+
+
+def _squeeze(b: Builder, n, op: str) -> None:
+    """The axis an unsqueeze added, removed again: the node itself."""
+    x = n.args[0]
+    dims = n.args[1] if len(n.args) > 1 else None
+    source, added = b.ref_view(x.name, op, n.name)
+    rank = len(b.get(source).shape) + 1
+    dims = [dims] if isinstance(dims, int) else dims
+    if added is None or dims is None or [d % rank for d in dims] != [added]:
+        raise unsupported(op, n.name, "only removing the axis an unsqueeze added")
+    b.squeezed(n.name, x.name)
 
 
 def _add(b: Builder, n, op: str) -> None:
@@ -238,6 +288,7 @@ _HANDLERS = {
     "aten.max_pool2d_with_indices": _maxpool, "aten.max_pool3d_with_indices": _maxpool,
     "aten.avg_pool1d": _avgpool, "aten.avg_pool2d": _avgpool, "aten.avg_pool3d": _avgpool,
     "aten.mean": _mean, "aten.adaptive_avg_pool2d": _adaptive_avgpool, "aten._adaptive_avg_pool2d": _adaptive_avgpool,
+    "aten.unsqueeze": _unsqueeze, "aten.squeeze": _squeeze,
     "aten.add": _add,
     "aten.view": _reshape, "aten.reshape": _reshape, "aten._unsafe_view": _reshape, "aten.flatten": _reshape,
     "aten.permute": _transpose, "aten.t": _transpose, "aten.transpose": _transpose,
