@@ -16,7 +16,7 @@ from winohdl.network.float_model import run_float
 from winohdl.network.graph import Graph, Kind
 from winohdl.network.plan import plan_network
 from winohdl.network.passes import decide_by_plan, decide_smallest
-from winohdl.network.rewrite import fold_batch_norm, fuse_relu
+from winohdl.network.rewrite import expand_groups, fold_batch_norm, fuse_relu
 from winohdl.network.torch_import import from_torch
 
 PART = device("LFE5U-85F")
@@ -171,3 +171,31 @@ def test_a_global_average_with_no_linear_after_it_is_refused(tmp_path):
     assert "global_avgpool" in _kinds(graph)
     with pytest.raises(WinohdlError, match="divides by 9, not a power of two.*folds its 1/N"):
         quantise_network(graph, np.zeros((2, 1, 6, 6)), "zeros")
+
+
+def test_expand_groups_keeps_the_function_and_the_int8_weights():
+    """A depthwise and a grouped convolution as dense ones with zero weights across groups: the same
+    function (against torch) and the same int8 weights and exponents in each group's block."""
+    from winohdl.network.quant import quantise_with
+    torch.manual_seed(2)
+    module = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1, groups=4), nn.ReLU(), nn.Conv2d(4, 6, 1, groups=2)).eval()
+    grouped = fold_batch_norm(from_torch(module, torch.zeros(1, 4, 6, 6)))
+    dense = expand_groups(grouped)
+    assert [n.attrs.groups for n in grouped.nodes if n.kind == Kind.CONV] == [4, 2]
+    assert [n.attrs.groups for n in dense.nodes if n.kind == Kind.CONV] == [1, 1]
+    x = np.random.default_rng(7).uniform(-1, 1, (2, 4, 6, 6))
+    with torch.no_grad():
+        want = module.double()(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(run_float(dense, x)[dense.outputs[0]], want, rtol=1e-12, atol=1e-12)
+    ranges = {n.name: -3 for n in dense.nodes}
+    qg, qd = quantise_with(fuse_relu(grouped), ranges), quantise_with(fuse_relu(dense), ranges)
+    for a, b in zip(qg.layers, qd.layers):
+        assert a.weight_exponents == b.weight_exponents
+        if a.kind == Kind.CONV:
+            groups = a.attrs.groups
+            kg, cg = a.weight.shape[0] // groups, a.weight.shape[1]
+            for g in range(groups):
+                block = b.weight[g * kg:(g + 1) * kg]
+                assert np.array_equal(block[:, g * cg:(g + 1) * cg], a.weight[g * kg:(g + 1) * kg])
+                assert not np.delete(block, np.s_[g * cg:(g + 1) * cg], axis=1).any()
+    assert expand_groups(dense) == dense

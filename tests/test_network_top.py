@@ -187,3 +187,24 @@ def test_a_1d_network_is_bit_exact():
     want = run_integer(qnet, images)[qnet.outputs[0]]
     got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=4, gaps=0.2, backpressure=0.2)
     assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+
+
+@pytest.mark.slow(4)
+def test_a_depthwise_separable_network_is_bit_exact():
+    """A MobileNet block: a depthwise 3x3 convolution (built dense, its cross-channel weights zero) and a
+    pointwise one; two images with gaps and back-pressure give the integer model's logits."""
+    import torch
+    from torch import nn
+    from winohdl.network.load import load_module
+    torch.manual_seed(1)
+    module = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1, groups=4),
+                           nn.ReLU(), nn.Conv2d(4, 8, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                           nn.Linear(8, 3)).eval()
+    graph = decide_smallest(load_module(module, (1, 1, 8, 8)))
+    cal = random_calibration(graph, count=4)
+    qnet = quantise_network(graph, cal, "random")
+    stages = network_stages(qnet)
+    images = quantise_input(qnet, cal[:2])
+    want = run_integer(qnet, images)[qnet.outputs[0]]
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=5, gaps=0.2, backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]

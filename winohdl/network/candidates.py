@@ -10,7 +10,7 @@ derive: F(6x6,3x3) about 30 s at 8 bits): the planner derives them only when a p
 is bound by DSP blocks, the one resource they save. Cards above :data:`MAX_RANK` are not planned
 (o4x4 k7x7 s2: R = 169, minutes). Each kind and tile is planned at every PK dividing K and PC
 dividing C whose DSP blocks fit the budget, with one ring of line buffers and with two (frames
-overlap). Grouped convolutions are refused (one line): the engine sums over every input channel.
+overlap). A grouped convolution is planned dense (:func:`winohdl.network.rewrite.expand_groups`).
 
 Costs (every figure from the engine's plan, the device table, and the rules below):
 
@@ -210,8 +210,8 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     from hdl.engine.modes import Buffering
     a = node.attrs
     if a.grouped:
-        raise WinohdlError(f"node {node.name!r}: grouped convolution ({a.describe()}) is not supported: the "
-                           "engine sums over every input channel (no per-group engines)")
+        raise WinohdlError(f"node {node.name!r}: plan a grouped convolution ({a.describe()}) dense "
+                           "(winohdl.network.rewrite.expand_groups; load_model does it)")
     out = []
     for g in geometries:
         for pk in _divisors(a.out_channels):

@@ -6,8 +6,9 @@ planning pass): a convolution becomes the layer engine of its options on the geo
 shifts for the requantisation; pooling, the sum, global average pooling and the final linear layer
 become their units at their lanes (the top puts a lane changer where a reader takes other lanes).
 Flatten has no hardware: the stream is channels-last, so the linear layer's columns are permuted
-from torch's (C, H, W) order to the stream's (H, W, C). What the top cannot chain yet (a residual
-sum, a ReLU that is not fused, a grouped convolution) is one error line naming the layer.
+from torch's (C, H, W) order to the stream's (H, W, C). What the top cannot chain yet (a ReLU that is
+not fused, a pooling window that is not square and 2D, an output that is not a linear layer) is one
+error line naming the layer.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
     """The layer engine its decision names, on the geometry's best card, with the layer's weights."""
     if q.attrs.groups != 1:
-        raise WinohdlError(f"layer {q.name!r}: grouped convolution ({q.attrs.groups} groups) has no engine")
+        raise WinohdlError(f"layer {q.name!r}: a grouped convolution ({q.attrs.groups} groups) is built dense "
+                           "(winohdl.network.rewrite.expand_groups; quantisation does it)")
     o, kind = q.decision.options, q.decision.kind
     dp = engine_datapath(best_card(o.geometry), o)
     plan = plan_engine(o, dp, kind)

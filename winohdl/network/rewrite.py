@@ -4,6 +4,8 @@
 importers keep it as a node; :func:`winohdl.network.load.load_model` folds it).
 :func:`fold_average_into_linear`: a global average over a map whose pixel count is not a power of two
 becomes a global sum, its 1/N in the linear layer after it (the hardware divides exactly only by a shift).
+:func:`expand_groups`: a grouped or depthwise convolution becomes the dense one whose weights across
+groups are zero (the engines sum over every input channel).
 :func:`fuse_relu`: a ReLU right after a convolution, linear layer or sum becomes that node's clamp.
 """
 
@@ -95,8 +97,28 @@ def fuse_relu(graph: Graph) -> Graph:
     return Graph(tuple(nodes.values()), graph.weights)
 
 
+def expand_groups(graph: Graph) -> Graph:
+    """Each grouped (or depthwise) convolution as the dense convolution whose weights across groups are
+    zero: the same function, exactly (each output channel's sum gains only products with zero weights,
+    and its int8 weight exponent, set by its largest weight, is unchanged). The engines sum over every
+    input channel, so the zeros cost what any weight costs (multipliers, cycles, memory) until the engines
+    skip the weights known to be zero at generation."""
+    weights, nodes = dict(graph.weights), []
+    for n in graph.nodes:
+        if n.kind == Kind.CONV and n.attrs.grouped:
+            a = n.attrs
+            cg, kg = a.in_channels // a.groups, a.out_channels // a.groups
+            grouped, dense = weights[f"{n.name}.weight"], np.zeros((a.out_channels, a.in_channels) + a.kernel)
+            for g in range(a.groups):
+                dense[g * kg:(g + 1) * kg, g * cg:(g + 1) * cg] = grouped[g * kg:(g + 1) * kg]
+            weights[f"{n.name}.weight"] = dense
+            n = replace(n, attrs=replace(a, groups=1))
+        nodes.append(n)
+    return Graph(tuple(nodes), weights)
+
+
 def imported(graph: Graph) -> Graph:
     """The rewrites every imported graph takes before it is planned (:func:`winohdl.network.load.load_model`
     runs them): batch norm folded, a global average the hardware cannot divide folded into its linear
-    layer. Running them again changes nothing."""
-    return fold_average_into_linear(fold_batch_norm(graph))
+    layer, grouped convolutions dense. Running them again changes nothing."""
+    return expand_groups(fold_average_into_linear(fold_batch_norm(graph)))
