@@ -348,3 +348,35 @@ def test_an_unsqueezed_map_read_by_anything_but_pooling_is_refused():
 def load_model_module(module, shape):
     from winohdl.network.load import load_module
     return load_module(module, shape)
+
+
+@pytest.mark.parametrize("source", ["torch", "onnx"])
+def test_relu6_and_hardtanh_import_as_clamps(source):
+    """ReLU6 (torch's hardtanh(0, 6), ONNX's Clip) and hardtanh(0, 4): clamps with their bounds; clamp(min=0)
+    a ReLU."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Conv2d(1, 2, 3), nn.Conv2d(2, 2, 3)
+
+        def forward(self, x):
+            return torch.clamp(self.b(nn.functional.hardtanh(nn.functional.relu6(self.a(x)), 0, 4)), min=0)
+    model, shape = Net().eval(), (1, 1, 8, 8)
+    graph = from_torch(model, torch.zeros(shape)) if source == "torch" else from_onnx(_onnx(model, shape))
+    clamps = [(n.attrs.low, n.attrs.high) for n in graph.nodes if n.kind == Kind.CLAMP]
+    assert clamps == [(0.0, 6.0), (0.0, 4.0)] and [n.kind for n in graph.nodes][-1] == Kind.RELU
+
+
+def test_a_clamp_that_is_not_from_zero_is_refused_when_quantised():
+    from winohdl.network.quant import quantise_network
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Hardtanh(-1, 1)).eval()
+    graph = from_torch(model, torch.zeros(1, 1, 6, 6))
+    one_line_error(lambda: quantise_network(graph, np.zeros((2, 1, 6, 6)), "zeros"), "a clamp is quantised only "
+                   "from 0")
+    one_line_error(lambda: from_torch(_Clamped(), torch.zeros(1, 1, 4, 4)), "unsupported operator aten.clamp",
+                   "lower one")
+
+
+class _Clamped(nn.Module):
+    def forward(self, x):
+        return torch.clamp(x, max=1.0)

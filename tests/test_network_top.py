@@ -208,3 +208,32 @@ def test_a_depthwise_separable_network_is_bit_exact():
     want = run_integer(qnet, images)[qnet.outputs[0]]
     got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=5, gaps=0.2, backpressure=0.2)
     assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+
+
+@pytest.mark.slow(4)
+def test_a_relu6_network_is_bit_exact():
+    """ReLU6 and hardtanh(0, 4) after the convolutions (MobileNet's activation): each fused as a clamp at 0
+    and at 6 / 2**e above; two images with gaps and back-pressure give the integer model's logits, and
+    onnxruntime (Clip) computes the same integers."""
+    import torch
+    from torch import nn
+    from winohdl.network.load import load_module
+    from winohdl.network.onnx_export import check_onnxruntime
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU6(), nn.Conv2d(4, 4, 3, padding=1),
+                           nn.Hardtanh(0, 4), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3)).eval()
+    with torch.no_grad():
+        module[0].weight.mul_(8.0)      # outputs well past 6: the clamps bite
+    graph = decide_smallest(load_module(module, (1, 1, 8, 8)))
+    cal = np.random.default_rng(0).uniform(-4, 4, (8, 1, 8, 8))
+    qnet = quantise_network(graph, cal, "uniform in [-4, 4)")
+    clamped = [q for q in qnet.layers if q.relu_max is not None]
+    assert [q.relu_max * 2.0 ** q.exponent for q in clamped] == [6.0, 4.0] and check_onnxruntime(qnet, cal) == []
+    stages = network_stages(qnet)
+    assert [s.high for s in stages if isinstance(s, ConvStage)] == [q.relu_max for q in clamped]
+    images = quantise_input(qnet, cal[:2])
+    want = run_integer(qnet, images)[qnet.outputs[0]]
+    values = run_integer(qnet, images)
+    assert all((values[q.name] == q.relu_max).any() for q in clamped)   # both clamps are reached
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=6, gaps=0.2, backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]

@@ -41,7 +41,7 @@ class ConvStage(_Stage):
 
     ``weights``: the engine's weight stream (one packed beat per (k, c), k-major) that a ROM replays
     after reset; ``bias`` and ``shift`` per output channel (the accumulator's exponent to the
-    output's), ``relu`` the fused clamp."""
+    output's), ``relu`` the fused clamp at 0, ``high`` the clamp above it (ReLU6) or None."""
 
     name: str
     plan: EnginePlan
@@ -50,6 +50,7 @@ class ConvStage(_Stage):
     shift: tuple[int, ...]
     relu: bool
     inputs: tuple[str, ...] = ("input",)
+    high: int | None = None
 
     @property
     def in_lanes(self) -> int:
@@ -130,6 +131,7 @@ class AddStage(_Stage):
     relu: bool
     shortcut_depth: int
     inputs: tuple[str, ...] = ("input", "input")
+    high: int | None = None
 
     @property
     def in_lanes(self) -> int:

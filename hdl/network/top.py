@@ -30,7 +30,7 @@ def _conv(m: Module, s: ConvStage, name: str):
     p = s.plan
     eng = LayerEngine(p, weights=s.weights)   # its weight memories hold the kernels from the start
     raster = RasterOrder(p.options, p.y_width)
-    req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, ACT_BITS)
+    req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, ACT_BITS, s.high)
     for part, c in (("engine", eng), ("raster", raster), ("requant", req)):
         m.submodules[f"{name}_{part}"] = c
     wiring.connect(m, eng.m_axis_y, raster.s_axis)
@@ -93,7 +93,8 @@ class NetworkTop(wiring.Component):
                 m.submodules[name] = self._final
                 ports, out = [self._final.s_axis], self._final.m_axis
             elif isinstance(s, AddStage):
-                add = ResidualAdd(s.lanes, s.shift_main, s.shift_shortcut, s.out_shift, s.relu, s.shortcut_depth)
+                add = ResidualAdd(s.lanes, s.shift_main, s.shift_shortcut, s.out_shift, s.relu, s.shortcut_depth,
+                                  high=s.high)
                 m.submodules[name] = add
                 ports, out = [add.s_axis_main, add.s_axis_shortcut], add.m_axis
             else:

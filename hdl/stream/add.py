@@ -46,6 +46,8 @@ class ResidualAdd(CheckedComponent):
         The rounding shift of the sum to the output's exponent (right if positive, else exact left).
     relu : bool
         Clamp at 0 below.
+    high : int or None
+        With ``relu``, the clamp above (ReLU6: 6 in output steps).
     shortcut_depth : int
         Beats the shortcut FIFO holds (see above).
     in_width, out_bits : int
@@ -63,17 +65,20 @@ class ResidualAdd(CheckedComponent):
 
     @classmethod
     def check(cls, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
-              shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8) -> None:
+              shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8, high: int | None = None) -> None:
         if min(shift_main, shift_shortcut) < 0:
             raise WinohdlError(f"ResidualAdd: aligning shifts {shift_main}, {shift_shortcut} must be left "
                                "shifts (>= 0)")
         if lanes < 1 or shortcut_depth < 1 or in_width < 1 or out_bits < 2:
             raise WinohdlError(f"ResidualAdd: lanes {lanes}, shortcut_depth {shortcut_depth}, in_width {in_width}"
                                f", out_bits {out_bits} (at least 1, 1, 1, 2)")
+        if high is not None and not (relu and high >= 1):
+            raise WinohdlError(f"ResidualAdd: an upper clamp ({high}) comes with the ReLU and is at least 1")
 
     def __init__(self, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
-                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8):
+                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8, high: int | None = None):
         self.lanes, self.shifts, self.out_shift, self.relu = lanes, (shift_main, shift_shortcut), out_shift, relu
+        self.high = high
         self.shortcut_depth, self.in_width, self.out_bits = shortcut_depth, in_width, out_bits
         port = axis_stream(lanes * in_width)
         super().__init__({"s_axis_main": In(port), "s_axis_shortcut": In(port),
@@ -100,7 +105,7 @@ class ResidualAdd(CheckedComponent):
             total = signed_register(m, (lane(pair, i, w) << sa) + (lane(pair, L + i, w) << sb), sum_r, f"sum{i}")
             rounded, rr = shift_round_value(m, total, sum_r, self.out_shift, f"round{i}")
             outs.append(saturate_register(m, signed_register(m, rounded, rr, f"round{i}"), rr, self.out_bits,
-                                          self.relu, f"out{i}"))
+                                          self.relu, f"out{i}", self.high))
         m.d.comb += [q.push.eq(flag_chain(m, hs, LATENCY, "valid")), q.last.eq(flag_chain(m, a.tlast, LATENCY, "last")),
                      q.data.eq(Cat(*outs))]
         return m

@@ -133,10 +133,12 @@ def signed_register(m: Module, value: Value, r: Range, name: str) -> Signal:
     return reg
 
 
-def saturate_register(m: Module, x: Value, r: Range, bits: int, relu: bool, name: str) -> Signal:
-    """``x`` (values in ``r``) saturated to a signed ``bits``-bit word (at 0 below with ``relu``), registered."""
+def saturate_register(m: Module, x: Value, r: Range, bits: int, relu: bool, name: str,
+                      high: int | None = None) -> Signal:
+    """``x`` (values in ``r``) saturated to a signed ``bits``-bit word (at 0 below with ``relu``, at ``high``
+    above where given: a clamp such as ReLU6's), registered."""
     top = (1 << (bits - 1)) - 1
-    value, _ = saturate_value(x, r, 0 if relu else -top - 1, top)
+    value, _ = saturate_value(x, r, 0 if relu else -top - 1, top if high is None else min(top, high))
     out = Signal(signed(bits), name=name, reset_less=True)
     m.d.sync += out.eq(value)
     return out

@@ -21,7 +21,8 @@ saturation, each registered."""
 
 
 class Requantise(CheckedComponent):
-    """``requantise(acc + bias[c], shift[c], out_bits, relu)`` on a stream of accumulators.
+    """``requantise(acc + bias[c], shift[c], out_bits, relu)`` on a stream of accumulators (clamped at
+    ``high`` too where given).
 
     Beats carry ``lanes`` consecutive channels; the channel group (``C / lanes`` beats per pixel)
     cycles with every beat and starts again after ``tlast``. Throughput one beat per cycle; latency
@@ -42,6 +43,8 @@ class Requantise(CheckedComponent):
         Clamp at 0 below.
     out_bits : int
         Bits of an output word (8: int8).
+    high : int or None
+        With ``relu``, the clamp above (ReLU6: 6 in output steps), below the word's own top.
 
     Attributes
     ----------
@@ -52,7 +55,8 @@ class Requantise(CheckedComponent):
     """
 
     @classmethod
-    def check(cls, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8) -> None:
+    def check(cls, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8,
+              high: int | None = None) -> None:
         C = len(bias)
         if C == 0 or len(shift) != C:
             raise WinohdlError(f"Requantise: {C} biases and {len(shift)} shifts (one of each per channel, "
@@ -61,11 +65,14 @@ class Requantise(CheckedComponent):
             raise WinohdlError(f"Requantise: {lanes} lanes do not divide {C} channels")
         if in_width < 1 or out_bits < 2:
             raise WinohdlError(f"Requantise: in_width {in_width} and out_bits {out_bits} (at least 1 and 2)")
+        if high is not None and not (relu and high >= 1):
+            raise WinohdlError(f"Requantise: an upper clamp ({high}) comes with the ReLU and is at least 1")
 
-    def __init__(self, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8):
+    def __init__(self, lanes: int, in_width: int, bias, shift, relu: bool = False, out_bits: int = 8,
+                 high: int | None = None):
         self.bias, self.shift = [int(b) for b in bias], [int(s) for s in shift]
         C = len(self.bias)
-        self.lanes, self.in_width, self.relu, self.out_bits = lanes, in_width, relu, out_bits
+        self.lanes, self.in_width, self.relu, self.out_bits, self.high = lanes, in_width, relu, out_bits, high
         self.groups = C // lanes
         super().__init__({"s_axis": In(axis_stream(lanes * in_width)), "m_axis": Out(axis_stream(lanes * out_bits))})
 
@@ -106,4 +113,4 @@ class Requantise(CheckedComponent):
         for k in range(1, len(shifts)):
             value = Mux(sel_d == k, rounded[k][0], value)
             r = Range(min(r.lo, rounded[k][1].lo), max(r.hi, rounded[k][1].hi))
-        return saturate_register(m, value, r, self.out_bits, self.relu, f"sat{i}")
+        return saturate_register(m, value, r, self.out_bits, self.relu, f"sat{i}", self.high)

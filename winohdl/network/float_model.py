@@ -42,7 +42,9 @@ def run_float(graph: Graph, x) -> dict[str, np.ndarray]:
             values[node.name] = np.array(x, dtype=np.float64)
         else:
             out = _node(node, [values[i] for i in node.inputs], w)
-            values[node.name] = np.maximum(out, 0.0) if node.relu else out
+            if node.relu:
+                out = np.clip(out, 0.0, node.relu_max) if node.relu_max is not None else np.maximum(out, 0.0)
+            values[node.name] = out
     return values
 
 
@@ -57,6 +59,8 @@ def _node(node: Node, xs: list[np.ndarray], w: dict) -> np.ndarray:
         return _biased(out, w.get(f"{node.name}.bias"))
     if k == Kind.RELU:
         return np.maximum(x, 0.0)
+    if k == Kind.CLAMP:
+        return np.clip(x, a.low, a.high)
     if k == Kind.BATCH_NORM:
         per = lambda v: w[f"{node.name}.{v}"].reshape((1, -1) + (1,) * (x.ndim - 2))  # noqa: E731
         return (x - per("mean")) / np.sqrt(per("var") + a.eps) * per("weight") + per("bias")

@@ -45,6 +45,7 @@ class Kind(str, Enum):
     FLATTEN = "flatten"
     LINEAR = "linear"
     BATCH_NORM = "batch_norm"   # eval mode; folded into the convolution before it (rewrite.fold_batch_norm)
+    CLAMP = "clamp"             # hardtanh, clamp, ReLU6: fused from 0 into the node before it (rewrite.fuse_relu)
 
 
 def _ints(what: str, values, minimum: int) -> tuple[int, ...]:
@@ -192,7 +193,28 @@ class BatchNorm:
         return f"{self.channels} eps={self.eps:g}"
 
 
-_ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: Linear, Kind.BATCH_NORM: BatchNorm}
+@dataclass(frozen=True)
+class Clamp:
+    """Attributes of a clamp of every value to ``[low, high]`` (ReLU6: 0 and 6)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self):
+        for k in ("low", "high"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise WinohdlError(f"clamp {k} must be a finite number, got {v!r}")
+            object.__setattr__(self, k, float(v))
+        if not self.low < self.high:
+            raise WinohdlError(f"clamp low {self.low:g} must be below high {self.high:g}")
+
+    def describe(self) -> str:
+        return f"[{self.low:g}, {self.high:g}]"
+
+
+_ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: Linear, Kind.BATCH_NORM: BatchNorm,
+          Kind.CLAMP: Clamp}
 _ARITY = {Kind.INPUT: 0, Kind.ADD: 2}  # every other kind has one input
 FUSES_RELU = (Kind.CONV, Kind.LINEAR, Kind.ADD)   # a ReLU after them is their requantisation's clamp
 _DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL: UnitDecision,
@@ -205,16 +227,18 @@ _DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL:
 class Node:
     """One operator: its name, kind, typed attributes (or None), input node names and output shape; what
     passes add: :attr:`relu` (a ReLU fused into a convolution, linear layer or sum: the clamp at 0 of its
-    output), :attr:`fused` (the names of the nodes fused into it) and :attr:`decision` (how it is built)."""
+    output), :attr:`relu_max` (with it, a clamp above: ReLU6's 6), :attr:`fused` (the names of the nodes
+    fused into it) and :attr:`decision` (how it is built)."""
 
     name: str
     kind: Kind
     inputs: tuple[str, ...]
     shape: tuple[int, ...]
-    attrs: Conv | Pool | Linear | BatchNorm | None = None
+    attrs: Conv | Pool | Linear | BatchNorm | Clamp | None = None
     decision: Decision | None = None
     relu: bool = False
     fused: tuple[str, ...] = ()
+    relu_max: float | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or len(self.name) > 200 or not self.name.isprintable():
@@ -237,6 +261,9 @@ class Node:
         if not isinstance(self.relu, bool) or (self.relu and self.kind not in FUSES_RELU):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}): a ReLU fuses only into "
                                f"{', '.join(k.value for k in FUSES_RELU)}")
+        if self.relu_max is not None and (not self.relu or isinstance(self.relu_max, bool) or not isinstance(
+                self.relu_max, (int, float)) or not 0 < self.relu_max < math.inf):
+            raise WinohdlError(f"node {self.name!r}: relu_max must be a number > 0 with a fused ReLU")
         if isinstance(self.fused, str) or not all(isinstance(f, str) for f in self.fused):
             raise WinohdlError(f"node {self.name!r}: fused must be a list of node names")
         object.__setattr__(self, "fused", tuple(self.fused))
@@ -248,7 +275,9 @@ class Node:
 
     def describe(self) -> str:
         text = self.attrs.describe() if self.attrs is not None else ""
-        return f"{text} +relu".strip() if self.relu else text
+        if not self.relu:
+            return text
+        return f"{text} +relu".strip() + ("" if self.relu_max is None else f" max {self.relu_max:g}")
 
 
 def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
@@ -264,7 +293,7 @@ def output_shape(node: Node, inputs: list[tuple[int, ...]]) -> tuple[int, ...]:
             raise WinohdlError(f"{where}: adds shapes {inputs[0]} and {inputs[1]} (they must be equal)")
         return inputs[0]
     x = inputs[0]
-    if k == Kind.RELU:
+    if k in (Kind.RELU, Kind.CLAMP):
         return x
     if k == Kind.BATCH_NORM:
         if len(x) < 2 or x[1] != a.channels:
@@ -408,6 +437,7 @@ class Graph:
             "nodes": [{"name": n.name, "kind": n.kind.value, "inputs": list(n.inputs), "shape": list(n.shape),
                        **({"attrs": _attrs_to_dict(n.attrs)} if n.attrs is not None else {}),
                        **({"relu": True} if n.relu else {}), **({"fused": list(n.fused)} if n.fused else {}),
+                       **({"relu_max": n.relu_max} if n.relu_max is not None else {}),
                        **({"decision": n.decision.to_json()} if n.decision is not None else {})} for n in self.nodes],
             "edges": [list(e) for e in self.edges],
             "outputs": list(self.outputs),
@@ -482,4 +512,4 @@ def _node_from_dict(d) -> Node:
     if not isinstance(fused, list):
         raise WinohdlError(f"node {name!r}: fused must be a list of node names")
     return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs, decision, d.get("relu", False),
-                tuple(fused))
+                tuple(fused), d.get("relu_max"))

@@ -88,7 +88,7 @@ def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
     lanes = q.decision.lanes
     frame = math.prod(shape[1:]) // lanes
     return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
-                    (srcs[main][0], srcs[short][0]))
+                    (srcs[main][0], srcs[short][0]), high=q.relu_max)
 
 
 def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
@@ -109,7 +109,7 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
     beats = EngineModel(o, dp, kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
     return ConvStage(q.name, plan, tuple(pack(b, plan.w_width) for b in beats),
-                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu)
+                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max)
 
 
 def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:

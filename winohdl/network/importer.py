@@ -17,8 +17,8 @@ from winohdl.core.errors import WinohdlError
 
 from .graph import BatchNorm, Conv, Graph, Kind, Node, output_shape
 
-SUPPORTED = ("convolution, batch norm after a convolution, relu, max and average pooling, global average "
-             "pooling, the sum of two feature maps, flatten and linear")
+SUPPORTED = ("convolution, batch norm after a convolution, relu, relu6 and clamps from 0, max and average pooling, "
+             "global average pooling, the sum of two feature maps, flatten and linear")
 
 
 def unsupported(op: str, node: str, why: str = "") -> WinohdlError:

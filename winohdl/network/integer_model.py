@@ -67,6 +67,11 @@ def _per_channel(acc: np.ndarray, shifts, relu: bool) -> np.ndarray:
 
 
 def _layer(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarray:
+    out = _unclamped(qnet, q, xs)
+    return out if q.relu_max is None else np.minimum(out, q.relu_max)
+
+
+def _unclamped(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarray:
     k, x = q.kind, xs[0]
     shifts = qnet.shifts(q)          # the requantisation, as the hardware applies it
     if k in (Kind.CONV, Kind.LINEAR):

@@ -74,7 +74,11 @@ class _Builder:
 
     def quantised(self, q: QuantLayer, value: str) -> None:
         """``value`` (float) as the int8 output of ``q``: ReLU if fused, then QuantizeLinear."""
-        if q.relu:
+        if q.relu and q.relu_max is not None:     # opset 13: Clip takes its bounds as inputs
+            low = self.const(f"{q.name}::relu::low", np.array(0.0, dtype=np.float32))
+            high = self.const(f"{q.name}::relu::high", np.array(q.relu_max * 2.0 ** q.exponent, dtype=np.float32))
+            value = self.op("Clip", [value, low, high], f"{q.name}::relu")
+        elif q.relu:
             value = self.op("Relu", [value], f"{q.name}::relu")
         s, z = self.scale(f"{q.name}::out", q.exponent)
         self.op("QuantizeLinear", [value, s, z], q.name)

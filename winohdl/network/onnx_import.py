@@ -19,7 +19,7 @@ from onnx import helper, numpy_helper
 from winohdl.core.errors import WinohdlError
 
 from .importer import Builder, batch_norm_weights, conv_attrs, symmetric, unsupported
-from .graph import Graph, Kind, Linear, Pool
+from .graph import Clamp, Graph, Kind, Linear, Pool
 
 
 def from_onnx(model, input_shape=None) -> Graph:
@@ -121,6 +121,14 @@ class _Walker:
     def _relu(self, n, op, a) -> None:
         self._add_node(n, Kind.RELU, op, (self._ref(n, op),))
 
+    def _clip(self, n, op, a) -> None:
+        """Clip (opset 11+: bounds as constant inputs; before: attributes): a ReLU from 0 without a top."""
+        bounds = [float(self.b.const(i, op, self.where).reshape(-1)[0]) if i else None for i in n.input[1:3]]
+        bounds += [None] * (2 - len(bounds))
+        low = bounds[0] if bounds[0] is not None else a.get("min")
+        high = bounds[1] if bounds[1] is not None else a.get("max")
+        _clamp_node(self, n, op, low, high)
+
     def _pool(self, n, op, a, kind) -> None:
         if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", b"VALID") or a.get("ceil_mode", 0) \
                 or any(d != 1 for d in a.get("dilations", [1])):
@@ -217,3 +225,14 @@ class _Walker:
         if "value" not in a:
             raise unsupported(op, self.where, "a constant other than a tensor")
         self.b.constant(n.output[0], numpy_helper.to_array(a["value"]))
+
+
+def _clamp_node(w: "_Walker", n, op: str, low, high) -> None:
+    if low is None:
+        raise unsupported(op, w.where, "a clip without a lower bound")
+    if high is None:
+        if low != 0:
+            raise unsupported(op, w.where, "a clip from a value other than 0 without a top")
+        w._add_node(n, Kind.RELU, op, (w._ref(n, op),))
+    else:
+        w._add_node(n, Kind.CLAMP, op, (w._ref(n, op),), Clamp(low, high))

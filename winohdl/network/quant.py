@@ -104,6 +104,8 @@ class QuantLayer:
         of its accumulator's least significant bit (float32 is exact up to 2**24).
     decision : EngineDecision, UnitDecision or None
         How the layer is built: its graph node's, as the planning pass put it there.
+    relu_max : int or None
+        With ``relu``, the clamp above in output steps (ReLU6: 6 / 2**exponent, a whole number).
     """
 
     name: str
@@ -120,6 +122,7 @@ class QuantLayer:
     bias: np.ndarray | None = field(default=None, compare=False, repr=False)
     bound: tuple[int, ...] = ()
     decision: Decision | None = None
+    relu_max: int | None = None
 
     @property
     def bits(self) -> int:
@@ -207,6 +210,8 @@ class QuantNetwork:
                  "bits": q.bits}
             if q.relu:
                 d["relu"] = True
+            if q.relu_max is not None:
+                d["relu_max"] = q.relu_max
             if q.fused:
                 d["fused"] = list(q.fused)
             if q.weight_exponents:
@@ -291,8 +296,19 @@ def quantise_with(graph: Graph, ranges: dict[str, int], description: str = "") -
     _need_weights(graph)
     layers: dict[str, QuantLayer] = {}
     for node in graph.nodes:
-        layers[node.name] = _layer(node, node.inputs, ranges, graph, layers)
+        layers[node.name] = _clamped(node, _layer(node, node.inputs, ranges, graph, layers))
     return QuantNetwork(graph, tuple(layers.values()), description)
+
+
+def _clamped(node, q: QuantLayer) -> QuantLayer:
+    """``q`` with its node's clamp above (ReLU6) in output steps: exact only as a whole number of them."""
+    if node.relu_max is None:
+        return q
+    steps = node.relu_max * 2.0 ** -q.exponent
+    if steps != int(steps):
+        raise WinohdlError(f"layer {q.name!r}: its clamp at {node.relu_max:g} is not a whole number of output "
+                           f"steps (2**{q.exponent}): no exact int8 clamp")
+    return replace(q, relu_max=int(steps))
 
 
 def _need_weights(graph: Graph) -> None:
@@ -329,6 +345,9 @@ def _layer(node, ins, ranges: dict, graph: Graph, layers: dict) -> QuantLayer:
     if k == Kind.BATCH_NORM:
         raise WinohdlError(f"node {node.name!r}: a batch norm is quantised folded into its convolution "
                            "(winohdl.network.rewrite.fold_batch_norm)")
+    if k == Kind.CLAMP:
+        raise WinohdlError(f"node {node.name!r}: a clamp is quantised only from 0 and right after a convolution, "
+                           "linear layer or sum that nothing else reads (fused into its requantisation)")
     if k == Kind.INPUT:
         return QuantLayer(exponent=ranges[node.name], **base)
     e_in = layers[ins[0]].exponent

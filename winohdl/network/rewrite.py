@@ -79,18 +79,21 @@ def fold_average_into_linear(graph: Graph) -> Graph:
 
 
 def fuse_relu(graph: Graph) -> Graph:
-    """Each ReLU whose input is a convolution, a linear layer or a sum that nothing else reads is fused
-    into it: the host gets ``relu`` (its requantisation clamps at 0, and its range is taken after the
-    clamp) and the ReLU's name in ``fused``; the ReLU's readers read the host. Other ReLUs stay (the
-    hardware has no unit for them: one error line when it is built)."""
+    """Each ReLU (or clamp from 0, as ReLU6) whose input is a convolution, a linear layer or a sum that
+    nothing else reads is fused into it: the host gets ``relu`` (its requantisation clamps at 0, and at
+    ``relu_max`` above for a clamp; its range is taken after the clamp) and the ReLU's name in ``fused``;
+    the ReLU's readers read the host. Other ReLUs and clamps stay (the hardware has no unit for them: one
+    error line when it is built)."""
     readers = _readers(graph)
     nodes: dict = {}
     host: dict[str, str] = {}
     for n in graph.nodes:
         n = replace(n, inputs=tuple(host.get(i, i) for i in n.inputs))
         src = nodes[n.inputs[0]] if n.inputs else None
-        if n.kind == Kind.RELU and src.kind in FUSES_RELU and not src.relu and readers[src.name] == 1:
-            nodes[src.name] = replace(src, relu=True, fused=src.fused + (n.name,))
+        clamp = n.kind == Kind.CLAMP and n.attrs.low == 0
+        if (n.kind == Kind.RELU or clamp) and src.kind in FUSES_RELU and not src.relu and readers[src.name] == 1:
+            nodes[src.name] = replace(src, relu=True, fused=src.fused + (n.name,),
+                                      relu_max=n.attrs.high if clamp else None)
             host[n.name] = src.name
             continue
         nodes[n.name] = n

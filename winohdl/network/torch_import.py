@@ -19,7 +19,7 @@ from torch.export.graph_signature import InputKind
 from winohdl.core.errors import WinohdlError
 
 from .importer import Builder, batch_norm_weights, conv_attrs, per_axis, unsupported
-from .graph import Graph, Kind, Linear, Pool
+from .graph import Clamp, Graph, Kind, Linear, Pool
 
 
 def _first_line(exc: BaseException) -> str:
@@ -127,6 +127,22 @@ def _getitem(b: Builder, n, op: str) -> None:
 
 def _relu(b: Builder, n, op: str) -> None:
     b.add(n.name, Kind.RELU, (b.ref(n.args[0].name, op, n.name),), _shape(n))
+
+
+def _clamp(b: Builder, n, op: str) -> None:
+    """``hardtanh`` (ReLU6 is hardtanh(0, 6)) and ``clamp``: a clamp, or a ReLU for ``clamp(min=0)``."""
+    low, high = (list(n.args[1:3]) + [n.kwargs.get("min"), n.kwargs.get("max")][len(n.args[1:3]):])
+    if op == "aten.hardtanh":
+        low, high = (-1.0 if low is None else low), (1.0 if high is None else high)
+    if not all(v is None or isinstance(v, (int, float)) for v in (low, high)) or low is None:
+        raise unsupported(op, n.name, "a clamp by constant bounds, with a lower one")
+    x = (b.ref(n.args[0].name, op, n.name),)
+    if high is None:
+        if low != 0:
+            raise unsupported(op, n.name, "a clamp from a value other than 0 without a top")
+        b.add(n.name, Kind.RELU, x, _shape(n))
+    else:
+        b.add(n.name, Kind.CLAMP, x, _shape(n), Clamp(low, high))
 
 
 def _pool_args(b: Builder, n, op: str, kernel, stride, padding) -> tuple[str, int | None, tuple, tuple, tuple]:
@@ -283,7 +299,7 @@ def _identity(b: Builder, n, op: str) -> None:
 
 _HANDLERS = {
     "aten.convolution": _conv, "aten._native_batch_norm_legit_no_training": _batch_norm, "getitem": _getitem,
-    "aten.relu": _relu, "aten.relu_": _relu,
+    "aten.relu": _relu, "aten.relu_": _relu, "aten.hardtanh": _clamp, "aten.hardtanh_": _clamp, "aten.clamp": _clamp,
     "aten.max_pool1d": _maxpool, "aten.max_pool2d": _maxpool, "aten.max_pool3d": _maxpool,
     "aten.max_pool2d_with_indices": _maxpool, "aten.max_pool3d_with_indices": _maxpool,
     "aten.avg_pool1d": _avgpool, "aten.avg_pool2d": _avgpool, "aten.avg_pool3d": _avgpool,
