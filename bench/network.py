@@ -4,7 +4,7 @@ within the direct plan's DSP blocks) and the DSP blocks it needs for the direct 
 examples/digits/train.py) generated, synthesised and placed on ECP5 (median of ``--seeds``), its frames
 per second at that Fmax beside the direct-only plan's at the same clock.
 
-    .venv/bin/python bench/network.py [--networks digits,resnet8,resnet18,vgg16] [--part LFE5U-85F]
+    .venv/bin/python bench/network.py [--networks digits,resnet8,resnet18,vgg16,dscnn,mobilenet] [--part LFE5U-85F]
                                       [--fmax [--seeds 3]] [--quantise resnet18] [-o build/bench/network.json]
 
 The plans take seconds to minutes each (ResNet-8 derives F(4x4,3x3) s2 and F(6x6,3x3): about 3
@@ -29,6 +29,8 @@ from winohdl.network.plan import plan_both, plan_network  # noqa: E402
 NETWORKS = {"digits": ("examples/digits/model.py:digits_cnn", (1, 1, 8, 8)),
             "resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)),
             "resnet18": ("examples/resnet18/model.py:resnet18", (1, 3, 224, 224)),
+            "dscnn": ("examples/dscnn/model.py:dscnn", (1, 1, 49, 10)),
+            "mobilenet": ("examples/mobilenet/model.py:mobilenet_v1", (1, 3, 96, 96)),
             "vgg16": ("examples/vgg16/model.py:vgg16", (1, 3, 224, 224))}
 
 

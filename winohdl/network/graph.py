@@ -217,7 +217,7 @@ _ATTRS = {Kind.CONV: Conv, Kind.MAXPOOL: Pool, Kind.AVGPOOL: Pool, Kind.LINEAR: 
           Kind.CLAMP: Clamp}
 _ARITY = {Kind.INPUT: 0, Kind.ADD: 2}  # every other kind has one input
 FUSES_RELU = (Kind.CONV, Kind.LINEAR, Kind.ADD)   # a ReLU after them is their requantisation's clamp
-_DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL: UnitDecision,
+DECIDED = {Kind.CONV: EngineDecision, Kind.MAXPOOL: UnitDecision, Kind.AVGPOOL: UnitDecision,
             Kind.GLOBAL_AVGPOOL: UnitDecision, Kind.GLOBAL_SUMPOOL: UnitDecision, Kind.ADD: UnitDecision,
             Kind.LINEAR: UnitDecision}
 """The decision each kind takes once planned; the others (input, ReLU, flatten) have no hardware of their own."""
@@ -267,7 +267,7 @@ class Node:
         if isinstance(self.fused, str) or not all(isinstance(f, str) for f in self.fused):
             raise WinohdlError(f"node {self.name!r}: fused must be a list of node names")
         object.__setattr__(self, "fused", tuple(self.fused))
-        decided = _DECIDED.get(self.kind)
+        decided = DECIDED.get(self.kind)
         if self.decision is not None and not isinstance(self.decision, decided or ()):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}) takes "
                                f"{'an ' + decided.__name__ if decided else 'no decision'}, "
@@ -404,7 +404,7 @@ class Graph:
     @property
     def decided(self) -> bool:
         """Whether every node that takes a decision has one (a planning pass has run)."""
-        return all(n.decision is not None for n in self.nodes if n.kind in _DECIDED)
+        return all(n.decision is not None for n in self.nodes if n.kind in DECIDED)
 
     def with_decisions(self, decisions: dict[str, Decision]) -> "Graph":
         """The same graph with ``decisions`` (node name -> decision) on its nodes, checked like any graph."""

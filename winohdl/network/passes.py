@@ -20,7 +20,7 @@ from __future__ import annotations
 from winohdl.core.errors import WinohdlError
 
 from .decision import UnitDecision, engine_decision
-from .graph import Graph, Kind
+from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
 
 
@@ -50,7 +50,7 @@ def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:
     for n in graph.nodes:
         x = by_node.pop(n.name, None)
         if x is None:
-            if n.kind in (Kind.INPUT, Kind.RELU, Kind.FLATTEN):
+            if n.kind not in DECIDED:
                 continue
             raise WinohdlError(f"the plan has no node {n.name!r} ({n.kind.value}): it is another network's; "
                                "plan this one")

@@ -57,7 +57,7 @@ def text(plans: Plans) -> str:
               "output's beats where more; a frame takes "
               "the slowest node's; DSP: MULT18X18D per multiplier at its operand widths; BRAM: whole DP16KD per "
               "memory (LUT RAM where Yosys would put it); logic: LUT4 + 2 x CCU2C, a model calibrated on the measured "
-              "engines (winohdl/network/candidates.py); ReLU, flatten and the input take no hardware",
+              "engines (winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware",
               f"planned    in {plans.seconds:.1f} s"]
     return "\n".join(parts) + "\n"
 
