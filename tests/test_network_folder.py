@@ -4,6 +4,7 @@ checked again; a file changed consistently with the manifest is still caught by 
 import hashlib
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -99,3 +100,25 @@ def test_an_edited_file_is_refused(copy):
     (copy / "quant.txt").write_text("edited\n")
     with pytest.raises(WinohdlError, match="quant.txt was edited after it was written"):
         open_network(copy)
+
+
+@pytest.mark.parametrize("name, data, words", [
+    ("design.json", b"\xff\xfe not text", "malformed (UnicodeDecodeError"),
+    ("quant.json", b"{ not json", "malformed (JSONDecodeError"),
+    ("weights.npz", b"not a zip", "weights.npz is not a numpy .npz archive"),
+    ("network.onnx", b"not onnx", "network.onnx is not the ONNX model of the folder's integer network"),
+], ids=["design_not_utf8", "quant_not_json", "weights_not_npz", "onnx_replaced"])
+def test_a_malformed_file_is_one_error(copy, name, data, words):
+    """Files rewritten with the manifest updated: each is caught by parsing or by what it must equal, as
+    one WinohdlError, never a traceback."""
+    _replace(copy, name, data)
+    with pytest.raises(WinohdlError, match=re.escape(words)):
+        open_network(copy)
+
+
+def test_a_plan_only_folder_is_no_built_network(tmp_path, built):
+    folder, _ = built
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "network.json").write_text((folder / "network.json").read_text())
+    with pytest.raises(WinohdlError, match="holds no built network .no manifest.json: a --plan-only folder"):
+        open_network(tmp_path / "p")

@@ -199,3 +199,31 @@ def test_expand_groups_keeps_the_function_and_the_int8_weights():
                 assert np.array_equal(block[:, g * cg:(g + 1) * cg], a.weight[g * kg:(g + 1) * kg])
                 assert not np.delete(block, np.s_[g * cg:(g + 1) * cg], axis=1).any()
     assert expand_groups(dense) == dense
+
+
+def test_a_plan_decision_outside_what_the_planner_chooses_is_refused(imported):
+    """Only the tile, PK, PC and line buffers are chosen: a decision with another width or kernel transform,
+    or lanes that do not divide the node's channels, is refused where the graph takes it."""
+    from dataclasses import replace as dc_replace
+    graph = fold_batch_norm(imported)
+    conv = next(n for n in graph.nodes if n.kind == Kind.CONV)
+    d = engine_decision(conv.attrs, graph.node(conv.inputs[0]).shape, (2, 2))
+    for change, words in (({"kernel_transform": "hw"}, "kernel_transform is 'hw'"),
+                          ({"data_width": 12}, "data_width is 12")):
+        bad = EngineDecision(dc_replace(d.options, **change), d.kind)
+        with pytest.raises(WinohdlError, match=words):
+            graph.with_decisions({conv.name: bad})
+    linear = next(n for n in graph.nodes if n.kind == Kind.LINEAR)
+    with pytest.raises(WinohdlError, match="2 lanes do not divide its 3 outputs"):
+        graph.with_decisions({linear.name: UnitDecision(2)})
+
+
+def test_a_relu6_network_plans():
+    """The planner takes a clamp (ReLU6) as it takes a ReLU: no hardware of its own."""
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU6(), nn.Flatten(), nn.Linear(2 * 4 * 4, 3)).eval()
+    from winohdl.network.load import load_module
+    graph = load_module(module, (1, 1, 6, 6))
+    plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
+    assert plan.fits and [x.operator for x in plan.layers] == ["conv", "linear"]
+    assert decide_by_plan(graph, plan).decided

@@ -235,3 +235,8 @@ def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
     assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--quiet", *args]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_family_all_means_the_families_with_place_and_route():
+    from winohdl.network.synthesis import check_families
+    assert set(check_families("all")) == {"ecp5", "ice40", "gowin"}

@@ -22,7 +22,7 @@ def test_digits_network_passes_on_both_simulators(cli, tmp_path):
     assert code == 0, err
     assert "icarus    network  PASS  3 of 3 images" in out
     assert "verilator network  PASS  3 of 3 images" in out
-    assert "onnx       network.onnx equals the integer model on 3 seeded random images" in out
+    assert "onnx       network.onnx equals the integer model on 3 random images (seed 7)" in out
     assert {"network.v", "hardware.txt", "network.onnx", "quant.json"} <= {p.name for p in (tmp_path / "d").iterdir()}
 
 
@@ -156,15 +156,17 @@ def test_family_and_verify_on_the_smallest_network(cli, tmp_path):
 
 
 def test_a_network_folder_refuses_what_does_not_apply(cli, tmp_path):
-    """prove covers tiles; --waves and --allow-edits do not apply to a network folder; an edited file is
-    refused by its SHA-256; each one line, exit 2."""
+    """prove covers tiles; --waves, --allow-edits and --vectors do not apply to a network folder, --images
+    has the vectors' limit; an edited file is refused by its SHA-256; each one line, exit 2."""
     from winohdl.network.folder import MANIFEST
     code, out, err = cli("network", *DIGITS, "--plan", "smallest", "-o", tmp_path / "d")
     assert code == 0, err
     assert (tmp_path / "d" / MANIFEST).is_file()
     for argv, words in ((("prove", tmp_path / "d"), "is a network: the proof covers tiles"),
                         (("sim", tmp_path / "d", "--waves"), "--waves: a network folder"),
-                        (("synth", tmp_path / "d", "--allow-edits"), "--allow-edits: a network folder")):
+                        (("synth", tmp_path / "d", "--allow-edits"), "--allow-edits: a network folder"),
+                        (("sim", tmp_path / "d", "--vectors", "3"), "--vectors: a network folder streams --images"),
+                        (("sim", tmp_path / "d", "--images", "999999999"), "--images")):
         code, out, err = cli(*argv)
         assert code == 2 and words in err and err.count("\n") == 1, (argv, err)
     hardware = tmp_path / "d" / "network.v"

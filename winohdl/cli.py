@@ -25,7 +25,7 @@ from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS
 from winohdl.network.frontend import DEFAULT_IMAGES
 
-from .commands import (KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
+from .commands import (DEFAULT_VECTORS, KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
                        cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_network, cmd_prove,
                        cmd_sim,
                        cmd_synth)
@@ -227,12 +227,14 @@ def _sim_command(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("design", type=path, help="design folder written by 'winohdl gen', 'winohdl engine' or "
                    "'winohdl network'")
     s.add_argument("--sim", default="both", choices=SIM_CHOICES)
-    s.add_argument("--vectors", type=positive_int, default=200,
-                   help="random vectors (corners come on top); an engine streams its own layers")
+    s.add_argument("--vectors", type=positive_int, default=None,
+                   help=f"random vectors (corners come on top; default {DEFAULT_VECTORS}); an engine streams its own "
+                        "layers, a network folder --images")
     s.add_argument("--seed", type=nonnegative_int, default=1)
     s.add_argument("--waves", action="store_true", help="dump a waveform into the build folder")
     s.add_argument("--images", type=positive_int, default=None,
-                   help=f"a network folder: seeded random images streamed through it (default {DEFAULT_IMAGES})")
+                   help=f"a network folder: random images (seeded by --seed) streamed through it (default "
+                        f"{DEFAULT_IMAGES})")
     _folder_args(s, "simulate", "sim_build")
     s.set_defaults(func=cmd_sim)
 
@@ -281,7 +283,7 @@ def _flow_command(sub, common: argparse.ArgumentParser) -> None:
     _hw_args(f)
     _mine_args(f)
     _synth_args(f, "ecp5,xilinx", f"{_FAMILY_LIST} or all (comma list)")
-    f.add_argument("--vectors", type=positive_int, default=200)
+    f.add_argument("--vectors", type=positive_int, default=None, help=f"random vectors (default {DEFAULT_VECTORS})")
     f.add_argument("--no-verify", action="store_true",
                    help="skip the post-synthesis check (simulating each mapped netlist with the cell models)")
     _verify_sim_arg(f)
@@ -376,8 +378,9 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                          "int8 accuracy")
     nw.add_argument("--plan", default=None,
                     help="a plan.json (as --plan-only writes it) whose decisions the hardware takes instead of "
-                         "planning, or 'smallest': every layer its smallest hardware, no plan (F(2,k) per axis, "
-                         "PK = PC = 1; quick to build). Default: plan for --part and build that")
+                         "planning, or 'smallest': no plan, every convolution its smallest engine (F(2,k) per axis, "
+                         "PK = PC = 1), every unit one lane, the linear layer every output at once; quick to build. "
+                         "Default: plan for --part and build that")
     nw.add_argument("--plan-only", action="store_true",
                     help="stop after the plan: plan.json, plan.txt and plan.svg beside network.json; nothing is "
                          "quantised or elaborated")

@@ -24,6 +24,7 @@ PIPELINES = values(Pipeline)
 KERNEL_TRANSFORMS = values(KernelTransform)
 ROUNDINGS = values(Rounding)
 SIMULATOR_NAMES = SIMULATORS
+DEFAULT_VECTORS = 200   # --vectors of sim and flow
 SIM_CHOICES = SIMULATORS + ("both",)
 ENGINE_KINDS = values(EngineKind)
 
@@ -216,13 +217,14 @@ def cmd_sim(a) -> int:
     from winohdl.network.frontend import network_folder, sim_network
     from sim.tools import parse_simulators, require
     from winohdl.core.limits import VECTORS
-    VECTORS.check(a.vectors, "--vectors")
     names = parse_simulators(a.sim)
     for n in names:
         require(n)
     net = network_folder(a, "simulate")
     if net is not None:
         return EXIT_OK if sim_network(a, net, names) else EXIT_FAILED
+    a.vectors = DEFAULT_VECTORS if a.vectors is None else a.vectors
+    VECTORS.check(a.vectors, "--vectors")
     if _is_engine(a):
         return _sim_engine(a, names)
     opened = _open(a)
@@ -304,7 +306,7 @@ def cmd_synth(a) -> int:
         verify = partial(check_netlist, simulator=a.verify_sim or DEFAULT_VERIFY_SIM)
     net = network_folder(a, "synthesise")
     if net is not None:
-        return EXIT_OK if synth_network(a, net, fams) else EXIT_FAILED
+        return EXIT_OK if synth_network(a, net) else EXIT_FAILED
     if _is_engine(a):
         if a.ray is not None:
             raise WinohdlError("--ray: an engine folder's synthesis places nothing (its Fmax: bench/engine.py --fmax)")
@@ -335,6 +337,7 @@ def cmd_flow(a) -> int:
     settings = _settings(a)
     settings.check_geometry(g)
     fams = parse_families(a.family)
+    a.vectors = DEFAULT_VECTORS if a.vectors is None else a.vectors
     VECTORS.check(a.vectors, "--vectors")
     _synth_defaults(a)
     if a.verify_sim is not None and a.no_verify:

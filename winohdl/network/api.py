@@ -10,7 +10,8 @@ typed, frozen objects::
     plans = api.plan(graph, part="LFE5U-85F")                # the Winograd plan and the direct one
     quantised = api.quantise(api.decide(graph, plans))       # each node built as planned, int8
     net = api.build(quantised, "build/digits", plans)        # network.v and the rest, re-checked
-    results = api.simulate(net, ["verilator"], images=4)     # every logit against the integer model
+    x, _ = api.images(net.graph, 4)                          # seeded random images
+    onnx, results = api.simulate(net, ["verilator"], x)      # every logit against the integer model
 
 Bad input raises :class:`~winohdl.core.errors.WinohdlError` with a one-line message.
 """
@@ -23,6 +24,7 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 from winohdl.core.io import make_run_folder
+from winohdl.core.limits import VECTORS
 
 from .budget import DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, device, parse_budget
 from .calibration import random_calibration
@@ -66,6 +68,9 @@ def decide(graph: Graph, plans: Plans | NetworkPlan | None = None) -> Graph:
     hardware (:func:`winohdl.network.passes.decide_smallest`). A plan that does not fit is refused."""
     if plans is None:
         return decide_smallest(graph)
+    if not isinstance(plans, (Plans, NetworkPlan)):
+        raise WinohdlError(f"decide takes Plans, a NetworkPlan or None (the smallest hardware), not "
+                           f"{type(plans).__name__}")
     chosen = plans.winograd if isinstance(plans, Plans) else plans
     if not chosen.fits:
         raise WinohdlError(f"the network does not fit: {chosen.verdict}")
@@ -94,16 +99,17 @@ def build(quantised: Quantised, folder, plans: Plans | None = None, reports: dic
     return open_network(write_network_folder(Path(folder), files))
 
 
-def images(graph: Graph, count: int, calibration=None) -> tuple[np.ndarray, str]:
+def images(graph: Graph, count: int, calibration=None, seed: int = IMAGE_SEED) -> tuple[np.ndarray, str]:
     """``count`` float images for a simulation of ``graph``: the first of ``calibration`` (an array), or
-    seeded random ones; and which."""
+    random ones drawn with ``seed``; and which."""
     if count < 1:
-        raise WinohdlError(f"--images must be at least 1, got {count}")
+        raise WinohdlError(f"images: at least 1, got {count}")
+    VECTORS.check(count, "--images")
     if calibration is not None:
         if count > len(calibration):
             raise WinohdlError(f"--images {count}: the calibration data holds {len(calibration)} images")
         return np.asarray(calibration[:count]), f"the first {count} calibration images"
-    return random_calibration(graph, count, IMAGE_SEED), f"{count} seeded random images"
+    return random_calibration(graph, count, seed), f"{count} random images (seed {seed})"
 
 
 def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path | None = None,

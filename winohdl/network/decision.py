@@ -142,3 +142,15 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
             raise WinohdlError(f"{where}: its engine's {k} is {got[k]}, the convolution's {want[k]}")
     if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
+    free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
+                           o.buffering)
+    if free.options != o:
+        differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
+        raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
+                           f"{free.options.to_json()[differs]!r} (only the tile, PK, PC and line buffers are chosen)")
+
+
+def check_unit(decision: UnitDecision, count: int, what: str, where: str) -> None:
+    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node."""
+    if count % decision.lanes:
+        raise WinohdlError(f"{where}: {decision.lanes} lanes do not divide its {count} {what}")

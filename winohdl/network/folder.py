@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from .graph import Graph
 from .hardware import TOP, GeneratedNetwork, network_stages, stage_json
 from .passes import decide_by_plan
 from .plan import Plans
+from .onnx_export import to_onnx
 from .quant import QuantNetwork, quantise_with
 
 MANIFEST = "manifest.json"
@@ -69,7 +71,8 @@ def write_network_folder(folder: Path, files: dict[str, bytes]) -> Path:
 
 
 def is_network_folder(folder) -> bool:
-    return (Path(folder) / MANIFEST).is_file() and (Path(folder) / "network.json").is_file()
+    """A folder ``winohdl network`` wrote (built, or a --plan-only one: :func:`open_network` says which)."""
+    return (Path(folder) / "network.json").is_file()
 
 
 @dataclass(frozen=True)
@@ -101,9 +104,18 @@ class NetworkFolder:
 
 def open_network(folder) -> NetworkFolder:
     """Open a network folder, checking everything it holds (see the module docstring); WinohdlError (one
-    line) names the first thing that differs."""
+    line) names the first thing that differs or is malformed."""
     path = Path(folder)
     data = _checked_files(path)
+    try:
+        return _opened(path, data)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError, zipfile.BadZipFile) as exc:
+        why = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise WinohdlError(f"{path}: a file of the network folder is malformed ({type(exc).__name__}: {why})") \
+            from None
+
+
+def _opened(path: Path, data: dict[str, bytes]) -> NetworkFolder:
     graph = Graph.from_json(data["network.json"].decode(), _arrays(data["weights.npz"], "weights.npz"))
     if not graph.decided:
         raise WinohdlError(f"{path}: network.json has nodes without a decision")
@@ -118,6 +130,9 @@ def open_network(folder) -> NetworkFolder:
 
 
 def _checked_files(path: Path) -> dict[str, bytes]:
+    if not (path / MANIFEST).is_file():
+        raise WinohdlError(f"{path} holds no built network (no {MANIFEST}: a --plan-only folder, or not written "
+                           "by winohdl network)")
     manifest = read_json(path / MANIFEST, "network folder manifest")
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT \
             or not isinstance(manifest.get("files"), dict):
@@ -129,7 +144,7 @@ def _checked_files(path: Path) -> dict[str, bytes]:
         data[name] = read_bytes_bounded(path / name, "network folder file")
         if _sha256(data[name]) != digest:
             raise WinohdlError(f"{path / name} was edited after it was written (its SHA-256 is not the manifest's)")
-    for need in ("network.json", "weights.npz", "quant.json", "quant_weights.npz"):
+    for need in ("network.json", "weights.npz", "quant.json", "quant_weights.npz", "network.onnx"):
         if need not in data:
             raise WinohdlError(f"{path}: the manifest lists no {need}")
     return data
@@ -153,6 +168,8 @@ def _quantised(path: Path, graph: Graph, data: dict) -> QuantNetwork:
         raise WinohdlError(f"{path / 'quant.json'} is not a quantised network's") from None
     if qnet.to_json() != data["quant.json"].decode():
         raise WinohdlError(f"{path / 'quant.json'} is not the quantisation of the folder's weights")
+    if data.get("network.onnx") != to_onnx(qnet).SerializeToString():
+        raise WinohdlError(f"{path / 'network.onnx'} is not the ONNX model of the folder's integer network")
     arrays = _arrays(data["quant_weights.npz"], "quant_weights.npz")
     mine = qnet.arrays()
     if set(arrays) != set(mine) or any(not np.array_equal(arrays[k], mine[k]) for k in mine):

@@ -203,7 +203,12 @@ def network_folder(a, command: str):
         raise WinohdlError(f"--allow-edits: a network folder is {command}d only as it was written")
     if getattr(a, "waves", False):
         raise WinohdlError("--waves: a network folder's simulation dumps no waveform")
-    return open_network(a.design)
+    if getattr(a, "vectors", None) is not None:
+        raise WinohdlError("--vectors: a network folder streams --images images")
+    net = open_network(a.design)
+    if net.generated is None:
+        raise WinohdlError(f"{a.design} holds no hardware ({net.hardware_text.strip()[:200]})")
+    return net
 
 
 def _work(a, net, kind: str) -> Path:
@@ -215,17 +220,17 @@ def sim_network(a, net, simulators) -> bool:
     """``winohdl sim`` on a network folder: seeded random images through network.v on each simulator;
     whether everything passed."""
     from . import api
-    return simulate_and_report(net, api.images(net.graph, a.images or DEFAULT_IMAGES), simulators,
+    return simulate_and_report(net, api.images(net.graph, a.images or DEFAULT_IMAGES, seed=a.seed), simulators,
                                _work(a, net, "sim"))
 
 
-def synth_network(a, net, families) -> bool:
+def synth_network(a, net) -> bool:
     """``winohdl synth`` on a network folder: cells, Fmax and frames per second per family; with --verify,
     seeded random images through each mapped netlist. Whether every check passed."""
     from sim.tools import DEFAULT_VERIFY_SIM
     from . import api
     from .synthesis import check_families
-    families = check_families(",".join(families))
+    families = check_families(a.family)
     verify = (a.verify_sim or DEFAULT_VERIFY_SIM, api.images(net.graph, DEFAULT_IMAGES)) if a.verify else None
     checks = synthesise_and_report(net, families, a.seeds, a.pnr_timeout, verify, _work(a, net, "synth"), a.ray)
     return all(r.passed for r in checks)

@@ -25,7 +25,7 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 
-from .decision import Decision, EngineDecision, UnitDecision, check_engine, decision_from_json
+from .decision import Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
 
 FORMAT = "winohdl-network/1"
 MAX_SPATIAL = 3  # 1D, 2D or 3D feature maps, as the engine's cards
@@ -365,6 +365,9 @@ class Graph:
                                    f"but its inputs and attributes give {list(want)}")
             if isinstance(n.decision, EngineDecision):
                 check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}")
+            elif isinstance(n.decision, UnitDecision):
+                count, what = (n.attrs.out_features, "outputs") if n.kind == Kind.LINEAR else (n.shape[1], "channels")
+                check_unit(n.decision, count, what, f"node {n.name!r}")
             seen[n.name] = n
         object.__setattr__(self, "weights", {k: _frozen(v) for k, v in self.weights.items()})
         self._check_weights()

@@ -186,10 +186,11 @@ class GeneratedNetwork:
         for s in self.stages:
             if isinstance(s, ConvStage):
                 o, p = s.plan.options, s.plan
+                buffers = (f"{o.line_rows} line-buffer rows{' x 2 rings' if o.line_rings == 2 else ''}"
+                           if o.line_buffered else "two whole frames buffered")
                 lines.append(f"{s.name:<14} conv     {p.kind.value} {o.geometry.describe()}; PK={o.PK} PC={o.PC}; "
-                             f"{o.line_rows} line-buffer rows{' x 2 rings' if o.line_rings == 2 else ''}; "
-                             f"{p.multipliers} multipliers; a frame every {p.performance.period} cycles "
-                             f"({p.performance.cycles} alone); requantise{' + ReLU' if s.relu else ''}")
+                             f"{buffers}; {p.multipliers} multipliers; a frame every {p.performance.period} cycles "
+                             f"({p.performance.cycles} alone); requantise{_clamp_text(s)}")
             elif isinstance(s, LinearStage):
                 lines.append(f"{s.name:<14} linear   {len(s.weights)} x {len(s.weights[0])}, {s.parallel} multipliers, "
                              f"{self.logit_width}-bit logits, arg-max")
@@ -227,6 +228,10 @@ def generate_network(qnet: QuantNetwork) -> GeneratedNetwork:
     return GeneratedNetwork(stages, to_verilog(top, TOP), width, ports_of(top.signature, clocked=True))
 
 
+def _clamp_text(s) -> str:
+    return "" if not s.relu else " + ReLU" if s.high is None else f" + clamp to [0, {s.high}]"
+
+
 def stage_json(s) -> dict:
     """A stage as design.json records it: its streams, and an engine's options, multipliers and memories."""
     d = {"name": s.name, "stage": type(s).__name__.replace("Stage", "").lower(), "inputs": list(s.inputs),
@@ -234,5 +239,6 @@ def stage_json(s) -> dict:
     if isinstance(s, ConvStage):
         p = s.plan
         d.update({"engine": p.kind.value, "options": p.options.to_json(), "multipliers": p.multipliers,
-                  "memories": [m.to_json() for m in p.memories], "cycles": p.performance.cycles, "relu": s.relu})
+                  "memories": [m.to_json() for m in p.memories], "cycles": p.performance.cycles, "relu": s.relu,
+                  "high": s.high})
     return d

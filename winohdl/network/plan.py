@@ -81,6 +81,16 @@ class LayerPlan:
     bram: int
     logic: int
 
+    def __post_init__(self):
+        for k in ("node", "operator", "shape", "algorithm"):
+            if not isinstance(getattr(self, k), str):
+                raise WinohdlError(f"plan.json: a layer's {k} must be text, got {getattr(self, k)!r}"[:200])
+        for k in ("cycles", "multipliers", "dsp", "bram", "logic"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise WinohdlError(f"plan.json: layer {self.node[:40]!r}: {k} must be a whole number >= 0, "
+                                   f"got {v!r}"[:200])
+
     def use(self, resource: str) -> int:
         return getattr(self, resource)
 
@@ -111,6 +121,17 @@ class NetworkPlan:
     fits: bool
     verdict: str
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not isinstance(self.fits, bool):
+            raise WinohdlError(f"plan.json: fits must be true or false, got {self.fits!r}"[:200])
+        if not math.isfinite(self.clock_mhz) or self.clock_mhz <= 0:
+            raise WinohdlError(f"plan.json: clock_mhz must be a number > 0, got {self.clock_mhz!r}")
+        names = [x.node for x in self.layers]
+        if len(set(names)) != len(names):
+            raise WinohdlError("plan.json: a node is planned twice")
+        if self.fits != all(self.totals[r] <= self.budget.get(r) for r in RESOURCES):
+            raise WinohdlError("plan.json: 'fits' does not follow from its layers' totals and its budget")
 
     @property
     def totals(self) -> dict:
@@ -148,7 +169,7 @@ class NetworkPlan:
         try:
             plan = cls(PlanMode(data["mode"]), str(data["device"]), Budget.from_json(data["budget"]),
                        float(data["clock_mhz"]), tuple(LayerPlan.from_json(x) for x in data["layers"]),
-                       bool(data["fits"]), str(data["verdict"]), tuple(data.get("notes", ())))
+                       data["fits"], str(data["verdict"]), tuple(data.get("notes", ())))
         except (KeyError, ValueError, TypeError) as exc:
             raise WinohdlError(f"plan.json: bad plan ({type(exc).__name__}: {exc})") from None
         if data.get("cycles") != plan.cycles or data.get("totals") != plan.totals:

@@ -69,6 +69,8 @@ def check_families(text: str) -> list[str]:
     from synth.report import parse_families
     if text == "none":
         return []
+    if text == "all":
+        return [f for f, spec in FAMILY_SPECS.items() if spec.pnr is not None]
     fams = parse_families(text)
     bad = [f for f in fams if FAMILY_SPECS[f].pnr is None]
     if bad:
