@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 
 from winohdl.network.float_model import run_float
-from winohdl.network.graph import Conv, Kind
+from winohdl.network.attrs import Conv
+from winohdl.network.graph import Kind
 from test_network_quant import _chain, _linear, networks
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from winohdl.network.importer import Builder
-from winohdl.network.graph import Conv, Kind, Linear, Pool
+from winohdl.network.attrs import Conv, Linear, Pool
+from winohdl.network.graph import Kind
 from winohdl.network.integer_model import quantise_input, run_integer
 from winohdl.network.onnx_export import check_onnxruntime, integer_kernels, mismatches, run_onnxruntime, to_onnx
 from winohdl.network.quant import exponent_for, quantise_network

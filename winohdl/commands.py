@@ -199,8 +199,7 @@ def cmd_gen(a) -> int:
 
 
 def _open(a, engine: bool = False):
-    """The design folder ``a.design``, a tile's (or with ``engine`` a layer engine's); a note on stderr
-    when its edited files are used as they are."""
+    """The design folder ``a.design`` (a tile's, or an engine's); a note when edited files are used as they are."""
     if engine:
         from hdl.engine.design import open_engine_design as open_folder
     else:
@@ -309,7 +308,7 @@ def cmd_synth(a) -> int:
         return EXIT_OK if synth_network(a, net) else EXIT_FAILED
     if _is_engine(a):
         if a.ray is not None:
-            raise WinohdlError("--ray: an engine folder's synthesis places nothing (its Fmax: bench/engine.py --fmax)")
+            raise WinohdlError("--ray: an engine folder's synthesis places nothing (Fmax: bench/engine.py --fmax)")
         opened = _open(a, engine=True)
         ok = synth_engine(opened, fams, work_folder(a.work, opened.folder, "synth"), a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
         return EXIT_OK if ok else EXIT_FAILED

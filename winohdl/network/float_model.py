@@ -17,7 +17,8 @@ import itertools
 
 import numpy as np
 
-from .graph import Conv, Graph, Kind, Node, Pool
+from .attrs import Conv, Pool
+from .graph import Graph, Kind, Node
 
 
 def run_float(graph: Graph, x) -> dict[str, np.ndarray]:

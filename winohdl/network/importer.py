@@ -15,7 +15,8 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 
-from .graph import BatchNorm, Conv, Graph, Kind, Node, output_shape
+from .attrs import BatchNorm, Conv
+from .graph import Graph, Kind, Node, output_shape
 
 SUPPORTED = ("convolution, batch norm after a convolution, relu, relu6 and clamps from 0, max and average pooling, "
              "global average pooling, the sum of two feature maps, flatten and linear")

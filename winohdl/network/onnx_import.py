@@ -19,7 +19,8 @@ from onnx import helper, numpy_helper
 from winohdl.core.errors import WinohdlError
 
 from .importer import Builder, batch_norm_weights, conv_attrs, symmetric, unsupported
-from .graph import Clamp, Graph, Kind, Linear, Pool
+from .attrs import Clamp, Linear, Pool
+from .graph import Graph, Kind
 
 
 def from_onnx(model, input_shape=None) -> Graph:

@@ -37,7 +37,8 @@ from winohdl.core.fixed import quantise
 from .decision import Decision
 from .float_model import run_float
 from .rewrite import fuse_relu, imported
-from .graph import Conv, Graph, Kind, Linear, Pool, _dump
+from .attrs import Conv, Linear, Pool
+from .graph import Graph, Kind, _dump
 from .windows import window_sum
 
 FORMAT = "winohdl-quant/1"

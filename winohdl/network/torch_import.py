@@ -19,7 +19,8 @@ from torch.export.graph_signature import InputKind
 from winohdl.core.errors import WinohdlError
 
 from .importer import Builder, batch_norm_weights, conv_attrs, per_axis, unsupported
-from .graph import Clamp, Graph, Kind, Linear, Pool
+from .attrs import Clamp, Linear, Pool
+from .graph import Graph, Kind
 
 
 def _first_line(exc: BaseException) -> str:
