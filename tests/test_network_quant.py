@@ -1,4 +1,5 @@
-"""winohdl.network quantisation: the rules (quant.py), the integer model (integer_model.py), network.onnx (onnx_export.py).
+"""winohdl.network quantisation: the rules (quant.py), the integer model (integer_model.py), network.onnx
+(onnx_export.py).
 
 The main property: for random small networks of every supported operator, onnxruntime running
 network.onnx computes exactly the integers of the integer reference model, for every layer, with graph

@@ -25,10 +25,9 @@ from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS
 from winohdl.network.frontend import DEFAULT_IMAGES
 
-from .commands import (DEFAULT_VECTORS, KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES, SIMULATOR_NAMES, cmd_bench,
-                       cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen, cmd_mine, cmd_network, cmd_prove,
-                       cmd_sim,
-                       cmd_synth)
+from .commands import (DEFAULT_VECTORS, KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES,
+                       SIMULATOR_NAMES, cmd_bench, cmd_bounds, cmd_check, cmd_engine, cmd_explore, cmd_flow, cmd_gen,
+                       cmd_mine, cmd_network, cmd_prove, cmd_sim, cmd_synth)
 
 ENGINE_PIPELINES = values(EnginePipeline)
 OUTPUT_TRANSFORMS = values(OutputTransform)

@@ -200,10 +200,9 @@ def cmd_gen(a) -> int:
 
 def _open(a, engine: bool = False):
     """The design folder ``a.design`` (a tile's, or an engine's); a note when edited files are used as they are."""
-    if engine:
-        from hdl.engine.design import open_engine_design as open_folder
-    else:
-        from hdl.design import open_design as open_folder
+    from hdl.design import open_design
+    from hdl.engine.design import open_engine_design
+    open_folder = open_engine_design if engine else open_design
     opened = open_folder(a.design, allow_edits=a.allow_edits)
     if opened.edited:
         print(f"note       using edited files as they are (--allow-edits): {', '.join(opened.edited)}",
@@ -310,7 +309,8 @@ def cmd_synth(a) -> int:
         if a.ray is not None:
             raise WinohdlError("--ray: an engine folder's synthesis places nothing (Fmax: bench/engine.py --fmax)")
         opened = _open(a, engine=True)
-        ok = synth_engine(opened, fams, work_folder(a.work, opened.folder, "synth"), a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
+        work = work_folder(a.work, opened.folder, "synth")
+        ok = synth_engine(opened, fams, work, a.verify, a.verify_sim or DEFAULT_VERIFY_SIM, 1)
         return EXIT_OK if ok else EXIT_FAILED
     opened = _open(a)
     work = work_folder(a.work, opened.folder, "synth")

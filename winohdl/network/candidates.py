@@ -275,7 +275,8 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
                 cycles = fi * fo // (lo * li)
                 mem = ctx.memory([Memory(lo * li, cycles, kw), Memory(li, fi // li, dw)])
                 logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
-                out.append(Candidate(node.name, UnitDecision(lo), "linear", lo * li, dsp, mem.bram, logic, cycles, cycles))
+                out.append(Candidate(node.name, UnitDecision(lo), "linear", lo * li, dsp, mem.bram, logic, cycles,
+                                     cycles))
         return out
     channels, pixels = in_shape[1], math.prod(in_shape[2:])
     out = []
