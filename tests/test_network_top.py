@@ -150,90 +150,77 @@ def test_residual_sum_is_bit_exact(tmp_path):
     assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
 
 
+def bit_exact(graph, cal, seed: int):
+    """``graph`` (decided) quantised on ``cal``; its first two images streamed with gaps and back-pressure
+    through the top must give the integer model's logits. Returns (the integer network, its stages)."""
+    qnet = quantise_network(graph, cal, "calibration")
+    stages = network_stages(qnet)
+    images = quantise_input(qnet, cal[:2])
+    want = run_integer(qnet, images)[qnet.outputs[0]]
+    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=seed, gaps=0.2, backpressure=0.2)
+    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+    return qnet, stages
+
+
+def _module_graph(module, shape):
+    from winohdl.network.load import load_module
+    return decide_smallest(load_module(module.eval(), shape))
+
+
 @pytest.mark.slow(4)
 def test_a_global_sum_network_is_bit_exact(tmp_path):
-    """A global average over 3x3 pixels (its 1/9 in the linear layer's weights: a global sum unit):
-    two images with gaps and back-pressure give the integer model's logits."""
+    """A global average over 3x3 pixels (its 1/9 in the linear layer's weights: a global sum unit)."""
     from test_network_passes import GAP9
     (tmp_path / "m.py").write_text(GAP9)
     graph = decide_smallest(load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6)))
-    cal = random_calibration(graph, count=4)
-    qnet = quantise_network(graph, cal, "random")
-    stages = network_stages(qnet)
+    _, stages = bit_exact(graph, random_calibration(graph, count=4), seed=3)
     pool = next(s for s in stages if isinstance(s, GlobalPoolStage))
     assert not pool.divide and (pool.height, pool.width) == (3, 3)
-    images = quantise_input(qnet, cal[:2])
-    want = run_integer(qnet, images)[qnet.outputs[0]]
-    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=3, gaps=0.2, backpressure=0.2)
-    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
 
 
 @pytest.mark.slow(4)
 def test_a_1d_network_is_bit_exact():
-    """Two 1D convolutions (F(2,3) engines), global average pooling over a 16-sample row, the logits:
-    two signals with gaps and back-pressure give the integer model's logits."""
+    """Two 1D convolutions (F(2,3) engines), global average pooling over a 16-sample row, the logits."""
     import torch
     from torch import nn
-    from winohdl.network.load import load_module
     torch.manual_seed(0)
-    module = nn.Sequential(nn.Conv1d(2, 4, 3, padding=1), nn.ReLU(), nn.Conv1d(4, 4, 3, padding=1), nn.ReLU(),
-                           nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(4, 3)).eval()
-    graph = decide_smallest(load_module(module, (1, 2, 16)))
-    cal = random_calibration(graph, count=4)
-    qnet = quantise_network(graph, cal, "random")
-    stages = network_stages(qnet)
+    graph = _module_graph(nn.Sequential(nn.Conv1d(2, 4, 3, padding=1), nn.ReLU(), nn.Conv1d(4, 4, 3, padding=1),
+                                        nn.ReLU(), nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(4, 3)), (1, 2, 16))
+    _, stages = bit_exact(graph, random_calibration(graph, count=4), seed=4)
     assert [s.plan.options.axes for s in stages if isinstance(s, ConvStage)] == [1, 1]
-    images = quantise_input(qnet, cal[:2])
-    want = run_integer(qnet, images)[qnet.outputs[0]]
-    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=4, gaps=0.2, backpressure=0.2)
-    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
 
 
 @pytest.mark.slow(4)
 def test_a_depthwise_separable_network_is_bit_exact():
     """A MobileNet block: a depthwise 3x3 convolution (built dense, its cross-channel weights zero) and a
-    pointwise one; two images with gaps and back-pressure give the integer model's logits."""
+    pointwise one."""
     import torch
     from torch import nn
-    from winohdl.network.load import load_module
     torch.manual_seed(1)
     module = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1, groups=4),
                            nn.ReLU(), nn.Conv2d(4, 8, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                           nn.Linear(8, 3)).eval()
-    graph = decide_smallest(load_module(module, (1, 1, 8, 8)))
-    cal = random_calibration(graph, count=4)
-    qnet = quantise_network(graph, cal, "random")
-    stages = network_stages(qnet)
-    images = quantise_input(qnet, cal[:2])
-    want = run_integer(qnet, images)[qnet.outputs[0]]
-    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=5, gaps=0.2, backpressure=0.2)
-    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
+                           nn.Linear(8, 3))
+    graph = _module_graph(module, (1, 1, 8, 8))
+    bit_exact(graph, random_calibration(graph, count=4), seed=5)
 
 
 @pytest.mark.slow(4)
 def test_a_relu6_network_is_bit_exact():
     """ReLU6 and hardtanh(0, 4) after the convolutions (MobileNet's activation): each fused as a clamp at 0
-    and at 6 / 2**e above; two images with gaps and back-pressure give the integer model's logits, and
-    onnxruntime (Clip) computes the same integers."""
+    and at 6 / 2**e above, both reached; onnxruntime (Clip) computes the same integers."""
     import torch
     from torch import nn
-    from winohdl.network.load import load_module
     from winohdl.network.onnx_export import check_onnxruntime
     torch.manual_seed(0)
     module = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU6(), nn.Conv2d(4, 4, 3, padding=1),
-                           nn.Hardtanh(0, 4), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3)).eval()
+                           nn.Hardtanh(0, 4), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3))
     with torch.no_grad():
         module[0].weight.mul_(8.0)      # outputs well past 6: the clamps bite
-    graph = decide_smallest(load_module(module, (1, 1, 8, 8)))
+    graph = _module_graph(module, (1, 1, 8, 8))
     cal = np.random.default_rng(0).uniform(-4, 4, (8, 1, 8, 8))
-    qnet = quantise_network(graph, cal, "uniform in [-4, 4)")
+    qnet, stages = bit_exact(graph, cal, seed=6)
     clamped = [q for q in qnet.layers if q.relu_max is not None]
     assert [q.relu_max * 2.0 ** q.exponent for q in clamped] == [6.0, 4.0] and check_onnxruntime(qnet, cal) == []
-    stages = network_stages(qnet)
     assert [s.high for s in stages if isinstance(s, ConvStage)] == [q.relu_max for q in clamped]
-    images = quantise_input(qnet, cal[:2])
-    want = run_integer(qnet, images)[qnet.outputs[0]]
-    values = run_integer(qnet, images)
+    values = run_integer(qnet, quantise_input(qnet, cal[:2]))
     assert all((values[q.name] == q.relu_max).any() for q in clamped)   # both clamps are reached
-    got = stream(NetworkTop(stages), frames_of(images, stages[0].in_lanes), 2, seed=6, gaps=0.2, backpressure=0.2)
-    assert [g[0] for g in got] == [[int(v) for v in ref] for ref in want]
