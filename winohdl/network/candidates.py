@@ -182,7 +182,13 @@ def engine_memories(plan) -> list[Memory]:
     return out
 
 
-def _divisors(n: int) -> list[int]:
+def engine_bound(opts) -> int:
+    """A lower bound of an engine's cycles a frame, known without its cycle model: the feature map's beats,
+    or its tiles times the kernel and channel groups (the raster-order output's beats come on top)."""
+    return max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups)
+
+
+def divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
@@ -214,8 +220,8 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
                            "(winohdl.network.rewrite.expand_groups; load_model does it)")
     out = []
     for g in geometries:
-        for pk in _divisors(a.out_channels):
-            for pc in _divisors(a.in_channels):
+        for pk in divisors(a.out_channels):
+            for pc in divisors(a.in_channels):
                 cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b) for b in (Buffering.LINES, Buffering.RINGS)]
                 cs = [c for c in cs if c is not None and (c.dsp <= ctx.budget.dsp or pk * pc == 1)]
                 if not cs and pk * pc > 1:
@@ -254,7 +260,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
     # the raster-order unit sends a beat (PK channels of one position) a cycle: K / PK beats a position
     out_beats = raster_beats(opts)
-    bound = max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups, out_beats)
+    bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
                      lambda: max(plan.performance.period, out_beats))
 
@@ -267,7 +273,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
         fi, fo = node.attrs.in_features, node.attrs.out_features
         acc = dw + kw + max(1, fi - 1).bit_length()
         out = []
-        for lo in _divisors(fo):
+        for lo in divisors(fo):
             for li in (1,):     # the unit reads one input word a cycle
                 dsp = lo * li * ctx.dsp_per_multiplier(dw, kw)
                 if dsp > ctx.budget.dsp and lo * li > 1:
@@ -280,7 +286,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
         return out
     channels, pixels = in_shape[1], math.prod(in_shape[2:])
     out = []
-    for lanes in _divisors(channels):
+    for lanes in divisors(channels):
         cycles = pixels * channels // lanes
         if k in (Kind.MAXPOOL, Kind.AVGPOOL):
             from hdl.stream.pool import pool_in_block_ram

@@ -30,8 +30,8 @@ from winohdl.core.device import ECP5_PARTS, Device
 from winohdl.core.errors import WinohdlError
 
 from .budget import NAMES, RESOURCES, Budget
-from .candidates import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, other_candidates,
-                      winograd_geometries)
+from .candidates import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, divisors, engine_bound,
+                         other_candidates, winograd_geometries)
 from .fold import fold, least_dsp, totals
 from .decision import Decision, decision_from_json, engine_decision, label
 from .graph import Graph, Kind
@@ -258,13 +258,13 @@ def _lazy_could_help(graph: Graph, eager: dict, folding, budget: Budget) -> bool
             for g in winograd_geometries(n, x):
                 if g.lower_bound() <= EAGER_RANK:
                     continue
-                for pk in (d for d in range(1, a.out_channels + 1) if a.out_channels % d == 0):
-                    for pc in (d for d in range(1, a.in_channels + 1) if a.in_channels % d == 0):
+                for pk in divisors(a.out_channels):
+                    for pc in divisors(a.in_channels):
                         mult = pk * pc * g.lower_bound()
                         if mult >= best:
                             break
                         o = engine_decision(a, x, g.output, pk, pc).options
-                        if max(o.fm_beats, o.n_tiles * o.kernel_groups * o.channel_groups) <= target:
+                        if engine_bound(o) <= target:
                             best = mult
                             break
         need += best
