@@ -131,8 +131,8 @@ def _opened(path: Path, data: dict[str, bytes]) -> NetworkFolder:
 
 def _checked_files(path: Path) -> dict[str, bytes]:
     if not (path / MANIFEST).is_file():
-        raise WinohdlError(f"{path} holds no built network (no {MANIFEST}: a --plan-only folder, or not written "
-                           "by winohdl network)")
+        raise WinohdlError(f"{path} holds no built network (no {MANIFEST}: a --plan-only folder, or one an older "
+                           "winohdl wrote; build it again with winohdl network)")
     manifest = read_json(path / MANIFEST, "network folder manifest")
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT \
             or not isinstance(manifest.get("files"), dict):
