@@ -28,8 +28,6 @@ from winohdl.core.io import write_json_atomic, write_text_atomic
 from .nextpnr_report import CriticalPath
 from .pnr import FmaxResult, measure_fmax
 from .families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
-
-DEFAULT_PNR_TIMEOUT = PNR_TIMEOUT   # --pnr-timeout in every command
 from .yosys import SynthResult, asic_estimate, synthesise
 
 # verify(opened, target ("wino" | "direct"), family, netlist, work) -> {"status", "checked", "message", ...};
@@ -49,6 +47,15 @@ def _core(opened: OpenedDesign, kind: str):
 
 def parse_families(text: str) -> list[str]:
     return parse_choices(text, FAMILIES, "family", "all")
+
+
+def synth_options(seeds: int | None, pnr_timeout: float | None) -> tuple[int, float]:
+    """``--seeds`` and ``--pnr-timeout`` as every command takes them: the one default where not given
+    (:data:`~synth.families.DEFAULT_SEEDS`, :data:`~synth.families.PNR_TIMEOUT`), then checked."""
+    seeds = DEFAULT_SEEDS if seeds is None else seeds
+    pnr_timeout = PNR_TIMEOUT if pnr_timeout is None else pnr_timeout
+    check_synth_options(seeds, pnr_timeout)
+    return seeds, pnr_timeout
 
 
 def check_synth_options(seeds: int, pnr_timeout: float) -> None:

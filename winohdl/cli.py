@@ -22,7 +22,7 @@ from hdl.engine.modes import Buffering, EnginePipeline, InputTransform, OutputTr
 from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
 from miner.methods import DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
-from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS
+from synth.families import DEFAULT_SEEDS, PNR_TIMEOUT
 from winohdl.network.frontend import DEFAULT_IMAGES
 
 from .commands import (DEFAULT_VECTORS, KERNEL_TRANSFORMS, METHODS, PIPELINES, ROUNDINGS, SIM_CHOICES,
@@ -126,7 +126,7 @@ def _synth_args(p: argparse.ArgumentParser, family_default: str, family_help: st
                         f"{DEFAULT_SEEDS})")
     p.add_argument("--pnr-timeout", type=positive_seconds, default=None,
                    help=f"seconds one nextpnr run may take before the design is reported as not placed (default "
-                        f"{DEFAULT_PNR_TIMEOUT:g})")
+                        f"{PNR_TIMEOUT:g})")
 
 
 def _folder_args(p: argparse.ArgumentParser, verb: str, build: str) -> None:

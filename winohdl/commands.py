@@ -282,10 +282,8 @@ def cmd_prove(a) -> int:
 
 def _synth_defaults(a) -> None:
     """--seeds and --pnr-timeout not given: the one default of every command; then checked."""
-    from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS, check_synth_options
-    a.seeds = DEFAULT_SEEDS if a.seeds is None else a.seeds
-    a.pnr_timeout = DEFAULT_PNR_TIMEOUT if a.pnr_timeout is None else a.pnr_timeout
-    check_synth_options(a.seeds, a.pnr_timeout)
+    from synth.report import synth_options
+    a.seeds, a.pnr_timeout = synth_options(a.seeds, a.pnr_timeout)
 
 
 def cmd_synth(a) -> int:

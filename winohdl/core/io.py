@@ -226,3 +226,26 @@ def work_folder(work, design, kind: str) -> Path:
     ``sim_build/`` (a simulation) or ``<kind>/`` (see :func:`make_run_folder`)."""
     base = Path(work) if work else Path(design) / {"sim": "sim_build"}.get(kind, kind)
     return make_run_folder(base, kind)
+
+
+def npz_bytes(arrays: dict) -> bytes:
+    """``arrays`` (name -> numpy array) as the bytes of a ``.npz`` archive, for a folder written whole."""
+    import io
+
+    import numpy as np
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def read_npz(raw: bytes, what: str) -> dict:
+    """The arrays of a ``.npz`` archive's bytes (no pickles); one-line error for anything else."""
+    import io
+    import zipfile
+
+    import numpy as np
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise WinohdlError(f"{what} is not a numpy .npz archive ({str(exc)[:200]})") from None

@@ -118,11 +118,10 @@ def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path 
     simulator: (onnxruntime's disagreements with the integer model on them, the simulation results)."""
     from sim.network_run import run_network_simulation
     from .integer_model import quantise_input, run_integer
-    if net.generated is None:
-        raise WinohdlError(f"{net.folder} holds no hardware: the top could not chain its layers")
+    generated = net.hardware()
     onnx = check_onnxruntime(net.qnet, images_)
     x = quantise_input(net.qnet, images_)
-    stimulus = net.generated.stimulus(x, run_integer(net.qnet, x)[net.qnet.outputs[0]])
+    stimulus = generated.stimulus(x, run_integer(net.qnet, x)[net.qnet.outputs[0]])
     work = work or make_run_folder(net.folder / "sim_build", "network")
     results = [run_network_simulation(netlist or net.folder / "network.v", TOP, stimulus, s, work, family)
                for s in simulators]
@@ -135,8 +134,7 @@ def synthesise(net: NetworkFolder, family: str, seeds: int, pnr_timeout: float, 
     local processes or the Ray cluster at ``ray_address``) and frames per second
     (:class:`winohdl.network.synthesis.NetworkSynthesis`)."""
     from .synthesis import synthesise_network
-    if net.generated is None:
-        raise WinohdlError(f"{net.folder} holds no hardware: the top could not chain its layers")
+    generated = net.hardware()
     work = work or make_run_folder(net.folder / "synth", "synth")
-    return synthesise_network(net.generated, net.folder, family, work, seeds, pnr_timeout, netlist=netlist,
+    return synthesise_network(generated, net.folder, family, work, seeds, pnr_timeout, netlist=netlist,
                               ray_address=ray_address)

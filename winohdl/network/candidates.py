@@ -65,7 +65,6 @@ SERIAL_LOGIC = 1 / 3
 """A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
 F(4x4,3x3) engine's B^T and A^T as synthesised)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FREE = (Kind.INPUT, Kind.RELU, Kind.CLAMP, Kind.FLATTEN)
 
 
 class Candidate:

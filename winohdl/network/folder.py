@@ -12,17 +12,16 @@ derived again against design.json, the Verilog's ports against design.json's.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from winohdl.core.errors import WinohdlError
-from winohdl.core.io import read_bytes_bounded, read_json, write_folder_atomic
+from winohdl.core.io import npz_bytes, read_bytes_bounded, read_json, read_npz, write_folder_atomic
+
+from hdl.folder import manifest_of, sha256
 
 from .graph import Graph
 from .hardware import TOP, GeneratedNetwork, network_stages, stage_json
@@ -35,38 +34,32 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "winohdl-network-folder/1"
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _npz(arrays: dict) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
 def folder_files(graph: Graph, quantised, generated: GeneratedNetwork | None, plans: Plans | None,
-                 reports: dict[str, str]) -> dict[str, bytes]:
+                 reports: dict[str, str]) -> dict[str, str | bytes]:
     """Every file of a network folder but the manifest, by name: ``reports`` adds the readable tables
     (network.txt, quant.txt, plan.txt, plan.svg), which nothing reads back."""
-    files = {"network.json": graph.to_json(), "weights.npz": _npz(graph.weights), **quantised.files(), **reports}
+    files = {"network.json": graph.to_json(), "weights.npz": npz_bytes(graph.weights), **quantised.files(),
+             **reports}
     if plans is not None:
         files["plan.json"] = plans.to_json()
     if generated is not None:
         files.update({"network.v": generated.verilog, "hardware.txt": generated.text(),
                       "design.json": json.dumps(generated.design_json(), indent=1) + "\n",
                       "network.core": generated.core_file()})
-    return {k: v.encode() if isinstance(v, str) else v for k, v in files.items()}
+    return files
 
 
-def write_network_folder(folder: Path, files: dict[str, bytes]) -> Path:
-    """``files`` and their manifest, written as a whole (a reader sees the old folder or the new one)."""
-    manifest = {"format": MANIFEST_FORMAT, "files": {k: _sha256(v) for k, v in sorted(files.items())}}
+def write_network_folder(folder: Path, files: dict[str, str | bytes], sealed: bool = True) -> Path:
+    """``files`` written as a whole (a reader sees the old folder or the new one), with their manifest where
+    ``sealed`` (a built network; a --plan-only folder has none: it holds no network to open)."""
+    files = {k: v.encode() if isinstance(v, str) else v for k, v in files.items()}
+    if sealed:
+        manifest = {"format": MANIFEST_FORMAT, "files": dict(manifest_of(files))}
+        files[MANIFEST] = (json.dumps(manifest, indent=1) + "\n").encode()
 
     def populate(tmp: Path) -> None:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return write_folder_atomic(folder, populate)
 
 
@@ -101,6 +94,12 @@ class NetworkFolder:
     generated: GeneratedNetwork | None = field(repr=False)
     hardware_text: str = ""
 
+    def hardware(self) -> GeneratedNetwork:
+        """The generated network; WinohdlError (one line, with why) where the folder holds none."""
+        if self.generated is None:
+            raise WinohdlError(f"{self.folder} holds no hardware ({self.hardware_text.strip()[:200]})")
+        return self.generated
+
 
 def open_network(folder) -> NetworkFolder:
     """Open a network folder, checking everything it holds (see the module docstring); WinohdlError (one
@@ -109,14 +108,14 @@ def open_network(folder) -> NetworkFolder:
     data = _checked_files(path)
     try:
         return _opened(path, data)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError, zipfile.BadZipFile) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError) as exc:
         why = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise WinohdlError(f"{path}: a file of the network folder is malformed ({type(exc).__name__}: {why})") \
             from None
 
 
 def _opened(path: Path, data: dict[str, bytes]) -> NetworkFolder:
-    graph = Graph.from_json(data["network.json"].decode(), _arrays(data["weights.npz"], "weights.npz"))
+    graph = Graph.from_json(data["network.json"].decode(), read_npz(data["weights.npz"], "weights.npz"))
     if not graph.decided:
         raise WinohdlError(f"{path}: network.json has nodes without a decision")
     plans = None
@@ -142,20 +141,12 @@ def _checked_files(path: Path) -> dict[str, bytes]:
         if not isinstance(name, str) or "/" in name or name.startswith("."):
             raise WinohdlError(f"{path / MANIFEST} names {str(name)[:40]!r}, not a file of the folder")
         data[name] = read_bytes_bounded(path / name, "network folder file")
-        if _sha256(data[name]) != digest:
+        if sha256(data[name]) != digest:
             raise WinohdlError(f"{path / name} was edited after it was written (its SHA-256 is not the manifest's)")
     for need in ("network.json", "weights.npz", "quant.json", "quant_weights.npz", "network.onnx"):
         if need not in data:
             raise WinohdlError(f"{path}: the manifest lists no {need}")
     return data
-
-
-def _arrays(raw: bytes, name: str) -> dict[str, np.ndarray]:
-    try:
-        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (ValueError, OSError) as exc:
-        raise WinohdlError(f"{name} is not a numpy .npz archive ({exc})") from None
 
 
 def _quantised(path: Path, graph: Graph, data: dict) -> QuantNetwork:
@@ -170,7 +161,7 @@ def _quantised(path: Path, graph: Graph, data: dict) -> QuantNetwork:
         raise WinohdlError(f"{path / 'quant.json'} is not the quantisation of the folder's weights")
     if data.get("network.onnx") != to_onnx(qnet).SerializeToString():
         raise WinohdlError(f"{path / 'network.onnx'} is not the ONNX model of the folder's integer network")
-    arrays = _arrays(data["quant_weights.npz"], "quant_weights.npz")
+    arrays = read_npz(data["quant_weights.npz"], "quant_weights.npz")
     mine = qnet.arrays()
     if set(arrays) != set(mine) or any(not np.array_equal(arrays[k], mine[k]) for k in mine):
         raise WinohdlError(f"{path / 'quant_weights.npz'} is not the quantisation of the folder's weights")

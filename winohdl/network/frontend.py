@@ -40,7 +40,7 @@ def check_settings(a) -> NetworkSettings:
     """Every option of ``winohdl network`` against the others, before any work: an option that does not
     apply is an error naming it, never ignored."""
     from sim.tools import DEFAULT_VERIFY_SIM, parse_simulators, require
-    from synth.report import DEFAULT_PNR_TIMEOUT, DEFAULT_SEEDS, check_synth_options
+    from synth.report import synth_options
     from .budget import DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, device, parse_budget, parse_clock
     from .synthesis import check_families
     smallest = a.plan == SMALLEST
@@ -57,9 +57,7 @@ def check_settings(a) -> NetworkSettings:
         raise WinohdlError("--images applies only with --sim or --verify")
     sims = () if a.sim == "none" else tuple(parse_simulators(a.sim))
     families = tuple(check_families(a.family))
-    seeds = DEFAULT_SEEDS if a.seeds is None else a.seeds
-    timeout = DEFAULT_PNR_TIMEOUT if a.pnr_timeout is None else a.pnr_timeout
-    check_synth_options(seeds, timeout)
+    seeds, timeout = synth_options(a.seeds, a.pnr_timeout)
     verify_sim = (a.verify_sim or DEFAULT_VERIFY_SIM) if a.verify else None
     for name in sims + ((verify_sim,) if verify_sim else ()):
         require(name)
@@ -89,15 +87,11 @@ def _plans(graph, s: NetworkSettings, name: str):
 
 
 def _write_plan_only(graph, plans, folder: Path) -> None:
-    from winohdl.core.io import write_folder_atomic
+    from .folder import write_network_folder
     from .plan_report import svg, text
-    files = {"network.json": graph.to_json(), "network.txt": graph.text() + "\n", "plan.json": plans.to_json(),
-             "plan.txt": text(plans), "plan.svg": svg(plans)}
-
-    def populate(tmp: Path) -> None:
-        for file, content in files.items():
-            (tmp / file).write_text(content, encoding="utf-8")
-    write_folder_atomic(folder, populate)
+    write_network_folder(folder, {"network.json": graph.to_json(), "network.txt": graph.text() + "\n",
+                                  "plan.json": plans.to_json(), "plan.txt": text(plans), "plan.svg": svg(plans)},
+                         sealed=False)
     print(f"folder     {folder}  (network.json: the layer graph; plan.json, plan.txt, plan.svg: the plan)")
 
 
@@ -140,9 +134,9 @@ def _build(api, quantised, folder: Path, plans, required: bool):
     try:
         return api.build(quantised, folder, plans, reports, require_hardware=required)
     except WinohdlError as exc:
-        if required:
-            raise WinohdlError(f"--sim/--family: no hardware to simulate or synthesise: {exc}") from None
-        raise
+        if not required:
+            raise
+        raise WinohdlError(f"--sim/--family: no hardware to simulate or synthesise: {exc}") from None
 
 
 def _report(net, quantised) -> None:
@@ -206,8 +200,7 @@ def network_folder(a, command: str):
     if getattr(a, "vectors", None) is not None:
         raise WinohdlError("--vectors: a network folder streams --images images")
     net = open_network(a.design)
-    if net.generated is None:
-        raise WinohdlError(f"{a.design} holds no hardware ({net.hardware_text.strip()[:200]})")
+    net.hardware()       # refused before a run folder is made
     return net
 
 

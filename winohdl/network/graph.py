@@ -251,6 +251,10 @@ class Graph:
             raise WinohdlError(f"a decision for {unknown[0]!r}, which is not a node")
         nodes = tuple(replace(n, decision=decisions[n.name]) if n.name in decisions else n for n in self.nodes)
         return Graph(nodes, self.weights)
+    def readers(self, name: str) -> tuple[Node, ...]:
+        """The nodes that read node ``name``, in order."""
+        return tuple(n for n in self.nodes if name in n.inputs)
+
     @property
     def outputs(self) -> tuple[str, ...]:
         """Nodes no other node reads, in order."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 
-from .attrs import BatchNorm, Conv
+from .attrs import BatchNorm, Clamp, Conv
 from .graph import Graph, Kind, Node, output_shape
 
 SUPPORTED = ("convolution, batch norm after a convolution, relu, relu6 and clamps from 0, max and average pooling, "
@@ -137,6 +137,18 @@ def batch_norm_weights(gamma, beta, mean, var, eps, op: str, node: str) -> tuple
     if len({v.shape for v in vectors.values()}) != 1:
         raise unsupported(op, node, "batch norm statistics of different lengths")
     return BatchNorm(len(vectors["mean"]), float(eps)), vectors
+
+
+def clamp_kind(low, high, op: str, node: str) -> tuple[Kind, Clamp | None]:
+    """A clamp's node kind and attributes: a clamp with both bounds, or a ReLU for one from 0 without a
+    top; a missing or computed lower bound, or a top-less clamp from elsewhere, is refused."""
+    if not all(v is None or isinstance(v, (int, float)) for v in (low, high)) or low is None:
+        raise unsupported(op, node, "a clamp by constant bounds, with a lower one")
+    if high is None:
+        if low != 0:
+            raise unsupported(op, node, "a clamp from a value other than 0 without a top")
+        return Kind.RELU, None
+    return Kind.CLAMP, Clamp(low, high)
 
 
 def conv_attrs(weight: np.ndarray, bias, stride, padding, dilation, groups: int) -> Conv:

@@ -18,8 +18,8 @@ from onnx import helper, numpy_helper
 
 from winohdl.core.errors import WinohdlError
 
-from .importer import Builder, batch_norm_weights, conv_attrs, symmetric, unsupported
-from .attrs import Clamp, Linear, Pool
+from .importer import Builder, batch_norm_weights, clamp_kind, conv_attrs, symmetric, unsupported
+from .attrs import Linear, Pool
 from .graph import Graph, Kind
 
 
@@ -128,7 +128,8 @@ class _Walker:
         bounds += [None] * (2 - len(bounds))
         low = bounds[0] if bounds[0] is not None else a.get("min")
         high = bounds[1] if bounds[1] is not None else a.get("max")
-        _clamp_node(self, n, op, low, high)
+        kind, attrs = clamp_kind(low, high, op, self.where)
+        self._add_node(n, kind, op, (self._ref(n, op),), attrs)
 
     def _pool(self, n, op, a, kind) -> None:
         if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", b"VALID") or a.get("ceil_mode", 0) \
@@ -227,13 +228,3 @@ class _Walker:
             raise unsupported(op, self.where, "a constant other than a tensor")
         self.b.constant(n.output[0], numpy_helper.to_array(a["value"]))
 
-
-def _clamp_node(w: "_Walker", n, op: str, low, high) -> None:
-    if low is None:
-        raise unsupported(op, w.where, "a clip without a lower bound")
-    if high is None:
-        if low != 0:
-            raise unsupported(op, w.where, "a clip from a value other than 0 without a top")
-        w._add_node(n, Kind.RELU, op, (w._ref(n, op),))
-    else:
-        w._add_node(n, Kind.CLAMP, op, (w._ref(n, op),), Clamp(low, high))

@@ -37,7 +37,7 @@ def decide_smallest(graph: Graph) -> Graph:
             decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile)
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
-        elif n.kind in (Kind.MAXPOOL, Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL, Kind.ADD):
+        elif DECIDED.get(n.kind) is UnitDecision:
             decisions[n.name] = UnitDecision(1)
     return graph.with_decisions(decisions)
 

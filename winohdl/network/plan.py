@@ -30,11 +30,11 @@ from winohdl.core.device import ECP5_PARTS, Device
 from winohdl.core.errors import WinohdlError
 
 from .budget import NAMES, RESOURCES, Budget
-from .candidates import (EAGER_RANK, FREE, Candidate, Context, conv_candidates, divisors, engine_bound,
+from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
                          other_candidates, winograd_geometries)
 from .fold import fold, least_dsp, totals
 from .decision import Decision, decision_from_json, engine_decision, label
-from .graph import Graph, Kind
+from .graph import DECIDED, Graph, Kind
 
 FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
 WINOGRAD_SLACK = 0.005
@@ -218,11 +218,11 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
     shapes = {n.name: n.shape for n in graph.nodes}
     out = {}
     for n in graph.nodes:
-        if n.kind in FREE:
-            continue
         if n.kind == Kind.BATCH_NORM:
             raise WinohdlError(f"node {n.name!r}: plan the graph with its batch norms folded "
                                "(winohdl.network.rewrite.fold_batch_norm; load_model does it)")
+        if n.kind not in DECIDED:
+            continue        # no hardware of its own (the input, ReLU and clamps, flatten)
         x = shapes[n.inputs[0]]
         if n.kind == Kind.CONV:
             geometries: list = [None]

@@ -165,11 +165,6 @@ class QuantNetwork:
         used = {i for q in self.layers for i in q.inputs}
         return tuple(q.name for q in self.layers if q.name not in used)
 
-    def ranges(self) -> dict[str, int]:
-        """Each layer's exponent, as :func:`quantise_with` takes the ranges (where the rules derive a
-        layer's exponent instead, e.g. max pooling or the logits, it does not read the range)."""
-        return {q.name: q.exponent for q in self.layers}
-
     @property
     def fused(self) -> dict[str, str]:
         """Each fused graph node and the layer it went into."""
@@ -293,7 +288,8 @@ def quantise_with(graph: Graph, ranges: dict[str, int], description: str = "") -
     """Quantise ``graph`` (its ReLUs fused: :func:`~winohdl.network.rewrite.fuse_relu`) with the exponent
     of each node's output range given (``ranges``: node name -> the exponent :func:`exponent_for` gives
     its calibrated range). The rules of the module docstring; :func:`quantise_network` measures the
-    ranges, a network folder records them (:meth:`QuantNetwork.ranges`)."""
+    ranges, a network folder reads them from quant.json (each layer's exponent; where the rules derive a
+    layer's exponent instead, e.g. max pooling or the logits, its range is not read)."""
     _need_weights(graph)
     layers: dict[str, QuantLayer] = {}
     for node in graph.nodes:

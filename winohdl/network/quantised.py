@@ -3,13 +3,13 @@ onnxruntime against the integer model, the accuracy on labelled inputs, and the 
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.io import npz_bytes
 
 from .calibration import (Accuracy, accuracy, classes, load_calibration, load_labels, random_calibration,
                           random_description)
@@ -58,10 +58,8 @@ class Quantised:
 
     def files(self) -> dict[str, str | bytes]:
         """quant.json, quant.txt, quant_weights.npz and network.onnx, by name (a network folder's)."""
-        weights = io.BytesIO()
-        np.savez(weights, **self.qnet.arrays())
         return {"quant.json": self.qnet.to_json(), "quant.txt": self.qnet.text(),
-                "quant_weights.npz": weights.getvalue(), "network.onnx": self.model.SerializeToString()}
+                "quant_weights.npz": npz_bytes(self.qnet.arrays()), "network.onnx": self.model.SerializeToString()}
 
     def report(self) -> str:
         """The lines the command prints."""

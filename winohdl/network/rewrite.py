@@ -19,11 +19,24 @@ from .importer import unsupported
 from .graph import FUSES_RELU, Graph, Kind
 
 
-def _readers(graph: Graph) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for src, _ in graph.edges:
-        out[src] = out.get(src, 0) + 1
-    return out
+def _into_source(graph: Graph, fold, weights: dict | None = None) -> Graph:
+    """``graph`` with each node that ``fold(node, source)`` absorbs into the node it reads removed (``fold``
+    returns the source's new node, or None to keep the node); its readers read the source."""
+    nodes: dict = {}
+    host: dict[str, str] = {}
+    for n in graph.nodes:
+        n = replace(n, inputs=tuple(host.get(i, i) for i in n.inputs))
+        merged = fold(n, nodes[n.inputs[0]]) if n.inputs else None
+        if merged is None:
+            nodes[n.name] = n
+        else:
+            nodes[merged.name], host[n.name] = merged, merged.name
+    return Graph(tuple(nodes.values()), graph.weights if weights is None else weights)
+
+
+def _only_reader(graph: Graph, name: str):
+    readers = graph.readers(name)
+    return readers[0] if len(readers) == 1 else None
 
 
 def fold_batch_norm(graph: Graph) -> Graph:
@@ -31,16 +44,12 @@ def fold_batch_norm(graph: Graph) -> Graph:
     ``w' = w * gamma / sqrt(var + eps)``, ``b' = (b - mean) * gamma / sqrt(var + eps) + beta`` in float64;
     its readers read the convolution. A batch norm after anything else is one error line (the hardware
     has no unit for it)."""
-    readers, weights = _readers(graph), dict(graph.weights)
-    nodes: dict = {}
-    host: dict[str, str] = {}
-    for n in graph.nodes:
-        n = replace(n, inputs=tuple(host.get(i, i) for i in n.inputs))
+    weights = dict(graph.weights)
+
+    def fold(n, conv):
         if n.kind != Kind.BATCH_NORM:
-            nodes[n.name] = n
-            continue
-        conv = nodes[n.inputs[0]]
-        if conv.kind != Kind.CONV or readers[conv.name] != 1:
+            return None
+        if conv.kind != Kind.CONV or _only_reader(graph, conv.name) is None:
             raise unsupported("batch norm", n.name, "it folds only into a convolution that nothing else reads")
         stat = {k: weights.pop(f"{n.name}.{k}") for k in ("weight", "bias", "mean", "var")}
         scale = stat["weight"] / np.sqrt(stat["var"] + n.attrs.eps)
@@ -48,14 +57,8 @@ def fold_batch_norm(graph: Graph) -> Graph:
         b = weights.get(f"{conv.name}.bias", np.zeros(conv.attrs.out_channels))
         weights[f"{conv.name}.weight"] = w * scale.reshape((-1,) + (1,) * (w.ndim - 1))
         weights[f"{conv.name}.bias"] = (b - stat["mean"]) * scale + stat["bias"]
-        nodes[conv.name] = replace(conv, attrs=replace(conv.attrs, bias=True))
-        host[n.name] = conv.name
-    return Graph(tuple(nodes.values()), weights)
-
-
-def _only_reader(graph: Graph, name: str):
-    readers = [n for n in graph.nodes if name in n.inputs]
-    return readers[0] if len(readers) == 1 and name not in graph.outputs else None
+        return replace(conv, attrs=replace(conv.attrs, bias=True))
+    return _into_source(graph, fold, weights)
 
 
 def fold_average_into_linear(graph: Graph) -> Graph:
@@ -84,20 +87,13 @@ def fuse_relu(graph: Graph) -> Graph:
     ``relu_max`` above for a clamp; its range is taken after the clamp) and the ReLU's name in ``fused``;
     the ReLU's readers read the host. Other ReLUs and clamps stay (the hardware has no unit for them: one
     error line when it is built)."""
-    readers = _readers(graph)
-    nodes: dict = {}
-    host: dict[str, str] = {}
-    for n in graph.nodes:
-        n = replace(n, inputs=tuple(host.get(i, i) for i in n.inputs))
-        src = nodes[n.inputs[0]] if n.inputs else None
+    def fold(n, src):
         clamp = n.kind == Kind.CLAMP and n.attrs.low == 0
-        if (n.kind == Kind.RELU or clamp) and src.kind in FUSES_RELU and not src.relu and readers[src.name] == 1:
-            nodes[src.name] = replace(src, relu=True, fused=src.fused + (n.name,),
-                                      relu_max=n.attrs.high if clamp else None)
-            host[n.name] = src.name
-            continue
-        nodes[n.name] = n
-    return Graph(tuple(nodes.values()), graph.weights)
+        if not (n.kind == Kind.RELU or clamp) or src.kind not in FUSES_RELU or src.relu \
+                or _only_reader(graph, src.name) is None:
+            return None
+        return replace(src, relu=True, fused=src.fused + (n.name,), relu_max=n.attrs.high if clamp else None)
+    return _into_source(graph, fold)
 
 
 def expand_groups(graph: Graph) -> Graph:

@@ -18,8 +18,8 @@ from torch.export.graph_signature import InputKind
 
 from winohdl.core.errors import WinohdlError
 
-from .importer import Builder, batch_norm_weights, conv_attrs, per_axis, unsupported
-from .attrs import Clamp, Linear, Pool
+from .importer import Builder, batch_norm_weights, clamp_kind, conv_attrs, per_axis, unsupported
+from .attrs import Linear, Pool
 from .graph import Graph, Kind
 
 
@@ -135,15 +135,8 @@ def _clamp(b: Builder, n, op: str) -> None:
     low, high = (list(n.args[1:3]) + [n.kwargs.get("min"), n.kwargs.get("max")][len(n.args[1:3]):])
     if op == "aten.hardtanh":
         low, high = (-1.0 if low is None else low), (1.0 if high is None else high)
-    if not all(v is None or isinstance(v, (int, float)) for v in (low, high)) or low is None:
-        raise unsupported(op, n.name, "a clamp by constant bounds, with a lower one")
-    x = (b.ref(n.args[0].name, op, n.name),)
-    if high is None:
-        if low != 0:
-            raise unsupported(op, n.name, "a clamp from a value other than 0 without a top")
-        b.add(n.name, Kind.RELU, x, _shape(n))
-    else:
-        b.add(n.name, Kind.CLAMP, x, _shape(n), Clamp(low, high))
+    kind, attrs = clamp_kind(low, high, op, n.name)
+    b.add(n.name, kind, (b.ref(n.args[0].name, op, n.name),), _shape(n), attrs)
 
 
 def _pool_args(b: Builder, n, op: str, kernel, stride, padding) -> tuple[str, int | None, tuple, tuple, tuple]:
