@@ -7,8 +7,8 @@ import pytest
 from hdl.components import DSP_OPERAND_BITS
 from hdl.cost import MULTIPLIER_SIZES
 from hdl.datapath import DSP_SIZE
-from winohdl.core.device import (ECP5_PARTS, FAMILIES, FAMILY_DEVICES, FPGA_FAMILIES, default_dsp_size,
-                                 family_device)
+from winohdl.core.device import (ECP5_PARTS, FAMILIES, FAMILY_DEVICES, FPGA_FAMILIES, PARTS, XC7_PARTS,
+                                 default_dsp_size, family_device)
 from winohdl.core.errors import WinohdlError
 
 
@@ -44,3 +44,20 @@ def test_cells_counted_by_the_family_patterns():
     assert ecp5.logic_count(cells) == 16
     assert ecp5.cells_by_kind(cells) == {"logic": {"LUT4": 10}, "carry": {"CCU2C": 3}, "ff": {"TRELLIS_FF": 4},
                                          "dsp": {"MULT18X18D": 1}, "bram": {"DP16KD": 2}, "other": {"WEIRD": 1}}
+
+
+def test_xc7_parts_for_the_planner():
+    """DS190 / DS180: DSP48E1, block RAM counted in RAMB18E1 halves (140 and 135 RAMB36E1), LUT6."""
+    figures = {p: (d.dsp_capacity, d.bram_capacity, d.lut_capacity) for p, d in XC7_PARTS.items()}
+    assert figures == {"XC7Z020": (220, 280, 53200), "XC7A100T": (240, 270, 63400)}
+    for d in XC7_PARTS.values():
+        assert (d.family, d.dsp.cell, d.dsp.size, d.bram.cell, d.bram.bits, d.lut) == \
+            ("xilinx", "DSP48E1", (25, 18), "RAMB18E1", 18432, "LUT6")
+        assert d.bram.widths == (1, 2, 4, 9, 18, 36) and d.lutram.shapes == (("RAM32M", 32, 6), ("RAM64M", 64, 3))
+    assert PARTS == {**ECP5_PARTS, **XC7_PARTS} and FAMILY_DEVICES["xilinx"].bram == XC7_PARTS["XC7Z020"].bram
+
+
+def test_block_rams_counted_in_the_parts_units():
+    xc7, ecp5 = FAMILY_DEVICES["xilinx"], FAMILY_DEVICES["ecp5"]
+    assert xc7.bram_count({"RAMB36E1": 3, "RAMB18E1": 2, "LUT6": 9, "RAM64M": 4}) == 8
+    assert ecp5.bram_count({"DP16KD": 5, "LUT4": 3}) == 5

@@ -9,11 +9,11 @@ from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
 from winohdl.cli import main
-from winohdl.core.device import ECP5_PARTS
+from winohdl.core.device import ECP5_PARTS, XC7_PARTS
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
-from winohdl.network.budget import (DEFAULT_CLOCK_MHZ, Budget, Memory, bram_blocks, device, memory_cost, parse_budget,
-                                    parse_clock)
+from winohdl.network.budget import (DEFAULT_CLOCK_MHZ, Budget, Memory, MemoryCost, bram_blocks, device, memory_cost,
+                                    names, parse_budget, parse_clock)
 from winohdl.network.candidates import Candidate, datapath, engine_logic, engine_memories
 from winohdl.network.decision import UnitDecision, engine_decision
 from winohdl.network.fold import fold
@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DIGITS = f"{ROOT}/examples/digits/model.py:digits_cnn"
 RESNET8 = f"{ROOT}/examples/resnet8/model.py:resnet8"
 PART = ECP5_PARTS["LFE5U-85F"]
+ZYNQ = XC7_PARTS["XC7Z020"]
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +60,38 @@ def test_engine_block_rams_and_logic_match_the_measured_engines(out, counts):
     measured = {(4, 4): (2972, 2995), (2, 2): (1270, 959)}[out]
     for kind, blocks, logic in zip((EngineKind.WINOGRAD, EngineKind.DIRECT), counts, measured):
         plan = plan_engine(opts, datapath(g, 8, 8), kind)
-        assert memory_cost(engine_memories(plan), PART.bram).bram == blocks
+        assert memory_cost(engine_memories(plan), PART).bram == blocks
         assert abs(engine_logic(plan) - logic) <= 0.12 * logic
+
+
+def test_bram_blocks_follow_the_ramb18e1_widths():
+    """In RAMB18E1 halves from the simple-dual-port widths: 16Kx1 and 512x36 one half; 1Kx36 two (one
+    RAMB36E1, as Yosys maps it); 2Kx72 eight (4 RAMB36E1, Yosys); 4Kx84 twenty (2Kx9: 10 wide x 2 deep;
+    Yosys: 10 RAMB36E1); 2049x9 two; 512x72 two (one RAMB36E1 in 512x72 SDP)."""
+    b = ZYNQ.bram
+    cases = ((16384, 1), (512, 36), (1024, 36), (2048, 72), (4096, 84), (2049, 9), (512, 72), (1024, 18), (1, 1))
+    assert [bram_blocks(d, w, b) for d, w in cases] == [1, 1, 2, 8, 20, 2, 2, 1, 1]
+
+
+@pytest.mark.parametrize("depth, width, bram, logic", [
+    (32, 8, 0, 8),            # 2 RAM32M (32 x 6 each), 4 LUT each
+    (48, 8, 0, 12),           # 3 RAM64M (64 x 3)
+    (256, 8, 0, 12 * 4 + 8 * 3),  # 12 RAM64M in 4 banks: a read multiplexer per bit and extra bank
+    (1024, 1, 0, 16 * 4 + 15),    # 16 RAM64M cost 128 against a RAMB18E1's 129
+    (2048, 1, 1, 0),          # 32 RAM64M cost 256: one RAMB18E1
+    (200, 32, 1, 0),          # 44 RAM64M: one RAMB18E1
+    (512, 16, 1, 0)])
+def test_xc7_memories_go_where_yosys_puts_them(depth, width, bram, logic):
+    """Yosys's synth_xilinx on one memory of one write and one read port maps each of these as the
+    planner counts it (RAM32M, RAM64M or RAMB18E1; its memory_libmap costs 8 and 129)."""
+    assert memory_cost([Memory(1, depth, width)], ZYNQ) == MemoryCost(bram, logic)
+    assert memory_cost([Memory(3, depth, width, block=True)], ZYNQ).bram == 3 * bram_blocks(depth, width, ZYNQ.bram)
 
 
 def test_small_memories_are_lut_ram_unless_forced():
     small, forced = Memory(1, 48, 8), Memory(1, 48, 8, block=True)
-    assert memory_cost([small], PART.bram).bram == 0 and memory_cost([small], PART.bram).logic > 0
-    assert memory_cost([forced], PART.bram).bram == 1
+    assert memory_cost([small], PART).bram == 0 and memory_cost([small], PART).logic > 0
+    assert memory_cost([forced], PART).bram == 1
 
 
 @pytest.mark.parametrize("text, words", [
@@ -80,8 +105,12 @@ def test_bad_budget_is_one_line(text, words):
 def test_budget_overrides_the_part():
     assert parse_budget("bram=10, dsp=5", PART) == Budget(5, 10, PART.lut_capacity)
     assert parse_budget(None, PART) == Budget(156, 208, 83640)
-    with pytest.raises(WinohdlError, match="unknown device"):
+    with pytest.raises(WinohdlError, match="unknown device 'LFE5U-12F': choose .*XC7Z020, XC7A100T"):
         device("LFE5U-12F")
+    assert device("xc7z020") is ZYNQ and device("xc7a100t").bram_capacity == 270 and device("lfe5u-85f") is PART
+    assert parse_budget(None, ZYNQ) == Budget(220, 280, 53200)
+    assert names(ZYNQ) == {"dsp": "DSP (DSP48E1)", "bram": "block RAM (RAMB18E1 halves, a RAMB36E1 counting 2)",
+                           "logic": "logic (LUT6)"}
     for bad in ("0", "fast", "nan", "2000"):
         with pytest.raises(WinohdlError, match="--clock"):
             parse_clock(bad)
@@ -215,6 +244,11 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, words", [
     (["--plan-only", "--part", "XC7"], "unknown device"),
+    (["--part", "xc7z020", "--family", "ecp5"], "--part XC7Z020 belongs to family xilinx: --family ecp5 does not"),
+    (["--part", "LFE5U-25F", "--family", "xilinx"], "--part LFE5U-25F belongs to family ecp5: --family xilinx"),
+    (["--part", "xc7a100t", "--family", "all"], "--family ecp5,ice40,gowin does not apply"),
+    (["--family", "ecp5,xilinx"], "--family ecp5,xilinx: a plan is for one part"),
+    (["--part", "xc7z020", "--budget", "uram=2"], "--budget must be dsp=N,bram=N,logic=N"),
     (["--plan-only", "--budget", "dsp"], "--budget"),
     (["--plan-only", "--clock", "-3"], "--clock"),
     (["--plan", "smallest", "--part", "LFE5U-25F"], "--part sizes a plan: it does not apply with --plan smallest"),
@@ -240,3 +274,31 @@ def test_cli_bad_plan_options_are_one_line(tmp_path, capsys, args, words):
 def test_family_all_means_the_families_with_place_and_route():
     from winohdl.network.synthesis import check_families
     assert set(check_families("all")) == {"ecp5", "ice40", "gowin"}
+    assert check_families("xilinx") == ["xilinx"]    # Yosys alone: no Fmax
+
+
+@pytest.mark.parametrize("part, family, planned", [
+    (None, [], "LFE5U-85F"), (None, ["xilinx"], "XC7Z020"), (None, ["ice40"], "LFE5U-85F"),
+    ("xc7a100t", ["xilinx"], "XC7A100T"), ("xc7z020", [], "XC7Z020")])
+def test_the_part_follows_the_family(part, family, planned):
+    """Without --part, --family xilinx plans for the XC7Z020 (ecp5: the LFE5U-85F); --family stays none
+    (no synthesis) unless given, whatever the part."""
+    from types import SimpleNamespace
+    from winohdl.network.frontend import _target
+    got, budget, clock = _target(SimpleNamespace(part=part, budget=None, clock="143"), family)
+    assert got.part == planned and budget == Budget.of(got) and clock == 143.0
+
+
+def test_resnet8_plan_fits_the_xc7z020(resnet8, resnet8_plans):
+    """ResNet-8 within the ZedBoard's part at fpgaConvNet's clock, in DSP48E1, RAMB18E1 halves and LUT6;
+    a budget it does not fit names the resource in the part's units and a bigger part of its family."""
+    p = plan_network(resnet8, ZYNQ, Budget.of(ZYNQ), 143.0, derive=False)
+    assert p.fits and p.device == "XC7Z020" and p.verdict.startswith("fits XC7Z020 (dsp ")
+    assert p.totals["dsp"] <= 220 and p.totals["bram"] <= 280 and p.totals["logic"] <= 53200
+    assert p.fps == pytest.approx(143e6 / p.cycles) and "at 143 MHz" in p.verdict
+    assert any(x.decision.geometry is not None for x in p.layers)
+    tight = plan_network(resnet8, ZYNQ, Budget(220, 40, 53200), 143.0, PlanMode.DIRECT)
+    assert not tight.fits and "block RAM (RAMB18E1 halves, a RAMB36E1 counting 2)" in tight.verdict
+    assert "the XC7A100T (" in tight.verdict and "LFE5U" not in tight.verdict
+    report = text(Plans("resnet8", p, tight))
+    assert "DSP: DSP48E1 per multiplier" in report and "RAMB18E1 halves" in report

@@ -2,6 +2,7 @@
 Verilator as a user runs it, every logit checked; what cannot be simulated is refused up front."""
 
 import json
+import re
 
 import pytest
 
@@ -153,6 +154,25 @@ def test_family_and_verify_on_the_smallest_network(cli, tmp_path):
     assert code == 0, err
     assert "synth      ecp5    DSP 19, block RAM 0," in out and "not placed: place and route ran past" in out
     assert "icarus    netlist (ecp5)  PASS  2 of 2 images" in out
+
+
+@pytest.mark.slow(30)
+def test_xc7_part_and_family_on_the_smallest_network(cli, tmp_path):
+    """``--part xc7z020 --family xilinx --verify``: planned in DSP48E1, RAMB18E1 halves and LUT6 at the
+    stated clock, Yosys maps the plan's hardware (DSP48E1 inferred) and the mapped netlist streams two
+    images bit-exact on Icarus with the xc7 cell models; no Fmax (no open place and route for xc7): the
+    frames per second are the plan's, labelled as planned, and the cells stand against the part."""
+    (tmp_path / "m.py").write_text(TINY)
+    code, out, err = cli("network", "--model", tmp_path / "m.py:net", "--input-shape", "1x1x6x6", "--part",
+                         "xc7z020", "--family", "xilinx", "--clock", "143", "--verify", "--images", "2",
+                         "-o", tmp_path / "n")
+    assert code == 0, err
+    assert "plan       winograd (every algorithm) on XC7Z020" in out and "DSP: DSP48E1 per multiplier" in out
+    line = next(x for x in out.splitlines() if x.startswith("synth      xilinx"))
+    assert re.search(r"fits XC7Z020 \(DSP \d+/220, block RAM \d+/280, logic [\d,]+/53,200\)", line), line
+    assert "no Fmax" in line and re.search(r"planned [\d,.]+ frames/s at 143 MHz \(the plan's clock, not measured\)",
+                                           line), line
+    assert "icarus    netlist (xilinx)  PASS  2 of 2 images" in out
 
 
 def test_a_network_folder_refuses_what_does_not_apply(cli, tmp_path):

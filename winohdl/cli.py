@@ -383,20 +383,25 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
     nw.add_argument("--plan-only", action="store_true",
                     help="stop after the plan: plan.json, plan.txt and plan.svg beside network.json; nothing is "
                          "quantised or elaborated")
-    nw.add_argument("--part", default=None, help="the FPGA part planned for: LFE5U-25F, LFE5U-45F, LFE5U-85F "
-                    "(default)")
+    nw.add_argument("--part", default=None, help="the FPGA part planned for: LFE5U-25F, LFE5U-45F, LFE5U-85F (ecp5), "
+                    "XC7Z020, XC7A100T (xilinx), any case. Default: the part of --family xilinx (XC7Z020) or ecp5 "
+                    "(LFE5U-85F), else LFE5U-85F; --family must be the part's family")
     nw.add_argument("--budget", default=None,
-                    help="dsp=N,bram=N,logic=N (any of them): overrides the part's MULT18X18D, DP16KD and LUT4 counts")
+                    help="dsp=N,bram=N,logic=N (any of them): overrides the part's counts (ecp5: MULT18X18D, DP16KD, "
+                         "LUT4; xc7: DSP48E1, RAMB18E1 halves (a RAMB36E1 counts 2), LUT6)")
     nw.add_argument("--clock", default=None,
-                    help="MHz the plan's frames per second are quoted at (default: the slower engine's measured "
-                         "Fmax, docs/benchmarks.md)")
+                    help="MHz the plan's frames per second are quoted at (default: the slower ECP5 engine's measured "
+                         "Fmax, docs/benchmarks.md); with --family xilinx (no place and route) the frames per second "
+                         "reported are these, labelled as planned")
     nw.add_argument("--sim", default="none", choices=SIM_CHOICES + ("none",),
                     help="simulate the generated network (default none)")
     nw.add_argument("--images", type=positive_int, default=None,
                     help="images to simulate (--sim, --verify): the first of --calibration, or seeded random ones "
                          f"(default {DEFAULT_IMAGES})")
     _synth_args(nw, "none", "synthesise the generated network for these FPGA families (ecp5, ice40, gowin; comma "
-                            "list): its cells (Yosys), Fmax (nextpnr, median of --seeds) and frames per second")
+                            "list): its cells (Yosys), Fmax (nextpnr, median of --seeds) and frames per second; "
+                            "xilinx: Yosys alone (no open place and route: no Fmax), its cells against the xc7 part "
+                            "planned for. Default none (no synthesis), for every part")
     _ray_arg(nw, "the nextpnr seeds (default: local processes)")
     nw.add_argument("--verify", action="store_true",
                     help="with --family: stream --images images through each mapped netlist with the family's "

@@ -8,7 +8,11 @@ Family names are the ones ``--family`` accepts (:data:`FAMILIES`): ``ice40``, ``
 ``xilinx`` (AMD/Xilinx 7-series, xc7), ``gowin`` and ``asic`` (a technology-independent CMOS
 estimate, no hard blocks). Capacities are nextpnr's own counts of the part (``Device utilisation``
 of nextpnr-ecp5 ``--25k/--45k/--85k``, nextpnr-ice40 ``--up5k``, nextpnr-himbaechel-gowin
-``GW2A-LV18PG256C8/I7``); xc7 names no part (no open place and route here), so it has none.
+``GW2A-LV18PG256C8/I7``); the xc7 family device names no part (no open place and route here), so it has
+none, and the xc7 parts a network is planned for (:data:`XC7_PARTS`) have the data sheets' counts (DS190,
+DS180: DSP48E1, block RAM in RAMB18E1 halves, LUT6). Block RAM and LUT RAM carry the shapes and the
+``memory_libmap`` costs with which Yosys maps a memory into them (its ``brams_xc4v.txt``,
+``lutrams_xc5v.txt`` and the Lattice equivalents), which the planner's memory rules read.
 """
 
 from __future__ import annotations
@@ -42,11 +46,39 @@ class DspBlock:
 
 @dataclass(frozen=True)
 class BlockRam:
-    """One block RAM: its cell, its size in bits and the data widths a port can take."""
+    """One block RAM: its cell, its size in bits, the data widths a port can take in simple dual port (one
+    write, one read port), Yosys's ``memory_libmap`` cost of one, and how many of this block each mapped
+    cell counts (xc7: a RAMB36E1 is two RAMB18E1; a cell not named counts one)."""
 
     cell: str
     bits: int
     widths: tuple[int, ...]
+    cost: int = 0
+    counts: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class LutRam:
+    """Distributed RAM as Yosys maps a memory with one write and one read port into it.
+
+    Attributes
+    ----------
+    shapes : tuple of (str, int, int)
+        Each cell and the words x bits one holds in that use (ECP5 ``TRELLIS_DPR16X4`` 16 x 4; xc7
+        ``RAM32M`` 32 x 6 and ``RAM64M`` 64 x 3).
+    luts : int
+        LUTs one cell takes from the logic figure (both: the four LUTs of its slice or PFU).
+    cost : int
+        Yosys's ``memory_libmap`` cost of one cell (against :attr:`BlockRam.cost`).
+    max_depth : int or None
+        Deeper memories go to block RAM whatever the costs say (ECP5, as Yosys maps synchronous-read
+        banks); None: the costs alone decide (xc7: 1024 x 1 is 16 RAM64M, 2048 x 1 one RAMB18E1).
+    """
+
+    shapes: tuple[tuple[str, int, int], ...]
+    luts: int
+    cost: int
+    max_depth: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,10 +96,14 @@ class Device:
     dsp : DspBlock or None
         The multiplier block (None: no hard multiplier).
     dsp_capacity, bram_capacity, lut_capacity : int or None
-        How many multiplier blocks, block RAMs and LUTs (LUT4 for ECP5, iCE40 and Gowin) the part
-        has; None where no part is named.
+        How many multiplier blocks, block RAMs (in units of :attr:`bram`: xc7 counts RAMB18E1 halves)
+        and LUTs (:attr:`lut`) the part has; None where no part is named.
     bram : BlockRam or None
         The block RAM (None: none).
+    lutram : LutRam or None
+        The distributed RAM the planner counts (None: not modelled).
+    lut : str
+        The LUT the logic capacity counts (``LUT4``; xc7 ``LUT6``).
     formula : str
         The logic figure's formula, as reports name it.
     logic : tuple of (str, int)
@@ -88,6 +124,8 @@ class Device:
     bram: BlockRam | None = None
     bram_capacity: int | None = None
     lut_capacity: int | None = None
+    lutram: LutRam | None = None
+    lut: str = "LUT4"
 
     @property
     def name(self) -> str:
@@ -101,6 +139,11 @@ class Device:
             kind = next((k for k, pat in self.kinds if re.fullmatch(pat.rstrip("$"), cell)), "other")
             out[kind][cell] = n
         return {k: out[k] for k in KIND_ORDER if out.get(k)}
+
+    def bram_count(self, cells: dict) -> int:
+        """Block RAMs of ``{cell type: count}`` in units of :attr:`bram` (xc7: a RAMB36E1 counts two)."""
+        weights = dict(self.bram.counts) if self.bram is not None else {}
+        return sum(weights.get(c, 1) * n for c, n in self.cells_by_kind(cells).get("bram", {}).items())
 
     def logic_count(self, cells: dict) -> int:
         """The logic figure (:attr:`formula`) of ``{cell type: count}``."""
@@ -116,13 +159,33 @@ _ECP5 = Device(
     (("logic", r"LUT4$"), ("carry", r"CCU2C$"), ("mux", r"(PFUMX|L6MUX21)$"), ("ff", r"TRELLIS_FF$"),
      ("dsp", r"(MULT18X18D|ALU54B)$"), ("bram", r"(DP16KD|PDPW16KD)$"), ("lutram", r"TRELLIS_DPR16X4$"),
      ("io", r"TRELLIS_IO$")),
-    dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36)))
+    dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=128),
+    lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=4, cost=4, max_depth=128))
 ECP5_PARTS = {
     "LFE5U-25F": replace(_ECP5, part="LFE5U-25F", dsp_capacity=28, bram_capacity=56, lut_capacity=24288),
     "LFE5U-45F": replace(_ECP5, part="LFE5U-45F", dsp_capacity=72, bram_capacity=108, lut_capacity=43848),
     "LFE5U-85F": replace(_ECP5, part="LFE5U-85F", dsp_capacity=156, bram_capacity=208, lut_capacity=83640),
 }
 """The ECP5 parts a network planner sizes against (MULT18X18D, DP16KD, LUT4)."""
+
+_XC7 = Device(
+    "xilinx", "xc7 (7-series)", "LUT1..LUT6 + INV (CARRY4 listed)", (("LUT[1-6]", 1), ("INV", 1)),
+    (("logic", r"(LUT[1-6]|INV)$"), ("carry", r"CARRY4$"), ("mux", r"MUXF[78]$"), ("ff", r"FD\w*$"),
+     ("dsp", r"DSP48E1$"), ("bram", r"RAMB(18|36)E1$"), ("lutram", r"(RAM\d+[XM]\w*|SRL\w*)$"),
+     ("io", r"(IBUF|OBUF|IOBUF|BUFG)\w*$")),
+    dsp=DspBlock("DSP48E1", 25, 18),
+    # counted in RAMB18E1 halves (16Kx1 .. 512x36 in simple dual port); a RAMB36E1 (32Kx1 .. 512x72) is two,
+    # which holds the same shapes twice, so the count in halves is the fewest either way
+    bram=BlockRam("RAMB18E1", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=129, counts=(("RAMB18E1", 1), ("RAMB36E1", 2))),
+    lutram=LutRam((("RAM32M", 32, 6), ("RAM64M", 64, 3)), luts=4, cost=8), lut="LUT6")
+XC7_PARTS = {
+    "XC7Z020": replace(_XC7, part="XC7Z020", dsp_capacity=220, bram_capacity=280, lut_capacity=53200),
+    "XC7A100T": replace(_XC7, part="XC7A100T", dsp_capacity=240, bram_capacity=270, lut_capacity=63400),
+}
+"""The xc7 parts a network planner sizes against (DSP48E1, RAMB18E1 halves: 140 and 135 RAMB36E1, LUT6):
+the ZedBoard's and Pynq-Z2's Zynq-7020 and the Arty A7-100T's Artix-7."""
+PARTS = {**ECP5_PARTS, **XC7_PARTS}
+"""Every part a network can be planned for, by name."""
 
 _ASIC_CELLS = "(NAND|NOR|NOT|AND|OR|XOR|XNOR|ANDNOT|ORNOT|MUX|NMUX|AOI3|OAI3|AOI4|OAI4|BUF)"
 FAMILY_DEVICES = {
@@ -133,12 +196,7 @@ FAMILY_DEVICES = {
          ("bram", r"(SB_RAM40_4K\w*|SB_SPRAM256KA)$"), ("io", r"SB_IO\w*$")),
         package="SG48", dsp=DspBlock("SB_MAC16", 16, 16), dsp_capacity=8,
         bram=BlockRam("SB_RAM40_4K", 4 * 1024, (2, 4, 8, 16)), bram_capacity=30, lut_capacity=5280),
-    "xilinx": Device(
-        "xilinx", "xc7 (7-series)", "LUT1..LUT6 + INV (CARRY4 listed)", (("LUT[1-6]", 1), ("INV", 1)),
-        (("logic", r"(LUT[1-6]|INV)$"), ("carry", r"CARRY4$"), ("mux", r"MUXF[78]$"), ("ff", r"FD\w*$"),
-         ("dsp", r"DSP48E1$"), ("bram", r"RAMB(18|36)E1$"), ("lutram", r"(RAM\d+[XM]\w*|SRL\w*)$"),
-         ("io", r"(IBUF|OBUF|IOBUF|BUFG)\w*$")),
-        dsp=DspBlock("DSP48E1", 25, 18), bram=BlockRam("RAMB36E1", 36 * 1024, (1, 2, 4, 9, 18, 36, 72))),
+    "xilinx": _XC7,
     "gowin": Device(
         "gowin", "GW2A-LV18PG256C8/I7", "LUT1..LUT4 + ALU (an ALU is one LUT4 of a slice in carry mode)",
         (("LUT[1-4]", 1), ("ALU", 1)),

@@ -56,8 +56,9 @@ def import_model(model, input_shape=None, weights=None) -> Graph:
 
 def plan(graph: Graph, part: str = DEFAULT_DEVICE, budget: str | None = None, clock_mhz: float | None = None,
          name: str = "") -> Plans:
-    """The Winograd plan and the direct-only plan of ``graph`` on ``part`` within ``budget`` (``"dsp=N,bram=N,
-    logic=N"``, any of them; default the part's), frames per second quoted at ``clock_mhz``."""
+    """The Winograd plan and the direct-only plan of ``graph`` on ``part`` (an ECP5 or xc7 part of
+    :data:`winohdl.core.device.PARTS`, any case) within ``budget`` (``"dsp=N,bram=N,logic=N"``, any of them,
+    in the part's units; default the part's), frames per second quoted at ``clock_mhz``."""
     p = device(part)
     return plan_both(graph, p, parse_budget(budget, p), DEFAULT_CLOCK_MHZ if clock_mhz is None else clock_mhz,
                      network=name)
@@ -131,10 +132,11 @@ def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path 
 def synthesise(net: NetworkFolder, family: str, seeds: int, pnr_timeout: float, work: Path | None = None,
                netlist: bool = False, ray_address: str | None = None):
     """Yosys and nextpnr on the folder's network for ``family``: cells, Fmax (median of ``seeds``, run on
-    local processes or the Ray cluster at ``ray_address``) and frames per second
+    local processes or the Ray cluster at ``ray_address``) and frames per second; for xilinx (no open
+    place and route) Yosys alone, beside the planned part and the plan's frames per second at its clock
     (:class:`winohdl.network.synthesis.NetworkSynthesis`)."""
     from .synthesis import synthesise_network
     generated = net.hardware()
     work = work or make_run_folder(net.folder / "synth", "synth")
     return synthesise_network(generated, net.folder, family, work, seeds, pnr_timeout, netlist=netlist,
-                              ray_address=ray_address)
+                              ray_address=ray_address, plan=None if net.plans is None else net.plans.winograd)

@@ -1,15 +1,18 @@
 """What a network plan is sized against: the part, its budget, the clock, and how memories count.
 
-The part comes from the device table (:data:`winohdl.core.device.ECP5_PARTS`: MULT18X18D, DP16KD and
-LUT4 counts as nextpnr reports them); ``--budget dsp=N,bram=N,logic=N`` overrides any of the three.
+The part comes from the device table (:data:`winohdl.core.device.PARTS`): an ECP5 part (MULT18X18D,
+DP16KD and LUT4 counts as nextpnr reports them) or an xc7 part (DSP48E1, block RAM in RAMB18E1 halves,
+a RAMB36E1 counting two, and LUT6, as the data sheets count them); ``--budget dsp=N,bram=N,logic=N``
+overrides any of the three, in the part's own units (:func:`names`).
 
-Block RAM is counted in whole DP16KD blocks per memory, never as bits / 18 kbit: a memory of ``depth x
-width`` takes the fewest blocks over the port widths of the device table (:func:`bram_blocks`), and a
-memory read at several addresses in one cycle is copied once per read (a DP16KD has one read port beside
-its write port), as Yosys maps the engines' feature-map banks. A memory goes to LUT RAM (TRELLIS_DPR16X4)
-where Yosys's own costs (``memory_libmap``) would put it, unless the hardware forces block RAM (the
-engines' transformed tiles); LUT RAM counts in the logic figure. The measurements these rules are
-checked against are in docs/benchmarks.md.
+Block RAM is counted in whole blocks per memory (DP16KD; RAMB18E1 halves), never as bits / 18 kbit: a
+memory of ``depth x width`` takes the fewest blocks over the simple-dual-port widths of the device table
+(:func:`bram_blocks`), and a memory read at several addresses in one cycle is copied once per read (a
+block has one read port beside its write port), as Yosys maps the engines' feature-map banks. A memory
+goes to LUT RAM (ECP5 TRELLIS_DPR16X4; xc7 RAM32M, RAM64M) where Yosys's own costs (``memory_libmap``,
+read from the device table) would put it, unless the hardware forces block RAM (the engines' transformed
+tiles); LUT RAM counts in the logic figure. The measurements these rules are checked against are in
+docs/benchmarks.md (ECP5) and ``tests/test_network_plan.py`` (xc7: Yosys's mappings of single memories).
 
 The clock: one clock for every engine of a network, the same for both plans, so that they differ by
 their cycles and resources only. Its default is the slower engine's measured median Fmax
@@ -21,35 +24,37 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from winohdl.core.device import ECP5_PARTS, BlockRam, Device
+from winohdl.core.device import PARTS, BlockRam, Device, LutRam
 from winohdl.core.errors import WinohdlError
 
 DEFAULT_DEVICE = "LFE5U-85F"
+FAMILY_DEFAULT_PARTS = {"ecp5": DEFAULT_DEVICE, "xilinx": "XC7Z020"}
+"""The part a plan is for when ``--family`` names a family with parts and ``--part`` is not given."""
 MEASURED_FMAX_MHZ = {"winograd": 178.3, "direct": 96.1}
 """Median Fmax of the F(4x4,3x3) int8 engines, C=K=16 on 32x32, LFE5U-85F (docs/benchmarks.md)."""
 DEFAULT_CLOCK_MHZ = min(MEASURED_FMAX_MHZ.values())
 MAX_CLOCK_MHZ = 1000.0
-LUT_RAM_COST, BLOCK_RAM_COST = 4, 128
-"""Yosys's ``memory_libmap`` costs of a TRELLIS_DPR16X4 and of a DP16KD (see the module docstring)."""
-LUT_RAM_MAX_DEPTH = 128
-"""Deeper memories go to block RAM whatever the costs say, as Yosys maps synchronous-read banks."""
-LUT_RAM_LOGIC = 4
-"""LUT4 a DPR16X4 takes from the logic figure: the two slices (four LUT4) of its PFU in RAM mode."""
 RESOURCES = ("dsp", "bram", "logic")
-NAMES = {"dsp": "DSP (MULT18X18D)", "bram": "block RAM (DP16KD)", "logic": "logic (LUT4)"}
 
 
 def device(part: str) -> Device:
-    """The part ``part`` of the device table; a one-line error naming the parts."""
-    try:
-        return ECP5_PARTS[part]
-    except (KeyError, TypeError):
-        raise WinohdlError(f"unknown device {str(part)[:40]!r}: choose {', '.join(ECP5_PARTS)}") from None
+    """The part ``part`` of the device table (any case: ``xc7z020``); a one-line error naming the parts."""
+    found = {name.upper(): d for name, d in PARTS.items()}.get(str(part).upper()) if isinstance(part, str) else None
+    if found is None:
+        raise WinohdlError(f"unknown device {str(part)[:40]!r}: choose {', '.join(PARTS)}")
+    return found
+
+
+def names(part: Device) -> dict:
+    """Each resource as the part counts it: ``{"dsp": "DSP (DSP48E1)", ...}``."""
+    unit = f"{part.bram.cell} halves, a RAMB36E1 counting 2" if dict(part.bram.counts).get("RAMB36E1") == 2 \
+        else part.bram.cell
+    return {"dsp": f"DSP ({part.dsp.cell})", "bram": f"block RAM ({unit})", "logic": f"logic ({part.lut})"}
 
 
 @dataclass(frozen=True)
 class Budget:
-    """How many DSP blocks, block RAMs and logic cells (LUT4) a plan may use."""
+    """How many DSP blocks, block RAMs and LUTs a plan may use, in the part's units (:func:`names`)."""
 
     dsp: int
     bram: int
@@ -119,9 +124,10 @@ def bram_blocks(depth: int, width: int, bram: BlockRam) -> int:
     return best
 
 
-def lut_ram_cells(depth: int, width: int) -> int:
-    """TRELLIS_DPR16X4 cells of a small memory (16 words x 4 bits each)."""
-    return math.ceil(depth / 16) * math.ceil(width / 4)
+def lut_ram_cells(depth: int, width: int, lutram: LutRam) -> tuple[int, int]:
+    """LUT RAM cells of one memory, the fewest over the device's shapes (each ``words x bits``), and the
+    banks of words they make (each bank beyond the first adds a read multiplexer per bit)."""
+    return min((math.ceil(depth / d) * math.ceil(width / w), math.ceil(depth / d)) for _, d, w in lutram.shapes)
 
 
 @dataclass(frozen=True)
@@ -136,22 +142,24 @@ class Memory:
 
 @dataclass(frozen=True)
 class MemoryCost:
-    """What some memories take: DP16KD blocks and LUT4 (LUT RAM and its read multiplexers)."""
+    """What some memories take: block RAMs (the part's units) and logic (LUT RAM and its read multiplexers)."""
 
     bram: int = 0
     logic: int = 0
 
 
-def memory_cost(memories, bram: BlockRam) -> MemoryCost:
-    """The cost of ``memories`` (:class:`Memory`): each in block RAM or LUT RAM, as Yosys would map it."""
+def memory_cost(memories, part: Device) -> MemoryCost:
+    """The cost of ``memories`` (:class:`Memory`) on ``part``: each in block RAM or LUT RAM, as Yosys would
+    map it by the costs of the device table."""
+    bram, lutram = part.bram, part.lutram
     blocks = logic = 0
     for m in memories:
         if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
             continue
-        n, cells = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width)
-        if m.block or m.depth > LUT_RAM_MAX_DEPTH or cells * LUT_RAM_COST >= n * BLOCK_RAM_COST:
+        n, (cells, banks) = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width, lutram)
+        if m.block or (lutram.max_depth is not None and m.depth > lutram.max_depth) \
+                or cells * lutram.cost >= n * bram.cost:
             blocks += m.copies * n
         else:
-            mux = m.width * (math.ceil(m.depth / 16) - 1)
-            logic += m.copies * (cells * LUT_RAM_LOGIC + mux)
+            logic += m.copies * (cells * lutram.luts + m.width * (banks - 1))
     return MemoryCost(blocks, logic)

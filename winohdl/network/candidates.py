@@ -18,11 +18,14 @@ Costs (every figure from the engine's plan, the device table, and the rules belo
   unit's beats after it (output positions x K/PK, a beat a cycle) where those are more (computed
   lazily; a bound, ``max(feature-map beats, tiles x K/PK x C/PC, output beats)``, orders the search
   first);
-* DSP: each multiplier's MULT18X18D at its exact operand widths (:func:`hdl.datapath.dsp_blocks`);
+* DSP: each multiplier's blocks (MULT18X18D, DSP48E1) at its exact operand widths
+  (:func:`hdl.datapath.dsp_blocks`);
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
   feature-map bank copied once per address read in the same cycle;
 * logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the
-  requantisation of each output word (:data:`REQUANT_LOGIC` + its width) and any LUT RAM.
+  requantisation of each output word (:data:`REQUANT_LOGIC` + its width) and any LUT RAM. On an xc7
+  part the same model counts LUT6: an adder bit is one LUT beside its CARRY4 there as it is half a
+  CCU2C on ECP5, and the rest (control, multiplexers) takes no more LUT6 than LUT4.
 
 Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or outputs):
 
@@ -201,7 +204,7 @@ class Context:
     kernel_width: int = KERNEL_WIDTH
 
     def memory(self, memories) -> MemoryCost:
-        return memory_cost(memories, self.device.bram)
+        return memory_cost(memories, self.device)
 
     def dsp_per_multiplier(self, a: int, b: int) -> int:
         from hdl.datapath import dsp_blocks

@@ -41,7 +41,6 @@ def check_settings(a) -> NetworkSettings:
     apply is an error naming it, never ignored."""
     from sim.tools import DEFAULT_VERIFY_SIM, parse_simulators, require
     from synth.report import synth_options
-    from .budget import DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, device, parse_budget, parse_clock
     from .synthesis import check_families
     smallest = a.plan == SMALLEST
     if a.plan is not None and (bad := _given(a, "part", "budget", "clock")):
@@ -61,13 +60,31 @@ def check_settings(a) -> NetworkSettings:
     verify_sim = (a.verify_sim or DEFAULT_VERIFY_SIM) if a.verify else None
     for name in sims + ((verify_sim,) if verify_sim else ()):
         require(name)
-    target = None
-    if a.plan is None:
-        part = device(a.part or DEFAULT_DEVICE)
-        target = (part, parse_budget(a.budget, part), DEFAULT_CLOCK_MHZ if a.clock is None else parse_clock(a.clock))
+    target = None if a.plan is not None else _target(a, families)
     plan_file = None if a.plan is None or smallest else Path(a.plan)
     return NetworkSettings(plan_file, smallest, target, sims, a.images or DEFAULT_IMAGES, families, seeds, timeout,
                            verify_sim, a.ray)
+
+
+def _target(a, families) -> tuple:
+    """(part, budget, clock) of the plan. The part is --part, or without it the default part of the one
+    family with parts (ecp5, xilinx) that --family names (LFE5U-85F where it names none); --family must
+    then name the part's family alone: a plan sized in one family's blocks is not synthesised for another."""
+    from .budget import (DEFAULT_CLOCK_MHZ, DEFAULT_DEVICE, FAMILY_DEFAULT_PARTS, device, parse_budget,
+                         parse_clock)
+    if a.part is None:
+        with_parts = [f for f in families if f in FAMILY_DEFAULT_PARTS]
+        if len(with_parts) > 1:
+            raise WinohdlError(f"--family {','.join(with_parts)}: a plan is for one part; give --part and its "
+                               "family alone")
+        part = device(FAMILY_DEFAULT_PARTS[with_parts[0]] if with_parts else DEFAULT_DEVICE)
+    else:
+        part = device(a.part)
+        other = [f for f in families if f != part.family]
+        if other:
+            raise WinohdlError(f"--part {part.part} belongs to family {part.family}: --family {','.join(other)} does "
+                               f"not apply (give --family {part.family}, or none)")
+    return part, parse_budget(a.budget, part), DEFAULT_CLOCK_MHZ if a.clock is None else parse_clock(a.clock)
 
 
 def _plans(graph, s: NetworkSettings, name: str):
@@ -179,7 +196,8 @@ def synthesise_and_report(net, families, seeds: int, timeout: float, verify=None
             print(found[0].line(), flush=True)
             checks += found
     (work / "synth.json").write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")
-    print(f"build      {work}  (synth.json; the nextpnr reports)")
+    placed = any(r.fmax.get("seeds") for r in results)
+    print(f"build      {work}  (synth.json" + ("; the nextpnr reports)" if placed else ")"))
     return checks
 
 

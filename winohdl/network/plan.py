@@ -26,10 +26,10 @@ import time
 from dataclasses import dataclass, field
 
 from winohdl.core import progress
-from winohdl.core.device import ECP5_PARTS, Device
+from winohdl.core.device import PARTS, Device
 from winohdl.core.errors import WinohdlError
 
-from .budget import NAMES, RESOURCES, Budget
+from .budget import RESOURCES, Budget, names
 from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
                          other_candidates, winograd_geometries)
 from .fold import fold, least_dsp, totals
@@ -288,13 +288,15 @@ def _fits_text(use: dict, budget: Budget) -> str:
     return ", ".join(f"{r} {use[r]:,}/{budget.get(r):,}" for r in RESOURCES)
 
 
-def _bigger_part(use: dict, current: str) -> str:
-    parts = [p for p in ECP5_PARTS.values() if p.part != current and all(
-        use[r] <= Budget.of(p).get(r) for r in RESOURCES)]
+def _bigger_part(use: dict, current: Device) -> str:
+    """A part of the same family that holds ``use`` (the units differ between families), or the largest."""
+    family = [p for p in PARTS.values() if p.family == current.family]
+    parts = [p for p in family if p.part != current.part and all(use[r] <= Budget.of(p).get(r) for r in RESOURCES)]
     if parts:
         return f"the {parts[0].part} ({_fits_text(use, Budget.of(parts[0]))}) would hold this plan"
-    big = list(ECP5_PARTS.values())[-1]
-    return f"no part of the device table holds it (the largest, {big.part}: {_fits_text(use, Budget.of(big))})"
+    big = max(family, key=lambda p: p.dsp_capacity)
+    return (f"no {current.family} part of the device table holds it (the largest, {big.part}: "
+            f"{_fits_text(use, Budget.of(big))})")
 
 
 def _verdict(layers: tuple[LayerPlan, ...], fits: bool, part: Device, budget: Budget, clock: float,
@@ -310,7 +312,7 @@ def _verdict(layers: tuple[LayerPlan, ...], fits: bool, part: Device, budget: Bu
     for r in RESOURCES:
         if use[r] > budget.get(r):
             top = sorted(layers, key=lambda x: -x.use(r))[:3]
-            parts.append(f"{NAMES[r]} {use[r]:,} against {budget.get(r):,} ({use[r] - budget.get(r):,} over, "
+            parts.append(f"{names(part)[r]} {use[r]:,} against {budget.get(r):,} ({use[r] - budget.get(r):,} over, "
                          f"{use[r] / max(1, budget.get(r)):.2f}x; most in " +
                          ", ".join(f"{x.node} {x.use(r):,}" for x in top) + ")")
     cap = part.bram_capacity * part.bram.bits
@@ -318,7 +320,7 @@ def _verdict(layers: tuple[LayerPlan, ...], fits: bool, part: Device, budget: Bu
             + "; at least " + ", ".join(f"{least[r]:,} {r}" for r in RESOURCES) + " (each resource minimised on "
               f"its own, over every candidate of every node); the weights alone are {weights_bits / 1e6:.2f} Mbit at int8 against {cap / 1e6:.2f} Mbit of "
               f"block RAM on the part; this is the cheapest plan of its kind (fewer frames per second cannot help: "
-              f"every node has its own engine); {_bigger_part(use, part.part)}")
+              f"every node has its own engine); {_bigger_part(use, part)}")
 
 
 def _weights_bits(graph: Graph, data_width: int) -> int:

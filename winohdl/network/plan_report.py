@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+from winohdl.core.device import PARTS
+
 from .budget import RESOURCES
 from .plan import NetworkPlan, Plans
 
@@ -53,13 +55,21 @@ def text(plans: Plans) -> str:
                      f"({m['dsp'] / max(1, d.totals['dsp']):.2f}x its {d.totals['dsp']:,}), {m['bram']:,} BRAM and "
                      f"{m['logic']:,} logic (per node the fewest DSP blocks within {d.cycles:,} cycles"
                      + "".join(f"; {o}" for o in over) + ")")
-    parts += ["rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
-              "output's beats where more; a frame takes "
-              "the slowest node's; DSP: MULT18X18D per multiplier at its operand widths; BRAM: whole DP16KD per "
-              "memory (LUT RAM where Yosys would put it); logic: LUT4 + 2 x CCU2C, a model calibrated on the measured "
-              "engines (winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware",
-              f"planned    in {plans.seconds:.1f} s"]
+    parts += [_rules(w.device), f"planned    in {plans.seconds:.1f} s"]
     return "\n".join(parts) + "\n"
+
+
+def _rules(part: str) -> str:
+    """How the figures are counted on ``part`` (the ECP5 words for a part the table does not name)."""
+    p = PARTS.get(part, PARTS["LFE5U-85F"])
+    xc7 = p.family == "xilinx"
+    bram = "whole RAMB18E1 halves per memory (a RAMB36E1 counts 2)" if xc7 else f"whole {p.bram.cell} per memory"
+    logic = ("LUT6 by the LUT4 + 2 x CCU2C model calibrated on the measured ECP5 engines" if xc7 else
+             "LUT4 + 2 x CCU2C, a model calibrated on the measured engines")
+    return ("rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
+            f"output's beats where more; a frame takes the slowest node's; DSP: {p.dsp.cell} per multiplier at its "
+            f"operand widths; BRAM: {bram} (LUT RAM where Yosys would put it); logic: {logic} "
+            "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware")
 
 
 def svg(plans: Plans) -> str:
