@@ -1,36 +1,37 @@
-"""The article's method: three bias-free linear layers trained with Adam against torch's convolution.
+"""The article's method: three bias-free linear layers trained with Adam against torch's convolution,
+many random starts at once.
 
     y_hat = scale * fc_C( fc_D(d) * fc_F(g) )      fc_D: R x |d|, fc_F: R x |g|, fc_C: |y| x R
 
-trained on an endless stream of random normal (d, g) with torch's conv1d/2d/3d
-(stride, dilation) as ground truth, or with the exact tensor loss
-``||T - sum_r A_r (x) B_r (x) G_r||^2`` (equal in expectation, no sampling noise).
-L1 on the weights and a pruning threshold make the matrices sparse; a buffer of
-the hardest samples is replayed every few steps; ``scale`` follows an S-curve
-from 1 to ``scale_max`` and fc_C is rescaled at each change so the function (and
-the loss) does not jump. Every ``snap_every`` steps the weights are snapped to
-rationals, fc_C is solved by least squares and the identity proven exactly
-(:mod:`miner.rationalise`); training stops at the first proof.
+Each of ``starts`` independent starts has its own three matrices; they are one tensor problem with a
+leading start axis (one Adam step for all: Adam is element-wise, so the starts do not interact), so a
+run fills the cores or a CUDA device instead of training one start at a time.
 
-Interruption and resumption: the loop polls ``should_stop()`` (set by the first
-Ctrl-C) between steps. A run that ends without a proof (step or time budget,
-interrupt) saves a checkpoint; one is also saved every ``checkpoint_every`` steps.
-A checkpoint is a dict of tensors and plain Python values (loadable with
-``torch.load(..., weights_only=True)``): the format tag, the geometry, R, the seed,
-the settings, the step, the network, its scale, Adam's state, the sampling
-generator's state and the replay buffer, so a resumed run continues the same
-trajectory. It is written atomically (temporary sibling and rename). Resuming
-refuses, in one line naming the file, a missing, unreadable (truncated, corrupt)
-or mismatching checkpoint: another geometry, R, seed or training setting (only the
-budgets and proof settings in :data:`RESUMABLE` may change).
+The schedule needs no hand-set flag:
+
+* **the sampled loss first** (the article's): an endless stream of random normal (d, g) with torch's
+  conv1d/2d/3d (stride, dilation) as ground truth, the hardest samples of each start replayed every few
+  steps; when the best start's loss falls by less than half over ``stall_steps``, **the exact tensor
+  loss** ``||T - sum_r A_r (x) B_r (x) G_r||^2`` takes over (equal in expectation, without the sampling
+  noise that stalls it; ``exact_loss`` uses it from the start);
+* the learning rate halves every ``lr_half_life`` steps;
+* **L1 and pruning only near exact**: on a start whose loss is below ``near_exact`` (earlier they pull
+  the large geometries away from any exact point); a pruning threshold zeroes small weights, never
+  beyond the zero fraction an exact algorithm is known to have;
+* ``scale`` follows an S-curve from 1 to ``scale_max``, fc_C rescaled at each change so the function
+  does not jump;
+* every ``snap_every`` steps each start whose loss is below :data:`SNAP_LOSS` is snapped to rationals
+  and proven exactly (:mod:`miner.rationalise`), the lowest loss first; the first proof ends the run.
+
+Interruption and resumption: the loop polls ``should_stop()`` (set by the first Ctrl-C) between steps.
+A run that ends without a proof (step or time budget, interrupt) saves a checkpoint of all its starts
+(:mod:`miner.sgd_checkpoint`); one is also saved every ``checkpoint_every`` steps.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -41,28 +42,36 @@ from winohdl.core import progress
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
-from winohdl.core.limits import SGD_BATCH, STEPS
+from winohdl.core.limits import SGD_BATCH, SGD_STARTS, SGD_STEP_FLOATS, STEPS
 from winohdl.core.reference import reference_conv
 
 from .als import Factors
 from .rationalise import rationalise
+from .sgd_checkpoint import CHECKPOINT_FORMAT, first_line, load_checkpoint, save_checkpoint
+
+SNAP_LOSS = 1e-2
+"""A start is snapped and proven once its loss is below this (the refit of :func:`rationalise` closes
+the rest)."""
 
 
 @dataclass
 class SGDConfig:
-    """Every knob of the seed method, with the article's defaults."""
+    """Every knob of the method: the article's where it gives one, else the schedule's."""
 
     rank: int
     steps: int = 100_000
+    starts: int = 16
     batch: int = 2048
     lr: float = 3e-3
-    lr_half_life: int = 0  # steps; 0: a constant learning rate (the article), else lr * 2^(-step / half life)
+    lr_half_life: int = 8000  # steps; 0: a constant learning rate (the article), else lr * 2^(-step / half life)
     l1: float = 1e-5
     prune_threshold: float = 1e-3
+    near_exact: float = 0.1  # L1 and pruning act on a start once its loss is below this
     hard_buffer: int = 512
     replay_every: int = 4
     scale_max: float = 8.0
     ramp_steps: int = 20_000
+    stall_steps: int = 500  # sampled -> exact loss when the best loss fell by less than half over this; 0: never
     snap_every: int = 500
     q_max: int = 4
     exact_loss: bool = False
@@ -71,13 +80,9 @@ class SGDConfig:
     checkpoint_every: int = 1000
 
 
-POSITIVE = ("batch", "lr", "replay_every", "snap_every", "checkpoint_every", "scale_max", "q_max")
-LIMITED = {"batch": SGD_BATCH, "hard_buffer": SGD_BATCH, "steps": STEPS}
-
-CHECKPOINT_FORMAT = "winohdl-sgd-checkpoint/1"
-# settings a resumed run may change: budgets, where it runs, and how/when proofs are attempted
-# (everything else shapes the training trajectory and must match the checkpoint)
-RESUMABLE = ("steps", "snap_every", "q_max", "device", "checkpoint_every")
+POSITIVE = ("starts", "batch", "lr", "replay_every", "snap_every", "checkpoint_every", "scale_max", "q_max",
+            "near_exact")
+LIMITED = {"batch": SGD_BATCH, "hard_buffer": SGD_BATCH, "steps": STEPS, "starts": SGD_STARTS}
 
 
 def parse_settings(items) -> dict:
@@ -140,28 +145,64 @@ def s_curve(step: int, ramp: int, top: float) -> float:
     return 1.0 + (top - 1.0) * t * t * (3 - 2 * t)
 
 
-class BilinearNet(torch.nn.Module):
-    """fc_D, fc_F, fc_C (bias-free) with an elementwise product between."""
+def _uniform(shape: tuple, fan_in: int, gen: torch.Generator) -> torch.nn.Parameter:
+    """torch.nn.Linear's initialisation: uniform on +-1/sqrt(fan_in)."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return torch.nn.Parameter((torch.rand(shape, generator=gen) * 2 - 1) * bound)
 
-    def __init__(self, g: Geometry, rank: int):
+
+def _project(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """x (S, B, n) through each start's w (S, R, n): (S, B, R); one matrix product when every start
+    sees the same samples (x expanded along S)."""
+    if x.stride(0) == 0:
+        starts, rank = w.shape[:2]
+        return (x[0] @ w.flatten(0, 1).T).view(x.shape[1], starts, rank).transpose(0, 1)
+    return torch.bmm(x, w.transpose(1, 2))
+
+
+class BilinearNet(torch.nn.Module):
+    """fc_D, fc_F, fc_C (bias-free) with an elementwise product between, for ``starts`` starts at once.
+
+    The weights carry a leading start axis: fc_D (S, R, |d|), fc_F (S, R, |g|), fc_C (S, |y|, R).
+    """
+
+    def __init__(self, g: Geometry, rank: int, starts: int = 1, seed: int = 0):
         super().__init__()
-        self.fc_D = torch.nn.Linear(g.n_d, rank, bias=False)
-        self.fc_F = torch.nn.Linear(g.n_g, rank, bias=False)
-        self.fc_C = torch.nn.Linear(rank, g.n_y, bias=False)
+        gen = torch.Generator().manual_seed(seed)
+        self.fc_D = _uniform((starts, rank, g.n_d), g.n_d, gen)
+        self.fc_F = _uniform((starts, rank, g.n_g), g.n_g, gen)
+        self.fc_C = _uniform((starts, g.n_y, rank), rank, gen)
         self.scale = 1.0
 
+    @property
+    def starts(self) -> int:
+        return self.fc_D.shape[0]
+
     def forward(self, d, g):
-        return self.scale * self.fc_C(self.fc_D(d) * self.fc_F(g))
+        """Each start's outputs (S, B, |y|) for its inputs d (S, B, |d|) and kernels g (S, B, |g|)."""
+        product = _project(d, self.fc_D) * _project(g, self.fc_F)
+        return self.scale * torch.bmm(product, self.fc_C.transpose(1, 2))
+
+    def tensor(self):
+        """Each start's bilinear tensor, (S, |y|, |d| * |g|) (d major)."""
+        khatri_rao = (self.fc_D[:, :, :, None] * self.fc_F[:, :, None, :]).flatten(2)
+        return self.scale * torch.bmm(self.fc_C, khatri_rao)
 
     def set_scale(self, new: float) -> None:
         """Change the output scale keeping the function: fc_C absorbs old/new."""
         with torch.no_grad():
-            self.fc_C.weight.mul_(self.scale / new)
+            self.fc_C.mul_(self.scale / new)
         self.scale = new
 
-    def factors(self) -> Factors:
-        w = lambda m: m.weight.detach().double().cpu().numpy()  # noqa: E731
+    def factors(self, start: int) -> Factors:
+        """One start's algorithm (float64, on the CPU)."""
+        w = lambda p: p[start].detach().double().cpu().numpy()  # noqa: E731
         return Factors(w(self.fc_D), w(self.fc_F), w(self.fc_C) * self.scale)
+
+    def sparsity(self, start: int) -> float:
+        """The fraction of one start's weights that are zero."""
+        ws = [p[start].detach() for p in self.parameters()]
+        return float(sum((w == 0).sum() for w in ws) / sum(w.numel() for w in ws))
 
 
 def min_zero_fraction(geometry: Geometry) -> dict:
@@ -183,8 +224,11 @@ class _Run:
     net: BilinearNet
     opt: torch.optim.Optimizer
     gen: torch.Generator
-    hard_d: torch.Tensor      # the replay buffer: the hardest samples of the last step
-    hard_g: torch.Tensor
+    hard: tuple               # the replay buffers: each start's hardest samples of the last step, d, g and
+                              # torch's y: (S, H, |d|), (S, H, |g|), (S, H, |y|)
+    exact: bool = False       # training on the exact tensor loss (after the sampled one stalled)
+    window_best: float = math.inf  # the stall detector: the best loss of this window of stall_steps ...
+    last_window: float = math.inf  # ... and of the window before
     step: int = 0
     spent: float = 0.0        # seconds of the earlier calls (a resumed run)
     t0: float = 0.0
@@ -193,62 +237,69 @@ class _Run:
         return self.spent + time.perf_counter() - self.t0
 
     def state(self) -> dict:
-        return _state(self.geometry, self.cfg, self.step, self.seconds(), self.net, self.opt, self.gen, self.hard_d,
-                      self.hard_g)
+        """The checkpoint: tensors and plain Python values only (``weights_only=True`` loads it)."""
+        cpu = lambda t: t.detach().to("cpu", copy=True)  # noqa: E731
+        return {"format": CHECKPOINT_FORMAT, "geometry": self.geometry.to_dict(), "rank": int(self.cfg.rank),
+                "seed": int(self.cfg.seed), "settings": asdict(self.cfg), "step": int(self.step),
+                "seconds": float(self.seconds()), "net": {k: cpu(v) for k, v in self.net.state_dict().items()},
+                "scale": float(self.net.scale), "opt": self.opt.state_dict(), "gen": self.gen.get_state(),
+                "hard": [cpu(t) for t in self.hard], "exact": bool(self.exact),
+                "window_best": float(self.window_best), "last_window": float(self.last_window)}
 
 
 def _new_run(geometry: Geometry, cfg: SGDConfig, device: torch.device) -> _Run:
-    """A fresh network, optimiser, sampling generator and empty replay buffer, seeded."""
-    torch.manual_seed(cfg.seed)
+    """Fresh starts, optimiser, sampling generator and empty replay buffers, seeded."""
     gen = torch.Generator(device="cpu").manual_seed(cfg.seed)
-    net = BilinearNet(geometry, cfg.rank).to(device=device, dtype=torch.float32)
+    net = BilinearNet(geometry, cfg.rank, cfg.starts, cfg.seed).to(device=device, dtype=torch.float32)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-    return _Run(geometry, cfg, device, net, opt, gen, torch.empty(0, geometry.n_d, device=device),
-                torch.empty(0, geometry.n_g, device=device))
+    hard = tuple(torch.empty(cfg.starts, 0, n, device=device) for n in (geometry.n_d, geometry.n_g, geometry.n_y))
+    return _Run(geometry, cfg, device, net, opt, gen, hard, cfg.exact_loss)
 
 
 def _restore(run: _Run, state: dict, checkpoint: Path) -> None:
     """Continue ``run`` from a loaded checkpoint; a malformed one, or one past the step budget, is refused."""
-    g, device = run.geometry, run.device
+    g, device, starts = run.geometry, run.device, run.cfg.starts
     try:
         run.net.load_state_dict(state["net"])
         run.net.scale = float(state["scale"])
         run.opt.load_state_dict(state["opt"])
         run.gen.set_state(state["gen"])
-        run.hard_d = state["hard_d"].to(device=device, dtype=torch.float32)
-        run.hard_g = state["hard_g"].to(device=device, dtype=torch.float32)
-        if run.hard_d.shape[1:] != (g.n_d,) or run.hard_g.shape[1:] != (g.n_g,):
+        run.hard = tuple(t.to(device=device, dtype=torch.float32) for t in state["hard"])
+        shapes = [(t.shape[0], t.shape[2]) for t in run.hard]
+        if shapes != [(starts, n) for n in (g.n_d, g.n_g, g.n_y)] or len({t.shape[1] for t in run.hard}) != 1:
             raise ValueError("replay buffer of the wrong shape")
+        run.exact, run.window_best = bool(state["exact"]), float(state["window_best"])
+        run.last_window = float(state["last_window"])
         run.step, run.spent = int(state["step"]), float(state["seconds"])
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
-        raise WinohdlError(f"checkpoint {checkpoint} is malformed ({_first_line(exc)}): delete it or run "
+        raise WinohdlError(f"checkpoint {checkpoint} is malformed ({first_line(exc)}): delete it or run "
                            "without --resume to start afresh") from None
     if run.step >= run.cfg.steps:
         raise WinohdlError(f"checkpoint {checkpoint} is already at step {run.step}, the step budget is "
                            f"{run.cfg.steps}: raise --steps to continue")
 
 
-def _loss(run: _Run, T: torch.Tensor):
-    """This step's loss, and the new replay buffer (None with the exact tensor loss)."""
-    cfg, net, geometry = run.cfg, run.net, run.geometry
-    if cfg.exact_loss:
-        recon = torch.einsum("yr,rd,rg->ydg", net.fc_C.weight * net.scale, net.fc_D.weight, net.fc_F.weight)
-        return ((recon - T) ** 2).sum(), None
+def _sampled_loss(run: _Run):
+    """Each start's mean squared error on this step's samples (one fresh batch for all, plus each
+    start's replayed hardest ones, kept with their targets), and the new replay buffers."""
+    cfg, geometry, starts = run.cfg, run.geometry, run.cfg.starts
     d = torch.randn(cfg.batch, geometry.n_d, generator=run.gen).to(run.device)
     g = torch.randn(cfg.batch, geometry.n_g, generator=run.gen).to(run.device)
-    if run.step % cfg.replay_every == 0 and len(run.hard_d):
-        d, g = torch.cat([d, run.hard_d]), torch.cat([g, run.hard_g])
-    target = reference_conv(geometry, d, g, dtype=torch.float32)
-    err = ((net(d, g) - target) ** 2).sum(dim=1)
-    with torch.no_grad():  # keep the worst samples for replay
-        idx = torch.topk(err, min(cfg.hard_buffer, len(err))).indices
-        hard = d[idx].detach(), g[idx].detach()
-    return err.mean(), hard
+    y = reference_conv(geometry, d, g, dtype=torch.float32)
+    d, g, y = (t.expand(starts, -1, -1) for t in (d, g, y))
+    if run.step % cfg.replay_every == 0 and run.hard[0].shape[1]:
+        d, g, y = (torch.cat([new, old], 1) for new, old in zip((d, g, y), run.hard))
+    err = ((run.net(d, g) - y) ** 2).sum(dim=2)
+    with torch.no_grad():  # keep each start's worst samples for replay
+        idx = torch.topk(err, min(cfg.hard_buffer, err.shape[1]), dim=1).indices[:, :, None]
+        hard = tuple(t.gather(1, idx.expand(-1, -1, t.shape[2])) for t in (d, g, y))
+    return err.mean(dim=1), hard
 
 
 def _train_step(run: _Run, T: torch.Tensor, zero_cap: dict) -> torch.Tensor:
-    """One step: learning rate and scale schedules, the loss with L1, Adam, pruning; returns the loss
-    (a tensor: read only when shown or tested, so a GPU is not waited for every step)."""
+    """One step of every start: learning rate and scale schedules, the loss with L1 near exact, Adam,
+    pruning near exact; returns each start's loss (a tensor: read only when shown, so a GPU is not
+    waited for every step)."""
     cfg, net = run.cfg, run.net
     if cfg.lr_half_life:
         for group in run.opt.param_groups:
@@ -256,65 +307,120 @@ def _train_step(run: _Run, T: torch.Tensor, zero_cap: dict) -> torch.Tensor:
     new_scale = s_curve(run.step, cfg.ramp_steps, cfg.scale_max)
     if new_scale != net.scale:
         net.set_scale(new_scale)
-    loss, hard = _loss(run, T)
-    l1 = sum(p.abs().sum() for p in net.parameters())
+    hard = None
+    if run.exact:
+        loss = ((net.tensor() - T) ** 2).sum(dim=(1, 2))
+    else:
+        loss, hard = _sampled_loss(run)
+    near = (loss.detach() < cfg.near_exact).float()
+    l1 = sum(p.abs().flatten(1).sum(dim=1) for p in net.parameters())
     run.opt.zero_grad()
-    (loss + cfg.l1 * l1).backward()
+    (loss + cfg.l1 * near * l1).sum().backward()
     run.opt.step()
-    _prune(net, cfg.prune_threshold, zero_cap)
+    _prune(net, cfg.prune_threshold, zero_cap, near.bool())
     if hard is not None:
-        run.hard_d, run.hard_g = hard
+        run.hard = hard
     run.step += 1
-    return loss
+    _watch_stall(run, loss.detach())
+    return loss.detach()
 
 
-def _try_proof(run: _Run, should_stop) -> AlgorithmCard | None:
-    """Snap the network to rationals and prove the identity (:func:`miner.rationalise.rationalise`)."""
+def _watch_stall(run: _Run, loss: torch.Tensor) -> None:
+    """Move to the exact loss when the best start's sampled loss fell by less than half over the last
+    ``stall_steps`` (the window minimum, which the sampling noise moves little)."""
+    every = run.cfg.stall_steps
+    if run.exact or not every:
+        return
+    run.window_best = min(run.window_best, float(loss.min()))
+    if run.step % every:
+        return
+    if run.window_best > 0.5 * run.last_window:
+        run.exact = True
+    run.last_window, run.window_best = run.window_best, math.inf
+
+
+def _prune(net: BilinearNet, threshold: float, zero_cap: dict, near: torch.Tensor) -> None:
+    """Zero the weights below the threshold of the starts ``near`` exact, never beyond the
+    known-achievable zero fraction of each matrix (the smallest weights go first)."""
+    if not bool(near.any()):
+        return
+    with torch.no_grad():
+        for name in ("fc_D", "fc_F", "fc_C"):
+            w = getattr(net, name)
+            flat = w.view(w.shape[0], -1)
+            small = flat.abs() < threshold * (net.scale if name != "fc_C" else 1.0)
+            cap = int(math.floor(zero_cap[name] * flat.shape[1]))
+            allowed = torch.zeros_like(small)
+            allowed.scatter_(1, flat.abs().argsort(dim=1)[:, :cap], True)
+            flat[small & allowed & near[:, None]] = 0.0
+
+
+def _try_proofs(run: _Run, loss: torch.Tensor, should_stop) -> AlgorithmCard | None:
+    """Snap every start below :data:`SNAP_LOSS`, the lowest loss first, and prove it
+    (:func:`miner.rationalise.rationalise`); the first proven card."""
     cfg = run.cfg
-    prov = {"method": "sgd", "seed": cfg.seed, "steps": run.step, "seconds": round(run.seconds(), 2),
-            "device": str(run.device), "dtype": "float32", "config": asdict(cfg)}
-    return rationalise(run.geometry, run.net.factors(), cfg.q_max, prov, should_stop=should_stop)
+    for start in torch.argsort(loss).tolist():
+        if float(loss[start]) >= SNAP_LOSS or should_stop():
+            return None
+        prov = {"method": "sgd", "seed": cfg.seed, "start": start, "starts": cfg.starts, "steps": run.step,
+                "seconds": round(run.seconds(), 2), "loss": "exact" if run.exact else "sampled",
+                "device": str(run.device), "dtype": "float32", "config": asdict(cfg)}
+        card = rationalise(run.geometry, run.net.factors(start), cfg.q_max, prov, should_stop=should_stop)
+        if card is not None:
+            return card
+    return None
+
+
+def check_size(geometry: Geometry, cfg: SGDConfig) -> None:
+    """Refuse, before any work, a step whose samples and tensors exceed :data:`SGD_STEP_FLOATS`."""
+    g = geometry
+    samples = cfg.starts * (cfg.batch + cfg.hard_buffer) * (g.n_d + g.n_g + g.n_y + 2 * cfg.rank)
+    tensors = cfg.starts * cfg.rank * g.n_d * g.n_g * 2
+    SGD_STEP_FLOATS.check(max(samples, tensors), f"one SGD step ({cfg.starts} starts)")
 
 
 def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None, resume: bool = False,
              budget: float | None = None, progress: bool = True, should_stop=lambda: False,
              on_progress=None) -> AlgorithmCard | None:
-    """Train until a proof (returns the card), the step budget, the time budget or ``should_stop()``
-    (returns None, after saving the checkpoint when ``checkpoint`` is given).
+    """Train every start until one is proven (returns its card), the step budget, the time budget or
+    ``should_stop()`` (returns None, after saving the checkpoint when ``checkpoint`` is given).
 
-    ``resume`` continues from ``checkpoint`` (see :func:`load_checkpoint`); ``budget`` is in
-    seconds, for this call; ``progress`` shows a bar on stderr; ``on_progress(step, loss, scale,
-    sparsity, seconds)``, when given, is called every 100 steps (the loss curve of bench/sgd.py).
+    ``resume`` continues from ``checkpoint`` (see :func:`miner.sgd_checkpoint.load_checkpoint`);
+    ``budget`` is in seconds, for this call; ``progress`` shows a bar on stderr; ``on_progress(step,
+    loss, scale, sparsity, seconds)``, when given, is called every 100 steps with the best start's loss
+    and sparsity (the loss curve of bench/sgd.py).
     """
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     if resume and checkpoint is None:
         raise WinohdlError("--resume needs a checkpoint file")
     device = pick_device(cfg.device)
+    check_size(geometry, cfg)
     state = load_checkpoint(checkpoint, geometry, cfg) if resume else None
     run = _new_run(geometry, cfg, device)
-    T = torch.as_tensor(geometry.tensor(), dtype=torch.float32, device=device)
+    T = torch.as_tensor(geometry.tensor(), dtype=torch.float32, device=device).flatten(1)
     zero_cap = min_zero_fraction(geometry)
     if state is not None:
         _restore(run, state, checkpoint)
     run.t0 = time.perf_counter()
     out_of_time = lambda: budget is not None and time.perf_counter() - run.t0 > budget  # noqa: E731
     best, consistent = None, True  # consistent: no step half done (what a checkpoint may hold)
-    bar = _Progress(cfg.steps, progress, run.step, f"sgd R={cfg.rank}")
+    bar = _Progress(cfg.steps, progress, run.step, f"sgd R={cfg.rank}, {cfg.starts} starts")
+    bar.note(f"sgd        {cfg.starts} starts on {device.type}, budget "
+             + (f"{budget:g} s or " if budget is not None else "") + f"{cfg.steps:,} steps")
     try:
         while run.step < cfg.steps and not should_stop() and not out_of_time():
             consistent = False
             loss = _train_step(run, T, zero_cap)
             consistent = True
             if run.step % 100 == 0:
-                bar.update(run.step, loss.item(), run.net.scale, _sparsity(run.net))
-                if on_progress is not None:
-                    on_progress(run.step, loss.item(), run.net.scale, _sparsity(run.net), run.seconds())
+                _report(run, loss, bar, on_progress)
             if checkpoint and run.step % cfg.checkpoint_every == 0:
                 save_checkpoint(checkpoint, run.state())
-            if run.step % cfg.snap_every == 0 and loss.item() < 1e-2:
-                best = _try_proof(run, lambda: out_of_time() or should_stop())
+            if run.step % cfg.snap_every == 0:
+                best = _try_proofs(run, loss.cpu(), lambda: out_of_time() or should_stop())
                 if best is not None:
-                    bar.note(f"sgd        proven exact at step {run.step} ({run.seconds():.1f} s)")
+                    bar.note(f"sgd        proven exact at step {run.step} ({run.seconds():.1f} s, "
+                             f"start {best.provenance['start']} of {cfg.starts})")
                     break
     finally:
         bar.close()
@@ -323,114 +429,19 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
     return best
 
 
-# ---- checkpoints --------------------------------------------------------------------------------------
-
-def _state(geometry: Geometry, cfg: SGDConfig, step: int, seconds: float, net: BilinearNet, opt, gen,
-           hard_d, hard_g) -> dict:
-    """The checkpoint: tensors and plain Python values only (``weights_only=True`` loads it)."""
-    cpu = lambda t: t.detach().to("cpu", copy=True)  # noqa: E731
-    return {"format": CHECKPOINT_FORMAT, "geometry": geometry.to_dict(), "rank": int(cfg.rank),
-            "seed": int(cfg.seed), "settings": asdict(cfg), "step": int(step), "seconds": float(seconds),
-            "net": {k: cpu(v) for k, v in net.state_dict().items()}, "scale": float(net.scale),
-            "opt": opt.state_dict(), "gen": gen.get_state(), "hard_d": cpu(hard_d), "hard_g": cpu(hard_g)}
-
-
-def save_checkpoint(path: Path, state: dict) -> None:
-    """Write ``state`` with torch.save through a temporary sibling and a rename (usual permissions)."""
-    path = Path(path)
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(state, fh)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise WinohdlError(f"cannot write checkpoint {path}: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def load_checkpoint(path: Path, geometry: Geometry, cfg: SGDConfig) -> dict:
-    """The checkpoint at ``path`` for this run (``weights_only=True``, on the CPU), or a one-line
-    WinohdlError naming the file: missing, unreadable (truncated, corrupt, not a checkpoint), or
-    written for another geometry, R, seed or training setting (see :data:`RESUMABLE`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise WinohdlError(f"--resume: no checkpoint at {path}")
-    try:
-        with open(path, "rb") as fh:
-            fh.read(1)
-    except OSError as exc:
-        raise WinohdlError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # truncated zip, bad pickle, forbidden globals: all the same to the user
-        raise WinohdlError(f"checkpoint {path} cannot be read: it is truncated, corrupt or not an SGD checkpoint "
-                           f"({type(exc).__name__}); delete it or run without --resume to start afresh") from None
-    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-        found = state.get("format") if isinstance(state, dict) else None
-        raise WinohdlError(f"checkpoint {path} is not a {CHECKPOINT_FORMAT} checkpoint"
-                           + (f" (format {found!r})" if isinstance(found, str) else "")
-                           + ": delete it or run without --resume to start afresh")
-    theirs = state.get("geometry")
-    if theirs != geometry.to_dict():
-        try:
-            other = Geometry.from_dict(theirs).name
-        except (WinohdlError, TypeError, ValueError):
-            other = "an unreadable geometry"
-        raise WinohdlError(f"checkpoint {path} is for {other}, not {geometry.name}: resume with that geometry "
-                           "or write elsewhere (-o)")
-    for what, mine in (("rank", cfg.rank), ("seed", cfg.seed)):
-        if state.get(what) != mine:
-            flag = "--rank" if what == "rank" else "--seed"
-            raise WinohdlError(f"checkpoint {path} was written with {what} {state.get(what)!r}, not {mine}: "
-                               f"resume with {flag} {state.get(what)!r}")
-    settings = state.get("settings")
-    if not isinstance(settings, dict):
-        raise WinohdlError(f"checkpoint {path} is malformed (no settings): delete it or run without --resume")
-    ours = asdict(cfg)
-    differ = [k for k in ours if k not in RESUMABLE and k not in ("rank", "seed") and settings.get(k) != ours[k]]
-    if differ:
-        said = ", ".join(f"{k} {settings.get(k)!r} there, {ours[k]!r} here" for k in differ)
-        raise WinohdlError(f"checkpoint {path} was trained with other settings ({said}): resume with the same "
-                           f"settings (only {', '.join(RESUMABLE)} may change) or run without --resume")
-    return state
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    text = lines[0] if lines else type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _prune(net: BilinearNet, threshold: float, zero_cap: dict) -> None:
-    """Zero weights below the threshold, never beyond the known-achievable zero fraction."""
-    with torch.no_grad():
-        for name in ("fc_D", "fc_F", "fc_C"):
-            w = getattr(net, name).weight
-            small = w.abs() < threshold * (net.scale if name != "fc_C" else 1.0)
-            cap = int(math.floor(zero_cap[name] * w.numel()))
-            if int(small.sum()) > cap:
-                flat = w.abs().flatten()
-                keep = torch.topk(flat, w.numel() - cap).indices
-                small = torch.ones_like(flat, dtype=torch.bool)
-                small[keep] = False
-                small = small.view_as(w) & (w.abs() < threshold)
-            w[small] = 0.0
-
-
-def _sparsity(net: BilinearNet) -> float:
-    ws = [p.detach() for p in net.parameters()]
-    return float(sum((w == 0).sum() for w in ws) / sum(w.numel() for w in ws))
+def _report(run: _Run, loss: torch.Tensor, bar, on_progress) -> None:
+    """The bar and the callback: the best start's loss and sparsity, how many starts are near a proof."""
+    first = int(torch.argmin(loss))
+    low, below = float(loss[first]), int((loss < SNAP_LOSS).sum())
+    sparsity = run.net.sparsity(first)
+    bar.update(run.step, low, run.net.scale, sparsity, below, "exact" if run.exact else "sampled")
+    if on_progress is not None:
+        on_progress(run.step, low, run.net.scale, sparsity, run.seconds())
 
 
 class _Progress:
-    """A one-line tqdm bar on stderr with loss, scale and sparsity (nothing when disabled)."""
+    """A one-line tqdm bar on stderr: the best start's loss and sparsity, the scale, how many starts are
+    below the snapping loss and which loss trains (nothing when disabled)."""
 
     def __init__(self, total: int, enabled: bool, initial: int = 0, desc: str = "sgd"):
         self.enabled = enabled
@@ -441,10 +452,11 @@ class _Progress:
             self.bar = tqdm(total=total, initial=initial, desc=desc, unit="step", leave=False, file=sys.stderr,
                             dynamic_ncols=True)
 
-    def update(self, step, loss, scale, sparsity):
+    def update(self, step, loss, scale, sparsity, near, phase):
         if self.bar is not None:
             self.bar.update(step - self.last)
-            self.bar.set_postfix(loss=f"{loss:.2e}", scale=f"{scale:.2f}", sparsity=f"{sparsity:.2f}")
+            self.bar.set_postfix(loss=f"{loss:.2e}", near=near, scale=f"{scale:.2f}", sparsity=f"{sparsity:.2f}",
+                                 phase=phase)
         self.last = step
 
     def note(self, text: str) -> None:

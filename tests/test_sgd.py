@@ -26,7 +26,8 @@ import torch
 from hdl.cost import cost_key
 from miner import sgd as sgd_module
 from miner.search import Method, MineSettings, mine_card
-from miner.sgd import CHECKPOINT_FORMAT, BilinearNet, SGDConfig, load_checkpoint, mine_sgd, parse_settings, s_curve
+from miner.sgd import BilinearNet, SGDConfig, _new_run, _prune, _train_step, mine_sgd, parse_settings, s_curve
+from miner.sgd_checkpoint import CHECKPOINT_FORMAT, load_checkpoint
 from winohdl.core.suite import BY_NAME
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import Interrupted, LimitError, WinohdlError
@@ -48,8 +49,8 @@ def one_thread():
 
 def short(**kw) -> SGDConfig:
     """A fast f2_3 run that never attempts a proof (unless told)."""
-    base = dict(rank=4, steps=200, batch=64, hard_buffer=32, snap_every=NO_SNAP, checkpoint_every=NO_SNAP,
-                seed=3, device="cpu")
+    base = dict(rank=4, steps=200, starts=3, batch=64, hard_buffer=32, snap_every=NO_SNAP,
+                checkpoint_every=NO_SNAP, seed=3, device="cpu")
     base.update(kw)
     return SGDConfig(**base)
 
@@ -71,8 +72,11 @@ def test_checkpoint_records_the_run_and_loads_weights_only(tmp_path):
     assert state["format"] == CHECKPOINT_FORMAT
     assert state["geometry"] == F23.to_dict() and state["rank"] == 4 and state["seed"] == 3
     assert state["settings"] == dataclasses.asdict(cfg) and state["step"] == 200
-    assert state["hard_d"].shape == (32, F23.n_d) and state["hard_g"].shape == (32, F23.n_g)  # the replay buffer
-    assert set(state["net"]) == {"fc_D.weight", "fc_F.weight", "fc_C.weight"}
+    # each start's replay buffer: its hardest samples with torch's outputs
+    assert [t.shape for t in state["hard"]] == [(3, 32, F23.n_d), (3, 32, F23.n_g), (3, 32, F23.n_y)]
+    assert {k: tuple(v.shape) for k, v in state["net"].items()} == {"fc_D": (3, 4, F23.n_d),
+                                                                    "fc_F": (3, 4, F23.n_g), "fc_C": (3, F23.n_y, 4)}
+    assert state["exact"] is False  # 200 steps: the sampled loss has not stalled over 500
     assert state["opt"]["state"] and isinstance(state["gen"], torch.Tensor) and state["scale"] > 1.0
     mask = os.umask(0)
     os.umask(mask)
@@ -91,7 +95,8 @@ def test_resume_continues_the_same_run(tmp_path):
     assert b["step"] == 200
     for key in a["net"]:
         torch.testing.assert_close(b["net"][key], a["net"][key], rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(b["hard_d"], a["hard_d"], rtol=1e-5, atol=1e-6)
+    for ours, theirs in zip(b["hard"], a["hard"]):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
     assert torch.equal(b["gen"], a["gen"]) and b["scale"] == pytest.approx(a["scale"])
 
 
@@ -192,6 +197,8 @@ def test_budget_without_a_proof_names_the_checkpoint(tmp_path, cli):
     ("steps=1e12", "--sgd steps is 1000000000000 steps, above the limit"),
     ("lr=nan", "lr must be a finite number"),
     ("l1=inf", "l1 must be a finite number"),
+    ("starts=0", "--sgd starts must be > 0"),
+    ("starts=5000", "--sgd starts is 5000 starts, above the limit of 1024"),
 ])
 def test_sgd_settings_are_bounded(tmp_path, cli, setting, words):
     code, _, err = cli("mine", "--output", "2", "--kernel", "3", "--method", "sgd", "--sgd", setting,
@@ -201,6 +208,14 @@ def test_sgd_settings_are_bounded(tmp_path, cli, setting, words):
         assert "WINOHDL_MAX_" in err
         with pytest.raises(LimitError):
             parse_settings([setting])
+
+
+def test_a_step_too_large_is_refused_before_any_work(tmp_path, cli):
+    code, _, err = cli("mine", "--output", "2", "--kernel", "3", "--method", "sgd", "--sgd", "starts=300",
+                       "--sgd", "batch=65536", "-o", tmp_path / "c.json")
+    line = one_error_line(err)
+    assert code == 2 and "one SGD step (300 starts) is" in line and "WINOHDL_MAX_SGD_STEP_FLOATS" in line
+    assert not list(tmp_path.iterdir())
 
 
 # ---- Ctrl-C in-process (should_stop), deterministic ---------------------------------------------------
@@ -360,13 +375,82 @@ def test_mine_sgd_with_progress_under_a_terminal(tmp_path):
 
 def test_s_curve_rescaling_keeps_the_function():
     g = BY_NAME["f2_3"].geometry
-    net = BilinearNet(g, 4).double()
-    d, k = torch.randn(5, g.n_d, dtype=torch.float64), torch.randn(5, g.n_g, dtype=torch.float64)
+    net = BilinearNet(g, 4, starts=2).double()
+    d, k = torch.randn(2, 5, g.n_d, dtype=torch.float64), torch.randn(2, 5, g.n_g, dtype=torch.float64)
     before = net(d, k)
     net.set_scale(s_curve(500, 1000, 8.0))
     assert net.scale == pytest.approx(4.5)
     torch.testing.assert_close(net(d, k), before)
     assert s_curve(0, 100, 8.0) == 1.0 and s_curve(100, 100, 8.0) == 8.0
+
+
+def test_each_start_is_the_bilinear_algorithm_of_its_factors():
+    """The batched network, its exact tensor and its per-start factors are one algorithm per start;
+    a batch every start shares (expanded) gives what each start's own copy gives."""
+    g = BY_NAME["asym_2x3"].geometry
+    net = BilinearNet(g, 12, starts=3, seed=5).double()
+    d, k = torch.randn(7, g.n_d, dtype=torch.float64), torch.randn(7, g.n_g, dtype=torch.float64)
+    shared = net(d.expand(3, -1, -1), k.expand(3, -1, -1))
+    torch.testing.assert_close(shared, net(d.repeat(3, 1, 1), k.repeat(3, 1, 1)))
+    tensor = net.tensor().view(3, g.n_y, g.n_d, g.n_g)
+    for s in range(3):
+        f = net.factors(s)
+        y = torch.einsum("yr,rd,rg,bd,bg->by", *(torch.as_tensor(m) for m in (f.AT, f.BT, f.G)), d, k)
+        torch.testing.assert_close(shared[s], y)
+        torch.testing.assert_close(torch.einsum("ydg,bd,bg->by", tensor[s], d, k), y)
+
+
+@pytest.mark.parametrize("exact_loss", [False, True], ids=["sampled", "exact-loss"])
+def test_starts_do_not_interact(exact_loss):
+    """Another start beside it leaves a start's trajectory unchanged, bit for bit (Adam, L1 and pruning
+    are per start; the shared samples are the same)."""
+    g = BY_NAME["f2_3"].geometry
+    cfg = short(starts=2, exact_loss=exact_loss, stall_steps=0, near_exact=1e9, l1=1e-3, prune_threshold=0.05)
+    runs = [_new_run(g, cfg, torch.device("cpu")) for _ in range(2)]
+    with torch.no_grad():
+        runs[1].net.fc_D[1].mul_(-3.0)
+    T = torch.as_tensor(g.tensor(), dtype=torch.float32).flatten(1)
+    for _ in range(60):
+        losses = [_train_step(run, T, {"fc_D": 0.5, "fc_F": 0.5, "fc_C": 0.5}) for run in runs]
+    assert losses[0][0] == losses[1][0] and losses[0][1] != losses[1][1]
+    for name in ("fc_D", "fc_F", "fc_C"):
+        ours, theirs = (getattr(run.net, name) for run in runs)
+        assert torch.equal(ours[0], theirs[0]) and not torch.equal(ours[1], theirs[1])
+    assert runs[0].net.sparsity(0) > 0  # pruning acted
+
+
+def test_pruning_acts_only_near_exact_and_within_the_cap():
+    g = BY_NAME["f2_3"].geometry
+    net = BilinearNet(g, 4, starts=2, seed=1)
+    before = [p.detach().clone() for p in net.parameters()]
+    _prune(net, 10.0, {"fc_D": 0.25, "fc_F": 0.0, "fc_C": 1.0}, torch.tensor([True, False]))
+    d, f, c = (p.detach() for p in net.parameters())
+    assert torch.equal(d[1], before[0][1]) and torch.equal(c[1], before[2][1])  # start 1 is not near exact
+    assert int((d[0] == 0).sum()) == 4  # every weight is below 10: the cap, a quarter of 16
+    kept = before[0][0].abs().flatten().sort().values[4:]
+    assert torch.equal(d[0].abs().flatten().sort().values[4:], kept)  # the smallest went
+    assert torch.equal(f[0], before[1][0]) and int((c[0] == 0).sum()) == c[0].numel()
+
+
+def test_the_sampled_loss_hands_over_to_the_exact_one_when_it_stalls(tmp_path):
+    g = BY_NAME["f4x4_3x3"].geometry
+    cfg = SGDConfig(rank=36, steps=120, starts=2, batch=64, hard_buffer=16, stall_steps=40, snap_every=NO_SNAP,
+                    device="cpu")
+    ckpt = tmp_path / "c.pt"
+    mine_sgd(g, cfg, checkpoint=ckpt, progress=False)
+    assert torch.load(ckpt, weights_only=True)["exact"] is True
+    mine_sgd(g, dataclasses.replace(cfg, stall_steps=0), checkpoint=ckpt, progress=False)
+    assert torch.load(ckpt, weights_only=True)["exact"] is False  # 0: the article's sampled loss throughout
+
+
+def test_older_checkpoint_refused_in_one_line(tmp_path):
+    ckpt = tmp_path / "c.pt"
+    mine_sgd(F23, short(), checkpoint=ckpt, progress=False)
+    state = torch.load(ckpt, weights_only=True)
+    torch.save(dict(state, format="winohdl-sgd-checkpoint/1"), ckpt)
+    with pytest.raises(WinohdlError, match="written by an older winohdl .one start at a time.") as info:
+        mine_sgd(F23, short(), checkpoint=ckpt, resume=True, progress=False)
+    assert str(ckpt) in str(info.value) and "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("exact_loss", [False, True], ids=["sampled", "exact-loss"])
@@ -382,7 +466,7 @@ def test_sgd_proves_f23(exact_loss):
 @pytest.mark.parametrize("name", ["f4_3", "s2_5x5"])
 def test_sgd_proves_with_the_article_batch(name):
     g = BY_NAME[name].geometry
-    cfg = SGDConfig(rank=g.lower_bound(), steps=6000, seed=0)  # batch 2048, the article's
+    cfg = SGDConfig(rank=g.lower_bound(), steps=6000, starts=4, seed=0)  # batch 2048, the article's
     card = mine_sgd(g, cfg, progress=False)
     assert card is not None and card.rank == g.lower_bound() and card.provenance["steps"] <= 6000
     assert AlgorithmCard.from_json(card.to_json()) == card

@@ -16,6 +16,8 @@ WHAT = {
     "rank": "multiplications R of a card",
     "vectors": "random vectors of one simulation",
     "sgd_batch": "SGD batch and replay buffer",
+    "sgd_starts": "SGD starts trained at once (`--sgd starts=N`)",
+    "sgd_step_floats": "floats of one SGD step: the starts x (batch + replay buffer) samples and the starts' tensors",
     "steps": "SGD step budget",
     "file_bytes": "a card or design JSON file",
     "constant_digits": "digits of a card constant's numerator or denominator",

@@ -83,6 +83,8 @@ TENSOR_ENTRIES = Limit("tensor_entries", 250_000, "entries")         # |y| * |d|
 RANK = Limit("rank", 4096, "multiplications")                        # R of a card
 VECTORS = Limit("vectors", 100_000, "vectors")                       # random vectors per simulation
 SGD_BATCH = Limit("sgd_batch", 65_536, "samples")                    # SGD batch and replay buffer
+SGD_STARTS = Limit("sgd_starts", 1024, "starts")                     # SGD starts trained at once
+SGD_STEP_FLOATS = Limit("sgd_step_floats", 1 << 28, "floats")        # one SGD step's samples and tensors
 STEPS = Limit("steps", 100_000_000, "steps")                         # SGD step budget
 FILE_BYTES = Limit("file_bytes", 16 << 20, "bytes")                  # a card or design JSON file
 CONSTANT_DIGITS = Limit("constant_digits", 64, "digits", raisable=False)  # numerator or denominator
