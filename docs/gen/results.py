@@ -104,6 +104,11 @@ def _slowest(r: dict) -> str:
     return f"{r['slowest_seconds']:.1f} s" + (f" ({', '.join(where)})" if where else "")
 
 
+def _xc7_brams(r: dict) -> str:
+    """The block RAM in RAMB18E1 halves, and the cells Yosys mapped (a RAMB36E1 counts two)."""
+    return f"{fmt(r['brams'])} (" + ", ".join(f"{n:,} {c}" for c, n in sorted(r["bram_cells"].items())) + ")"
+
+
 # ---- the tiles: bench/timing.py's rows, one line per design as the script prints them ------------------
 
 TITLES = {"f2x2_3x3": "F(2x2,3x3)", "s2_5x5": "s2 5x5", "f4x4_3x3": "F(4x4,3x3)", "f6x6_3x3": "F(6x6,3x3)"}
@@ -164,6 +169,13 @@ TABLES: dict[str, Table] = {
         Column("FF", "ffs"), Column("seeds", "seeds"), Column("Fmax MHz (spread)", _fmax),
         Column("cycles a frame", "frame_cycles"), Column("frames/s", "fps", ",.0f"),
         Column("critical path", "critical_path"), Column("time", "time"))),
+    "network_xc7": Table((
+        Column("network", "network"), Column("part", "part"), Column("hardware", "hardware"),
+        Column("DSP48E1", "dsps"), Column("RAMB18E1 halves (cells)", _xc7_brams),
+        Column("as BRAM36", lambda r: fmt(r["brams"] / 2, ",.1f")), Column("logic (LUT6)", "logic"),
+        Column("FF", "ffs"), Column("fits", "fits"), Column("post-synthesis", "postsynth"),
+        Column("planned frames/s (clock)", lambda r: f"{fmt(r['planned_fps'], ',.1f')} ({r['planned_mhz']:g} MHz)"),
+        Column("time", "time"))),
     "network_plans": Table((
         Column("network", "network"), Column("Winograd fps", "winograd_fps", ",.1f"),
         Column("its DSP", "winograd_dsp"), Column("its DP16KD", "winograd_bram"),
