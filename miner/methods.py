@@ -17,3 +17,7 @@ class Method(enum.Enum):
 
 DEVICES = ("auto", "cpu", "cuda")
 """Where the SGD trains: ``auto`` (CUDA when available), ``cpu`` or ``cuda``."""
+
+DEFAULT_SECONDS = {Method.SEARCH: 10.0, Method.ALS: 60.0, Method.SGD: 600.0}
+"""A method's time budget without ``--seconds`` (the constructive card takes milliseconds, none). SGD's
+proves every suite geometry well within it on two CPU cores (docs/mining.md)."""

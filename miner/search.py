@@ -32,12 +32,11 @@ from .als import fit, random_factors
 from .choices import chosen_card
 from .constructive import constructive_card
 from .costs import CostFunction, card_key
-from .methods import DEVICES, Method
+from .methods import DEFAULT_SECONDS, DEVICES, Method
 from .rationalise import rationalise
 from .terms import polish
 
 LIBRARY = Path(__file__).resolve().parent.parent / "cards"
-DEFAULT_SECONDS = {"als": 60.0, "search": 10.0}
 
 
 class NoCardFound(WinohdlError):
@@ -236,7 +235,7 @@ def mine_card(geometry: Geometry, settings: MineSettings, cost: CostFunction,
     if s.method is Method.SGD:
         from .sgd import mine_sgd_card  # torch's optimiser loads only when needed
         return finish(tidy(mine_sgd_card(geometry, s, rank, should_stop)), "sgd")
-    budget = s.seconds or DEFAULT_SECONDS[s.method.value]
+    budget = s.seconds or DEFAULT_SECONDS[s.method]
     card = mine_als(geometry, rank, s.seed, budget, s.q_max, should_stop)
     if s.method is Method.ALS:
         return finish(tidy(card), "als")

@@ -46,6 +46,7 @@ from winohdl.core.limits import SGD_BATCH, SGD_STARTS, SGD_STEP_FLOATS, STEPS
 from winohdl.core.reference import reference_conv
 
 from .als import Factors
+from .methods import DEFAULT_SECONDS, Method
 from .rationalise import rationalise
 from .sgd_checkpoint import CHECKPOINT_FORMAT, first_line, load_checkpoint, save_checkpoint
 
@@ -116,17 +117,36 @@ def parse_settings(items) -> dict:
     return out
 
 
-def mine_sgd_card(geometry: Geometry, settings, rank: int, should_stop) -> AlgorithmCard | None:
-    """:func:`mine_sgd` configured from :class:`miner.search.MineSettings`."""
-    pick_device(settings.device)
+def config_for(settings, rank: int) -> SGDConfig:
+    """The :class:`SGDConfig` of :class:`miner.search.MineSettings` at R = ``rank``."""
     cfg = SGDConfig(rank=rank, seed=settings.seed, q_max=settings.q_max, exact_loss=settings.exact_loss,
                     device=settings.device)
     for key, value in settings.sgd.items():
         setattr(cfg, key, value)
     if settings.steps is not None:
         cfg.steps = settings.steps
-    return mine_sgd(geometry, cfg, checkpoint=settings.checkpoint, resume=settings.resume, budget=settings.seconds,
-                    progress=progress.enabled(), should_stop=should_stop)
+    return cfg
+
+
+def budget_of(settings) -> float:
+    """The time budget of a run, in seconds: ``--seconds`` or :data:`miner.methods.DEFAULT_SECONDS`."""
+    return settings.seconds if settings.seconds is not None else DEFAULT_SECONDS[Method.SGD]
+
+
+def describe(settings, geometry: Geometry, rank: int) -> str:
+    """What a run will do, in one line: R, the starts, where, and its budgets (a step too large for
+    :data:`SGD_STEP_FLOATS` is refused here, before anything is said)."""
+    cfg = config_for(settings, rank)
+    check_size(geometry, cfg)
+    return (f"sgd        R={rank}, {cfg.starts} starts on {pick_device(cfg.device).type}; budget "
+            f"{budget_of(settings):g} s or {cfg.steps:,} steps")
+
+
+def mine_sgd_card(geometry: Geometry, settings, rank: int, should_stop) -> AlgorithmCard | None:
+    """:func:`mine_sgd` configured from :class:`miner.search.MineSettings`."""
+    pick_device(settings.device)
+    return mine_sgd(geometry, config_for(settings, rank), checkpoint=settings.checkpoint, resume=settings.resume,
+                    budget=budget_of(settings), progress=progress.enabled(), should_stop=should_stop)
 
 
 def pick_device(name: str) -> torch.device:
@@ -405,8 +425,6 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
     out_of_time = lambda: budget is not None and time.perf_counter() - run.t0 > budget  # noqa: E731
     best, consistent = None, True  # consistent: no step half done (what a checkpoint may hold)
     bar = _Progress(cfg.steps, progress, run.step, f"sgd R={cfg.rank}, {cfg.starts} starts")
-    bar.note(f"sgd        {cfg.starts} starts on {device.type}, budget "
-             + (f"{budget:g} s or " if budget is not None else "") + f"{cfg.steps:,} steps")
     try:
         while run.step < cfg.steps and not should_stop() and not out_of_time():
             consistent = False

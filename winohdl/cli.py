@@ -20,7 +20,7 @@ from winohdl.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, I
 
 from hdl.engine.modes import Buffering, EnginePipeline, InputTransform, OutputTransform
 from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
-from miner.methods import DEVICES
+from miner.methods import DEFAULT_SECONDS, DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
 from synth.families import DEFAULT_SEEDS, PNR_TIMEOUT
 from winohdl.network.frontend import DEFAULT_IMAGES
@@ -170,7 +170,9 @@ def _mine_command(sub, common: argparse.ArgumentParser) -> None:
     m.add_argument("--rank", type=positive_int, default=None,
                    help="number of multiplications R (default: lower bound)")
     m.add_argument("--steps", type=nonnegative_int, default=None, help="sgd: step budget")
-    m.add_argument("--seconds", type=positive_seconds, default=None, help="time budget in seconds")
+    m.add_argument("--seconds", type=positive_seconds, default=None,
+                   help="time budget in seconds (default: "
+                        + ", ".join(f"{m.value} {v:g}" for m, v in DEFAULT_SECONDS.items()) + ")")
     m.add_argument("--torch-device", default="auto", choices=DEVICES, help="sgd: where torch trains (default auto: "
                    "CUDA when present)")
     m.add_argument("--q-max", type=positive_int, default=None,
@@ -178,10 +180,14 @@ def _mine_command(sub, common: argparse.ArgumentParser) -> None:
     m.add_argument("--polish", type=nonnegative_seconds, default=None,
                    help="seconds of cost-lowering term exchanges after a proof (default 10; 0: off)")
     m.add_argument("--sgd", action="append", metavar="KEY=VALUE",
-                   help="sgd setting, repeatable: batch, lr, lr_half_life (steps; 0: constant), l1, prune_threshold, "
-                        "hard_buffer, replay_every, scale_max, ramp_steps, snap_every, checkpoint_every (article "
-                        "defaults otherwise)")
-    m.add_argument("--exact-loss", action="store_true", help="sgd: exact tensor loss instead of sampled MSE")
+                   help="sgd setting, repeatable: starts (trained at once, default 16), batch, lr, lr_half_life "
+                        "(steps; 0: constant), l1, prune_threshold, near_exact (the loss below which L1 and pruning "
+                        "act), stall_steps (sampled to exact loss when the best loss fell by less than half over "
+                        "this; 0: never), hard_buffer, replay_every, scale_max, ramp_steps, snap_every, "
+                        "checkpoint_every (docs/mining.md gives the defaults; none needs setting)")
+    m.add_argument("--exact-loss", action="store_true",
+                   help="sgd: the exact tensor loss from the start (by default it takes over once the sampled one "
+                        "stalls)")
     m.add_argument("--resume", action="store_true", help="sgd: continue from the checkpoint beside the output")
     m.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=tuple(OBJECTIVES),
                    help="what the search minimises (default dsp: multiplier blocks, then adder bits, then depth; "

@@ -109,6 +109,8 @@ def cmd_mine(a) -> int:
         settings = dataclasses.replace(settings, checkpoint=out.with_name(f"{out.stem}.sgd-r{rank}-s{a.seed}.pt"))
         if a.resume and not settings.checkpoint.is_file():
             raise WinohdlError(f"--resume: no checkpoint at {settings.checkpoint}")
+        from miner.sgd import describe
+        print(describe(settings, g, rank), flush=True)
     flag = StopFlag()
     # the handler stays until the card is written: a Ctrl-C after a proof keeps the card (exit 0)
     with stop_on_sigint(flag):
