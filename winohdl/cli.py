@@ -358,8 +358,9 @@ def _engine_command(sub, common: argparse.ArgumentParser) -> None:
 def _network_command(sub, common: argparse.ArgumentParser) -> None:
     """``winohdl network``."""
     nw = sub.add_parser("network", parents=[common],
-                        help="a PyTorch or ONNX model as int8 streaming hardware: import, plan, quantise, build",
-                        description="Imports MODEL with torch.export or the onnx package (batch norm folded into "
+                        help="a PyTorch, ONNX or JAX (StableHLO) model as int8 streaming hardware: import, plan, quantise, build",
+                        description="Imports MODEL with torch.export, the onnx package or the MLIR bindings of jaxlib "
+                                    "(StableHLO; batch norm folded into "
                                     "the convolutions, every shape checked), plans it for --part (an algorithm, "
                                     "parallelism and line buffers per layer, balanced for frames per second within "
                                     "the budget; beside it the direct-only plan), quantises it to int8 with "
@@ -370,11 +371,15 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                                     "AXI4-Stream). --sim streams images through it; --family synthesises it. The "
                                     "folder can be opened again by 'winohdl sim' and 'winohdl synth'.")
     nw.add_argument("--model", required=True,
-                    help="path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)")
+                    help="path/to/model.py:factory (returning a torch.nn.Module or a JAX (apply, params)), a "
+                         "torch.export program (.pt2), an ONNX file (.onnx) or StableHLO (.mlir text, .mlirbc "
+                         "bytecode or a jax.export artifact)")
     nw.add_argument("--input-shape", default=None,
                     help="batch x channels x size per axis, e.g. 1x3x32x32 (needed for a .py factory)")
     nw.add_argument("--weights", type=path, default=None,
-                    help="a state_dict (torch.save) loaded into the factory's model (a model.py:factory only)")
+                    help="a torch factory's state_dict (torch.save), loaded strictly; a JAX factory's parameters or "
+                         "a StableHLO program's arguments as an .npz (keys: the parameters' paths, Conv_0/kernel, "
+                         "or argN)")
     nw.add_argument("--calibration", type=path, default=None,
                     help="calibration inputs, a .npy or .pt tensor (N, C, size...) (default: 64 seeded random "
                          "inputs uniform in [-1, 1))")

@@ -22,9 +22,10 @@ SUPPORTED = ("convolution, batch norm after a convolution, relu, relu6 and clamp
              "global average pooling, the sum of two feature maps, flatten and linear")
 
 
-def unsupported(op: str, node: str, why: str = "") -> WinohdlError:
-    """The one error of an operator the hardware does not implement, naming the operator and the node."""
-    return WinohdlError(f"unsupported operator {op} at node {node!r}" + (f" ({why})" if why else "")
+def unsupported(op: str, node: str, why: str = "", place: str = "node ") -> WinohdlError:
+    """The one error of an operator the hardware does not implement, naming the operator and the node
+    (or, with ``place=""``, the location ``node`` names: a StableHLO file's line and column)."""
+    return WinohdlError(f"unsupported operator {op} at {place}{node!r}" + (f" ({why})" if why else "")
                         + f"; the hardware implements {SUPPORTED}")
 
 

@@ -3,9 +3,14 @@
 A model spec is one of
 
 * ``path/to/model.py:factory``: the file is imported by path and ``factory()`` called; it returns
-  a ``torch.nn.Module`` exported for a zero input of ``input_shape``;
+  a ``torch.nn.Module`` exported for a zero input of ``input_shape``, or a JAX model ``(apply, params)``
+  (``apply(params, x)``, ``params`` a tree of arrays such as Flax's) lowered to StableHLO for one input
+  of ``input_shape`` (the function's own layout);
 * ``path/to/program.pt2``: a program saved with ``torch.export.save``;
-* ``path/to/model.onnx``: an ONNX model.
+* ``path/to/model.onnx``: an ONNX model;
+* ``path/to/program.mlir`` (or ``.mlirbc``): StableHLO as JAX writes it (text, bytecode or a
+  ``jax.export`` artifact), its parameters' values in an ``.npz`` (``weights``; see
+  :mod:`winohdl.network.stablehlo_import`).
 
 A file or factory that does not load is one :class:`WinohdlError`.
 """
@@ -21,7 +26,9 @@ from winohdl.core.errors import WinohdlError
 
 from .graph import Graph
 
-SPEC_HELP = "a model is path/to/model.py:factory, a torch.export program (.pt2) or an ONNX file (.onnx)"
+SPEC_HELP = ("a model is path/to/model.py:factory (a torch module or a JAX (apply, params)), a torch.export "
+             "program (.pt2), an ONNX file (.onnx) or StableHLO (.mlir, .mlirbc)")
+STABLEHLO = (".mlir", ".mlirbc")
 
 
 def _why(exc: BaseException) -> str:
@@ -41,9 +48,11 @@ def load_model(spec: str, input_shape=None, weights=None) -> Graph:
     rewritten as the hardware builds it (:func:`~winohdl.network.rewrite.imported`: batch norms folded
     into their convolutions, a global average over a map that is not a power of two into its linear layer).
 
-    ``input_shape`` is needed for a factory; for a ``.pt2`` or ``.onnx`` file it is optional and,
-    when given, must be the file's input shape. ``weights`` (a factory only) names a ``state_dict``
-    saved with ``torch.save``, loaded strictly into the factory's model before the export.
+    ``input_shape`` is needed for a factory; for a ``.pt2``, ``.onnx`` or ``.mlir`` file it is optional
+    and, when given, must be the file's input shape. ``weights`` names, for a torch factory, a
+    ``state_dict`` saved with ``torch.save``, loaded strictly into the factory's model before the export;
+    for a JAX factory an ``.npz`` of its parameters keyed by their paths (``Conv_0/kernel``); for
+    StableHLO an ``.npz`` of the program's parameters (arguments).
     """
     from .rewrite import imported
     return imported(_imported(spec, input_shape, weights))
@@ -63,9 +72,9 @@ def _imported(spec: str, input_shape, weights) -> Graph:
     """The graph as the framework has it (every operator a node)."""
     if not isinstance(spec, str) or not spec:
         raise WinohdlError(SPEC_HELP)
-    if weights is not None and not spec.rpartition(":")[0].endswith(".py"):
-        raise WinohdlError("--weights applies to a path/to/model.py:factory model (a .pt2 or .onnx file "
-                           "holds its weights)")
+    if weights is not None and not (spec.rpartition(":")[0].endswith(".py") or spec.endswith(STABLEHLO)):
+        raise WinohdlError("--weights applies to a path/to/model.py:factory model or StableHLO (.mlir, .mlirbc; "
+                           "a .pt2 or .onnx file holds its weights)")
     if input_shape is not None:
         input_shape = tuple(input_shape)
         if not input_shape or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in input_shape):
@@ -77,12 +86,19 @@ def _imported(spec: str, input_shape, weights) -> Graph:
         return from_onnx(_existing(spec), input_shape)
     if spec.endswith(".pt2"):
         return _load_program(_existing(spec), input_shape)
+    if spec.endswith(STABLEHLO):
+        from .stablehlo_import import from_stablehlo
+        return from_stablehlo(_existing(spec), weights, input_shape)
     path, sep, factory = spec.rpartition(":")
     if not sep or not path.endswith(".py") or not factory.isidentifier():
         raise WinohdlError(f"{SPEC_HELP}, got {spec[:200]!r}")
     if input_shape is None:
         raise WinohdlError(f"the model {spec[:200]!r} needs an input shape (e.g. 1x3x32x32)")
-    model = call_factory(_existing(path), factory)
+    model = _call(_existing(path), factory)
+    from .stablehlo_import import from_jax, is_jax_model
+    if is_jax_model(model):
+        return from_jax(*model, input_shape, weights)
+    _check_module(model, path, factory)
     if weights is not None:
         _load_state(model, weights)
     import torch
@@ -107,9 +123,22 @@ def _load_program(path: Path, input_shape) -> Graph:
 
 
 def call_factory(path: Path, factory: str):
-    """Import ``path`` as a module of its own (its folder first on sys.path meanwhile), call ``factory()``."""
-    import torch
+    """Import ``path`` as a module of its own (its folder first on sys.path meanwhile), call ``factory()``,
+    which must return a ``torch.nn.Module``."""
+    model = _call(path, factory)
+    _check_module(model, str(path), factory)
+    return model
 
+
+def _check_module(model, path: str, factory: str) -> None:
+    import torch
+    if not isinstance(model, torch.nn.Module):
+        raise WinohdlError(f"{factory}() in {str(path)[:200]!r} returned {type(model).__name__}, not a "
+                           "torch.nn.Module or a JAX model (apply, params)")
+
+
+def _call(path: Path, factory: str):
+    """Import ``path`` as a module of its own (its folder first on sys.path meanwhile), call ``factory()``."""
     name = "winohdl_model_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
     folder = str(path.resolve().parent)
     sys.path.insert(0, folder)
@@ -131,9 +160,6 @@ def call_factory(path: Path, factory: str):
         model = fn()
     except Exception as exc:  # noqa: BLE001
         raise WinohdlError(f"{factory}() in {str(path)[:200]!r} raised {_why(exc)}") from None
-    if not isinstance(model, torch.nn.Module):
-        raise WinohdlError(f"{factory}() in {str(path)[:200]!r} returned {type(model).__name__}, "
-                           f"not a torch.nn.Module")
     return model
 
 
