@@ -1,0 +1,268 @@
+"""winohdl/network/stablehlo_import.py: StableHLO from JAX into the typed graph.
+
+Each operator family on a small JAX function lowered here, its imported graph's float model checked
+against JAX's own output; the layouts (NHWC, NCHW) giving the same graph; text, a jax.export artifact
+and constants read alike; the digits CNN of examples/digits_jax equal to its PyTorch twin (network.json
+names aside, the same integers); the example trained, exported and built end to end, bit-exact on
+Icarus; every bad input one error line, exit 2, nothing written.
+"""
+
+import importlib.util
+import json
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+from jax import lax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from artefacts import cached  # noqa: E402
+from bad_input_helpers import fingerprint  # noqa: E402
+from winohdl.core.errors import WinohdlError  # noqa: E402
+from winohdl.network.float_model import run_float  # noqa: E402
+from winohdl.network.graph import Kind  # noqa: E402
+from winohdl.network.stablehlo_import import from_jax, from_stablehlo, lower_jax  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+NHWC = ("NHWC", "HWIO", "NHWC")
+NCHW = ("NCHW", "OIHW", "NCHW")
+
+
+def _module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _example():
+    return _module("winohdl_test_digits_jax_train", ROOT / "examples/digits_jax/train.py")
+
+
+def _random(seed: int, tree):
+    rng = np.random.default_rng(seed)
+    return jax.tree_util.tree_map(lambda s: rng.uniform(-1, 1, s).astype(np.float32), tree,
+                                  is_leaf=lambda s: isinstance(s, tuple))
+
+
+def _checked(fn, params, shape, to_nchw, kinds):
+    """Import ``fn`` for an input of ``shape``; its node kinds are ``kinds`` and its float model gives
+    JAX's output on random inputs (moved to the graph's channels-second layout by ``to_nchw``)."""
+    graph = from_jax(fn, params, shape)
+    assert [n.kind.value for n in graph.nodes] == kinds, graph.text()
+    x = np.random.default_rng(1).uniform(-1, 1, (3,) + shape[1:]).astype(np.float32)
+    want = np.asarray(jax.vmap(lambda v: fn(params, v[None])[0])(x), dtype=np.float64)
+    got = run_float(graph, np.transpose(x, to_nchw))[graph.outputs[0]]
+    assert np.allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
+    return graph
+
+
+def _nchw_net(p, x):
+    """Strided, dilated, grouped NCHW convolution with a bias; ReLU (a func.call); average pooling (a window
+    sum divided by 4); global average (jnp.mean); a dense layer with its weight transposed (x @ W.T)."""
+    y = lax.conv_general_dilated(x, p["conv"]["kernel"], (2, 1), ((2, 2), (1, 1)), rhs_dilation=(1, 2),
+                                 feature_group_count=2, dimension_numbers=NCHW) + p["conv"]["bias"][:, None, None]
+    y = jax.nn.relu(y)
+    y = lax.reduce_window(y, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4
+    return jnp.mean(y, axis=(2, 3)) @ p["dense"]["kernel"].T + p["dense"]["bias"]
+
+
+def test_nchw_strides_dilation_groups_average_pooling_and_a_transposed_dense():
+    params = _random(0, {"conv": {"kernel": (6, 2, 3, 3), "bias": (6,)}, "dense": {"kernel": (5, 6), "bias": (5,)}})
+    graph = _checked(_nchw_net, params, (1, 4, 10, 8), (0, 1, 2, 3),
+                     ["input", "conv", "relu", "avgpool", "global_avgpool", "flatten", "linear"])
+    conv = graph.nodes[1].attrs
+    assert (conv.stride, conv.dilation, conv.padding, conv.groups, conv.bias) == ((2, 1), (1, 2), (2, 1), 2, True)
+
+
+def _nhwc_net(p, x, keep: bool):
+    """A residual sum, max pooling with padding, a global sum (or a kept-axes mean and a transpose) and dense."""
+    y = lax.conv_general_dilated(x, p["conv"]["kernel"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=NHWC)
+    y = jax.nn.relu(y + p["conv"]["bias"] + x)
+    y = lax.reduce_window(y, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    if keep:
+        y = jnp.transpose(jnp.mean(y, axis=(1, 2), keepdims=True), (0, 3, 1, 2)).reshape(1, -1)
+    else:
+        y = jnp.sum(y, axis=(1, 2))
+    return y @ p["dense"]["kernel"]
+
+
+@pytest.mark.parametrize("keep, pool", [(True, "global_avgpool"), (False, "global_sumpool")])
+def test_nhwc_residual_max_pooling_and_global_sums(keep, pool):
+    params = _random(2, {"conv": {"kernel": (3, 3, 4, 4), "bias": (4,)}, "dense": {"kernel": (4, 3)}})
+    _checked(partial(_nhwc_net, keep=keep), params, (1, 6, 6, 4), (0, 3, 1, 2),
+             ["input", "conv", "add", "relu", "maxpool", pool, "flatten", "linear"])
+
+
+def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
+    """The example's CNN in NHWC, and the same weights in NCHW: one graph, the same weights."""
+    ex = _example()
+    params = jax.tree_util.tree_map(lambda a: a + 0.01, ex.model.init_params(3))
+    nhwc = _checked(ex.model.apply, params, (1, 8, 8, 1), (0, 3, 1, 2),
+                    ["input", "conv", "relu", "conv", "relu", "maxpool", "flatten", "linear"])
+
+    def nchw_apply(p, x):
+        for name in ("Conv_0", "Conv_1"):
+            x = jax.nn.relu(lax.conv_general_dilated(x, p[name]["kernel"], (1, 1), ((1, 1), (1, 1)),
+                                                     dimension_numbers=NCHW) + p[name]["bias"][:, None, None])
+        x = lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        return x.reshape(1, -1) @ p["Dense_0"]["kernel"] + p["Dense_0"]["bias"]
+    rows = np.arange(256).reshape(4, 4, 16).transpose(2, 0, 1).reshape(-1)   # CHW index -> HWC row
+    twin = {**{k: {"kernel": np.transpose(v["kernel"], (3, 2, 0, 1)), "bias": v["bias"]}
+               for k, v in params.items() if k.startswith("Conv")},
+            "Dense_0": {"kernel": params["Dense_0"]["kernel"][rows], "bias": params["Dense_0"]["bias"]}}
+    nchw = from_jax(nchw_apply, twin, (1, 1, 8, 8))
+    assert nchw.to_json() == nhwc.to_json()
+
+
+def test_text_bytecode_artifact_and_constants_read_alike(tmp_path):
+    ex = _example()
+    params = ex.model.init_params(4)
+    text = from_stablehlo(ex.export(params), ex.weights_npz(params))
+    exported = jax.export.export(jax.jit(partial(ex.model.apply, params)))(
+        jax.ShapeDtypeStruct(ex.model.INPUT_SHAPE, np.float32))
+    (tmp_path / "m.mlirbc").write_bytes(exported.mlir_module_serialized)
+    artifact = from_stablehlo(tmp_path / "m.mlirbc")          # parameters as constants, a portable artifact
+    assert artifact.to_json() == text.to_json()
+    (tmp_path / "m.mlir").write_text(str(exported.mlir_module()))
+    assert from_stablehlo(tmp_path / "m.mlir").to_json() == text.to_json()
+
+
+def _torch_twin(params):
+    """The example's CNN in PyTorch with the same float32 weights (kernels OIHW, dense rows in CHW order)."""
+    import torch
+    from torch import nn
+    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 10)).eval()
+    rows = np.arange(256).reshape(4, 4, 16).transpose(2, 0, 1).reshape(-1)
+    with torch.no_grad():
+        for layer, name in ((model[0], "Conv_0"), (model[2], "Conv_1")):
+            layer.weight.copy_(torch.from_numpy(np.transpose(params[name]["kernel"], (3, 2, 0, 1)).copy()))
+            layer.bias.copy_(torch.from_numpy(params[name]["bias"]))
+        model[6].weight.copy_(torch.from_numpy(params["Dense_0"]["kernel"][rows].T.copy()))
+        model[6].bias.copy_(torch.from_numpy(params["Dense_0"]["bias"]))
+    return model
+
+
+def test_the_pytorch_twin_gives_the_same_network_and_integers():
+    from winohdl.network.integer_model import quantise_input, run_integer
+    from winohdl.network.load import load_module
+    from winohdl.network.quant import quantise_network
+    from winohdl.network.rewrite import imported
+    ex = _example()
+    params = jax.tree_util.tree_map(lambda a: a + np.float32(0.03), ex.model.init_params(5))
+    jax_graph = imported(from_stablehlo(ex.export(params), ex.weights_npz(params)))
+    torch_graph = load_module(_torch_twin(params), (1, 1, 8, 8))
+    text = jax_graph.to_json()
+    for a, b in sorted(zip((n.name for n in jax_graph.nodes), (n.name for n in torch_graph.nodes)),
+                       key=lambda p: -len(p[0])):
+        text = text.replace(f'"{a}', f'"{b}')
+    assert json.loads(text) == json.loads(torch_graph.to_json())   # network.json, names aside, weights' SHA-256 too
+    x = np.random.default_rng(6).uniform(-1, 1, (32, 1, 8, 8))
+    q_jax, q_torch = quantise_network(jax_graph, x), quantise_network(torch_graph, x)
+    out_jax = run_integer(q_jax, quantise_input(q_jax, x))
+    out_torch = run_integer(q_torch, quantise_input(q_torch, x))
+    assert len(out_jax) == len(out_torch) == 6                  # every layer's integers (ReLUs fused)
+    assert all(np.array_equal(a, b) for a, b in zip(out_jax.values(), out_torch.values()))
+
+
+def _trained(tmp: Path) -> None:
+    """The example trained a few epochs and written as train.py writes it (cached between runs)."""
+    ex = _example()
+    train_x, train_y, test_x, test_y = ex.load_split()
+    params = ex.train(train_x, train_y, epochs=6)
+    (tmp / "digits_cnn.mlir").write_text(ex.export(params))
+    np.savez(tmp / "weights.npz", **ex.weights_npz(params))
+    np.save(tmp / "test_images.npy", ex.nchw(test_x))
+    np.save(tmp / "test_labels.npy", test_y)
+
+
+@pytest.mark.slow(25)
+def test_the_jax_digits_example_end_to_end(cli, tmp_path):
+    pytest.importorskip("sklearn")
+    trained = cached("digits-jax", {"epochs": 6}, _trained)
+    code, out, err = cli("network", "--model", trained / "digits_cnn.mlir", "--weights", trained / "weights.npz",
+                         "--calibration", trained / "test_images.npy", "--labels", trained / "test_labels.npy",
+                         "--plan", "smallest", "--sim", "icarus", "--images", "2", "-o", tmp_path / "n")
+    assert code == 0 and err == "", err
+    accuracy = [line for line in out.splitlines() if line.startswith("accuracy")][0]
+    assert float(accuracy.split("int8 ")[1].split("%")[0]) >= 95.0, accuracy
+    assert "icarus    network  PASS  2 of 2 images" in out
+    assert "network.onnx equals the integer model on the first 2 calibration images" in out
+
+
+def test_the_jax_factory_form_and_its_weights(tmp_path):
+    ex = _example()
+    params = ex.model.init_params(7)
+    np.savez(tmp_path / "w.npz", **ex.weights_npz(params))
+    spec = "examples/digits_jax/model.py:digits_cnn"
+    from winohdl.network.load import load_model
+    from winohdl.network.rewrite import imported
+    graph = load_model(spec, (1, 8, 8, 1), tmp_path / "w.npz")
+    assert graph.to_json() == imported(from_stablehlo(ex.export(params), ex.weights_npz(params))).to_json()
+    with pytest.raises(WinohdlError, match="needs an input shape"):
+        load_model(spec)
+
+
+SINE = """func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %0 = stablehlo.sine %x : tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+"""
+DYNAMIC = SINE.replace("1x4", "?x4")
+DENSE = """func.func @main(%w: tensor<4x3xf32>, %x: tensor<1x4xf32>) -> tensor<1x3xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}
+"""
+
+
+def _same_pad(p, x):
+    return lax.conv_general_dilated(x, p, (2, 2), "SAME", dimension_numbers=NHWC).reshape(1, -1)
+
+
+@pytest.mark.parametrize("files, argv, message", [
+    ({"m.mlir": SINE}, ("--model", "{tmp}/m.mlir"),
+     "error: unsupported operator stablehlo.sine at '{tmp}/m.mlir:2:8'; the hardware implements"),
+    ({"m.mlir": DYNAMIC}, ("--model", "{tmp}/m.mlir"),
+     "error: dynamic shape tensor<?x4xf32> at argument 0 of @main: export the program for one fixed input shape"),
+    ({"m.mlir": DENSE}, ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/none.npz"),
+     "error: weights file '{tmp}/none.npz' does not exist"),
+    ({"m.mlir": DENSE}, ("--model", "{tmp}/m.mlir"),
+     "error: the program takes 2 arguments and the weights give 0: 2 left without a value (arg0, arg1)"),
+    ({"m.mlir": DENSE, "w.npz": {"arg0": np.zeros((3, 4))}}, ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/w.npz"),
+     "error: the weights file's 'arg0' has shape [3, 4], argument 0 of the program takes [4, 3]"),
+    ({"m.mlir": DENSE, "w.npz": {"Conv_0/kernel": np.zeros((4, 3))}},
+     ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/w.npz"),
+     "error: the weights file's 'Conv_0/kernel' names no argument of the program"),
+    ({"m.mlir": DENSE, "w.npz": "not a zip"}, ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/w.npz"),
+     "error: cannot read weights file '{tmp}/w.npz' as an .npz"),
+    ({"m.mlir": "func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {\n  return %y\n}\n"},
+     ("--model", "{tmp}/m.mlir"), "error: cannot parse StableHLO file '{tmp}/m.mlir' ("),
+    ({"m.mlir": "same"}, ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/w.npz"),
+     "error: unsupported operator stablehlo.convolution at "),
+    ({"w.npz": {"Conv_0/kernel": np.zeros((3, 3, 1, 8))}},
+     ("--model", "examples/digits_jax/model.py:digits_cnn", "--input-shape", "1x8x8x1", "--weights", "{tmp}/w.npz"),
+     "error: the weights file does not fit the JAX parameters: it lacks 'Conv_0/bias'"),
+    ({"m.onnx": "x"}, ("--model", "{tmp}/m.onnx", "--weights", "{tmp}/m.onnx"),
+     "error: --weights applies to a path/to/model.py:factory model or StableHLO"),
+], ids=["unsupported_op", "dynamic_shape", "missing_weights_file", "no_weights", "wrong_shape", "unknown_key",
+        "not_npz", "not_parsed", "asymmetric_padding", "factory_weights", "onnx_weights"])
+def test_bad_stablehlo_input_is_one_line_and_writes_nothing(cli, tmp_path, files, argv, message):
+    for name, content in files.items():
+        if content == "same":
+            kernel = np.ones((3, 3, 1, 2), np.float32)
+            (tmp_path / name).write_text(lower_jax(_same_pad, kernel, (1, 4, 4, 1)))
+            np.savez(tmp_path / "w.npz", arg0=kernel)
+        elif isinstance(content, dict):
+            np.savez(tmp_path / name, **content)
+        else:
+            (tmp_path / name).write_text(content)
+    argv = [str(a).replace("{tmp}", str(tmp_path)) for a in argv]
+    before = fingerprint(tmp_path)
+    code, out, err = cli("network", *argv, "-o", tmp_path / "n")
+    assert code == 2 and err.startswith(message.replace("{tmp}", str(tmp_path))) and err.count("\n") == 1, err
+    assert fingerprint(tmp_path) == before
