@@ -180,7 +180,7 @@ def _trained(tmp: Path) -> None:
     np.save(tmp / "test_labels.npy", test_y)
 
 
-@pytest.mark.slow(25)
+@pytest.mark.slow(30)
 def test_the_jax_digits_example_end_to_end(cli, tmp_path):
     pytest.importorskip("sklearn")
     trained = cached("digits-jax", {"epochs": 6}, _trained)
