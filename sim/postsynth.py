@@ -9,9 +9,11 @@ report shows FAIL for that family instead of its figures.
 Models: ECP5 uses Yosys's ``ecp5/cells_sim.v`` plus ``sim/models/ecp5_mult18x18d.v`` and
 ``sim/models/ecp5_dp16kd.v`` (Yosys ships only blackboxes of the MULT18X18D and the DP16KD block
 RAM: documented behavioural models written for this check; the DP16KD blackbox is removed from the
-copy of ``cells_sim.v``); xc7 and iCE40 use Yosys's models as they are
-(DSP48E1, SB_MAC16 included). Gowin's DSP cells have no model anywhere in Yosys: a Gowin netlist
-with DSPs is "not checked", never passed.
+copy of ``cells_sim.v``); xc7 uses Yosys's ``xilinx/cells_sim.v`` (DSP48E1 included) without its
+RAMB18E1 and RAMB36E1, which it declares with no behaviour (never-driven outputs), plus
+``sim/models/xc7_bram.v`` (documented behavioural models of both, written for this check); iCE40
+uses Yosys's models as they are (SB_MAC16 included). Gowin's DSP cells have no model anywhere in
+Yosys: a Gowin netlist with DSPs is "not checked", never passed.
 """
 
 from __future__ import annotations
@@ -60,6 +62,25 @@ def _ecp5_models(dest: Path) -> Path:
     return dest
 
 
+# xc7 cells that Yosys's cells_sim.v declares without behaviour (ports, parameters, timing only):
+# their outputs are never driven, so sim/models/xc7_bram.v takes their place
+XILINX_STUBS = ("RAMB18E1", "RAMB36E1")
+
+
+def _xilinx_models(dest: Path) -> Path:
+    """A copy of Yosys's ``xilinx/cells_sim.v`` without the block-RAM declarations of
+    :data:`XILINX_STUBS` (they drive no output: Icarus reads Z, Verilator 0, and a netlist whose
+    block RAMs all read zero would still simulate); ``sim/models/xc7_bram.v`` models them."""
+    text = (yosys_share() / "xilinx" / "cells_sim.v").read_text()
+    for cell in XILINX_STUBS:
+        text, n = re.subn(rf"^module {cell} \(.*?^endmodule\n", "", text, flags=re.S | re.M)
+        if n != 1:
+            raise WinohdlError(f"unexpected xilinx/cells_sim.v: the {cell} declaration to replace is not there")
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "cells_sim.v").write_text(text)
+    return dest / "cells_sim.v"
+
+
 def missing_models(family: str, netlist_text: str) -> str:
     """Why a netlist of ``family`` cannot be simulated with the models at hand ("" when it can)."""
     if family == "gowin":
@@ -87,7 +108,8 @@ def cell_models(family: str, netlist_text: str, build_dir: Path) -> tuple[list[P
         # a cell input the netlist leaves unconnected shows up instead of silently reading 0
         return [share / "ice40" / "cells_sim.v"], [share / "ice40"], {"NO_ICE40_DEFAULT_ASSIGNMENTS": 1}, ""
     if family == "xilinx":
-        return [share / "xilinx" / "cells_sim.v", share / "xilinx" / "cells_xtra.v"], [share / "xilinx"], {}, ""
+        return ([_xilinx_models(build_dir / "models_xilinx"), share / "xilinx" / "cells_xtra.v", MODELS / "xc7_bram.v"],
+                [share / "xilinx"], {}, "")
     return [share / "gowin" / "cells_sim.v"], [share / "gowin"], {}, ""
 
 
