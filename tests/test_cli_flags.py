@@ -19,7 +19,6 @@ DEFAULTS_DIFFER = {
     "--kernel-transform": "a tile transforms its kernel in hardware, an engine takes it transformed",
     "--stride": "explore's geometry is given as text with its default written out",
     "--dilation": "explore's geometry is given as text with its default written out",
-    "--seconds": "mine runs until proven, the benchmark gives each run a budget",
     "--polish": "mine polishes as its method does, the benchmark a fixed time",
     "--seed": "the seed of the command's randomness: mining starts from 0, stimulus from 1",
     "-o": "each command's own output",

@@ -10,6 +10,7 @@ from pathlib import Path
 from hdl.options import parse_choices
 from miner.constructive import constructive_card
 from miner.costs import CostFunction, card_key
+from miner.methods import DEFAULT_SECONDS
 from miner.search import Method, MineSettings, NoCardFound, mine_card
 from winohdl.core.io import check_output_path, write_json_atomic
 from winohdl.core.suite import BY_NAME, SuiteEntry
@@ -84,14 +85,16 @@ def _line(row: dict) -> str:
             f"{row['best_vs_constructive']}")
 
 
-def bench_mine(entries: list[SuiteEntry], methods: list[Method], seeds: int, budget: float, polish_seconds: float,
-               out: Path, cost: CostFunction) -> list[dict]:
+def bench_mine(entries: list[SuiteEntry], methods: list[Method], seeds: int, budget: float | None,
+               polish_seconds: float, out: Path, cost: CostFunction) -> list[dict]:
     """Mine every chosen suite geometry with every method and seed; print the table, write JSON.
 
     Per geometry and method: how many seeds proved, the median and largest time to the first proof,
     the median time to the final card (the proof and its polish), SGD's median steps, the best
     card's adder bits beside the constructive card's, and the best card against the constructive one
     by ``cost`` (adders of B^T + A^T / adders of G, then max denominator and max |constant|).
+    ``budget`` None gives each method its own (:data:`miner.methods.DEFAULT_SECONDS`). The JSON is
+    rewritten after each row, so an interrupted run keeps what it measured.
     """
     check_output_path(out, folder=False)  # every setting and the output are checked before any work
     for method in methods:
@@ -105,10 +108,11 @@ def bench_mine(entries: list[SuiteEntry], methods: list[Method], seeds: int, bud
             runs = [_run(e, method, seed, budget, polish_seconds, out, cost) for seed in range(seeds)]
             rows.append(_row(e, method, runs, base, base_bits))
             print(_line(rows[-1]), flush=True)
+            budgets = {m.value: budget or DEFAULT_SECONDS[m] for m in methods}
+            write_json_atomic(Path(out), {"budget_seconds": budgets, "polish_seconds": polish_seconds,
+                                          "seeds": seeds, "rows": rows})
     cheaper = sorted({r["geometry"] for r in rows if r["best_vs_constructive"] == "cheaper"})
     print(f"mined cards cheaper than constructive on {len(cheaper)}/{len(entries)} geometries"
           + (f": {', '.join(cheaper)}" if cheaper else ""))
-    write_json_atomic(Path(out), {"budget_seconds": budget, "polish_seconds": polish_seconds, "seeds": seeds,
-                                  "rows": rows})
     print(f"written {out}")
     return rows

@@ -431,7 +431,9 @@ def _bench_command(sub, common: argparse.ArgumentParser) -> None:
     bm.add_argument("--runs", type=positive_int, default=5,
                     help="mining runs per geometry and method, seeds 0 to RUNS - 1 (default 5)")
     bm.add_argument("--methods", default="als,sgd", help="comma list of als, sgd, search, constructive")
-    bm.add_argument("--seconds", type=positive_seconds, default=60.0, help="budget per run")
+    bm.add_argument("--seconds", type=positive_seconds, default=None,
+                    help="budget per run (default: each method's own, as in mine: "
+                         + ", ".join(f"{m.value} {v:g}" for m, v in DEFAULT_SECONDS.items()) + ")")
     bm.add_argument("--polish", type=nonnegative_seconds, default=10.0, help="seconds of polishing after each proof")
     bm.add_argument("-o", type=path, default="build/bench/mine.json")
     bm.set_defaults(func=cmd_bench)
