@@ -81,6 +81,27 @@ class SGDConfig:
     checkpoint_every: int = 1000
 
 
+SETTINGS = {
+    "steps": "step budget (also `--steps`)",
+    "starts": "random starts trained at once, each proven on its own",
+    "batch": "fresh samples a step, shared by every start (the article's 2048)",
+    "lr": "Adam's learning rate (the article's 3e-3)",
+    "lr_half_life": "steps over which the learning rate halves; 0: constant (the article)",
+    "l1": "L1 weight on a start near exact",
+    "prune_threshold": "weights below it are zeroed on a start near exact, within the known zero fraction",
+    "near_exact": "the loss below which a start counts as near exact",
+    "hard_buffer": "each start's hardest samples kept for replay",
+    "replay_every": "steps between replays of the hard samples",
+    "scale_max": "the output scale's S-curve end",
+    "ramp_steps": "steps of the S-curve",
+    "stall_steps": "window over which the sampled loss must halve, else the exact loss takes over; 0: never",
+    "snap_every": "steps between attempts to snap and prove the starts below the snapping loss",
+    "q_max": "largest denominator tried when snapping (also `--q-max`)",
+    "exact_loss": "the exact tensor loss from the start (also `--exact-loss`)",
+    "checkpoint_every": "steps between checkpoints",
+}
+"""What each ``--sgd`` setting does (the settings table of docs/mining.md)."""
+
 POSITIVE = ("starts", "batch", "lr", "replay_every", "snap_every", "checkpoint_every", "scale_max", "q_max",
             "near_exact")
 LIMITED = {"batch": SGD_BATCH, "hard_buffer": SGD_BATCH, "steps": STEPS, "starts": SGD_STARTS}
@@ -425,9 +446,13 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
     out_of_time = lambda: budget is not None and time.perf_counter() - run.t0 > budget  # noqa: E731
     best, consistent = None, True  # consistent: no step half done (what a checkpoint may hold)
     bar = _Progress(cfg.steps, progress, run.step, f"sgd R={cfg.rank}, {cfg.starts} starts")
+    threads = torch.get_num_threads()
     try:
         while run.step < cfg.steps and not should_stop() and not out_of_time():
             consistent = False
+            if run.exact and device.type == "cpu" and torch.get_num_threads() != 1:
+                torch.set_num_threads(1)  # the exact loss's small products: threads gain little, and lose
+                # many times over on a busy machine (docs/mining.md)
             loss = _train_step(run, T, zero_cap)
             consistent = True
             if run.step % 100 == 0:
@@ -441,6 +466,7 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
                              f"start {best.provenance['start']} of {cfg.starts})")
                     break
     finally:
+        torch.set_num_threads(threads)
         bar.close()
         if checkpoint and best is None and consistent:  # also on a second Ctrl-C (between steps)
             save_checkpoint(checkpoint, run.state())

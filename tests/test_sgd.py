@@ -210,6 +210,14 @@ def test_sgd_settings_are_bounded(tmp_path, cli, setting, words):
             parse_settings([setting])
 
 
+def test_every_setting_is_documented_and_typed():
+    from miner.sgd import SETTINGS
+    tunable = [f.name for f in dataclasses.fields(SGDConfig) if f.name not in ("rank", "seed", "device")]
+    assert sorted(SETTINGS) == sorted(tunable)
+    assert parse_settings(["starts=4", "stall_steps=0", "near_exact=0.5"]) == {"starts": 4, "stall_steps": 0,
+                                                                            "near_exact": 0.5}
+
+
 def test_a_step_too_large_is_refused_before_any_work(tmp_path, cli):
     code, _, err = cli("mine", "--output", "2", "--kernel", "3", "--method", "sgd", "--sgd", "starts=300",
                        "--sgd", "batch=65536", "-o", tmp_path / "c.json")
@@ -365,7 +373,8 @@ def test_mine_sgd_with_progress_under_a_terminal(tmp_path):
         raise
     text = b"".join(chunks).decode(errors="replace")
     assert code == 0 and "Traceback" not in text and "error" not in text
-    assert "sgd R=4" in text and "proven exact at step" in text  # progress was on: a terminal
+    assert "sgd        R=4, 16 starts on cpu; budget 60 s or 100,000 steps" in text  # what it will do
+    assert "sgd R=4, 16 starts" in text and "proven exact at step" in text  # progress was on: a terminal
     assert f"card       {out}" in text
     card = AlgorithmCard.load(out)
     assert card.rank == 4 and card.provenance["method"] == "sgd"
@@ -441,6 +450,14 @@ def test_the_sampled_loss_hands_over_to_the_exact_one_when_it_stalls(tmp_path):
     assert torch.load(ckpt, weights_only=True)["exact"] is True
     mine_sgd(g, dataclasses.replace(cfg, stall_steps=0), checkpoint=ckpt, progress=False)
     assert torch.load(ckpt, weights_only=True)["exact"] is False  # 0: the article's sampled loss throughout
+
+
+def test_the_exact_loss_trains_on_one_thread_and_gives_the_rest_back():
+    torch.set_num_threads(2)  # the caller's setting (the fixture restores its own afterwards)
+    threads = []
+    mine_sgd(F23, short(exact_loss=True, steps=100), progress=False,
+             on_progress=lambda *_: threads.append(torch.get_num_threads()))
+    assert threads == [1] and torch.get_num_threads() == 2
 
 
 def test_older_checkpoint_refused_in_one_line(tmp_path):
