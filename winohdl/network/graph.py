@@ -63,7 +63,9 @@ class Node:
     """One operator: its name, kind, typed attributes (or None), input node names and output shape; what
     passes add: :attr:`relu` (a ReLU fused into a convolution, linear layer or sum: the clamp at 0 of its
     output), :attr:`relu_max` (with it, a clamp above: ReLU6's 6), :attr:`fused` (the names of the nodes
-    fused into it) and :attr:`decision` (how it is built)."""
+    fused into it), :attr:`decision` (how it is built) and :attr:`nonzeros` (a convolution's or linear
+    layer's weights that are not zero, counted by :func:`winohdl.network.rewrite.count_nonzeros`: what the
+    planner and the hardware read of its sparsity; None where not counted)."""
 
     name: str
     kind: Kind
@@ -74,6 +76,7 @@ class Node:
     relu: bool = False
     fused: tuple[str, ...] = ()
     relu_max: float | None = None
+    nonzeros: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or len(self.name) > 200 or not self.name.isprintable():
@@ -102,11 +105,33 @@ class Node:
         if isinstance(self.fused, str) or not all(isinstance(f, str) for f in self.fused):
             raise WinohdlError(f"node {self.name!r}: fused must be a list of node names")
         object.__setattr__(self, "fused", tuple(self.fused))
+        self._check_nonzeros()
         decided = DECIDED.get(self.kind)
         if self.decision is not None and not isinstance(self.decision, decided or ()):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}) takes "
                                f"{'an ' + decided.__name__ if decided else 'no decision'}, "
                                f"not {type(self.decision).__name__}")
+
+    def _check_nonzeros(self) -> None:
+        if self.nonzeros is None:
+            return
+        if self.kind not in (Kind.CONV, Kind.LINEAR):
+            raise WinohdlError(f"node {self.name!r} ({self.kind.value}) has no weights to count non-zeros of")
+        if isinstance(self.nonzeros, bool) or not isinstance(self.nonzeros, (int, np.integer)) \
+                or not 0 <= self.nonzeros <= self.weight_count:
+            raise WinohdlError(f"node {self.name!r}: nonzeros must be a whole number from 0 to its "
+                               f"{self.weight_count:,} weights, got {self.nonzeros!r}"[:200])
+        object.__setattr__(self, "nonzeros", int(self.nonzeros))
+
+    @property
+    def weight_count(self) -> int:
+        """A convolution's or linear layer's weights (biases aside); 0 for other kinds."""
+        return math.prod(self.attrs.weight_shape()) if self.kind in (Kind.CONV, Kind.LINEAR) else 0
+
+    @property
+    def density(self) -> float | None:
+        """The share of its weights that are not zero, where counted (:attr:`nonzeros`)."""
+        return None if self.nonzeros is None else self.nonzeros / self.weight_count
 
     def describe(self) -> str:
         text = self.attrs.describe() if self.attrs is not None else ""
@@ -228,6 +253,10 @@ class Graph:
                                    f"its node needs {list(want[key])}")
             if not np.all(np.isfinite(self.weights[key])):
                 raise WinohdlError(f"weight {key!r} is not finite")
+        for n in self.nodes:
+            if n.nonzeros is not None and n.nonzeros != int(np.count_nonzero(self.weights[f"{n.name}.weight"])):
+                raise WinohdlError(f"node {n.name!r} records {n.nonzeros:,} non-zero weights, its weights have "
+                                   f"{int(np.count_nonzero(self.weights[f'{n.name}.weight'])):,}")
 
     def node(self, name: str) -> Node:
         for n in self.nodes:
@@ -280,6 +309,7 @@ class Graph:
                        **({"attrs": _attrs_to_dict(n.attrs)} if n.attrs is not None else {}),
                        **({"relu": True} if n.relu else {}), **({"fused": list(n.fused)} if n.fused else {}),
                        **({"relu_max": n.relu_max} if n.relu_max is not None else {}),
+                       **({"nonzeros": n.nonzeros} if n.nonzeros is not None else {}),
                        **({"decision": n.decision.to_json()} if n.decision is not None else {})} for n in self.nodes],
             "edges": [list(e) for e in self.edges],
             "outputs": list(self.outputs),
@@ -351,7 +381,8 @@ def _node_from_dict(d) -> Node:
         raise WinohdlError(f"node {name!r} ({kind.value}) takes no attributes")
     decision = None if d.get("decision") is None else decision_from_json(d["decision"])
     fused = d.get("fused", [])
+    nonzeros = d.get("nonzeros")
     if not isinstance(fused, list):
         raise WinohdlError(f"node {name!r}: fused must be a list of node names")
     return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs, decision, d.get("relu", False),
-                tuple(fused), d.get("relu_max"))
+                tuple(fused), d.get("relu_max"), nonzeros)

@@ -164,7 +164,8 @@ def _call(path: Path, factory: str):
 
 
 def _load_state(model, path) -> None:
-    """Load a saved ``state_dict`` (tensors only: ``torch.load(weights_only=True)``) into ``model``, strictly."""
+    """Load a saved ``state_dict`` (tensors only: ``torch.load(weights_only=True)``), or a pruned checkpoint
+    (:mod:`winohdl.network.prune`, its masks checked against the model), into ``model``, strictly."""
     import torch
 
     p = Path(path)
@@ -176,6 +177,11 @@ def _load_state(model, path) -> None:
         raise WinohdlError(f"cannot read weights file {str(p)[:200]!r} ({_why(exc)})") from None
     if not isinstance(state, dict):
         raise WinohdlError(f"weights file {str(p)[:200]!r} holds a {type(state).__name__} object, not a state_dict")
+    from . import prune
+    if prune.is_checkpoint(state):      # a pruned checkpoint: its masks checked against the model, then loaded
+        what = f"pruned checkpoint {str(p)[:200]!r}"
+        prune.load_into(model, *prune.read_checkpoint(state, what), what)
+        return
     try:
         model.load_state_dict(state, strict=True)
     except Exception as exc:  # noqa: BLE001  (missing or unexpected keys, shape mismatches)

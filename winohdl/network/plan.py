@@ -68,6 +68,11 @@ class LayerPlan:
     cycles : int
         Cycles per frame, back to back (a convolution: ``EnginePlan.performance.period``).
     multipliers, dsp, bram, logic : int
+    weights : int
+        A convolution's or linear layer's weights (biases aside); 0 for other nodes.
+    nonzeros : int or None
+        Those that are not zero, as its node records them (a pruned layer); None where not counted.
+        Carried and shown (plan.txt's density); the cycles and resources do not read it yet.
     """
 
     node: str
@@ -80,16 +85,27 @@ class LayerPlan:
     dsp: int
     bram: int
     logic: int
+    weights: int = 0
+    nonzeros: int | None = None
 
     def __post_init__(self):
         for k in ("node", "operator", "shape", "algorithm"):
             if not isinstance(getattr(self, k), str):
                 raise WinohdlError(f"plan.json: a layer's {k} must be text, got {getattr(self, k)!r}"[:200])
-        for k in ("cycles", "multipliers", "dsp", "bram", "logic"):
+        for k in ("cycles", "multipliers", "dsp", "bram", "logic", "weights"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise WinohdlError(f"plan.json: layer {self.node[:40]!r}: {k} must be a whole number >= 0, "
                                    f"got {v!r}"[:200])
+        v = self.nonzeros
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= self.weights):
+            raise WinohdlError(f"plan.json: layer {self.node[:40]!r}: nonzeros must be null or a whole number "
+                               f"from 0 to its {self.weights:,} weights, got {v!r}"[:200])
+
+    @property
+    def density(self) -> float | None:
+        """The share of the layer's weights that are not zero (None: not counted, or no weights)."""
+        return None if self.nonzeros is None or not self.weights else self.nonzeros / self.weights
 
     def use(self, resource: str) -> int:
         return getattr(self, resource)
@@ -280,7 +296,7 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
         if c is None:
             continue
         out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.decision, c.algorithm, c.cycles, c.multipliers,
-                             c.dsp, c.bram, c.logic))
+                             c.dsp, c.bram, c.logic, n.weight_count, n.nonzeros))
     return tuple(out)
 
 

@@ -9,7 +9,13 @@ from winohdl.core.device import PARTS
 from .budget import RESOURCES
 from .plan import NetworkPlan, Plans
 
-HEADER = ("node", "operator", "shape", "algorithm", "buffer", "PK/PC", "cycles", "DSP", "BRAM", "logic", "")
+HEADER = ("node", "operator", "shape", "algorithm", "buffer", "PK/PC", "cycles", "DSP", "BRAM", "logic", "density", "")
+
+
+def density(x) -> str:
+    """A layer's weight density as plan.txt shows it: ``100%`` dense, ``-`` without weights or not counted."""
+    d = x.density
+    return "-" if d is None else f"{100 * d:.0f}%" if d in (0, 1) else f"{100 * d:.1f}%"
 
 
 def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
@@ -19,12 +25,15 @@ def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
         d = x.decision
         rows.append((x.node, x.operator, x.shape, x.algorithm, d.buffering, f"{d.parallel_out}/{d.parallel_in}",
                      f"{x.cycles:,}",
-                     f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", mark))
+                     f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", density(x), mark))
     use = plan.totals
+    counted = [x for x in plan.layers if x.density is not None]
+    total = (f"{100 * sum(x.nonzeros for x in counted) / sum(x.weights for x in counted):.1f}%"
+             if counted and sum(x.weights for x in counted) else "")
     rows.append(("total", "", "", "", "", "", f"{plan.cycles:,}", f"{use['dsp']:,}", f"{use['bram']:,}",
-                 f"{use['logic']:,}", ""))
+                 f"{use['logic']:,}", total, ""))
     rows.append(("budget", "", "", "", "", "", "", f"{plan.budget.dsp:,}", f"{plan.budget.bram:,}",
-                 f"{plan.budget.logic:,}", ""))
+                 f"{plan.budget.logic:,}", "", ""))
     return rows
 
 
@@ -32,7 +41,7 @@ def table(plan: NetworkPlan) -> str:
     """One plan: the per-layer table, totals against the budget, frames per second, the verdict."""
     rows = _rows(plan)
     widths = [max(len(r[c]) for r in rows) for c in range(len(HEADER))]
-    right = {6, 7, 8, 9}
+    right = {6, 7, 8, 9, 10}
     lines = ["  ".join(v.rjust(w) if c in right else v.ljust(w) for c, (v, w) in enumerate(zip(r, widths))).rstrip()
              for r in rows]
     fps = f"{plan.fps:,.1f} frames/s at {plan.clock_mhz:g} MHz ({plan.cycles:,} cycles a frame)"
@@ -69,7 +78,9 @@ def _rules(part: str) -> str:
     return ("rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
             f"output's beats where more; a frame takes the slowest node's; DSP: {p.dsp.cell} per multiplier at its "
             f"operand widths; BRAM: {bram} (LUT RAM where Yosys would put it); logic: {logic} "
-            "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware")
+            "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware; density: the "
+            "share of a layer's weights that are not zero (a pruned network's), not yet read by the cycles or "
+            "resources (every weight is still stored and multiplied)")
 
 
 def svg(plans: Plans) -> str:

@@ -7,6 +7,9 @@ becomes a global sum, its 1/N in the linear layer after it (the hardware divides
 :func:`expand_groups`: a grouped or depthwise convolution becomes the dense one whose weights across
 groups are zero (the engines sum over every input channel).
 :func:`fuse_relu`: a ReLU right after a convolution, linear layer or sum becomes that node's clamp.
+:func:`count_nonzeros`: each convolution and linear layer records how many of its weights are not zero
+(its density: what a pruned network's planner and hardware read). A pass that changes a node's weights
+forgets its count; :func:`imported` counts last.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def fold_batch_norm(graph: Graph) -> Graph:
         b = weights.get(f"{conv.name}.bias", np.zeros(conv.attrs.out_channels))
         weights[f"{conv.name}.weight"] = w * scale.reshape((-1,) + (1,) * (w.ndim - 1))
         weights[f"{conv.name}.bias"] = (b - stat["mean"]) * scale + stat["bias"]
-        return replace(conv, attrs=replace(conv.attrs, bias=True))
+        return replace(conv, attrs=replace(conv.attrs, bias=True), nonzeros=None)
     return _into_source(graph, fold, weights)
 
 
@@ -78,6 +81,8 @@ def fold_average_into_linear(graph: Graph) -> Graph:
             continue
         nodes[i] = replace(n, kind=Kind.GLOBAL_SUMPOOL)
         weights[f"{reader.name}.weight"] = weights[f"{reader.name}.weight"] / count
+        at = next(j for j, r in enumerate(nodes) if r.name == reader.name)
+        nodes[at] = replace(nodes[at], nonzeros=None)
     return Graph(tuple(nodes), weights)
 
 
@@ -111,13 +116,24 @@ def expand_groups(graph: Graph) -> Graph:
             for g in range(a.groups):
                 dense[g * kg:(g + 1) * kg, g * cg:(g + 1) * cg] = grouped[g * kg:(g + 1) * kg]
             weights[f"{n.name}.weight"] = dense
-            n = replace(n, attrs=replace(a, groups=1))
+            n = replace(n, attrs=replace(a, groups=1), nonzeros=None)
         nodes.append(n)
     return Graph(tuple(nodes), weights)
+
+
+def count_nonzeros(graph: Graph) -> Graph:
+    """Each convolution and linear layer with :attr:`~winohdl.network.graph.Node.nonzeros`, the count of its
+    weights that are not zero (biases aside): a pruned layer's density, decided once on its node for the
+    planner (plan.txt shows it) and the hardware. A graph without weights is returned as it is."""
+    if not graph.weights:
+        return graph
+    nodes = tuple(replace(n, nonzeros=int(np.count_nonzero(graph.weights[f"{n.name}.weight"])))
+                  if n.kind in (Kind.CONV, Kind.LINEAR) else n for n in graph.nodes)
+    return Graph(nodes, graph.weights)
 
 
 def imported(graph: Graph) -> Graph:
     """The rewrites every imported graph takes before it is planned (:func:`winohdl.network.load.load_model`
     runs them): batch norm folded, a global average the hardware cannot divide folded into its linear
-    layer, grouped convolutions dense. Running them again changes nothing."""
-    return expand_groups(fold_average_into_linear(fold_batch_norm(graph)))
+    layer, grouped convolutions dense, the non-zero weights counted. Running them again changes nothing."""
+    return count_nonzeros(expand_groups(fold_average_into_linear(fold_batch_norm(graph))))

@@ -1,0 +1,167 @@
+"""Prune the digits CNN: trained dense, pruned, retrained under the masks, saved; float and int8 accuracy.
+
+``python examples/digits/prune.py [--method magnitude-global|magnitude-layer|n:m] [--fraction F] [--nm 2:4]
+[--epochs N] [--retrain N] [-o build/digits_pruned]``: trains ``model.py:digits_cnn`` dense on
+scikit-learn's digits (``train.py``'s seeded split, one CPU thread), prunes its convolution and linear
+weights (:mod:`winohdl.network.prune`; N:M only where the input channels divide by M: the first
+convolution has one input channel and stays dense), prints the held-out float accuracy right after
+pruning, retrains under the masks (Adam, the masked gradients zero, the masks applied again after each
+step), prints the float accuracy again and the int8 accuracy of the quantised network, and writes the
+pruned checkpoint (``pruned.pt``, ``winohdl-pruned/1``) with the test images and labels and the
+calibration images into the folder, as a whole. ``winohdl network --weights <folder>/pruned.pt`` reads it.
+
+The functions are importable (``bench/pruning.py`` and the tests use them): :func:`dense`,
+:func:`prune_and_retrain`.
+"""
+
+
+import argparse
+import copy
+import importlib.util
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from winohdl.core.errors import WinohdlError
+from winohdl.network import prune as P
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"winohdl_examples_digits_{name}",
+                                                  Path(__file__).resolve().with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+train_mod = _load("train")
+RETRAIN_EPOCHS = 30
+RETRAIN_LR = 3e-3
+
+
+@dataclass(frozen=True)
+class Result:
+    """One pruned network: its masks, the float accuracy right after pruning and after retraining, and
+    the int8 accuracy of the retrained network quantised (held-out images); the retrained model."""
+
+    masks: P.Masks
+    pruned_float: float
+    retrained_float: float
+    int8: float
+    model: nn.Module
+
+
+def float_accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
+    with torch.no_grad():
+        return float((model(torch.from_numpy(x)).argmax(1).numpy() == y).mean())
+
+
+def dense(epochs: int = train_mod.EPOCHS):
+    """``(model trained dense, (train_x, train_y, test_x, test_y))`` as ``train.py`` trains it."""
+    split = train_mod.load_split()
+    return train_mod.train(split[0], split[1], epochs), split
+
+
+def layers_for(model: nn.Module, pruning: P.Pruning) -> list[str] | None:
+    """The layers to prune: every one, or for N:M those whose input channels divide by M."""
+    if pruning.method is not P.Method.NM:
+        return None
+    shapes = {k: v.shape for k, v in P.torch_weights(model).items()}
+    return P.divisible_layers(shapes, pruning.m)
+
+
+def retrain(model: nn.Module, masks: P.Masks, x: np.ndarray, y: np.ndarray, epochs: int,
+            seed: int = train_mod.SEED, batch: int = 32, lr: float = RETRAIN_LR) -> nn.Module:
+    """``model`` trained further on ``(x, y)`` under ``masks`` (seeded, Adam, cosine schedule); eval mode."""
+    torch.manual_seed(seed)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, epochs))
+    gen = torch.Generator().manual_seed(seed)
+    xt, yt = torch.from_numpy(np.asarray(x, dtype=np.float32)), torch.from_numpy(np.asarray(y, dtype=np.int64))
+    with P.keep_applied(model, masks, opt):
+        for _ in range(epochs):
+            for idx in torch.randperm(len(xt), generator=gen).split(batch):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
+                opt.step()
+            sched.step()
+    return model.eval()
+
+
+def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int = RETRAIN_EPOCHS,
+                      lr: float = RETRAIN_LR) -> Result:
+    """A copy of ``trained`` pruned by ``pruning``, measured, retrained ``epochs`` under its masks, measured
+    (float, and int8 calibrated on the first 256 training images)."""
+    train_x, train_y, test_x, test_y = split
+    model = copy.deepcopy(trained).eval()
+    masks = P.torch_masks(model, pruning, layers_for(model, pruning))
+    P.apply_to_module(model, masks)
+    pruned = float_accuracy(model, test_x, test_y)
+    if epochs:
+        retrain(model, masks, train_x, train_y, epochs, lr=lr)
+    _, acc = train_mod.measure(model, train_x[:train_mod.CALIBRATION_IMAGES], test_x, test_y)
+    return Result(masks, pruned, acc.float, acc.int8, model)
+
+
+def parse_pruning(method: str, fraction: float, nm: str) -> P.Pruning:
+    """The rule the command line names (one error line when it is not one)."""
+    if method == P.Method.NM.value:
+        n, _, m = nm.partition(":")
+        if not (n.isdigit() and m.isdigit()):
+            raise WinohdlError(f"--nm takes N:M (e.g. 2:4), got {nm[:40]!r}")
+        return P.Pruning(P.Method.NM, n=int(n), m=int(m))
+    return P.Pruning(method, fraction)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--method", default=P.Method.MAGNITUDE_GLOBAL.value, choices=[m.value for m in P.Method])
+    p.add_argument("--fraction", type=float, default=0.9, help="share of the weights removed, in [0, 1)")
+    p.add_argument("--nm", default="2:4", help="N:M with --method n:m (default 2:4)")
+    p.add_argument("--epochs", type=int, default=train_mod.EPOCHS, help="dense training epochs")
+    p.add_argument("--retrain", type=int, default=RETRAIN_EPOCHS, help="epochs retrained under the masks")
+    p.add_argument("-o", default="build/digits_pruned", help="output folder (default build/digits_pruned)")
+    a = p.parse_args(argv)
+    try:
+        pruning = parse_pruning(a.method, a.fraction, a.nm)
+    except WinohdlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)
+    start = time.monotonic()
+    model, split = dense(a.epochs)
+    dense_acc = float_accuracy(model, split[2], split[3])
+    try:
+        r = prune_and_retrain(model, split, pruning, a.retrain)
+    except WinohdlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    seconds = time.monotonic() - start
+    from winohdl.core.io import write_folder_atomic
+
+    def populate(tmp: Path) -> None:
+        P.save_checkpoint(tmp / "pruned.pt", r.model, r.masks)
+        np.save(tmp / "test_images.npy", split[2])
+        np.save(tmp / "test_labels.npy", split[3])
+        np.save(tmp / "calibration.npy", split[0][:train_mod.CALIBRATION_IMAGES])
+    out = write_folder_atomic(Path(a.o), populate)
+    print(r.masks.text(), end="")
+    print(f"dense      float {100 * dense_acc:.2f}% ({a.epochs} epochs, seed {train_mod.SEED})")
+    print(f"pruned     float {100 * r.pruned_float:.2f}% right after pruning")
+    print(f"retrained  float {100 * r.retrained_float:.2f}%, int8 {100 * r.int8:.2f}% ({a.retrain} epochs under "
+          f"the masks; {len(split[2])} held-out images; {seconds:.1f} s in all)")
+    print(f"folder     {out}")
+    print(f"plan       winohdl network --model examples/digits/model.py:digits_cnn --input-shape 1x1x8x8 "
+          f"--weights {out}/pruned.pt --calibration {out}/test_images.npy --labels {out}/test_labels.npy "
+          f"-o {out}/network")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
