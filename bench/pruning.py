@@ -5,7 +5,7 @@
 Per fraction pruned (0: the dense network, retrained as long, the baseline) and method (magnitude over
 the whole network, magnitude per layer, 2:4 along input channels at its one fraction, 50%, on the
 layers whose input channels divide by 4: the first convolution has one and stays dense): the share of
-the weights removed, the held-out float accuracy right after pruning and after retraining
+the weights removed (every convolution and linear layer's together), the held-out float accuracy right after pruning and after retraining
 (examples/digits/prune.py: Adam, the dense training's rate, seeded, one thread), the int8 accuracy of
 the retrained network quantised (the integer model, calibrated on 256 training images) and each
 layer's density. The hardware columns of issue 46 (multipliers, cycles, block RAM at the actual
@@ -26,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
 
 from winohdl.network import prune as P  # noqa: E402
 
@@ -66,11 +68,13 @@ def row(example, trained, split, fraction: float, pruning: P.Pruning, epochs: in
     r = example.prune_and_retrain(trained, split, pruning, epochs)
     method = "dense" if fraction == 0 else {"magnitude-global": "magnitude, global", "magnitude-layer":
                                             "magnitude, per layer", "n:m": "2:4"}[pruning.method.value]
-    return {"fraction": round(100 * fraction), "method": method,
-            "removed": round(100 * (1 - r.masks.density), 2),
+    weights = P.torch_weights(r.model)              # every layer's, the dense ones (2:4's first) included
+    kept = {k: np.count_nonzero(w) / w.size for k, w in weights.items()}
+    total = sum(np.count_nonzero(w) for w in weights.values()) / sum(w.size for w in weights.values())
+    return {"fraction": round(100 * fraction), "method": method, "removed": round(100 * (1 - total), 2),
             "pruned_float": round(100 * r.pruned_float, 2), "retrained_float": round(100 * r.retrained_float, 2),
             "int8": round(100 * r.int8, 2),
-            "density": ", ".join(f"{x.layer} {100 * x.density:.1f}%" for x in r.masks.layers),
+            "density": ", ".join(f"{k} {100 * d:.1f}%" for k, d in kept.items()),
             "seconds": round(time.monotonic() - t0, 1), **_stamp()}
 
 
