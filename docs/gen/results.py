@@ -228,6 +228,12 @@ TABLES: dict[str, Table] = {
         Column("mutants", "mutants"), Column("Yosys cannot read", "unreadable"), Column("DISPROVEN", "disproven"),
         Column("reproduced in Icarus", "icarus_reproduced"), Column("PROVEN", "proven"),
         Column("UNDECIDED", "undecided"), Column("unsound", "unsound"), Column("in all", _seconds("seconds", ",")))),
+    "pruning": Table((
+        Column("pruned", lambda r: f"{r['fraction']}%"), Column("method", "method"),
+        Column("removed", lambda r: f"{r['removed']:.2f}%"),
+        Column("float after pruning", lambda r: f"{r['pruned_float']:.2f}%"),
+        Column("after retraining", lambda r: f"{r['retrained_float']:.2f}%"),
+        Column("int8", lambda r: f"{r['int8']:.2f}%"), Column("density per layer", "density"))),
     "cost": Table((
         Column("geometry", "name"), Column("constructive adder bits", "constructive.bits"),
         Column("search adder bits", "search.bits"), Column("constructive CCU2C", "constructive.ecp5.CCU2C"),
