@@ -7,7 +7,8 @@
   computes it), and its table where a page says ``<!-- front table -->``;
 - tables where a page has their marker: ``<!-- suite table -->`` the geometry suite (from
   :data:`winohdl.core.suite.SUITE`, the suite the tests run), ``<!-- limits table -->`` the size
-  limits (:mod:`docs.gen.limits`, from the ``Limit`` objects), ``<!-- results: NAME -->`` the benchmark
+  limits (:mod:`docs.gen.limits`, from the ``Limit`` objects), ``<!-- sgd settings -->`` the SGD
+  settings and their defaults (:class:`miner.sgd.SGDConfig`), ``<!-- results: NAME -->`` the benchmark
   table of the result record ``docs/results/NAME.json`` (:mod:`docs.gen.results`).
 """
 
@@ -53,12 +54,23 @@ def suite_table() -> str:
     return "\n".join(rows)
 
 
+def sgd_settings_table() -> str:
+    """Every ``--sgd`` setting with its default and what it does (from :class:`miner.sgd.SGDConfig`)."""
+    from dataclasses import fields
+    from miner.sgd import SETTINGS, SGDConfig
+    defaults = {f.name: f.default for f in fields(SGDConfig)}
+    rows = ["| setting | default | what it does |", "|---|---|---|"]
+    rows += [f"| `{name}` | {defaults[name]:,} | {what} |" if not isinstance(defaults[name], bool) else
+             f"| `{name}` | {str(defaults[name]).lower()} | {what} |" for name, what in SETTINGS.items()]
+    return "\n".join(rows)
+
+
 def front_table() -> str:
     return f"```text\n$ {front.COMMAND}\n{_front['front'].table}\n```"
 
 
 MARKS = {"<!-- suite table -->": suite_table, "<!-- limits table -->": limits.table,
-         "<!-- front table -->": front_table}
+         "<!-- front table -->": front_table, "<!-- sgd settings -->": sgd_settings_table}
 
 
 def on_page_markdown(markdown, page, config, files):

@@ -186,6 +186,24 @@ def s_curve(step: int, ramp: int, top: float) -> float:
     return 1.0 + (top - 1.0) * t * t * (3 - 2 * t)
 
 
+@dataclass(frozen=True)
+class SparseTensor:
+    """The convolution tensor T by its non-zero entries (index vectors and values), and ``||T||^2``."""
+
+    y: torch.Tensor
+    d: torch.Tensor
+    g: torch.Tensor
+    value: torch.Tensor
+    norm2: float
+
+    @classmethod
+    def of(cls, geometry: Geometry, device: torch.device) -> "SparseTensor":
+        dense = torch.as_tensor(geometry.tensor(), dtype=torch.float32)
+        y, d, g = dense.nonzero(as_tuple=True)
+        value = dense[y, d, g]
+        return cls(*(t.to(device) for t in (y, d, g, value)), float((value ** 2).sum()))
+
+
 def _uniform(shape: tuple, fan_in: int, gen: torch.Generator) -> torch.nn.Parameter:
     """torch.nn.Linear's initialisation: uniform on +-1/sqrt(fan_in)."""
     bound = 1.0 / math.sqrt(fan_in)
@@ -228,6 +246,17 @@ class BilinearNet(torch.nn.Module):
         """Each start's bilinear tensor, (S, |y|, |d| * |g|) (d major)."""
         khatri_rao = (self.fc_D[:, :, :, None] * self.fc_F[:, :, None, :]).flatten(2)
         return self.scale * torch.bmm(self.fc_C, khatri_rao)
+
+    def exact_loss(self, T: "SparseTensor") -> torch.Tensor:
+        """Each start's ``||T - X||^2`` (S,) without forming X: ``||T||^2 - 2 <T, X> + ||X||^2``, the inner
+        product over T's non-zeros and ``||X||^2`` from the three Gram matrices (R x R per start), so a
+        step stays in cache however large the tensor (the 3D geometry's is 13,824 entries a start)."""
+        C = self.scale * self.fc_C
+        inner = (C[:, T.y, :] * self.fc_D[:, :, T.d].transpose(1, 2) * self.fc_F[:, :, T.g].transpose(1, 2))
+        inner = (inner.sum(dim=2) * T.value).sum(dim=1)
+        gram = lambda m, dims: torch.bmm(m.transpose(1, 2), m) if dims else torch.bmm(m, m.transpose(1, 2))  # noqa: E731
+        norm = (gram(C, True) * gram(self.fc_D, False) * gram(self.fc_F, False)).sum(dim=(1, 2))
+        return T.norm2 - 2 * inner + norm
 
     def set_scale(self, new: float) -> None:
         """Change the output scale keeping the function: fc_C absorbs old/new."""
@@ -337,7 +366,7 @@ def _sampled_loss(run: _Run):
     return err.mean(dim=1), hard
 
 
-def _train_step(run: _Run, T: torch.Tensor, zero_cap: dict) -> torch.Tensor:
+def _train_step(run: _Run, T: SparseTensor, zero_cap: dict) -> torch.Tensor:
     """One step of every start: learning rate and scale schedules, the loss with L1 near exact, Adam,
     pruning near exact; returns each start's loss (a tensor: read only when shown, so a GPU is not
     waited for every step)."""
@@ -350,7 +379,7 @@ def _train_step(run: _Run, T: torch.Tensor, zero_cap: dict) -> torch.Tensor:
         net.set_scale(new_scale)
     hard = None
     if run.exact:
-        loss = ((net.tensor() - T) ** 2).sum(dim=(1, 2))
+        loss = net.exact_loss(T)
     else:
         loss, hard = _sampled_loss(run)
     near = (loss.detach() < cfg.near_exact).float()
@@ -362,8 +391,9 @@ def _train_step(run: _Run, T: torch.Tensor, zero_cap: dict) -> torch.Tensor:
     if hard is not None:
         run.hard = hard
     run.step += 1
-    _watch_stall(run, loss.detach())
-    return loss.detach()
+    loss = loss.detach().clamp_min(0.0)  # the exact loss's float32 cancellation may dip below 0 near exact
+    _watch_stall(run, loss)
+    return loss
 
 
 def _watch_stall(run: _Run, loss: torch.Tensor) -> None:
@@ -438,7 +468,7 @@ def mine_sgd(geometry: Geometry, cfg: SGDConfig, checkpoint: Path | None = None,
     check_size(geometry, cfg)
     state = load_checkpoint(checkpoint, geometry, cfg) if resume else None
     run = _new_run(geometry, cfg, device)
-    T = torch.as_tensor(geometry.tensor(), dtype=torch.float32, device=device).flatten(1)
+    T = SparseTensor.of(geometry, device)
     zero_cap = min_zero_fraction(geometry)
     if state is not None:
         _restore(run, state, checkpoint)

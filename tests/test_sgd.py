@@ -26,7 +26,8 @@ import torch
 from hdl.cost import cost_key
 from miner import sgd as sgd_module
 from miner.search import Method, MineSettings, mine_card
-from miner.sgd import BilinearNet, SGDConfig, _new_run, _prune, _train_step, mine_sgd, parse_settings, s_curve
+from miner.sgd import (BilinearNet, SGDConfig, SparseTensor, _new_run, _prune, _train_step, mine_sgd, parse_settings,
+                       s_curve)
 from miner.sgd_checkpoint import CHECKPOINT_FORMAT, load_checkpoint
 from winohdl.core.suite import BY_NAME
 from winohdl.core.card import AlgorithmCard
@@ -409,6 +410,23 @@ def test_each_start_is_the_bilinear_algorithm_of_its_factors():
         torch.testing.assert_close(torch.einsum("ydg,bd,bg->by", tensor[s], d, k), y)
 
 
+@pytest.mark.parametrize("name", ["f2_3", "s2_5x5", "f2x2x2_3x3x3"])
+def test_the_exact_loss_is_the_squared_distance_to_the_tensor(name):
+    """||T||^2 - 2 <T, X> + ||X||^2 from the non-zeros and the Gram matrices is ||T - X||^2, and so is
+    its gradient."""
+    g = BY_NAME[name].geometry
+    net = BilinearNet(g, BY_NAME[name].r_min, starts=2, seed=4).double()
+    net.set_scale(2.5)
+    sparse = SparseTensor.of(g, torch.device("cpu"))
+    sparse = dataclasses.replace(sparse, value=sparse.value.double())
+    dense = torch.as_tensor(g.tensor(), dtype=torch.float64).flatten(1)
+    ours, theirs = net.exact_loss(sparse), ((net.tensor() - dense) ** 2).sum(dim=(1, 2))
+    torch.testing.assert_close(ours, theirs, rtol=1e-10, atol=1e-9)
+    grads = [torch.autograd.grad(loss.sum(), list(net.parameters())) for loss in (ours, theirs)]
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("exact_loss", [False, True], ids=["sampled", "exact-loss"])
 def test_starts_do_not_interact(exact_loss):
     """Another start beside it leaves a start's trajectory unchanged, bit for bit (Adam, L1 and pruning
@@ -418,7 +436,7 @@ def test_starts_do_not_interact(exact_loss):
     runs = [_new_run(g, cfg, torch.device("cpu")) for _ in range(2)]
     with torch.no_grad():
         runs[1].net.fc_D[1].mul_(-3.0)
-    T = torch.as_tensor(g.tensor(), dtype=torch.float32).flatten(1)
+    T = SparseTensor.of(g, torch.device("cpu"))
     for _ in range(60):
         losses = [_train_step(run, T, {"fc_D": 0.5, "fc_F": 0.5, "fc_C": 0.5}) for run in runs]
     assert losses[0][0] == losses[1][0] and losses[0][1] != losses[1][1]

@@ -85,7 +85,7 @@ def _fmax(row: dict) -> str:
 
 
 def _seconds(key: str, spec: str) -> Callable[[dict], str]:
-    return lambda r: "" if get(r, key) is ABSENT else f"{fmt(get(r, key), spec)} s"
+    return lambda r: fmt(get(r, key)) if get(r, key) in (ABSENT, None) else f"{fmt(get(r, key), spec)} s"
 
 
 def _times(key: str) -> Callable[[dict], str]:
@@ -228,6 +228,20 @@ TABLES: dict[str, Table] = {
         Column("mutants", "mutants"), Column("Yosys cannot read", "unreadable"), Column("DISPROVEN", "disproven"),
         Column("reproduced in Icarus", "icarus_reproduced"), Column("PROVEN", "proven"),
         Column("UNDECIDED", "undecided"), Column("unsound", "unsound"), Column("in all", _seconds("seconds", ",")))),
+    "mining": Table((
+        Column("geometry", "geometry"), Column("method", "method"), Column("budget", _seconds("budget", "g")),
+        Column("proven", lambda r: f"{r['proven']}/{r['runs']}"),
+        Column("to the proof (median)", _seconds("median_seconds", ".1f")),
+        Column("slowest", _seconds("max_seconds", ".1f")),
+        Column("to the card (median)", _seconds("median_card_seconds", ".1f")),
+        Column("steps (ALS: starts)", "median_steps", ",g"),
+        Column("adder bits", "best_adder_bits"), Column("constructive's", "constructive_adder_bits"),
+        Column("by the cost", "best_vs_constructive"))),
+    "sgd_throughput": Table((
+        Column("geometry", "geometry"), Column("loss", "loss"), Column("steps", "steps"),
+        Column("one start at a time (start-steps/s)", "one", ",.0f"),
+        Column("starts at once", "starts"), Column("their start-steps/s", "batched", ",.0f"),
+        Column("ratio", _times("ratio")), Column("device", "device"))),
     "pruning": Table((
         Column("pruned", lambda r: f"{r['fraction']}%"), Column("method", "method"),
         Column("removed", lambda r: f"{r['removed']:.2f}%"),
