@@ -52,3 +52,17 @@ def test_a_failing_point_raises(jobs):
 def test_bad_jobs():
     with pytest.raises(WinohdlError, match="--jobs must be >= 1"):
         run_all(fail_on_two, [1], jobs=0)
+
+
+def test_after_jax_is_loaded_the_workers_start_without_a_fork():
+    """JAX warns at (and may deadlock after) a fork of its threads: once it is loaded the pool starts its
+    workers from a fresh server process, and nothing is said on stderr."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import jax, jax.numpy as jnp; jnp.zeros(2).block_until_ready(); "
+            "from winohdl.fanout import run_all; print(run_all(abs, [-1, -2, 3], jobs=2))")
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0 and done.stdout.strip() == "[1, 2, 3]", done.stderr
+    assert "fork" not in done.stderr, done.stderr

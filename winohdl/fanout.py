@@ -9,7 +9,9 @@ An exception in a point is raised here, as it would be in a loop.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Sequence
 
@@ -36,7 +38,10 @@ def run_all(fn: Callable, items: Sequence, jobs: int = 1, ray_address: str | Non
                 bar.update(1)
         return out
     results: list = [None] * len(items)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool, \
+    # JAX (a StableHLO model's factory) runs threads that a fork would copy half-held: start the workers
+    # from a fresh server process instead once it is loaded
+    context = multiprocessing.get_context("forkserver") if "jax" in sys.modules else None
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool, \
             progress.bar(len(items), desc, unit="point") as bar:
         futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
         for f in as_completed(futures):
