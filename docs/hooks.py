@@ -57,7 +57,7 @@ def suite_table() -> str:
 def sgd_settings_table() -> str:
     """Every ``--sgd`` setting with its default and what it does (from :class:`miner.sgd.SGDConfig`)."""
     from dataclasses import fields
-    from miner.sgd import SETTINGS, SGDConfig
+    from miner.sgd_config import SETTINGS, SGDConfig
     defaults = {f.name: f.default for f in fields(SGDConfig)}
     rows = ["| setting | default | what it does |", "|---|---|---|"]
     rows += [f"| `{name}` | {defaults[name]:,} | {what} |" if not isinstance(defaults[name], bool) else

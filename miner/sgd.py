@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -42,100 +42,18 @@ from winohdl.core import progress
 from winohdl.core.card import AlgorithmCard
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
-from winohdl.core.limits import SGD_BATCH, SGD_STARTS, SGD_STEP_FLOATS, STEPS
+from winohdl.core.limits import SGD_STEP_FLOATS
 from winohdl.core.reference import reference_conv
 
-from .als import Factors
 from .methods import DEFAULT_SECONDS, Method
 from .rationalise import rationalise
 from .sgd_checkpoint import CHECKPOINT_FORMAT, first_line, load_checkpoint, save_checkpoint
+from .sgd_config import SETTINGS, SGDConfig, parse_settings  # noqa: F401 (the method's public names)
+from .sgd_net import BilinearNet, SparseTensor, s_curve
 
 SNAP_LOSS = 1e-2
 """A start is snapped and proven once its loss is below this (the refit of :func:`rationalise` closes
 the rest)."""
-
-
-@dataclass
-class SGDConfig:
-    """Every knob of the method: the article's where it gives one, else the schedule's."""
-
-    rank: int
-    steps: int = 100_000
-    starts: int = 16
-    batch: int = 2048
-    lr: float = 3e-3
-    lr_half_life: int = 8000  # steps; 0: a constant learning rate (the article), else lr * 2^(-step / half life)
-    l1: float = 1e-5
-    prune_threshold: float = 1e-3
-    near_exact: float = 0.1  # L1 and pruning act on a start once its loss is below this
-    hard_buffer: int = 512
-    replay_every: int = 4
-    scale_max: float = 8.0
-    ramp_steps: int = 20_000
-    stall_steps: int = 500  # sampled -> exact loss when the best loss fell by less than half over this; 0: never
-    snap_every: int = 500
-    q_max: int = 4
-    exact_loss: bool = False
-    seed: int = 0
-    device: str = "auto"
-    checkpoint_every: int = 1000
-
-
-SETTINGS = {
-    "steps": "step budget (also `--steps`)",
-    "starts": "random starts trained at once, each proven on its own",
-    "batch": "fresh samples a step, shared by every start (the article's 2048)",
-    "lr": "Adam's learning rate (the article's 3e-3)",
-    "lr_half_life": "steps over which the learning rate halves; 0: constant (the article)",
-    "l1": "L1 weight on a start near exact",
-    "prune_threshold": "weights below it are zeroed on a start near exact, within the known zero fraction",
-    "near_exact": "the loss below which a start counts as near exact",
-    "hard_buffer": "each start's hardest samples kept for replay",
-    "replay_every": "steps between replays of the hard samples",
-    "scale_max": "the output scale's S-curve end",
-    "ramp_steps": "steps of the S-curve",
-    "stall_steps": "window over which the sampled loss must halve, else the exact loss takes over; 0: never",
-    "snap_every": "steps between attempts to snap and prove the starts below the snapping loss",
-    "q_max": "largest denominator tried when snapping (also `--q-max`)",
-    "exact_loss": "the exact tensor loss from the start (also `--exact-loss`)",
-    "checkpoint_every": "steps between checkpoints",
-}
-"""What each ``--sgd`` setting does (the settings table of docs/mining.md)."""
-
-POSITIVE = ("starts", "batch", "lr", "replay_every", "snap_every", "checkpoint_every", "scale_max", "q_max",
-            "near_exact")
-LIMITED = {"batch": SGD_BATCH, "hard_buffer": SGD_BATCH, "steps": STEPS, "starts": SGD_STARTS}
-
-
-def parse_settings(items) -> dict:
-    """``["lr=1e-3", "batch=512"]`` -> SGDConfig overrides, typed like the defaults; one-line errors."""
-    types = {f.name: type(f.default) for f in fields(SGDConfig) if f.name not in ("rank", "seed", "device")}
-    out = {}
-    for item in items or ():
-        key, sep, value = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or key not in types:
-            raise WinohdlError(f"--sgd expects KEY=VALUE with KEY one of {', '.join(sorted(types))}, got {item!r}")
-        kind, text = types[key], value.strip()
-        if kind is bool:
-            if text.lower() not in ("true", "false", "1", "0"):
-                raise WinohdlError(f"--sgd {key} must be true or false, got {value!r}")
-            out[key] = text.lower() in ("true", "1")
-            continue
-        try:
-            number = float(text) if len(text) <= 40 else math.nan
-        except ValueError:
-            raise WinohdlError(f"--sgd {key} must be a number, got {value!r}") from None
-        if not math.isfinite(number):
-            raise WinohdlError(f"--sgd {key} must be a finite number, got {value!r}")
-        if kind is int and not number.is_integer():
-            raise WinohdlError(f"--sgd {key} must be a whole number, got {value!r}")
-        if number < 0 or number == 0 and key in POSITIVE:
-            raise WinohdlError(f"--sgd {key} must be {'> 0' if key in POSITIVE else '>= 0'}, got {value!r}")
-        if key in LIMITED:
-            LIMITED[key].check(int(number), f"--sgd {key}")
-        out[key] = kind(number)
-    return out
 
 
 def config_for(settings, rank: int) -> SGDConfig:
@@ -178,101 +96,6 @@ def pick_device(name: str) -> torch.device:
     if name not in ("cpu", "cuda"):
         raise WinohdlError(f"unknown --torch-device {name!r}: choose auto, cpu or cuda")
     return torch.device(name)
-
-
-def s_curve(step: int, ramp: int, top: float) -> float:
-    """Smooth ramp from 1 to ``top`` over ``ramp`` steps (smoothstep of the progress)."""
-    t = min(max(step / max(ramp, 1), 0.0), 1.0)
-    return 1.0 + (top - 1.0) * t * t * (3 - 2 * t)
-
-
-@dataclass(frozen=True)
-class SparseTensor:
-    """The convolution tensor T by its non-zero entries (index vectors and values), and ``||T||^2``."""
-
-    y: torch.Tensor
-    d: torch.Tensor
-    g: torch.Tensor
-    value: torch.Tensor
-    norm2: float
-
-    @classmethod
-    def of(cls, geometry: Geometry, device: torch.device) -> "SparseTensor":
-        dense = torch.as_tensor(geometry.tensor(), dtype=torch.float32)
-        y, d, g = dense.nonzero(as_tuple=True)
-        value = dense[y, d, g]
-        return cls(*(t.to(device) for t in (y, d, g, value)), float((value ** 2).sum()))
-
-
-def _uniform(shape: tuple, fan_in: int, gen: torch.Generator) -> torch.nn.Parameter:
-    """torch.nn.Linear's initialisation: uniform on +-1/sqrt(fan_in)."""
-    bound = 1.0 / math.sqrt(fan_in)
-    return torch.nn.Parameter((torch.rand(shape, generator=gen) * 2 - 1) * bound)
-
-
-def _project(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """x (S, B, n) through each start's w (S, R, n): (S, B, R); one matrix product when every start
-    sees the same samples (x expanded along S)."""
-    if x.stride(0) == 0:
-        starts, rank = w.shape[:2]
-        return (x[0] @ w.flatten(0, 1).T).view(x.shape[1], starts, rank).transpose(0, 1)
-    return torch.bmm(x, w.transpose(1, 2))
-
-
-class BilinearNet(torch.nn.Module):
-    """fc_D, fc_F, fc_C (bias-free) with an elementwise product between, for ``starts`` starts at once.
-
-    The weights carry a leading start axis: fc_D (S, R, |d|), fc_F (S, R, |g|), fc_C (S, |y|, R).
-    """
-
-    def __init__(self, g: Geometry, rank: int, starts: int = 1, seed: int = 0):
-        super().__init__()
-        gen = torch.Generator().manual_seed(seed)
-        self.fc_D = _uniform((starts, rank, g.n_d), g.n_d, gen)
-        self.fc_F = _uniform((starts, rank, g.n_g), g.n_g, gen)
-        self.fc_C = _uniform((starts, g.n_y, rank), rank, gen)
-        self.scale = 1.0
-
-    @property
-    def starts(self) -> int:
-        return self.fc_D.shape[0]
-
-    def forward(self, d, g):
-        """Each start's outputs (S, B, |y|) for its inputs d (S, B, |d|) and kernels g (S, B, |g|)."""
-        product = _project(d, self.fc_D) * _project(g, self.fc_F)
-        return self.scale * torch.bmm(product, self.fc_C.transpose(1, 2))
-
-    def tensor(self):
-        """Each start's bilinear tensor, (S, |y|, |d| * |g|) (d major)."""
-        khatri_rao = (self.fc_D[:, :, :, None] * self.fc_F[:, :, None, :]).flatten(2)
-        return self.scale * torch.bmm(self.fc_C, khatri_rao)
-
-    def exact_loss(self, T: "SparseTensor") -> torch.Tensor:
-        """Each start's ``||T - X||^2`` (S,) without forming X: ``||T||^2 - 2 <T, X> + ||X||^2``, the inner
-        product over T's non-zeros and ``||X||^2`` from the three Gram matrices (R x R per start), so a
-        step stays in cache however large the tensor (the 3D geometry's is 13,824 entries a start)."""
-        C = self.scale * self.fc_C
-        inner = (C[:, T.y, :] * self.fc_D[:, :, T.d].transpose(1, 2) * self.fc_F[:, :, T.g].transpose(1, 2))
-        inner = (inner.sum(dim=2) * T.value).sum(dim=1)
-        gram = lambda m, dims: torch.bmm(m.transpose(1, 2), m) if dims else torch.bmm(m, m.transpose(1, 2))  # noqa: E731
-        norm = (gram(C, True) * gram(self.fc_D, False) * gram(self.fc_F, False)).sum(dim=(1, 2))
-        return T.norm2 - 2 * inner + norm
-
-    def set_scale(self, new: float) -> None:
-        """Change the output scale keeping the function: fc_C absorbs old/new."""
-        with torch.no_grad():
-            self.fc_C.mul_(self.scale / new)
-        self.scale = new
-
-    def factors(self, start: int) -> Factors:
-        """One start's algorithm (float64, on the CPU)."""
-        w = lambda p: p[start].detach().double().cpu().numpy()  # noqa: E731
-        return Factors(w(self.fc_D), w(self.fc_F), w(self.fc_C) * self.scale)
-
-    def sparsity(self, start: int) -> float:
-        """The fraction of one start's weights that are zero."""
-        ws = [p[start].detach() for p in self.parameters()]
-        return float(sum((w == 0).sum() for w in ws) / sum(w.numel() for w in ws))
 
 
 def min_zero_fraction(geometry: Geometry) -> dict:
