@@ -9,11 +9,13 @@ hardware builds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.limits import INPUT_ENTRIES
 
 from .attrs import BatchNorm, Clamp, Conv
 from .graph import Graph, Kind, Node, output_shape
@@ -109,6 +111,9 @@ class Builder:
         """Append a node; ``shape`` (the framework's, when it knows it) is checked against ours."""
         if name in self._index or name in self._alias:
             raise WinohdlError(f"node name {name!r} is used twice")
+        if kind == Kind.INPUT and shape is not None:   # a file's own input shape, before any tensor of it
+            INPUT_ENTRIES.check(math.prod(shape),
+                                f"the model's input {name[:60]!r} ({'x'.join(map(str, shape))})")
         node = Node(name, kind, tuple(inputs), (1,), attrs) if shape is None and kind != Kind.INPUT else None
         if node is not None:
             shape = output_shape(node, [self.get(i).shape for i in inputs])

@@ -136,8 +136,8 @@ def load_weights(path) -> dict[str, np.ndarray]:
     p = Path(path)
     if not p.is_file():
         raise WinohdlError(f"weights file {str(p)[:200]!r} does not exist")
-    try:
-        with np.load(p, allow_pickle=False) as data:
+    try:   # the file opened here, not by numpy: np.load leaks its handle on a file that is not a zip
+        with open(p, "rb") as f, np.load(f, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except Exception as exc:  # noqa: BLE001  (zip, format and OS errors: one line)
         raise WinohdlError(f"cannot read weights file {str(p)[:200]!r} as an .npz ({type(exc).__name__}: "
