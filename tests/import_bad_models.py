@@ -210,4 +210,10 @@ def write_models(d: Path) -> Path:
     (d / "calib_corrupt.npy").write_bytes(b"\x93NUMPY garbage")
     _onnx_models(d)
     _torch_files(d)
+    for name in UNREADABLE:     # unreadable to anyone without root's power to ignore file modes
+        (d / f"unreadable_{name}").write_bytes((d / name).read_bytes())
+        (d / f"unreadable_{name}").chmod(0)
     return d
+
+
+UNREADABLE = ("models.py", "good.pt2", "good.onnx", "dense.mlir", "dense.npz", "state.pt")

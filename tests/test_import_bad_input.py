@@ -20,7 +20,7 @@ import warnings
 
 import pytest
 
-from bad_input_helpers import ROOT, C, fingerprint, run_in_process
+from bad_input_helpers import IS_ROOT, ROOT, SETPRIV, C, fingerprint, run_in_process
 from import_bad_models import write_models
 from winohdl import cli as winohdl
 from winohdl.core.errors import LimitError, WinohdlError
@@ -108,6 +108,21 @@ CASES = [
 # interpreter, where torch's handlers write to the real stderr (a warning or a print goes to sys.stderr as it
 # is when it happens, so in-process capfd sees those as a user would).
 FRESH = ("torch-data-dependent-branch", "torch-linear-wrong-input", "pt2-corrupt", "stablehlo-garbage-bytecode")
+# Files without read permission: only in that interpreter, without root's power to read them anyway.
+UNREADABLE = [
+    C("unreadable-factory", f"--model {{m}}/unreadable_models.py:good {S88}",
+      "cannot import model file '{m}/unreadable_models.py' (PermissionError"),
+    C("unreadable-pt2", "--model {m}/unreadable_good.pt2", "cannot load the exported program '{m}/unreadable_good.pt2' "
+      "(PermissionError"),
+    C("unreadable-onnx", "--model {m}/unreadable_good.onnx", "cannot read ONNX model '{m}/unreadable_good.onnx' "
+      "(PermissionError)"),
+    C("unreadable-stablehlo", "--model {m}/unreadable_dense.mlir", "cannot read StableHLO file "
+      "'{m}/unreadable_dense.mlir' (Permission denied)"),
+    C("unreadable-npz", "--model {m}/dense.mlir --weights {m}/unreadable_dense.npz", "cannot read weights file "
+      "'{m}/unreadable_dense.npz' as an .npz (PermissionError"),
+    C("unreadable-state", f"--model {P}:good {S88} --weights {{m}}/unreadable_state.pt", "cannot read weights file "
+      "'{m}/unreadable_state.pt' (PermissionError"),
+]
 
 
 @pytest.fixture(scope="session")
@@ -130,7 +145,7 @@ def _check(case, m, code, err, changed) -> None:
 
 
 def test_enough_cases():
-    assert len(CASES) >= 42 and len({c.id for c in CASES}) == len(CASES)
+    assert len(CASES) + len(UNREADABLE) >= 42 and len({c.id for c in CASES + UNREADABLE}) == len(CASES + UNREADABLE)
     assert set(FRESH) <= {c.id for c in CASES}
 
 
@@ -179,14 +194,15 @@ print(json.dumps(results))
 def test_a_fresh_interpreter_prints_one_line_too(models, tmp_path):
     """The noisiest cases through ``winohdl.cli.main`` in one new interpreter, each with file descriptors 1
     and 2 its own: torch's loggers there write to the real stderr, as for a user (in-process, they hold
-    the stream pytest's capture had when torch was imported)."""
-    cases = [c for c in CASES if c.id in FRESH]
+    the stream pytest's capture had when torch was imported). Unprivileged, with the unreadable files."""
+    cases = [c for c in CASES if c.id in FRESH] + (UNREADABLE if SETPRIV or not IS_ROOT else [])
     folders = [tmp_path / c.id for c in cases]
     for t in folders:
         t.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WINOHDL_PROGRESS": "0"}
     argvs = [_argv(c, models, t) for c, t in zip(cases, folders)]
-    r = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(argvs)], env=env, capture_output=True, text=True,
+    drop = [SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--"] if IS_ROOT and SETPRIV else []
+    r = subprocess.run([*drop, sys.executable, "-c", DRIVER, json.dumps(argvs)], env=env, capture_output=True, text=True,
                        timeout=300, cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
     for case, t, (code, out, err) in zip(cases, folders, json.loads(r.stdout)):
