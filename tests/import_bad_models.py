@@ -161,6 +161,15 @@ def _onnx_models(d: Path) -> None:
           [1, 1, 100000, 100000], "huge.onnx")
     model([helper.make_node("Custom", ["x"], ["y"], name="mine", domain="com.example")], {}, [1, 1, 8, 8],
           [1, 1, 8, 8], "domain.onnx")
+    strided = dict(name="conv", strides=[2, 2])
+    model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[0, 0, 1, 1], **strided)], {"w": w}, [1, 1, 8, 8],
+          [1, 4, 4, 4], "asymmetric.onnx")     # 'SAME' with stride 2 over 8: the last window reads the end's zeros
+    rng = np.random.default_rng(1)
+    model([helper.make_node("Conv", ["x", "w"], ["c"], pads=[2, 2, 1, 1], **strided),   # 5x5, as pads 2 give
+           helper.make_node("MaxPool", ["c"], ["y"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                            pads=[1, 1, 2, 2])],                                        # 3x3, as pads 1 give
+          {"w": rng.uniform(-1, 1, (4, 1, 3, 3)).astype(np.float32)}, [1, 1, 8, 8], [1, 4, 3, 3],
+          "asymmetric_unread.onnx")
     good = (d / "good.onnx").read_bytes()
     (d / "truncated.onnx").write_bytes(good[:len(good) // 2])
 

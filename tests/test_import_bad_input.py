@@ -87,6 +87,8 @@ CASES = [
     C("onnx-channel-mismatch", "--model {m}/mismatch.onnx", "input has 1 channels, the convolution takes 3"),
     C("onnx-huge-input", "--model {m}/huge.onnx", "the model's input 'x' (1x1x100000x100000) is 10000000000 entries"),
     C("onnx-foreign-domain", "--model {m}/domain.onnx", "No opset import for domain com.example"),
+    C("onnx-asymmetric-padding", "--model {m}/asymmetric.onnx", "unsupported operator ONNX Conv at node 'conv' "
+      "(asymmetric padding [0, 0, 1, 1] (begins, then ends), which the hardware's windows cannot take"),
     C("onnx-other-shape", "--model {m}/good.onnx --input-shape 1x1x9x9", "has shape [1, 1, 8, 8], not [1, 1, 9, 9]"),
     C("onnx-missing", "--model {m}/nope.onnx", "model file '{m}/nope.onnx' does not exist"),
     # ---- StableHLO --------------------------------------------------------------------------------------
@@ -243,3 +245,20 @@ def test_the_input_limit_is_raised_by_its_variable(models, monkeypatch):
     monkeypatch.setenv("WINOHDL_MAX_INPUT_ENTRIES", "4000000")
     with pytest.raises(WinohdlError, match=r"has shape \[1, 1, 8, 8\], not \[1, 1, 2000, 2000\]"):
         load_model(f"{models}/good.onnx", (1, 1, 2000, 2000))
+
+
+def test_asymmetric_padding_that_no_window_reads_imports_as_onnxruntime_computes(models):
+    """Pads (2, 1) of a stride-2 convolution over 8x8 and (1, 2) of a stride-2 pooling over 5x5: no window
+    reads the difference, so the begin side's padding computes what onnxruntime does."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from winohdl.network.float_model import run_float
+    from winohdl.network.onnx_import import from_onnx
+    graph = from_onnx(f"{models}/asymmetric_unread.onnx")
+    assert [(n.kind.value, getattr(n.attrs, "padding", None)) for n in graph.nodes] == [
+        ("input", None), ("conv", (2, 2)), ("maxpool", (1, 1))]
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 1, 8, 8)).astype(np.float32)
+    want = ort.InferenceSession(f"{models}/asymmetric_unread.onnx").run(None, {"x": x})[0]
+    got = run_float(graph, x.astype(np.float64))[graph.outputs[0]]
+    assert want.shape == (1, 4, 3, 3) and np.allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .attrs import Conv, Linear, Pool
 from .graph import Kind
+from .importer import one_padding
 from .stablehlo_read import unsupported
 from .stablehlo_values import Map, Pending, conv_layout, layout_of, reshaped, shape_of, valid_layout
 
@@ -19,9 +20,9 @@ if TYPE_CHECKING:
     from .stablehlo_walk import Walker as _Walker
 
 
-def conv_attrs_from(op, shlo, weight_hwio: np.ndarray, at: str) -> tuple[Conv, np.ndarray, tuple, tuple]:
+def conv_attrs_from(op, shlo, weight_hwio: np.ndarray, in_shape, at: str) -> tuple[Conv, np.ndarray, tuple, tuple]:
     """A ``stablehlo.convolution``'s attributes, its weight as ``(out, in / groups, *kernel)``, and its
-    input and output layouts (JAX axis -> node axis)."""
+    input and output layouts (JAX axis -> node axis); ``in_shape`` is its input's (JAX's axes)."""
     a = op.attributes
     dn = shlo.ConvDimensionNumbers(a["dimension_numbers"])
     spatial = list(dn.input_spatial_dimensions)
@@ -36,15 +37,14 @@ def conv_attrs_from(op, shlo, weight_hwio: np.ndarray, at: str) -> tuple[Conv, n
         raise unsupported(op.name, at, "window reversal")
     if int(a["batch_group_count"].value) != 1:
         raise unsupported(op.name, at, "batch groups")
-    if any(lo != hi for lo, hi in pads):
-        raise unsupported(op.name, at, f"asymmetric padding {pads} (JAX's 'SAME' with a stride: give the "
-                                       "padding explicitly, the same on both sides)")
     weight = np.transpose(weight_hwio, [dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension,
                                         *dn.kernel_spatial_dimensions])
+    strides, dilation = arr("window_strides", 1), arr("rhs_dilation", 1)
+    padding = one_padding([lo for lo, _ in pads] + [hi for _, hi in pads], [in_shape[i] for i in spatial],
+                          weight.shape[2:], strides, dilation, op.name, at, place="")
     groups = int(a["feature_group_count"].value)
-    attrs = Conv(int(weight.shape[1]) * groups, int(weight.shape[0]), tuple(weight.shape[2:]),
-                 tuple(arr("window_strides", 1)), tuple(arr("rhs_dilation", 1)), tuple(p[0] for p in pads),
-                 groups, False)
+    attrs = Conv(int(weight.shape[1]) * groups, int(weight.shape[0]), tuple(weight.shape[2:]), tuple(strides),
+                 tuple(dilation), padding, groups, False)
     return (attrs, weight, conv_layout(dn.input_batch_dimension, dn.input_feature_dimension, spatial),
             conv_layout(dn.output_batch_dimension, dn.output_feature_dimension, dn.output_spatial_dimensions))
 
@@ -110,7 +110,7 @@ def _transpose(w: _Walker, op, ins, at: str):
 
 def _convolution(w: _Walker, op, ins, at: str) -> Map:
     x = w.fresh(_feature(ins[0], op, at), op.name, at)
-    attrs, weight, d_in, d_out = conv_attrs_from(op, w.shlo, _const_input(ins[1], op, at), at)
+    attrs, weight, d_in, d_out = conv_attrs_from(op, w.shlo, _const_input(ins[1], op, at), x.shape, at)
     if not valid_layout(x, w.node_shape(x.node), d_in):
         raise unsupported(op.name, at, "its input's axes are not the feature map's (a transposed image?)")
     shape = w._static(op.results[0].type, f"{op.name} at {at}")
@@ -205,8 +205,9 @@ def _reduce_window(w: _Walker, op, ins, at: str):
     pads = np.array(a["padding"]).reshape(-1, 2).tolist() if "padding" in a else [[0, 0]] * rank
     if arr("base_dilations", 1) != [1] * rank or arr("window_dilations", 1) != [1] * rank:
         raise unsupported(op.name, at, "dilated pooling")
-    if any(lo != hi for lo, hi in pads):
-        raise unsupported(op.name, at, f"asymmetric padding {pads}")
+    padding = one_padding([lo for lo, _ in pads] + [hi for _, hi in pads], x.shape, window, strides, [1] * rank,
+                          op.name, at, place="")
+    pads = [[p, p] for p in padding]
     node_shape = w.node_shape(x.node)
     d = layout_of(x, node_shape, lambda d: all((window[i], strides[i], pads[i][0]) == (1, 1, 0)
                                                 for i in range(rank) if d[i] < 2))
