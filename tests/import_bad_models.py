@@ -213,6 +213,7 @@ def write_models(d: Path) -> Path:
     (d / "corrupt.onnx").write_bytes(rng.bytes(4096))
     (d / "empty.onnx").write_bytes(b"")
     (d / "dir.onnx").mkdir(exist_ok=True)
+    (d / "dir.pt2").mkdir(exist_ok=True)
     (d / "dir.py").mkdir(exist_ok=True)
     np.save(d / "calib_wrong.npy", np.zeros((4, 3, 8, 8), np.float32))
     np.save(d / "calib_nan.npy", np.full((4, 1, 8, 8), np.nan, np.float32))

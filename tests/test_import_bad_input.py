@@ -50,7 +50,7 @@ CASES = [
     C("factory-syntax-error", f"--model {{m}}/syntax.py:good {S88}", "(SyntaxError: invalid syntax"),
     C("factory-import-prints", f"--model {{m}}/import_prints.py:good {S88}", "(ImportError: missing dependency)"),
     C("factory-file-missing", f"--model {{m}}/nope.py:good {S88}", "model file '{m}/nope.py' does not exist"),
-    C("factory-file-is-a-folder", f"--model {{m}}/dir.py:good {S88}", "model file '{m}/dir.py' does not exist"),
+    C("factory-file-is-a-folder", f"--model {{m}}/dir.py:good {S88}", "model file '{m}/dir.py' is a folder"),
     C("jax-apply-raises", f"--model {P}:jax_raises {S88}", "JAX could not lower the function (ValueError: apply failed)"),
     # ---- the options ------------------------------------------------------------------------------------
     C("shape-huge", f"--model {P}:good --input-shape 1x1x100000x100000",
@@ -72,16 +72,19 @@ CASES = [
       "must have shape (N, 1, 8, 8) for the input shape 1x1x8x8, got [4, 3, 8, 8]"),
     C("calibration-corrupt", f"--model {P}:good {S88} {SMALLEST} --calibration {{m}}/calib_corrupt.npy",
       "cannot read calibration file"),
+    C("calibration-not-finite", f"--model {P}:good {S88} {SMALLEST} --calibration {{m}}/calib_nan.npy",
+      "calibration file '{m}/calib_nan.npy' are not all finite"),
+    C("output-a-foreign-folder", f"--model {P}:good {S88} -o {{m}}", "is not empty and is not a network folder"),
     C("output-is-a-file", f"--model {P}:good {S88} -o {{m}}/models.py", "it exists and is not a folder"),
     # ---- torch.export programs --------------------------------------------------------------------------
     C("pt2-corrupt", "--model {m}/corrupt.pt2", "cannot load the exported program '{m}/corrupt.pt2' (BadZipFile"),
     C("pt2-truncated", "--model {m}/truncated.pt2", "cannot load the exported program '{m}/truncated.pt2'"),
     C("pt2-other-shape", "--model {m}/good.pt2 --input-shape 1x1x9x9", "takes shape [1, 1, 8, 8], not [1, 1, 9, 9]"),
-    C("pt2-is-a-folder", "--model {m}/dir.onnx", "model file '{m}/dir.onnx' does not exist"),
+    C("pt2-is-a-folder", "--model {m}/dir.pt2", "model file '{m}/dir.pt2' is a folder"),
     # ---- ONNX -------------------------------------------------------------------------------------------
     C("onnx-corrupt", "--model {m}/corrupt.onnx", "cannot read ONNX model '{m}/corrupt.onnx' (DecodeError)"),
     C("onnx-truncated", "--model {m}/truncated.onnx", "cannot read ONNX model '{m}/truncated.onnx' (DecodeError)"),
-    C("onnx-empty", "--model {m}/empty.onnx", "the model must take exactly one input tensor, it takes 0"),
+    C("onnx-empty", "--model {m}/empty.onnx", "the ONNX model has no graph (an empty file?)"),
     C("onnx-unsupported-op", "--model {m}/sigmoid.onnx", "unsupported operator ONNX Sigmoid at node 'sig'"),
     C("onnx-dynamic-dims", "--model {m}/dynamic.onnx", "dynamic shape at 'x' (dimension 'N')"),
     C("onnx-channel-mismatch", "--model {m}/mismatch.onnx", "input has 1 channels, the convolution takes 3"),
@@ -90,6 +93,7 @@ CASES = [
     C("onnx-asymmetric-padding", "--model {m}/asymmetric.onnx", "unsupported operator ONNX Conv at node 'conv' "
       "(asymmetric padding [0, 0, 1, 1] (begins, then ends), which the hardware's windows cannot take"),
     C("onnx-other-shape", "--model {m}/good.onnx --input-shape 1x1x9x9", "has shape [1, 1, 8, 8], not [1, 1, 9, 9]"),
+    C("onnx-is-a-folder", "--model {m}/dir.onnx", "model file '{m}/dir.onnx' is a folder"),
     C("onnx-missing", "--model {m}/nope.onnx", "model file '{m}/nope.onnx' does not exist"),
     # ---- StableHLO --------------------------------------------------------------------------------------
     C("stablehlo-unsupported-op", "--model {m}/sine.mlir", "unsupported operator stablehlo.sine at '{m}/sine.mlir:2:8'"),

@@ -44,7 +44,7 @@ def _why(exc: BaseException) -> str:
 def _existing(path: str) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise WinohdlError(f"model file {path[:200]!r} does not exist")
+        raise WinohdlError(f"model file {path[:200]!r} " + ("is a folder" if p.is_dir() else "does not exist"))
     return p
 
 

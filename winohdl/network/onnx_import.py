@@ -30,6 +30,8 @@ def from_onnx(model, input_shape=None) -> Graph:
             model = onnx.load(str(Path(model)))
         except Exception as exc:  # noqa: BLE001  (protobuf and OS errors; the user gets one line)
             raise WinohdlError(f"cannot read ONNX model {str(model)[:200]!r} ({type(exc).__name__})") from None
+    if not model.graph.node and not model.graph.input:   # protobuf reads an empty file as an empty model
+        raise WinohdlError("the ONNX model has no graph (an empty file?)")
     try:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as exc:  # noqa: BLE001
