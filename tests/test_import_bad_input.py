@@ -235,11 +235,21 @@ def test_a_failed_import_leaves_the_process_as_it_was(models):
     logging.getLogger("torch").addHandler(handler)
     stream, streams, filters = handler.stream, (sys.stdout, sys.stderr), list(warnings.filters)
     try:
-        with pytest.raises(WinohdlError, match="returned str"):
+        with pytest.raises(WinohdlError, match="returned str") as info:
             load_model(f"{models}/models.py:noisy", (1, 1, 8, 8))
     finally:
         logging.getLogger("torch").removeHandler(handler)
     assert handler.stream is stream and (sys.stdout, sys.stderr) == streams and warnings.filters == filters
+    note = info.value.__notes__[0]     # what was held back, for --debug's traceback
+    assert note.startswith("printed during the import, held back:\na line the factory prints on stdout\n"
+                           "a line the factory prints on stderr\n") and "a warning of the factory's own" in note
+
+
+def test_debug_shows_what_was_held_back(models, cli, tmp_path):
+    code, _, err = cli("network", "--model", f"{models}/models.py:noisy", "--input-shape", "1x1x8x8", "--debug",
+                       "-o", tmp_path / "n")
+    assert code == 2 and "Traceback" in err and "a line the factory prints on stderr" in err
+    assert err.splitlines()[-1].startswith("error: noisy() in ")
 
 
 def test_the_input_limit_is_raised_by_its_variable(models, monkeypatch):

@@ -7,9 +7,10 @@ tracebacks and deserialisation tracebacks at WARNING and ERROR), ``print`` to ``
 diagnostics, protobuf). :func:`framework_output` captures all of them for one import and nothing
 else: it changes no filter, logger level or handler for the rest of the process.
 
-When the import fails with bad input (:class:`WinohdlError`) the capture is dropped: the error is
-one line, and it says what the framework said, in a few words. Otherwise (success, or a bug) it is
-given back as it would have come, the text written out again and the warnings issued again.
+When the import fails with bad input (:class:`WinohdlError`) the capture is not printed: the error is
+one line, and it says what the framework said, in a few words (the capture is a note on the exception,
+which ``--debug``'s traceback shows). Otherwise (success, or a bug) it is given back as it would have
+come, the text written out again and the warnings issued again.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from contextlib import ExitStack, contextmanager
 
 from winohdl.core.errors import WinohdlError
 
+MAX_NOTE = 20_000   # characters of held-back output kept on an error for --debug (the end: the traceback's)
+
 
 @contextmanager
 def framework_output():
     """Within the block, hold back warnings, console log records, ``sys.stdout``/``sys.stderr`` and file
-    descriptors 1 and 2; after it, drop them on a :class:`WinohdlError`, give them back otherwise."""
+    descriptors 1 and 2; after it, on a :class:`WinohdlError` keep them as a note on it (not printed),
+    otherwise give them back."""
     out, err = io.StringIO(), io.StringIO()
     fds, captured = {}, []
     try:
@@ -39,12 +43,21 @@ def framework_output():
             stack.enter_context(_console_handlers(out, err))
             stack.enter_context(_python_streams(out, err))
             yield
-    except WinohdlError:
-        raise                                        # bad input: its one line is all the user sees
+    except WinohdlError as exc:                      # bad input: its one line is all the user sees, and
+        _note(exc, out.getvalue(), err.getvalue(), fds, captured)   # --debug's traceback shows the rest
+        raise
     except BaseException:
         _give_back(out.getvalue(), err.getvalue(), fds, captured)   # a bug: nothing is hidden
         raise
     _give_back(out.getvalue(), err.getvalue(), fds, captured)
+
+
+def _note(exc: BaseException, out: str, err: str, fds: dict, captured) -> None:
+    """What was held back, as a note on ``exc``: in its traceback (``--debug``), never in its one line."""
+    text = out + fds.get(1, "") + err + fds.get(2, "") + "".join(
+        warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line) for w in captured)
+    if text:
+        exc.add_note("printed during the import, held back:\n" + text[-MAX_NOTE:])
 
 
 def _give_back(out: str, err: str, fds: dict, captured) -> None:
