@@ -36,9 +36,9 @@ def one_padding(pads, sizes, kernel, stride, dilation, op: str, node: str, place
     on both sides) for a window of ``kernel``, ``stride`` and ``dilation`` over ``sizes``.
 
     Asymmetric padding is its begin side's wherever no window reads the difference (the output size is the
-    same: only the end side's extra zeros past the last window differ, which an export's explicit padding
-    often has); where a window reads it (JAX's 'SAME' with a stride over an even size pads the end only)
-    the graph cannot express it, and the error names the layer."""
+    same, so the zeros that differ lie past the last window); where a window reads it (JAX's 'SAME' with
+    a stride of 2 over an even size pads the end one more) the graph cannot express it, and the error
+    names the layer."""
     pads = [int(p) for p in pads]
     half = len(pads) // 2
     low, high = pads[:half], pads[half:]
