@@ -90,8 +90,13 @@ def verilog_ports(text: str, top: str) -> dict[str, tuple[str, int]]:
     body = text[start:]
     body = body[:body.find("endmodule")]
     ports = {}
+    inside_function = False    # a multiplexer Yosys writes as a function declares its own inputs
     for line in body.splitlines():
-        found = _PORT.fullmatch(line)
+        word = line.strip().split(" ", 1)[0]
+        if word in ("function", "endfunction"):
+            inside_function = word == "function"
+            continue
+        found = None if inside_function else _PORT.fullmatch(line)
         if found:
             d, hi, lo, name = found.groups()
             ports[name] = ("in" if d == "input" else "out", int(hi) - int(lo) + 1 if hi else 1)

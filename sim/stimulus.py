@@ -33,8 +33,12 @@ def random_layer(opts, rng: np.random.Generator, extreme: str | None = None) -> 
     xs, ws = (opts.C, *opts.feature_map), (opts.K, opts.C, *opts.geometry.kernel)
     if extreme is not None:
         xv, wv = {"max": (hi_d, hi_g), "min": (lo_d, lo_g), "mixed": (lo_d, hi_g)}[extreme]
-        return np.full(xs, xv, dtype=np.int64), np.full(ws, wv, dtype=np.int64)
-    return rng.integers(lo_d, hi_d + 1, xs), rng.integers(lo_g, hi_g + 1, ws)
+        x, w = np.full(xs, xv, dtype=np.int64), np.full(ws, wv, dtype=np.int64)
+    else:
+        x, w = rng.integers(lo_d, hi_d + 1, xs), rng.integers(lo_g, hi_g + 1, ws)
+    if opts.kernel_mask is not None:     # the kernels the engine was generated without are zero
+        w = w * opts.kernel_mask.array().reshape(opts.K, opts.C, *([1] * len(opts.geometry.kernel)))
+    return x, w
 
 
 def corner_vectors(geometry: Geometry, data_width: int, kernel_width: int, limit: int = 256, seed: int = 0):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from amaranth.sim import Simulator
 
 from hdl_helpers import run_simulation
@@ -12,6 +14,7 @@ from hdl.engine.design import engine_datapath
 from hdl.engine.engine import LayerEngine
 from hdl.engine.model import EngineModel, fm_beats
 from hdl.engine.plan import plan_engine
+from hdl.engine.sparsity import KernelMask
 from miner.constructive import constructive_card
 from sim.stimulus import unpack
 from sim.streams import FEATURE_MAP, WEIGHTS, HostOrder, input_frames, layer_cycles
@@ -27,6 +30,14 @@ def build_engine(opts, kind):
     dp = datapath(opts.geometry, opts)
     plan = plan_engine(opts, dp, kind)
     return dp, plan, LayerEngine(plan)
+
+
+def block_sparse_mask() -> KernelMask:
+    """6 in x 4 out channels, for PK = PC = 2: output group 0 has kernels in input groups 1 and 2,
+    group 1 only in group 0, so 3 of 6 blocks are visited; lane (pk 1, pc 0) is zero in every block."""
+    m = np.zeros((4, 6), bool)
+    m[0, 2:4] = m[1, 3] = m[0, 5] = m[2, 0] = m[3, 1] = True
+    return KernelMask.from_array(m)
 
 
 def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000, events=None):

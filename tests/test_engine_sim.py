@@ -14,11 +14,13 @@ import pytest
 
 from hdl.engine.design import open_engine_design
 from hdl.engine.options import EngineOptions
+from hdl.engine.sparsity import KernelMask
 from sim import engine_run
 from sim.engine_run import run_engine_simulation
 from winohdl.core.geometry import Geometry
 
 from artefacts import copy_of, engine_folder, synthesis
+from engine_helpers import block_sparse_mask
 from hdl_helpers import summary_ports, verilog_ports
 
 KINDS = ("winograd", "direct")
@@ -43,8 +45,20 @@ CASES = {
     "rings_serial": ("two rings of line buffers (frames overlap) under the serial B^T (fibres read from the "
                      "ring by row and frame bit), C=11, K=8", ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
                      {"input_transform": "serial", "buffering": "rings"}),
+    "depthwise": ("depthwise 3x3 expanded dense, PK = PC = 2 lanes aligned to the channels: 2 of 4 lanes and "
+                  "2 of 4 blocks built and visited", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 4, 4, 2, 2,
+                  {"kernel_mask": KernelMask.depthwise(4, 4)}),
+    "blocks": ("block-sparse dense layer: 3 of 6 blocks visited, one output group of one kernel, a lane never "
+               "built", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 6, 4, 2, 2, {"kernel_mask": block_sparse_mask()}),
+    "depthwise1d": ("depthwise 1D, F(2,3), 4 channels on PK = PC = 2 lanes: synthesised (R x P = 8 multipliers)",
+                    ("2", "3", "1", "1"), (11,), (1,), 4, 4, 2, 2, {"kernel_mask": KernelMask.depthwise(4, 4)}),
 }
-RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "rings_serial") for kind in KINDS]
+SPARSE = ("depthwise", "blocks", "depthwise1d")
+RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "rings_serial", *SPARSE) for kind in KINDS]
+# known zeros: each layer on both simulators (the direct engine's lanes: blocks on Icarus, and
+# test_engine_sparse in Amaranth's simulator)
+RUNS += [("depthwise", "icarus", "winograd"), ("depthwise", "verilator", "winograd"), ("blocks", "icarus", "direct"),
+         ("blocks", "verilator", "winograd")]
 RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd"),
          ("rings_serial", "icarus", "winograd")]   # line buffers on Verilator: the network's (test_network_sim)
 
@@ -144,3 +158,16 @@ def test_serial_input_netlist_passes_post_synthesis(tmp_path):
     r = run_engine_simulation(opened, "icarus", tmp_path, "winograd", seed=5, random_layers=0, netlist=syn.netlist,
                               family="ecp5")
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
+
+
+@pytest.mark.slow(10)
+def test_depthwise_engine_synthesises_only_its_diagonal_multipliers():
+    """Yosys (synth_ecp5) of a small depthwise engine: R x P multiplier blocks, the lanes off the
+    diagonal (zero in every block) are not built, where the dense engine of the same parallelism
+    has R x P^2."""
+    opened = open_engine_design(case_folder("depthwise1d"))
+    core = opened.design.core("winograd")
+    syn = synthesis(opened.folder, "ecp5", [(core.verilog, core.top)], netlist=False)[core.top]
+    R, P = opened.datapath.rank, 2
+    assert core.multipliers == R * P == 8
+    assert syn.cells.get("MULT18X18D", 0) == R * P

@@ -292,17 +292,37 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
 
 def preloaded_weights(o: EngineOptions, beats, widths: list[int]) -> dict:
     """The weight memories' contents after a load of ``beats`` (stored words, packed; k-major, c fastest),
-    as :func:`weight_memories` lays them out: ``{(pk, pc, slice): words by address}``."""
+    as :func:`weight_memories` lays them out: ``{(pk, pc, slice): words by address}`` (live lanes only;
+    with a kernel mask one word per visited block, in walk order)."""
     bits_cg = bits_for(o.channel_groups)
-    out = {(pk, pc, i): [0] * o.weight_depth for pk in range(o.PK) for pc in range(o.PC) for i in range(len(widths))}
+    index = o.blocks.index
+    out = {(pk, pc, i): [0] * o.weight_depth for pk, pc in o.blocks.lanes for i in range(len(widths))}
     for b, beat in enumerate(beats):
         k, c = divmod(b, o.C)
         (kg, pk), (cg, pc) = divmod(k, o.PK), divmod(c, o.PC)
+        if (pk, pc) not in o.blocks.lanes or (kg, cg) not in index:
+            continue
+        addr = cg | (kg << bits_cg) if o.kernel_mask is None else index[kg, cg]
         lo = 0
         for i, width in enumerate(widths):
-            out[pk, pc, i][cg | (kg << bits_cg)] = (int(beat) >> lo) & ((1 << width) - 1)
+            out[pk, pc, i][addr] = (int(beat) >> lo) & ((1 << width) - 1)
             lo += width
     return out
+
+
+def _write_address(m: Module, o: EngineOptions, cg_w: Value, kg_w: Value) -> tuple[Value, Value | None]:
+    """The weight memories' write address of block (cg_w, kg_w) and whether it is stored: ``Cat(cg, kg)``
+    (always: ``None``), or with a kernel mask its place among the visited blocks (a constant table)."""
+    if o.kernel_mask is None:
+        return Cat(cg_w, kg_w), None
+    addr = Signal(range(max(o.weight_depth, 2)), name="w_block")
+    stored = Signal(name="w_block_stored")
+    bits_cg = bits_for(o.channel_groups)
+    with m.Switch(Cat(cg_w, kg_w)):
+        for (kg, cg), i in o.blocks.index.items():
+            with m.Case(cg | kg << bits_cg):
+                m.d.comb += [addr.eq(i), stored.eq(1)]
+    return addr, stored
 
 
 def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: Value, write: Value, counters: tuple,
@@ -311,16 +331,21 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
     words (``widths`` bits each, in order; more than one when the accumulators are staggered),
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
     read at ``raddrs[i]``; ``init``: their contents from the start (:func:`preloaded_weights`).
-    Returns ``{(pk, pc): the slices' read data, concatenated}`` after two registers."""
+    Returns ``{(pk, pc): the slices' read data, concatenated}`` after two registers, for the live
+    lanes only (a lane zero in every block has no memory; :mod:`hdl.engine.sparsity`)."""
     # the write registered twice: once here, once beside each memory, since the route from the
     # central control to every weight block RAM's write enable is long. A read follows the last
     # write by many cycles (a frame's first tile). No reset: a write still in the registers at a
     # reset stores the beat it took where it belongs (and a reset asks for a new load anyway)
     pc_w, cg_w, pk_w, kg_w = (reg(c, f"w_{n}_q") for c, n in zip(counters, ("pc", "cg", "pk", "kg")))
+    waddr, stored = _write_address(m, o, cg_w, kg_w)
     write, data = reg(write, "w_write_q"), reg(data, "w_data_q")
     w_read = {}
     for pk in range(o.PK):
         for pc in range(o.PC):
+            if (pk, pc) not in o.blocks.lanes:
+                continue
+            we = write & (pk_w == pk) & (pc_w == pc)
             parts, lo = [], 0
             for i, (width, raddr) in enumerate(zip(widths, raddrs)):
                 tag = f"_f{i}" if len(widths) > 1 else ""
@@ -328,9 +353,9 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
                              attrs=NO_COLLISIONS)
                 m.submodules[f"wmem_k{pk}_c{pc}{tag}"] = mem
                 wp = mem.write_port()
-                m.d.comb += [wp.addr.eq(reg(Cat(cg_w, kg_w), f"w_waddr{pk}_{pc}{tag}")),
+                m.d.comb += [wp.addr.eq(reg(waddr, f"w_waddr{pk}_{pc}{tag}")),
                              wp.data.eq(reg(data[lo:lo + width], f"w_wdata{pk}_{pc}{tag}")),
-                             wp.en.eq(reg(write & (pk_w == pk) & (pc_w == pc), f"w_we{pk}_{pc}{tag}"))]
+                             wp.en.eq(reg(we if stored is None else we & stored, f"w_we{pk}_{pc}{tag}"))]
                 rp = mem.read_port(transparent_for=())
                 m.d.comb += rp.addr.eq(raddr)
                 # the block RAM's output straight into a register (its clock-to-out is long); the

@@ -32,6 +32,14 @@ lanes into R x PK accumulators (exact widths for C channels), and once per (tile
 after C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
 channel groups (innermost).
 
+Known zeros (:mod:`hdl.engine.sparsity`, ``EngineOptions.kernel_mask``): the walker visits only the
+(kg, cg) blocks with a kernel that may be non-zero (a constant table; its last block of each kg
+flags the group's total), the weight memories hold one word per visited block, and a lane (pk, pc)
+zero in every block has no weight memory and no multipliers (a constant zero term in the lane sums):
+a depthwise layer expanded dense on PK = PC lanes keeps the diagonal, R x P multipliers instead of
+R x P^2, and one block per tile and output group instead of C / PC. The weight stream keeps its
+K x C beats; those outside the mask are not stored. Not with the serial input transform.
+
 Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits): B^T
 runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker over a
 tile (C / PC x K / PK issues) reads the tile once per input-channel group, every K / PK issues, one
@@ -174,7 +182,7 @@ class LayerEngine(CheckedComponent):
             raw = feature_map_reads(m, o, reg, writer, ctl.fm_hs, self.s_axis_fm.tdata,
                                     (wk.tidx, wk.read_cg, ctl.rgen))
         wstore = {(pk, pc): [w_read[pk, pc][i * sw_bits:(i + 1) * sw_bits].as_signed() for i in range(p.n_store)]
-                  for pk in range(o.PK) for pc in range(o.PC)}
+                  for pk, pc in w_read}
         if p.winograd:
             sums, n_acc = _winograd_sums(m, p, reg, wk, raw, wstore), p.datapath.rank
         else:
@@ -288,12 +296,17 @@ def _issue_stage(m: Module, p: EnginePlan, reg, c: _Control, wk, mul_issue):
     # the multipliers' frame ends with the pass after its last reads when they lag them
     tlast1 = reg(wk.last_group & wk.mlast_tile, "tlast1")
     keep1 = reg(keep0, "keep1")
-    w_raddr = reg(reg(Cat(wk.cg, wk.kg), "w_addr1"), "w_addr", p.stages.weight_read_delay)
+    w_raddr = reg(reg(wk.block, "w_addr1"), "w_addr", p.stages.weight_read_delay)
     # staggered accumulators: fibre f reads its own weight memories f cycles after fibre 0
     w_raddrs = register_chain(m, w_raddr, numbered("w_addr_f", p.slices - 1, 1))
     pending = register_chain(m, valid1, numbered("w_pending", p.stages.weight_drain - 1), reset_less=False)
     m.d.comb += c.reading.eq(Cat(*pending).any())
     return valid1, last1, tlast1, keep1, w_raddrs
+
+
+_ZERO = Const(0, signed(1))
+"""The product of a lane whose weight is zero in every visited block (:mod:`hdl.engine.sparsity`):
+a constant, so synthesis builds neither the multiplier nor its adder-tree term."""
 
 
 def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
@@ -313,6 +326,9 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
     for pk in range(o.PK):
         for pc in range(o.PC):
             for r in range(R):
+                if (pk, pc) not in wstore:      # a lane zero in every block: no multiplier, a zero term
+                    prods[pk, pc, r] = _ZERO
+                    continue
                 u = wstore[pk, pc][r][:dp.u_widths[r]].as_signed()
                 # the product registers (and the registered sums of a split product)
                 prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]),
@@ -345,6 +361,9 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
         prods = []
         for i, (_, dj, gk) in enumerate(a.pairs):
             for pc in range(o.PC):
+                if (pk, pc) not in wstore:      # a lane zero in every block: no multiplier, a zero term
+                    prods.append(_ZERO)
+                    continue
                 prods.append(emit_product(m, operand[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS,
                                           p.split_levels, f"p{pk}_{i}_{pc}", split=True))
         rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)

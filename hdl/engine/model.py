@@ -45,8 +45,16 @@ def _check_array(a, shape: tuple, width: int, name: str) -> np.ndarray:
 def check_layer(opts: EngineOptions, x, w) -> tuple[np.ndarray, np.ndarray]:
     """x (C, *F) and w (K, C, *kernel) as integer object arrays in range; one-line error otherwise."""
     x = _check_array(x, (opts.C, *opts.feature_map), opts.data_width, "feature map")
+    return x, check_kernels(opts, w)
+
+
+def check_kernels(opts: EngineOptions, w) -> np.ndarray:
+    """w (K, C, *kernel) as an integer object array in range, zero outside the engine's kernel mask;
+    one-line error otherwise."""
     w = _check_array(w, (opts.K, opts.C, *opts.geometry.kernel), opts.kernel_width, "kernel")
-    return x, w
+    if opts.kernel_mask is not None:
+        opts.kernel_mask.check(w)
+    return w
 
 
 def _dtype(bits: int):
@@ -112,7 +120,7 @@ class EngineModel:
         """``u[k, c] = G_int g[k, c]``: shape (K, C, R), exact integers (the weight port's words
         when the kernel transform is offline)."""
         o = self.opts
-        w = _check_array(w, (o.K, o.C, *o.geometry.kernel), o.kernel_width, "kernel")
+        w = check_kernels(o, w)
         G = np.array(self.dp.scaled.G, dtype=object)
         return w.reshape(o.K, o.C, o.geometry.n_g).dot(G.T)
 
@@ -161,7 +169,7 @@ class EngineModel:
         if self.kind is EngineKind.WINOGRAD and o.kernel_transform is KernelTransform.OFFLINE:
             u = self.host_transform(w)
             return [[int(v) for v in u[k, c]] for k in range(o.K) for c in range(o.C)]
-        w = _check_array(w, (o.K, o.C, *o.geometry.kernel), o.kernel_width, "kernel")
+        w = check_kernels(o, w)
         wf = w.reshape(o.K, o.C, o.geometry.n_g)
         return [[int(v) for v in wf[k, c]] for k in range(o.K) for c in range(o.C)]
 
@@ -218,6 +226,7 @@ def torch_reference(opts: EngineOptions, x, w) -> np.ndarray:
 
 def ideal_cycles(opts: EngineOptions) -> int:
     """The ideal cycles of a layer: its multiply-accumulates over the engine's effective
-    multiply-accumulates per cycle (PK x PC x |y| x |g|, for either engine), rounded up."""
-    per_cycle = opts.PK * opts.PC * opts.geometry.n_y * opts.geometry.n_g
+    multiply-accumulates per cycle (PK x PC x |y| x |g|, for either engine; with a kernel mask its
+    live lanes instead of PK x PC), rounded up."""
+    per_cycle = len(opts.blocks.lanes) * opts.geometry.n_y * opts.geometry.n_g
     return math.ceil(opts.macs / per_cycle)

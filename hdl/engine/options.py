@@ -16,6 +16,7 @@ Conventions (documented for users, see ``hdl/engine/__init__.py``):
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,6 +27,7 @@ from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, choice
+from .sparsity import BlockSchedule, KernelMask
 from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
@@ -96,6 +98,10 @@ class EngineOptions:
     buffering : Buffering
         ``frames`` (two whole frames), ``lines`` (a ring of :attr:`line_rows` rows) or ``rings``
         (a ring per frame in flight: frames overlap).
+    kernel_mask : KernelMask or None
+        The kernels known to be zero when the engine is generated (:mod:`hdl.engine.sparsity`): the
+        walker skips the blocks of zeros and the multipliers of lanes that are zero in every block
+        are not built. None: every kernel may be non-zero (the dense engine).
     """
 
     geometry: Geometry
@@ -112,6 +118,7 @@ class EngineOptions:
     output_transform: OutputTransform = OutputTransform.AUTO
     input_transform: InputTransform = InputTransform.AUTO
     buffering: Buffering = Buffering.FRAMES
+    kernel_mask: KernelMask | None = None
 
     def __post_init__(self):
         g = self.geometry
@@ -156,6 +163,10 @@ class EngineOptions:
                 raise WinohdlError(f"--feature-map {j(self.feature_map)} with --padding {j(self.padding)} is "
                                    f"smaller than the input tile {j(g.input)} on axis {a}: pad it or use a "
                                    "smaller output tile")
+        m = self.kernel_mask
+        if m is not None and (not isinstance(m, KernelMask) or (m.K, m.channels) != (self.K, self.C)):
+            shape = f"{m.K}x{m.channels}" if isinstance(m, KernelMask) else type(m).__name__
+            raise WinohdlError(f"the kernel mask is {shape}, the layer has {self.K} out x {self.C} in channels")
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
 
@@ -287,7 +298,30 @@ class EngineOptions:
 
     @property
     def weight_depth(self) -> int:
+        """Words per weight memory: one per (kg, cg) block (power-of-two fields), or with a kernel
+        mask one per visited block."""
+        if self.kernel_mask is not None:
+            return len(self.blocks.blocks)
         return (1 << bits_for(self.channel_groups)) * (1 << bits_for(self.kernel_groups))
+
+    # ---- known zeros (:mod:`hdl.engine.sparsity`) ---------------------------------------------------
+    @cached_property
+    def blocks(self) -> BlockSchedule:
+        """The (kg, cg) blocks the walker visits and the live lanes: every one without a kernel mask."""
+        if self.kernel_mask is None:
+            every = tuple(product(range(self.kernel_groups), range(self.channel_groups)))
+            return BlockSchedule(every, frozenset(product(range(self.PK), range(self.PC))))
+        return BlockSchedule.make(self.kernel_mask, self.PK, self.PC)
+
+    @property
+    def issues_per_tile(self) -> int:
+        """The walker's issues (cycles) per tile: (K / PK)(C / PC), or the visited blocks."""
+        return len(self.blocks.blocks)
+
+    @property
+    def group_cycles(self) -> int:
+        """The fewest issues between two output groups' totals: C / PC, or the smallest group of blocks."""
+        return self.channel_groups if self.kernel_mask is None else self.blocks.group_cycles
 
     @cached_property
     def window(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
@@ -313,7 +347,11 @@ class EngineOptions:
 
     @property
     def macs(self) -> int:
-        """Multiply-accumulates of the layer (torch's convolution, padding included)."""
+        """Multiply-accumulates of the layer (torch's convolution, padding included; with a kernel
+        mask, those of the kernels that may be non-zero)."""
+        if self.kernel_mask is not None:
+            kernels = sum(bin(r).count("1") for r in self.kernel_mask.rows)
+            return math.prod(self.output_size) * kernels * self.geometry.n_g
         return self.outputs * self.C * self.geometry.n_g
 
     @property
@@ -330,15 +368,24 @@ class EngineOptions:
         g = self.geometry
         return (f"engine_{g.name}_c{self.C}k{self.K}_f{j(self.feature_map)}_p{j(self.padding)}"
                 f"_pk{self.PK}pc{self.PC}_w{self.data_width}x{self.kernel_width}"
-                + ("_lines" if self.line_buffered else ""))
+                + ("_lines" if self.line_buffered else "")
+                + (f"_m{self._mask_tag}" if self.kernel_mask is not None else ""))
+
+    @property
+    def _mask_tag(self) -> str:
+        """A short content hash of the kernel mask (engines of different masks differ by name)."""
+        return hashlib.sha256(repr(self.kernel_mask.to_json()).encode()).hexdigest()[:8]
 
     def to_json(self) -> dict:
-        return {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
+        out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
                 "feature_map": list(self.feature_map), "padding": list(self.padding),
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
                 "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
                 "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
                 "input_transform": self.input_transform.value, "buffering": self.buffering.value}
+        if self.kernel_mask is not None:
+            out["kernel_mask"] = self.kernel_mask.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data) -> "EngineOptions":
@@ -348,7 +395,8 @@ class EngineOptions:
                 "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
                 "output_transform", "input_transform"}
         # (``buffering`` came with line buffers; a folder written before it holds frames)
-        unknown, missing = sorted(set(data) - want - {"buffering"}), sorted(want - set(data))
+        # (``kernel_mask`` only where kernels are known zero)
+        unknown, missing = sorted(set(data) - want - {"buffering", "kernel_mask"}), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
         if missing:
@@ -359,6 +407,8 @@ class EngineOptions:
             if not isinstance(d[k], list):
                 raise WinohdlError(f"engine option {k} must be a list")
             d[k] = tuple(d[k])
+        if "kernel_mask" in d:
+            d["kernel_mask"] = KernelMask.from_json(d["kernel_mask"])
         return cls(**d)
 
     @classmethod

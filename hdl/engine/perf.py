@@ -9,7 +9,7 @@ Rules, with every stream offered without gaps and no back-pressure on the output
   first beat follows its last beat (and, with the kernel transform on chip, its pipeline:
   ``weight_latency``);
 * the walker issues one (tile, output-channel group, input-channel group) per cycle, tiles in
-  raster order; a tile may start ``issue_delay + 1`` cycles after its last input pixel's last beat
+  raster order (with a kernel mask only the visited blocks: :mod:`hdl.engine.sparsity`); a tile may start ``issue_delay + 1`` cycles after its last input pixel's last beat
   arrived (the engine pipelines its readiness: ``issue_delay`` 2);
 * a tile group's output beat leaves ``latency`` cycles after its last issue;
 * with the serial input transform (``lag``) the multipliers work one pass behind the walker's
@@ -87,7 +87,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
     of its last output beat)."""
     reload = tuple(reload or ()) + (False,) * frames
     ready = tile_ready_offsets(opts)
-    group = opts.kernel_groups * opts.channel_groups
+    group = opts.issues_per_tile     # (K / PK)(C / PC), or the blocks a kernel mask leaves
     kc = opts.weight_beats
     lines = opts.line_buffered
     one_ring = opts.frames_in_flight == 1     # frames do not overlap

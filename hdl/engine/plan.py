@@ -155,8 +155,10 @@ class EnginePlan:
     # ---- structure ---------------------------------------------------------------------------------
     @property
     def multipliers(self) -> int:
+        """R (Winograd) or |y| x |g| (direct) per live lane (pk, pc): PK x PC of them unless a kernel
+        mask leaves lanes zero in every block (:mod:`hdl.engine.sparsity`)."""
         o, g = self.options, self.options.geometry
-        return o.PK * o.PC * (self.datapath.rank if self.winograd else g.n_y * g.n_g)
+        return len(o.blocks.lanes) * (self.datapath.rank if self.winograd else g.n_y * g.n_g)
 
     @property
     def input_transform(self) -> InputTransform:
@@ -197,7 +199,7 @@ class EnginePlan:
         # staggered, the first pass's input is already the OR of the fibres; else a multiplexer
         fan_in = self.slices if self.staggered else 1
         return sharing_pays(list(self.passes), self.accumulator_ranges, self.arith.hw, self.options.per_stage,
-                            self.options.channel_groups, fan_in, self.arith.output_bits)
+                            self.options.group_cycles, fan_in, self.arith.output_bits)
 
     @cached_property
     def input_unit_shared(self) -> bool:
@@ -303,9 +305,10 @@ class EnginePlan:
     @property
     def fifo_depth(self) -> int:
         """Output FIFO entries: every group in flight without back-pressure fits, so the credit never
-        binds then: one group per C / PC cycles over the latency, plus one, plus the one the credit's
-        lag can let in (it is computed from the count a cycle old)."""
-        return -(-self.latency // self.options.channel_groups) + 2
+        binds then: one group per C / PC cycles (with a kernel mask, per its smallest group of blocks)
+        over the latency, plus one, plus the one the credit's lag can let in (it is computed from the
+        count a cycle old)."""
+        return -(-self.latency // self.options.group_cycles) + 2
 
     @cached_property
     def performance(self) -> Performance:

@@ -21,12 +21,15 @@ def serial_output_passes(o: EngineOptions, dp: Datapath) -> tuple[list[int], lis
         return None
     found = signed_kronecker_factors(dp.scaled.AT, o.geometry.output)
     passes = plan_passes(found[1]) if found is not None and len(found[1]) > 1 else None
-    if passes is not None and serial_fits(passes, o.channel_groups):
+    # cycles between two groups' totals: C / PC, or with a kernel mask the smallest group's blocks
+    if passes is not None and serial_fits(passes, o.group_cycles):
         return found[0], passes
     if o.output_transform is OutputTransform.SERIAL:
         why = ("the card's A^T is not a Kronecker product of per-axis matrices" if passes is None else
                f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres, more than "
-               f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow")
+               + (f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow"
+                  if o.kernel_mask is None else
+                  f"the {o.group_cycles} visited blocks of the kernel mask's smallest output group allow"))
         raise WinohdlError(f"--output-transform serial: {why}; use parallel or auto")
     return None
 
@@ -36,6 +39,13 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
     ahead of the multipliers), or None for the parallel one (also where its feature-map banks,
     :attr:`EngineOptions.fibre_bank_depth`, would pass the memory-depth limit)."""
     if o.input_transform is InputTransform.PARALLEL:
+        return None
+    if o.kernel_mask is not None:
+        # its passes read a tile every K / PK issues and the multipliers lag one pass of K/PK x C/PC
+        # issues: a walk that skips blocks has neither
+        if o.input_transform is InputTransform.SERIAL:
+            raise WinohdlError("--input-transform serial does not combine with a kernel mask (skipped blocks): "
+                               "use parallel or auto")
         return None
     g = o.geometry
     # B^T = diag(s) (F_1^T (x) ... (x) F_N^T): factor its transpose over the input tile's axes;

@@ -47,6 +47,9 @@ class Walk:
     ----------
     cg, kg : Signal
         Input- and output-channel group of the current issue.
+    block : Value
+        The weight memories' address of the current issue's block: ``Cat(cg, kg)``, or with a
+        kernel mask the block's place among the visited ones (:mod:`hdl.engine.sparsity`).
     tidx : list of Signal
         The current tile, per axis.
     issue : Signal
@@ -76,6 +79,7 @@ class Walk:
 
     cg: Signal
     kg: Signal
+    block: Value
     tidx: list
     issue: Signal
     last_cg: Signal
@@ -103,7 +107,7 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     the pass begins (frames back to back then cost no pass more than their tiles), and otherwise
     reads nothing (``drain``, no stored input needed), and the next frame's first pass multiplies
     nothing."""
-    groups = _Groups.make(o)
+    groups = _Groups.make(o) if o.kernel_mask is None else _Blocks.make(o)
     ptr = _Pointers.make(o)
     full = [Signal(name=f"full{b}") for b in range(2)]   # buffer b holds a whole frame not yet walked
     now = _checks(m, o, writer, rgen, ptr, full)
@@ -126,7 +130,7 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
         groups.count(m, o)
     with m.If(adv):
         ptr.advance(m, o)
-    w = Walk(cg=groups.cg, kg=groups.kg, tidx=ptr.tidx, issue=issue, last_cg=groups.last_cg,
+    w = Walk(cg=groups.cg, kg=groups.kg, block=groups.block, tidx=ptr.tidx, issue=issue, last_cg=groups.last_cg,
              last_kg=groups.last_kg, last_tile=last_tile, last_group=groups.last_group, drain=drain,
              first=Const(0), mtidx=ptr.tidx, read_cg=groups.cg, read_slot=Const(0), advance=adv,
              mlast_tile=last_tile)
@@ -165,6 +169,51 @@ class _Groups:
                             otherwise=[last_kg.eq(kg == KG - 2), last_group.eq((CG == 1) & (kg == KG - 2))])
         advance_counter(m, cg, CG, last=last_cg, at_last=next_kg,
                         otherwise=[last_cg.eq(cg == CG - 2), last_group.eq((cg == CG - 2) & last_kg)])
+
+    @property
+    def block(self) -> Value:
+        return Cat(self.cg, self.kg)
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """With a kernel mask: the visited (kg, cg) blocks in walk order (:mod:`hdl.engine.sparsity`).
+    ``block`` counts them; ``cg``, ``kg`` and the flags are registers loaded from constant tables of
+    the next block, indexed by the current one (no table after the counter's incrementer)."""
+
+    block: Signal
+    cg: Signal
+    kg: Signal
+    last_cg: Signal      # the last visited block of its output-channel group
+    last_kg: Signal
+    last_group: Signal   # the last visited block of the tile
+
+    @staticmethod
+    def _flags(o: EngineOptions, i: int) -> tuple[int, int, int, int, int]:
+        """(kg, cg, last of its group, last group, last block) of visited block ``i``."""
+        blocks = o.blocks.blocks
+        kg, cg = blocks[i]
+        last_cg = i == len(blocks) - 1 or blocks[i + 1][0] != kg
+        return kg, cg, int(last_cg), int(kg == o.kernel_groups - 1), int(i == len(blocks) - 1)
+
+    @staticmethod
+    def make(o: EngineOptions) -> "_Blocks":
+        n = len(o.blocks.blocks)
+        kg, cg, lc, lk, lg = _Blocks._flags(o, 0)
+        return _Blocks(Signal(range(max(n, 2)), name="block"), Signal(bits_for(o.channel_groups), name="cg", init=cg),
+                       Signal(bits_for(o.kernel_groups), name="kg", init=kg), Signal(name="last_cg", init=lc),
+                       Signal(name="last_kg", init=lk), Signal(name="last_group", init=lg))
+
+    def count(self, m: Module, o: EngineOptions) -> None:
+        """One issue: the next visited block (after the last, the first)."""
+        n = len(o.blocks.blocks)
+        with m.Switch(self.block):
+            for i in range(n):
+                with m.Case(i):
+                    nxt = (i + 1) % n
+                    kg, cg, lc, lk, lg = self._flags(o, nxt)
+                    m.d.sync += [self.block.eq(nxt), self.kg.eq(kg), self.cg.eq(cg), self.last_cg.eq(lc),
+                                 self.last_kg.eq(lk), self.last_group.eq(lg)]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,144 @@
+"""Which kernels of a layer are zero, known when the engine is generated, and what the engine skips.
+
+The weights of a generated network are the initial contents of its engines' weight memories, so a
+kernel known to be zero then can cost nothing. A :class:`KernelMask` says which kernels g[k, c] may
+be non-zero (a depthwise convolution expanded dense: the diagonal; a pruned layer: its pattern).
+From it the engine (:class:`~hdl.engine.options.EngineOptions` ``kernel_mask``) derives:
+
+* **blocks**: the (output-channel group kg, input-channel group cg) blocks of PK x PC kernels the
+  walker visits, kg-major, cg ascending: those with a kernel that may be non-zero. An output-channel
+  group with none still emits its outputs (zero: no bias here, and A^T of zero accumulators is
+  zero), so it keeps one block, its first, whose weights are zero: one cycle per tile, not none,
+  because the output side takes a group's total from the accumulators at its last issue;
+* **lanes**: the multiplier lanes (pk, pc) whose kernel is non-zero in some block; every other
+  lane's multipliers, weight memories and adder-tree terms are not generated.
+
+The weight stream keeps its format (K x C beats, k-major): a beat outside the visited blocks or
+on a dead lane is not stored (it must be zero: :meth:`KernelMask.check` says which is not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from winohdl.core.errors import WinohdlError
+
+
+@dataclass(frozen=True)
+class KernelMask:
+    """Which kernels of a K x C layer may be non-zero.
+
+    Attributes
+    ----------
+    rows : tuple of int
+        Per output channel k, a bit mask over the input channels (bit c set: g[k, c] may be non-zero).
+    channels : int
+        C, the number of input channels (bits per row).
+    """
+
+    rows: tuple[int, ...]
+    channels: int
+
+    def __post_init__(self):
+        if not self.rows or self.channels < 1:
+            raise WinohdlError("a kernel mask needs at least one output and one input channel")
+        if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < 1 << self.channels for r in self.rows):
+            raise WinohdlError(f"a kernel mask row must be a bit mask of {self.channels} input channels")
+
+    @classmethod
+    def from_array(cls, nonzero) -> "KernelMask":
+        """From a (K, C) array of truth values (non-zero: the kernel may be non-zero)."""
+        a = np.asarray(nonzero)
+        if a.ndim != 2:
+            raise WinohdlError(f"a kernel mask is (out channels, in channels), got shape {a.shape}")
+        return cls(tuple(sum(1 << c for c in range(a.shape[1]) if a[k, c]) for k in range(a.shape[0])), a.shape[1])
+
+    @classmethod
+    def of_weights(cls, w) -> "KernelMask":
+        """The non-zero kernels of weights w (K, C, *kernel)."""
+        a = np.asarray(w, dtype=object)
+        return cls.from_array(a.reshape(a.shape[0], a.shape[1], -1).any(axis=2))
+
+    @classmethod
+    def depthwise(cls, channels: int, groups: int) -> "KernelMask":
+        """A grouped convolution of ``groups`` groups expanded dense (C = K = ``channels``)."""
+        per = channels // groups
+        return cls.from_array([[k // per == c // per for c in range(channels)] for k in range(channels)])
+
+    @property
+    def K(self) -> int:
+        return len(self.rows)
+
+    def nonzero(self, k: int, c: int) -> bool:
+        return bool(self.rows[k] >> c & 1)
+
+    def array(self) -> np.ndarray:
+        """The mask as a (K, C) boolean array."""
+        return np.array([[self.nonzero(k, c) for c in range(self.channels)] for k in range(self.K)], dtype=bool)
+
+    def check(self, w) -> None:
+        """Weights w (K, C, *kernel) are zero outside the mask; one-line error otherwise."""
+        a = np.asarray(w, dtype=object)
+        flat = a.reshape(a.shape[0], a.shape[1], -1)
+        for k in range(self.K):
+            for c in range(self.channels):
+                if not self.nonzero(k, c) and any(int(v) for v in flat[k, c]):
+                    raise WinohdlError(f"kernel ({k}, {c}) is non-zero, but the engine was generated with it zero")
+
+    def to_json(self) -> dict:
+        return {"channels": self.channels, "rows": [format(r, "x") for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, data) -> "KernelMask":
+        if not isinstance(data, dict) or set(data) != {"channels", "rows"} or not isinstance(data["rows"], list):
+            raise WinohdlError("kernel_mask must be an object with 'channels' and 'rows' (hexadecimal bit masks)")
+        try:
+            rows = tuple(int(r, 16) for r in data["rows"])
+        except (TypeError, ValueError):
+            raise WinohdlError("kernel_mask rows must be hexadecimal bit masks") from None
+        return cls(rows, data["channels"])
+
+
+@dataclass(frozen=True)
+class BlockSchedule:
+    """What an engine with a :class:`KernelMask` visits and builds (see the module docstring).
+
+    Attributes
+    ----------
+    blocks : tuple of (int, int)
+        The visited (kg, cg) blocks in walk order (kg-major, cg ascending).
+    lanes : frozenset of (int, int)
+        The live multiplier lanes (pk, pc).
+    """
+
+    blocks: tuple[tuple[int, int], ...]
+    lanes: frozenset
+
+    @classmethod
+    def make(cls, mask: KernelMask, PK: int, PC: int) -> "BlockSchedule":
+        KG, CG = mask.K // PK, mask.channels // PC
+        blocks, lanes = [], set()
+        for kg in range(KG):
+            live = []
+            for cg in range(CG):
+                hits = {(pk, pc) for pk in range(PK) for pc in range(PC) if mask.nonzero(kg * PK + pk, cg * PC + pc)}
+                if hits:
+                    live.append((kg, cg))
+                    lanes |= hits
+            blocks += live or [(kg, 0)]      # an empty group still emits (zero): one block of zeros
+        return cls(tuple(blocks), frozenset(lanes))
+
+    @property
+    def index(self) -> dict:
+        """``{(kg, cg): position in the walk}`` of the visited blocks."""
+        return {b: i for i, b in enumerate(self.blocks)}
+
+    @property
+    def group_cycles(self) -> int:
+        """The fewest issues of an output-channel group (cycles between two groups' totals at least)."""
+        counts: dict = {}
+        for kg, _ in self.blocks:
+            counts[kg] = counts.get(kg, 0) + 1
+        return min(counts.values())
