@@ -302,3 +302,24 @@ def test_resnet8_plan_fits_the_xc7z020(resnet8, resnet8_plans):
     assert "the XC7A100T (" in tight.verdict and "LFE5U" not in tight.verdict
     report = text(Plans("resnet8", p, tight))
     assert "DSP: DSP48E1 per multiplier" in report and "RAMB18E1 halves" in report
+
+
+def test_the_planner_costs_the_blocks_and_lanes_a_depthwise_layer_keeps(tmp_path):
+    """A depthwise layer (expanded dense) is planned on engines that skip its zero kernels: each candidate's
+    cycles and multipliers are those of the engine with the weights' kernel mask, fewer than dense."""
+    from dataclasses import replace
+    from test_network_sim import DEPTHWISE
+    (tmp_path / "m.py").write_text(DEPTHWISE)
+    graph = load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6))
+    plans = plan_both(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "depthwise", derive=False)
+    for plan in (plans.winograd, plans.direct):
+        lp = plan.layer("convolution_1")
+        o, kind = lp.decision.options, lp.decision.kind
+        assert o.kernel_mask.rows == tuple(1 << k for k in range(8))
+        dp = None if kind is EngineKind.DIRECT else datapath(o.geometry, 8, 8)
+        sparse, dense = (plan_engine(x, dp, kind) for x in (o, replace(o, kernel_mask=None)))
+        # the diagonal's lanes: max(PK, PC) of PK x PC (8 channels: one of PK and PC divides the other)
+        assert lp.multipliers == sparse.multipliers == dense.multipliers * max(o.PK, o.PC) // (o.PK * o.PC)
+        assert o.issues_per_tile * o.PK * o.PC == 8 and sparse.performance.period < dense.performance.period
+        assert lp.cycles == max(sparse.performance.period, 8 * 36 // o.PK)
+    assert plans.winograd.layer("convolution").decision.options.kernel_mask is None    # no kernel all zero

@@ -53,13 +53,14 @@ class KernelMask:
         a = np.asarray(nonzero)
         if a.ndim != 2:
             raise WinohdlError(f"a kernel mask is (out channels, in channels), got shape {a.shape}")
-        return cls(tuple(sum(1 << c for c in range(a.shape[1]) if a[k, c]) for k in range(a.shape[0])), a.shape[1])
+        packed = np.packbits(a.astype(bool), axis=1, bitorder="little")
+        return cls(tuple(int.from_bytes(row.tobytes(), "little") for row in packed), a.shape[1])
 
     @classmethod
     def of_weights(cls, w) -> "KernelMask":
         """The non-zero kernels of weights w (K, C, *kernel)."""
-        a = np.asarray(w, dtype=object)
-        return cls.from_array(a.reshape(a.shape[0], a.shape[1], -1).any(axis=2))
+        a = np.asarray(w)
+        return cls.from_array((a.reshape(a.shape[0], a.shape[1], -1) != 0).any(axis=2))
 
     @classmethod
     def depthwise(cls, channels: int, groups: int) -> "KernelMask":
@@ -76,16 +77,16 @@ class KernelMask:
 
     def array(self) -> np.ndarray:
         """The mask as a (K, C) boolean array."""
-        return np.array([[self.nonzero(k, c) for c in range(self.channels)] for k in range(self.K)], dtype=bool)
+        bits = np.array([[(r >> (8 * i)) & 0xFF for i in range(-(-self.channels // 8))] for r in self.rows],
+                        dtype=np.uint8)
+        return np.unpackbits(bits, axis=1, bitorder="little")[:, :self.channels].astype(bool)
 
     def check(self, w) -> None:
         """Weights w (K, C, *kernel) are zero outside the mask; one-line error otherwise."""
-        a = np.asarray(w, dtype=object)
-        flat = a.reshape(a.shape[0], a.shape[1], -1)
-        for k in range(self.K):
-            for c in range(self.channels):
-                if not self.nonzero(k, c) and any(int(v) for v in flat[k, c]):
-                    raise WinohdlError(f"kernel ({k}, {c}) is non-zero, but the engine was generated with it zero")
+        bad = np.argwhere(KernelMask.of_weights(w).array() & ~self.array())
+        if len(bad):
+            k, c = (int(v) for v in bad[0])
+            raise WinohdlError(f"kernel ({k}, {c}) is non-zero, but the engine was generated with it zero")
 
     def to_json(self) -> dict:
         return {"channels": self.channels, "rows": [format(r, "x") for r in self.rows]}
@@ -119,16 +120,15 @@ class BlockSchedule:
     @classmethod
     def make(cls, mask: KernelMask, PK: int, PC: int) -> "BlockSchedule":
         KG, CG = mask.K // PK, mask.channels // PC
-        blocks, lanes = [], set()
+        a = mask.array().reshape(KG, PK, CG, PC)
+        hit = a.any(axis=(1, 3))                                  # (KG, CG): a block with a kernel
+        blocks = []
         for kg in range(KG):
-            live = []
-            for cg in range(CG):
-                hits = {(pk, pc) for pk in range(PK) for pc in range(PC) if mask.nonzero(kg * PK + pk, cg * PC + pc)}
-                if hits:
-                    live.append((kg, cg))
-                    lanes |= hits
+            live = [(kg, int(cg)) for cg in np.flatnonzero(hit[kg])]
             blocks += live or [(kg, 0)]      # an empty group still emits (zero): one block of zeros
-        return cls(tuple(blocks), frozenset(lanes))
+        # a kernel marks its block visited, so a lane lives where any block has a kernel on it
+        lanes = a.any(axis=(0, 2))
+        return cls(tuple(blocks), frozenset((int(pk), int(pc)) for pk, pc in zip(*np.nonzero(lanes))))
 
     @property
     def index(self) -> dict:

@@ -10,7 +10,10 @@ derive: F(6x6,3x3) about 30 s at 8 bits): the planner derives them only when a p
 is bound by DSP blocks, the one resource they save. Cards above :data:`MAX_RANK` are not planned
 (o4x4 k7x7 s2: R = 169, minutes). Each kind and tile is planned at every PK dividing K and PC
 dividing C whose DSP blocks fit the budget, with one ring of line buffers and with two (frames
-overlap). A grouped convolution is planned dense (:func:`winohdl.network.rewrite.expand_groups`).
+overlap). A grouped convolution is planned dense (:func:`winohdl.network.rewrite.expand_groups`), and
+where a layer's weights have kernels that are all zero (a grouped layer expanded, a pruned one) its
+engines skip them (:mod:`hdl.engine.sparsity`): every figure below counts only the blocks they visit
+and the lanes they build.
 
 Costs (every figure from the engine's plan, the device table, and the rules below):
 
@@ -186,8 +189,9 @@ def engine_memories(plan) -> list[Memory]:
 
 def engine_bound(opts) -> int:
     """A lower bound of an engine's cycles a frame, known without its cycle model: the feature map's beats,
-    or its tiles times the kernel and channel groups (the raster-order output's beats come on top)."""
-    return max(opts.fm_beats, opts.n_tiles * opts.kernel_groups * opts.channel_groups)
+    or its tiles times the kernel and channel groups (the blocks it visits where kernels are known zero;
+    the raster-order output's beats come on top)."""
+    return max(opts.fm_beats, opts.n_tiles * opts.issues_per_tile)
 
 
 def divisors(n: int) -> list[int]:
@@ -212,9 +216,11 @@ class Context:
 
 
 def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geometry | None],
-                    ctx: Context) -> list[Candidate]:
+                    ctx: Context, mask=None) -> list[Candidate]:
     """Every (kind, tile, PK, PC, line buffers) of a convolution whose DSP blocks fit the budget (PK = PC = 1
-    always): one ring of rows, and a ring per frame in flight (frames overlap: fewer cycles, more memory)."""
+    always): one ring of rows, and a ring per frame in flight (frames overlap: fewer cycles, more memory).
+    ``mask``: the layer's kernels that are not zero (:func:`winohdl.network.decision.layer_mask`), so each
+    engine visits and builds only their blocks and lanes (and is costed so)."""
     from hdl.engine.modes import Buffering
     a = node.attrs
     if a.grouped:
@@ -224,7 +230,8 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     for g in geometries:
         for pk in divisors(a.out_channels):
             for pc in divisors(a.in_channels):
-                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b) for b in (Buffering.LINES, Buffering.RINGS)]
+                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b, mask)
+                      for b in (Buffering.LINES, Buffering.RINGS)]
                 cs = [c for c in cs if c is not None and (c.dsp <= ctx.budget.dsp or pk * pc == 1)]
                 if not cs and pk * pc > 1:
                     break  # more input lanes only add multipliers and memory
@@ -233,19 +240,21 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
 
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
-                      ctx: Context, buffering) -> Candidate | None:
+                      ctx: Context, buffering, mask=None) -> Candidate | None:
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
     from hdl.engine.plan import plan_engine
     from hdl.engine.raster import raster_banks, raster_beats
+    from hdl.engine.sparsity import BlockSchedule
     from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
-    n_mult = pk * pc * (math.prod(a.kernel) if direct else geometry.lower_bound())
+    lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)   # those not zero throughout
+    n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
     if n_mult > ctx.budget.dsp and pk * pc > 1:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
-                                   ctx.data_width, ctx.kernel_width)
+                                   ctx.data_width, ctx.kernel_width, mask)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width)
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
@@ -255,7 +264,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     if direct:
         dsp = plan.multipliers * ctx.dsp_per_multiplier(ctx.data_width, ctx.kernel_width)
     else:
-        dsp = pk * pc * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
+        dsp = lanes * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
     # the raster-order unit after the engine (a network's convolution) holds two tile rows of results
     mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
     words = pk * opts.geometry.n_y

@@ -16,6 +16,7 @@ from winohdl.core.limits import lifted
 
 from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
+from hdl.engine.sparsity import KernelMask
 
 DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
 
@@ -115,17 +116,26 @@ def decision_from_json(data) -> Decision:
 
 def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | None, parallel_out: int = 1,
                     parallel_in: int = 1, buffering: Buffering = Buffering.LINES, data_width: int = DATA_WIDTH,
-                    kernel_width: int = KERNEL_WIDTH) -> EngineDecision:
+                    kernel_width: int = KERNEL_WIDTH, kernel_mask: KernelMask | None = None) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None); WinohdlError where the engine cannot take it. The
-    engine's size limits guard its elaboration, not a plan: the budget decides what fits."""
+    engine's size limits guard its elaboration, not a plan: the budget decides what fits. ``kernel_mask``:
+    the kernels of the layer's weights that are not zero, where some are (:func:`layer_mask`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
-                                buffering=buffering)
+                                buffering=buffering, kernel_mask=kernel_mask)
     return EngineDecision(options, kind)
+
+
+def layer_mask(weights) -> KernelMask | None:
+    """The kernel mask of a convolution's weights (K, C, *kernel), or None where no kernel is all zero:
+    the engine then skips the blocks and lanes of zeros (:mod:`hdl.engine.sparsity`). From the float
+    weights: a kernel zero there is zero after quantisation too (one that rounds to zero is kept)."""
+    mask = KernelMask.of_weights(weights)
+    return None if mask.array().all() else mask
 
 
 def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str) -> None:
@@ -143,7 +153,7 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
-                           o.buffering)
+                           o.buffering, kernel_mask=o.kernel_mask)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "

@@ -254,6 +254,12 @@ class Graph:
             if not np.all(np.isfinite(self.weights[key])):
                 raise WinohdlError(f"weight {key!r} is not finite")
         for n in self.nodes:
+            mask = n.decision.options.kernel_mask if isinstance(n.decision, EngineDecision) else None
+            if mask is not None:     # the engine is built without the kernels outside its mask
+                try:
+                    mask.check(self.weights[f"{n.name}.weight"])
+                except WinohdlError as e:
+                    raise WinohdlError(f"node {n.name!r}: {e}") from None
             if n.nonzeros is not None and n.nonzeros != int(np.count_nonzero(self.weights[f"{n.name}.weight"])):
                 raise WinohdlError(f"node {n.name!r} records {n.nonzeros:,} non-zero weights, its weights have "
                                    f"{int(np.count_nonzero(self.weights[f'{n.name}.weight'])):,}")

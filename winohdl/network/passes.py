@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from winohdl.core.errors import WinohdlError
 
-from .decision import UnitDecision, engine_decision
+from .decision import UnitDecision, engine_decision, layer_mask
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
 
@@ -34,7 +34,8 @@ def decide_smallest(graph: Graph) -> Graph:
         if n.kind == Kind.CONV:
             one = all(k == 1 for k in n.attrs.kernel)
             tile = None if one else (2,) * len(n.attrs.kernel)
-            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile)
+            mask = layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None   # zeros skipped
+            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile, kernel_mask=mask)
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:

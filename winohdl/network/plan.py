@@ -25,6 +25,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from hdl.engine.sparsity import BlockSchedule
 from winohdl.core import progress
 from winohdl.core.device import PARTS, Device
 from winohdl.core.errors import WinohdlError
@@ -33,7 +34,7 @@ from .budget import RESOURCES, Budget, names
 from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
                          other_candidates, winograd_geometries)
 from .fold import fold, least_dsp, totals
-from .decision import Decision, decision_from_json, engine_decision, label
+from .decision import Decision, decision_from_json, engine_decision, label, layer_mask
 from .graph import DECIDED, Graph, Kind
 
 FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
@@ -244,11 +245,16 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
             geometries: list = [None]
             if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
-            out[n.name] = conv_candidates(n, x, geometries, ctx)
+            out[n.name] = conv_candidates(n, x, geometries, ctx, _mask(graph, n))
         else:
             out[n.name] = other_candidates(n, x, ctx)
         tick()
     return out
+
+
+def _mask(graph: Graph, n):
+    """The kernel mask of a convolution's weights where some kernels are zero (None without weights)."""
+    return layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None
 
 
 def _lazy_geometries(graph: Graph) -> list[str]:
@@ -270,16 +276,20 @@ def _lazy_could_help(graph: Graph, eager: dict, folding, budget: Budget) -> bool
             continue
         best = min((c.dsp for c in eager[n.name] if c.bound <= target), default=math.inf)
         if n.kind == Kind.CONV:
-            a, x = n.attrs, shapes[n.inputs[0]]
+            a, x, mask = n.attrs, shapes[n.inputs[0]], _mask(graph, n)
             for g in winograd_geometries(n, x):
                 if g.lower_bound() <= EAGER_RANK:
                     continue
                 for pk in divisors(a.out_channels):
                     for pc in divisors(a.in_channels):
-                        mult = pk * pc * g.lower_bound()
+                        # (the lanes a kernel mask leaves: not monotonic in PC, so no early stop then)
+                        lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
+                        mult = lanes * g.lower_bound()
                         if mult >= best:
-                            break
-                        o = engine_decision(a, x, g.output, pk, pc).options
+                            if mask is None:
+                                break
+                            continue
+                        o = engine_decision(a, x, g.output, pk, pc, kernel_mask=mask).options
                         if engine_bound(o) <= target:
                             best = mult
                             break

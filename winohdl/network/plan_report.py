@@ -79,8 +79,10 @@ def _rules(part: str) -> str:
             f"output's beats where more; a frame takes the slowest node's; DSP: {p.dsp.cell} per multiplier at its "
             f"operand widths; BRAM: {bram} (LUT RAM where Yosys would put it); logic: {logic} "
             "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware; density: the "
-            "share of a layer's weights that are not zero (a pruned network's), not yet read by the cycles or "
-            "resources (every weight is still stored and multiplied)")
+            "share of a layer's weights that are not zero (a pruned network's); a convolution's kernels that are "
+            "all zero (a grouped layer expanded dense, a pruned one) cost no cycle, multiplier or weight word "
+            "where a whole block of PK x PC of them or a lane is zero (the engines skip them), other zeros are "
+            "still stored and multiplied")
 
 
 def svg(plans: Plans) -> str:

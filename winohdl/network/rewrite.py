@@ -104,9 +104,10 @@ def fuse_relu(graph: Graph) -> Graph:
 def expand_groups(graph: Graph) -> Graph:
     """Each grouped (or depthwise) convolution as the dense convolution whose weights across groups are
     zero: the same function, exactly (each output channel's sum gains only products with zero weights,
-    and its int8 weight exponent, set by its largest weight, is unchanged). The engines sum over every
-    input channel, so the zeros cost what any weight costs (multipliers, cycles, memory) until the engines
-    skip the weights known to be zero at generation."""
+    and its int8 weight exponent, set by its largest weight, is unchanged). The zeros across groups then
+    cost no cycle, multiplier or weight word where whole blocks or lanes of them are zero: the planner puts
+    the weights' kernel mask into each engine's options (:func:`winohdl.network.decision.layer_mask`,
+    :mod:`hdl.engine.sparsity`)."""
     weights, nodes = dict(graph.weights), []
     for n in graph.nodes:
         if n.kind == Kind.CONV and n.attrs.grouped:
