@@ -31,6 +31,8 @@ def test_depthwise_keeps_the_diagonal_lanes_and_blocks():
     R = plan.datapath.rank
     assert plan.multipliers == R * 4 and dense.multipliers == R * 16
     assert o.issues_per_tile == 2 and o.weight_depth == 2 and o.group_cycles == 1
+    weights = next(m for m in plan.memories if m.name == "weights")
+    assert (weights.count, weights.depth) == (4, 2)     # a memory per live lane, a word per visited block
     # grouped (2 groups of 4 channels) with PK = PC = 2: two blocks per output group, every lane
     s = BlockSchedule.make(KernelMask.depthwise(8, 2), 2, 2)
     assert s.blocks == ((0, 0), (0, 1), (1, 0), (1, 1), (2, 2), (2, 3), (3, 2), (3, 3)) and len(s.lanes) == 4
@@ -94,8 +96,9 @@ def test_weights_outside_the_mask_are_refused():
 
 # (the depthwise and block-sparse layers run on Icarus and Verilator: test_engine_sim)
 CASES = {
-    # output group 1 has no kernel (it emits zeros from one block of zero weights); lanes off the diagonal
-    "empty_group": EngineOptions(G2, 4, 4, (4, 5), (1, 0), 2, 2,
+    # output group 1 has no kernel (it emits zeros from one block of zero weights); lanes off the
+    # diagonal; the kernel transform on chip (its beats written through the block table) and two rings
+    "empty_group": EngineOptions(G2, 4, 4, (4, 5), (1, 0), 2, 2, kernel_transform="hw", buffering="rings",
                                  kernel_mask=KernelMask.from_array(np.eye(4, dtype=bool)[[1, 0, 3, 2]] * [1, 1, 0, 0])),
     # the serial A^T (6 + 4 fibres) between groups of 10 visited blocks of 12 (C / PC): it still fits
     "serial_at": EngineOptions(G4, 12, 2, (7, 6), (1, 1), kernel_mask=KernelMask.from_array(

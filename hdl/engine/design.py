@@ -148,9 +148,12 @@ class EngineDesign:
                  f"{o.kernel_width}-bit kernels, kernel transform {o.kernel_transform.value}",
                  f"buffers    {self.banks} x {o.PC} feature-map banks of {self.bank_depth} words ("
                  + (f"lines: {o.line_rows} rows" if o.line_buffered else "two frames") + "), "
-                 f"{o.PK * o.PC} weight memories of {self.weight_depth} kernels"
+                 f"{len(o.blocks.lanes)} weight memories of {self.weight_depth} kernels"
                  + (f" (Winograd: each in {self.winograd.serial_fibres[0]} slices, one per accumulator fibre, "
                     "as are the transformed tiles)" if self.winograd.staggered else ""),
+                 *([f"zeros      kernel mask: {o.issues_per_tile} of {o.kernel_groups * o.channel_groups} "
+                    f"(output, input) channel-group blocks visited a tile, {len(o.blocks.lanes)} of {o.PK * o.PC} "
+                    "lanes built (the others zero in every block)"] if o.kernel_mask is not None else []),
                  f"{'':<10} {'multipliers':>11} {'latency':>8} {'cycles':>8} {'period':>8} {'ideal':>8} "
                  f"{'util':>6} {'MAC/mult/cyc':>12}"]
         for c in (self.winograd, self.direct):
@@ -169,7 +172,7 @@ class EngineDesign:
         lines.append(f"A^T        {w.output_transform}" + (
             f": row-column, {'one 1D unit for every pass' if w.output_unit_shared else 'one 1D unit per axis reused'}"
             f", passes of {' + '.join(map(str, w.serial_fibres))} fibres "
-            f"(one per cycle) within the {o.C // o.PC} cycles per output tile"
+            f"(one per cycle) within the {o.group_cycles} cycles per output tile"
             + ("; accumulator fibres staggered one cycle apart, so the first pass reads their OR, no multiplexer"
                if w.staggered else "") if w.serial_fibres else
             ": one shift-add graph, every output at once"))

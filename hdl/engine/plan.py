@@ -323,7 +323,7 @@ class EnginePlan:
         banks = len(o.fibre_banks if serial else o.banks)
         depth = o.fibre_bank_depth if serial else o.bank_depth
         out = [MemoryPlan("feature-map banks", banks * o.PC, depth, o.data_width),
-               MemoryPlan("weights", o.PK * o.PC * self.slices, o.weight_depth,
+               MemoryPlan("weights", len(o.blocks.lanes) * self.slices, o.weight_depth,   # the live lanes
                           self.n_store // self.slices * self.store_width)]
         if serial:
             per = self.datapath.rank // self.slices
