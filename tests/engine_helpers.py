@@ -32,6 +32,12 @@ def build_engine(opts, kind):
     return dp, plan, LayerEngine(plan)
 
 
+DEPTHWISE_NET = ("import torch\nfrom torch import nn\ndef net():\n    torch.manual_seed(3)\n"
+                 "    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1, groups=8),\n"
+                 "                         nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 3)).eval()\n")
+"""A PyTorch module (``net``, input 1x1x6x6) with a depthwise convolution: the network tests of known zeros."""
+
+
 def block_sparse_mask() -> KernelMask:
     """6 in x 4 out channels, for PK = PC = 2: output group 0 has kernels in input groups 1 and 2,
     group 1 only in group 0, so 3 of 6 blocks are visited; lane (pk 1, pc 0) is zero in every block."""

@@ -1,6 +1,7 @@
 """winohdl.network.plan: the network planner (budget, candidates, folding, plan, report, the command)."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from winohdl.network.fold import fold
 from winohdl.network.load import load_model
 from winohdl.network.plan import Plans, PlanMode, plan_both, plan_network
 from winohdl.network.plan_report import svg, text
+
+from engine_helpers import DEPTHWISE_NET
 
 ROOT = Path(__file__).resolve().parent.parent
 DIGITS = f"{ROOT}/examples/digits/model.py:digits_cnn"
@@ -307,9 +310,7 @@ def test_resnet8_plan_fits_the_xc7z020(resnet8, resnet8_plans):
 def test_the_planner_costs_the_blocks_and_lanes_a_depthwise_layer_keeps(tmp_path):
     """A depthwise layer (expanded dense) is planned on engines that skip its zero kernels: each candidate's
     cycles and multipliers are those of the engine with the weights' kernel mask, fewer than dense."""
-    from dataclasses import replace
-    from test_network_sim import DEPTHWISE
-    (tmp_path / "m.py").write_text(DEPTHWISE)
+    (tmp_path / "m.py").write_text(DEPTHWISE_NET)
     graph = load_model(f"{tmp_path}/m.py:net", (1, 1, 6, 6))
     plans = plan_both(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "depthwise", derive=False)
     for plan in (plans.winograd, plans.direct):

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from bad_input_helpers import fingerprint
+from engine_helpers import DEPTHWISE_NET
 from hdl_helpers import verilog_ports
 
 
@@ -195,17 +196,12 @@ def test_a_network_folder_refuses_what_does_not_apply(cli, tmp_path):
     assert code == 2 and "network.v was edited after it was written" in err, err
 
 
-DEPTHWISE = ("import torch\nfrom torch import nn\ndef net():\n    torch.manual_seed(3)\n"
-             "    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1, groups=8),\n"
-             "                         nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 3)).eval()\n")
-
-
 @pytest.mark.slow(25)
 def test_a_depthwise_layer_is_built_for_its_zeros_and_passes(cli, tmp_path):
     """A depthwise convolution, expanded dense, gets an engine that skips the kernels across groups (its
     decision's kernel mask, from the weights): 8 of 64 blocks a tile, so a frame streams in (8 channels x
     36 pixels), not 9 tiles x 64 cycles; bit-exact on Icarus against the integer model."""
-    (tmp_path / "m.py").write_text(DEPTHWISE)
+    (tmp_path / "m.py").write_text(DEPTHWISE_NET)
     code, out, err = cli("network", "--model", f"{tmp_path}/m.py:net", "--input-shape", "1x1x6x6", "--plan", "smallest",
                          "--sim", "icarus", "--images", "3", "-o", tmp_path / "d")
     assert code == 0, err
