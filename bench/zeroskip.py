@@ -1,0 +1,92 @@
+"""Engines for kernels known to be zero (hdl/engine/sparsity.py) beside the dense engine of the same layer.
+
+For each layer (a depthwise 3x3 convolution expanded dense, and a block-sparse dense one) and each
+parallelism, both engines (Winograd F(2x2,3x3) and direct) as planned: multipliers, the walker's issues
+per tile, cycles of one frame alone and back to back (the performance model, which the Icarus and
+Verilator runs of tests/test_engine_sim.py match cycle for cycle), weight-memory bits; with ``--synth``
+the MULT18X18D, DP16KD and logic (LUT4 + 2 x CCU2C) Yosys maps (synth_ecp5; minutes for the larger rows).
+
+    .venv/bin/python bench/zeroskip.py [--synth] [--work build/bench/zeroskip]
+
+What it leaves out: Fmax (the tables, the walker's block table, are registered as the dense walker's
+counters; no place and route here), and zeros inside a kernel (only whole kernels are skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hdl.engine.design import engine_datapath  # noqa: E402
+from hdl.engine.engine import LayerEngine  # noqa: E402
+from hdl.engine.options import EngineOptions  # noqa: E402
+from hdl.engine.plan import plan_engine  # noqa: E402
+from hdl.engine.sparsity import KernelMask  # noqa: E402
+from hdl.verilog import to_verilog  # noqa: E402
+from miner.constructive import constructive_card  # noqa: E402
+from winohdl.core.geometry import Geometry  # noqa: E402
+
+G = Geometry.parse("2x2", "3x3", "1", "1")
+
+
+def layers() -> list[tuple[str, EngineOptions]]:
+    """(name, options) of each measured layer: depthwise C = K = 16 and a quarter-dense block pattern."""
+    rng = np.random.default_rng(0)
+    blocks = rng.random((4, 4)) < 0.25                 # 16 x 16 channels in blocks of 4 x 4
+    blocks[:, 0] |= ~blocks.any(axis=1)                # every output group keeps a block
+    sparse = KernelMask.from_array(np.kron(blocks, np.ones((4, 4), bool)))
+    out = []
+    for p in (1, 2, 4):
+        out.append((f"depthwise 16ch P={p}", EngineOptions(G, 16, 16, (16, 16), (1, 1), p, p, pipeline="deep",
+                                                           kernel_mask=KernelMask.depthwise(16, 16))))
+    out.append(("4x4 blocks, 25%", EngineOptions(G, 16, 16, (16, 16), (1, 1), 4, 4, pipeline="deep",
+                                                 kernel_mask=sparse)))
+    return out
+
+
+def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> str:
+    dp = engine_datapath(constructive_card(G), opts) if kind == "winograd" else None
+    plan = plan_engine(opts, dp, kind)
+    perf = plan.performance
+    wbits = sum(m.bits for m in plan.memories if m.name == "weights")
+    cells = ""
+    if synth_dir is not None:
+        from synth.yosys import synthesise
+        top = f"{kind}_{'mask' if opts.kernel_mask else 'dense'}_{opts.PK}_{abs(hash(name)) % 10000}"
+        v = synth_dir / f"{top}.v"
+        synth_dir.mkdir(parents=True, exist_ok=True)
+        v.write_text(to_verilog(LayerEngine(plan), top))
+        r = synthesise(v, top, "ecp5", synth_dir / top, netlist=False)
+        cells = (f" {r.cells.get('MULT18X18D', 0):>6} {r.cells.get('DP16KD', 0):>6} "
+                 f"{r.cells.get('LUT4', 0) + 2 * r.cells.get('CCU2C', 0):>7}")
+    what = "masked" if opts.kernel_mask is not None else "dense"
+    return (f"{name:<20} {kind:<8} {what:<6} {plan.multipliers:>5} {opts.issues_per_tile:>6} {perf.cycles:>7} "
+            f"{perf.period:>7} {wbits:>8}{cells}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--synth", action="store_true", help="also synthesise each engine with Yosys (synth_ecp5)")
+    ap.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "zeroskip")
+    a = ap.parse_args(argv)
+    head = (f"{'layer':<20} {'engine':<8} {'':<6} {'mult':>5} {'issues':>6} {'cycles':>7} {'period':>7} "
+            f"{'w bits':>8}" + (f" {'MULT':>6} {'DP16KD':>6} {'logic':>7}" if a.synth else ""))
+    print(head)
+    for name, opts in layers():
+        for kind in ("winograd", "direct"):
+            for o in (replace(opts, kernel_mask=None), opts):
+                print(row(name, o, kind, a.work if a.synth else None), flush=True)
+    print("issues: the walker's cycles per tile ((K/PK)(C/PC) dense); cycles: one frame alone; period: back to "
+          "back (the performance model); w bits: weight memories")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
