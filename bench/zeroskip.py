@@ -8,6 +8,8 @@ the MULT18X18D, DP16KD and logic (LUT4 + 2 x CCU2C) Yosys maps (synth_ecp5; minu
 
     .venv/bin/python bench/zeroskip.py [--synth] [--work build/bench/zeroskip]
 
+writes ``zeroskip.json`` (the rows) into ``--work``.
+
 What it leaves out: Fmax (the tables, the walker's block table, are registered as the dense walker's
 counters; no place and route here), and zeros inside a kernel (only whole kernels are skipped).
 """
@@ -15,6 +17,7 @@ counters; no place and route here), and zeros inside a kernel (only whole kernel
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -51,12 +54,15 @@ def layers() -> list[tuple[str, EngineOptions]]:
     return out
 
 
-def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> str:
+def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> dict:
+    """One engine's figures (the model's; Yosys's cells with ``synth_dir``)."""
     dp = engine_datapath(constructive_card(G), opts) if kind == "winograd" else None
     plan = plan_engine(opts, dp, kind)
     perf = plan.performance
     wbits = sum(m.bits for m in plan.memories if m.name == "weights")
-    cells = ""
+    out = {"layer": name, "engine": kind, "masked": opts.kernel_mask is not None, "multipliers": plan.multipliers,
+           "issues_per_tile": opts.issues_per_tile, "cycles": perf.cycles, "period": perf.period,
+           "weight_bits": wbits}
     if synth_dir is not None:
         from synth.yosys import synthesise
         top = f"{kind}_{'mask' if opts.kernel_mask else 'dense'}_{opts.PK}_{abs(hash(name)) % 10000}"
@@ -64,11 +70,15 @@ def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> st
         synth_dir.mkdir(parents=True, exist_ok=True)
         v.write_text(to_verilog(LayerEngine(plan), top))
         r = synthesise(v, top, "ecp5", synth_dir / top, netlist=False)
-        cells = (f" {r.cells.get('MULT18X18D', 0):>6} {r.cells.get('DP16KD', 0):>6} "
-                 f"{r.cells.get('LUT4', 0) + 2 * r.cells.get('CCU2C', 0):>7}")
-    what = "masked" if opts.kernel_mask is not None else "dense"
-    return (f"{name:<20} {kind:<8} {what:<6} {plan.multipliers:>5} {opts.issues_per_tile:>6} {perf.cycles:>7} "
-            f"{perf.period:>7} {wbits:>8}{cells}")
+        out.update(mult18=r.cells.get("MULT18X18D", 0), dp16kd=r.cells.get("DP16KD", 0),
+                   logic=r.cells.get("LUT4", 0) + 2 * r.cells.get("CCU2C", 0))
+    return out
+
+
+def line(r: dict) -> str:
+    cells = f" {r['mult18']:>6} {r['dp16kd']:>6} {r['logic']:>7}" if "mult18" in r else ""
+    return (f"{r['layer']:<20} {r['engine']:<8} {'masked' if r['masked'] else 'dense':<6} {r['multipliers']:>5} "
+            f"{r['issues_per_tile']:>6} {r['cycles']:>7} {r['period']:>7} {r['weight_bits']:>8}{cells}")
 
 
 def main(argv=None) -> int:
@@ -79,12 +89,17 @@ def main(argv=None) -> int:
     head = (f"{'layer':<20} {'engine':<8} {'':<6} {'mult':>5} {'issues':>6} {'cycles':>7} {'period':>7} "
             f"{'w bits':>8}" + (f" {'MULT':>6} {'DP16KD':>6} {'logic':>7}" if a.synth else ""))
     print(head)
+    rows = []
     for name, opts in layers():
         for kind in ("winograd", "direct"):
             for o in (replace(opts, kernel_mask=None), opts):
-                print(row(name, o, kind, a.work if a.synth else None), flush=True)
+                rows.append(row(name, o, kind, a.work if a.synth else None))
+                print(line(rows[-1]), flush=True)
     print("issues: the walker's cycles per tile ((K/PK)(C/PC) dense); cycles: one frame alone; period: back to "
           "back (the performance model); w bits: weight memories")
+    a.work.mkdir(parents=True, exist_ok=True)
+    (a.work / "zeroskip.json").write_text(json.dumps({"command": " ".join(["bench/zeroskip.py", *(argv or sys.argv[1:])]),
+                                                      "rows": rows}, indent=1))
     return 0
 
 
