@@ -327,7 +327,7 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
     calibration = check_batch(graph, calibration, "calibration inputs")
     from .quant_trained import is_trained
     if is_trained(graph):        # the scales it was trained with, kept: the calibration inputs only check
-        return quantise_with(graph, {}, "the scales the model was trained with (QONNX/QCDQ), not calibrated")
+        return quantise_with(graph, {}, "nothing: the scales the model was trained with (QONNX/QCDQ) are kept")
     values = run_float(graph, calibration)
     return quantise_with(graph, {n.name: _range_exponent(values[n.name]) for n in graph.nodes}, description)
 
