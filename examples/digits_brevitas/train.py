@@ -85,11 +85,11 @@ def train(x, y, weight_bits: int = 4, per_channel: bool = False, epochs: int = E
 def export(net: nn.Module, folder: Path) -> dict[str, Path]:
     """``qonnx.onnx`` and ``qcdq.onnx`` in ``folder`` (QCDQ through TorchScript: Brevitas's dynamo QCDQ export
     refuses a quantised bias)."""
-    from brevitas.export import export_onnx_qcdq, export_qonnx
     folder.mkdir(parents=True, exist_ok=True)
     x = torch.zeros(1, 1, 8, 8)
     paths = {"qonnx": folder / "qonnx.onnx", "qcdq": folder / "qcdq.onnx"}
     with quiet(), torch.no_grad():
+        from brevitas.export import export_onnx_qcdq, export_qonnx
         export_qonnx(net, x, export_path=str(paths["qonnx"]))
         export_onnx_qcdq(net, x, export_path=str(paths["qcdq"]), dynamo=False)
     return paths
