@@ -106,6 +106,20 @@ def test_bad_quantisers_are_one_error_line(cli, tiny, tmp_path, what, message):
     assert not (tmp_path / "d").exists()
 
 
+def test_a_model_with_float_parts_is_one_error_line(cli, tiny, tmp_path):
+    # the input's quantiser taken out: the first convolution would read float values
+    _, made, _, _ = tiny
+    model = onnx.load(str(made["w4-per-tensor"][1]["qonnx"]))
+    first = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] == model.graph.input[0].name)
+    for n in model.graph.node:
+        n.input[:] = [model.graph.input[0].name if i == first.output[0] else i for i in n.input]
+    model.graph.node.remove(first)
+    onnx.save(model, str(tmp_path / "float_input.onnx"))
+    code, out, err = cli("network", "--model", tmp_path / "float_input.onnx", "-o", tmp_path / "d")
+    assert code == 2 and err.count("\n") == 1 and "has no activation quantiser: a QONNX model quantises its input" in err, err
+    assert not (tmp_path / "d").exists()
+
+
 def test_a_float_model_is_not_a_qonnx_model(tmp_path):
     from onnx import TensorProto, helper
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
