@@ -82,6 +82,10 @@ def test_the_network_is_bit_exact_in_hardware(cli, tiny, tmp_path):
     assert "icarus    network  PASS  3 of 3 images" in out
     assert "calibrated nothing: the scales the model was trained with (QONNX/QCDQ) are kept" in out
     assert " x M (" in out
+    # the 4-bit weights carried to the hardware: each engine's weight words are 4 bits wide
+    import json
+    convs = [n for n in json.loads((tmp_path / "d" / "network.json").read_text())["nodes"] if n["kind"] == "conv"]
+    assert [n["decision"]["options"]["kernel_width"] for n in convs] == [4, 4]
 
 
 def _modified(path: Path, dest: Path, what: str) -> Path:

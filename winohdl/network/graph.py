@@ -26,8 +26,8 @@ import numpy as np
 from winohdl.core.errors import WinohdlError
 
 from .attrs import MAX_SPATIAL, BatchNorm, Clamp, Conv, Linear, Pool, ints
-from .decision import Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
-from .trained import Trained
+from .decision import KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
+from .trained import Trained, kernel_width
 
 FORMAT = "winohdl-network/1"
 
@@ -228,7 +228,8 @@ class Graph:
                 raise WinohdlError(f"node {n.name!r} ({n.kind.value}) has shape {list(n.shape)}, "
                                    f"but its inputs and attributes give {list(want)}")
             if isinstance(n.decision, EngineDecision):
-                check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}")
+                check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}",
+                             kernel_width(n, KERNEL_WIDTH))   # trained weights below 8 bits: narrower words
             elif isinstance(n.decision, UnitDecision):
                 count, what = (n.attrs.out_features, "outputs") if n.kind == Kind.LINEAR else (n.shape[1], "channels")
                 check_unit(n.decision, count, what, f"node {n.name!r}")

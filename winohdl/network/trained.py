@@ -44,6 +44,11 @@ class Trained:
         if self.scale is not None:
             object.__setattr__(self, "scale", float(self.scale))
 
+    @property
+    def weights(self) -> bool:
+        """The node's weights are trained integers (a convolution or linear layer)."""
+        return bool(self.weight_scales)
+
     def to_dict(self) -> dict:
         return {"scale": self.scale, "weight_scales": list(self.weight_scales), "weight_bits": self.weight_bits}
 
@@ -53,3 +58,10 @@ class Trained:
                 or not isinstance(d.get("weight_scales", []), list):
             raise WinohdlError("a node's 'trained' must be {scale, weight_scales, weight_bits}")
         return cls(d.get("scale"), tuple(d.get("weight_scales", [])), d.get("weight_bits", 8))
+
+
+def kernel_width(node, default: int) -> int:
+    """The width of a node's weight words in hardware: its trained weights' bit width (2 to 8), else
+    ``default`` (8: the power-of-two quantisation's int8)."""
+    t = getattr(node, "trained", None)
+    return t.weight_bits if t is not None and t.weights else default
