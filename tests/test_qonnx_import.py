@@ -93,15 +93,30 @@ def _modified(path: Path, dest: Path, what: str) -> Path:
     model = onnx.load(str(path))
     inits = {i.name for i in model.graph.initializer}
     node = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] in inits)
-    index, value = (3, 9.0) if what == "bits" else (2, 1.0)
-    model.graph.initializer.append(numpy_helper.from_array(np.float32(value), "bad_value"))
-    node.input[index] = "bad_value"
+    if what == "unsigned":              # the quantiser after the first ReLU made unsigned (Brevitas's default)
+        node = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] not in inits
+                    and n.input[0] != model.graph.input[0].name)
+        next(a for a in node.attribute if a.name == "signed").i = 0
+    elif what == "per_output_logits":   # the final linear layer's weight scale made one per output
+        gemm = next(n for n in model.graph.node if n.op_type == "Gemm")
+        node = next(n for n in model.graph.node if n.op_type == "Quant" and n.output[0] == gemm.input[1])
+        scale = numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == node.input[1]))
+        rows = numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == node.input[0])).shape[0]
+        model.graph.initializer.append(numpy_helper.from_array(
+            np.linspace(1.0, 1.5, rows, dtype=np.float32).reshape(rows, 1) * scale, "bad_value"))
+        node.input[1] = "bad_value"
+    else:
+        index, value = (3, 9.0) if what == "bits" else (2, 1.0)
+        model.graph.initializer.append(numpy_helper.from_array(np.float32(value), "bad_value"))
+        node.input[index] = "bad_value"
     onnx.save(model, str(dest))
     return dest
 
 
 @pytest.mark.parametrize("what, message", [("bits", "weights must be signed, 2 to 8 bits, got signed 9"),
-                                           ("zero_point", "a non-zero zero point (1)")])
+                                           ("zero_point", "a non-zero zero point (1)"),
+                                           ("unsigned", "an activation quantised as unsigned 8-bit"),
+                                           ("per_output_logits", "(the logits) has a weight scale per output")])
 def test_bad_quantisers_are_one_error_line(cli, tiny, tmp_path, what, message):
     _, made, _, _ = tiny
     bad = _modified(made["w4-per-tensor"][1]["qonnx"], tmp_path / "bad.onnx", what)
