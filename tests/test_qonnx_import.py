@@ -60,6 +60,9 @@ def test_the_integer_model_agrees_with_brevitas_and_onnxruntime(tiny, config, ex
     assert len(set(convs[1].weight_scales)) == (16 if CONFIGS[config]["per_channel"] else 1)
     assert int(np.abs(convs[0].weight).max()) <= (1 << (CONFIGS[config]["weight_bits"] - 1)) - 1
     assert check_onnxruntime(qnet, x[:8]) == []
+    # the exported file's own execution (QCDQ: onnxruntime; QONNX: qonnx's execute_onnx) agrees too
+    f = t.file_agreement(qnet, paths[export], x[:40])
+    assert f["argmax"] == 1.0 and len(f["layers"]) == 3 and min(f["layers"].values()) >= 0.999, f
 
 
 def test_both_exports_give_the_same_integers(tiny):

@@ -8,9 +8,10 @@ Each goes to a subfolder: ``qonnx.onnx`` (``export_qonnx``), ``qcdq.onnx`` (``ex
 folder holds ``test_images.npy`` / ``test_labels.npy``. For each export the script imports it as
 ``winohdl network`` does (the trained scales kept) and prints, on the held-out images, the arg-max
 agreement of the integer model's logits with Brevitas's quantised model and, per layer, the fraction of
-integer activations equal to Brevitas's (``QuantTensor.int()``), then the commands that build and simulate
-them. The functions are importable (a test trains a tiny version): :func:`train`, :func:`export`,
-:func:`agreement`.
+integer activations equal to Brevitas's (``QuantTensor.int()``), and the same against the exported file's
+own execution (QCDQ on onnxruntime, QONNX on qonnx's ``execute_onnx``), then the command that builds and
+simulates one. The functions are importable (a test trains a tiny version): :func:`train`, :func:`export`,
+:func:`agreement`, :func:`file_agreement`.
 """
 
 from __future__ import annotations
@@ -129,6 +130,48 @@ def agreement(net: nn.Module, path: Path, x, y) -> dict:
             "integer_accuracy": float(np.mean(int_logits.argmax(1) == y)), "qnet": qnet}
 
 
+def file_integers(path: Path, x) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The exported file's own execution on images ``x`` (batch 1 each, as exported): each quantised layer's
+    integers and the logits. QCDQ: onnxruntime (graph optimisations off: no fused integer kernel), its
+    QuantizeLinear outputs; QONNX: qonnx's ``execute_onnx``, each Quant's value divided by its scale."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from winohdl.network.qonnx_import import activation_quantisers
+    model = onnx.load(str(path))
+    quantisers = activation_quantisers(model)
+    if all(integer for _, _, integer in quantisers.values()):
+        import onnxruntime as ort
+        model.graph.output.extend(helper.make_tensor_value_info(t, TensorProto.INT8, None)
+                                  for t, _, _ in quantisers.values())
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.intra_op_num_threads = 1
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        names = [model.graph.output[0].name] + [t for t, _, _ in quantisers.values()]
+        runs = [session.run(names, {model.graph.input[0].name: x[i:i + 1].astype(np.float32)}) for i in range(len(x))]
+        values = [np.concatenate([r[j] for r in runs]) for j in range(len(names))]
+        return {k: v.astype(np.int64) for k, v in zip(quantisers, values[1:])}, values[0]
+    from qonnx.core.modelwrapper import ModelWrapper
+    from qonnx.core.onnx_exec import execute_onnx
+    wrapped = ModelWrapper(model)
+    runs = [execute_onnx(wrapped, {model.graph.input[0].name: x[i:i + 1].astype(np.float32)}, True)
+            for i in range(len(x))]
+    ints = {k: np.rint(np.concatenate([r[t] for r in runs]) / np.float32(s)).astype(np.int64)
+            for k, (t, s, _) in quantisers.items()}
+    return ints, np.concatenate([r[model.graph.output[0].name] for r in runs])
+
+
+def file_agreement(qnet, path: Path, x) -> dict:
+    """The integer model against the exported file's own execution (:func:`file_integers`): arg-max
+    agreement and per layer the fraction of equal integers."""
+    from winohdl.network.integer_model import quantise_input, run_integer
+    ours = run_integer(qnet, quantise_input(qnet, x))
+    theirs, logits = file_integers(path, x)
+    return {"argmax": float(np.mean(ours[qnet.outputs[0]].argmax(1) == logits.argmax(1))),
+            "layers": {k: float(np.mean(ours[k] == v)) for k, v in theirs.items()}}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=EPOCHS)
@@ -152,6 +195,11 @@ def main(argv=None) -> int:
             layers = ", ".join(f"{k} {100 * v:.2f}%" for k, v in r["layers"].items())
             print(f"  {kind:<6} Brevitas {100 * r['brevitas_accuracy']:.2f}%, integer model "
                   f"{100 * r['integer_accuracy']:.2f}%; arg-max agreement {100 * r['argmax']:.2f}%; "
+                  f"equal integers: {layers}")
+            f = file_agreement(r["qnet"], path, test_x)
+            layers = ", ".join(f"{k} {100 * v:.2f}%" for k, v in f["layers"].items())
+            runner = "onnxruntime" if kind == "qcdq" else "qonnx execute_onnx"
+            print(f"  {'':<6} vs {path.name} on {runner}: arg-max agreement {100 * f['argmax']:.2f}%; "
                   f"equal integers: {layers}")
     print(f"folder     {out}")
     print(f"next       winohdl network --model {out}/w4a8/qonnx.onnx --calibration {out}/test_images.npy "

@@ -92,6 +92,7 @@ class _Reader:
         self.nodes: list = []                       # the float model's nodes
         self.weights: dict[str, _WeightQuant] = {}  # tensor -> its integers
         self.acts: dict[str, float] = {}            # quantised activation tensor -> its scale
+        self.integers: dict[str, str] = {}          # QCDQ: quantised activation tensor -> its integer tensor
         self.pending: dict[str, tuple] = {}         # QCDQ: QuantizeLinear output -> (input, scale, ints?, lo, hi)
 
     def node(self, n) -> None:
@@ -191,6 +192,7 @@ class _Reader:
             return
         signed, narrow = lo < 0, lo == -hi
         self._activation(src, n.output[0], scale, bits, signed, narrow, True, where)
+        self.integers[n.output[0]] = n.input[0]            # the QuantizeLinear's (or Clip's) int8 output
 
     # ---- both ------------------------------------------------------------------------------------
 
@@ -234,6 +236,22 @@ class _Reader:
         graph = helper.make_graph(self.nodes, g.name, inputs, list(g.output), inits)
         opsets = [o for o in self.model.opset_import if o.domain in ("", "ai.onnx")]
         return helper.make_model(graph, opset_imports=opsets, ir_version=self.model.ir_version)
+
+
+def activation_quantisers(model: onnx.ModelProto) -> dict[str, tuple[str, float, bool]]:
+    """Each graph layer whose output a quantiser of ``model`` gives (a convolution's through its ReLU) and
+    that quantiser's tensor: ``layer -> (tensor, scale, integer)``, ``integer`` where the tensor holds the
+    integers (QCDQ's QuantizeLinear) rather than their values (QONNX's Quant). What a comparison with
+    the model's own execution reads (``examples/digits_brevitas``)."""
+    reader = _Reader(model)
+    for node in model.graph.node:
+        reader.node(node)
+    from .onnx_import import from_onnx
+    graph = from_onnx(reader.float_model())
+    producers = {o: n for n in reader.nodes for o in n.output}
+    names = {n.name for n in graph.nodes}
+    return {_owner(producers, producers[t].input[0], graph, names): (reader.integers.get(t, t), scale, t in reader.integers)
+            for t, scale in reader.acts.items()}
 
 
 def _is_int(a) -> bool:
