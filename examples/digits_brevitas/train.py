@@ -154,7 +154,8 @@ def file_integers(path: Path, x) -> tuple[dict[str, np.ndarray], np.ndarray]:
         return {k: v.astype(np.int64) for k, v in zip(quantisers, values[1:])}, values[0]
     from qonnx.core.modelwrapper import ModelWrapper
     from qonnx.core.onnx_exec import execute_onnx
-    wrapped = ModelWrapper(model)
+    from qonnx.transformation.infer_shapes import InferShapes
+    wrapped = ModelWrapper(model).transform(InferShapes())     # TorchScript's export leaves shapes out
     runs = [execute_onnx(wrapped, {model.graph.input[0].name: x[i:i + 1].astype(np.float32)}, True)
             for i in range(len(x))]
     ints = {k: np.rint(np.concatenate([r[t] for r in runs]) / np.float32(s)).astype(np.int64)
