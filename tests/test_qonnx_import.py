@@ -5,6 +5,7 @@ with onnxruntime and, through Icarus, in hardware; bad models are one error line
 
 import importlib.util
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -85,6 +86,8 @@ def test_the_network_is_bit_exact_in_hardware(cli, tiny, tmp_path):
     assert "icarus    network  PASS  3 of 3 images" in out
     assert "calibrated nothing: the scales the model was trained with (QONNX/QCDQ) are kept" in out
     assert " x M (" in out
+    assert re.search(r"requant    node_conv2d: acc \* M >> shift, M of \d+( to \d+)? bits \(8 channels\), equals round\(acc \* "
+                     r"s_in \* s_w / s_out\) for every reachable accumulator \(proven\)", out), out
     # the 4-bit weights carried to the hardware: each engine's weight words are 4 bits wide
     import json
     convs = [n for n in json.loads((tmp_path / "d" / "network.json").read_text())["nodes"] if n["kind"] == "conv"]
@@ -163,6 +166,16 @@ def test_the_multiplier_rounds_every_accumulator_as_the_exact_ratio(scales):
         assert multiplier.reference(a, r, -128, 127) == multiplier.implemented(a, m.M, m.shift, -128, 127)
     if r.denominator & (r.denominator - 1) == 0:           # a power-of-two ratio: exact with M = its numerator
         assert Fraction(m.M, 1 << m.shift) == r
+
+
+def test_where_no_multiplier_is_exact_the_values_that_differ_are_counted():
+    # r = 1/6: acc = 3 is a tie (0.5 -> 0) and so is acc = 9 (1.5 -> 2); M / 2**s above 1/6 rounds the first
+    # up, below it the second down: no width is exact, and the count is the brute force's
+    r = Fraction(1, 6)
+    m = multiplier.choose(r, 1000, -128, 127)
+    wrong = sum(multiplier.reference(a, r, -128, 127) != multiplier.implemented(a, m.M, m.shift, -128, 127)
+                for a in range(-1000, 1001))
+    assert m.bits == multiplier.MAX_BITS and m.differ == wrong > 0
 
 
 def test_a_narrower_multiplier_is_found_wrong_by_the_proof():

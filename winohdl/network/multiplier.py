@@ -93,11 +93,12 @@ def choose(r: Fraction, bound: int, lo: int, hi: int) -> Multiplier:
         delta = abs(float(r - Fraction(M, 1 << shift)))
         # float64 computes a * r within 1e-13 of the truth (|a * r| < 2**9 here): 1e-9 is a safe margin
         suspects = a[near <= np.abs(a) * delta + 1e-9].astype(np.int64)
-        if len(suspects) > MAX_SUSPECTS:
+        wider = round_half_even(r * (1 << (shift + 1))).bit_length() <= MAX_BITS and shift < MAX_SHIFT
+        if len(suspects) > MAX_SUSPECTS and wider:
             continue                                 # too coarse to be worth checking: a finer M
         suspects = np.union1d(suspects, [-reach, reach])   # the ends: saturated on both sides
         differ = sum(reference(int(v), r, lo, hi) != implemented(int(v), M, shift, lo, hi) for v in suspects)
         best = Multiplier(M, shift, len(suspects), differ)
-        if differ == 0:
+        if differ == 0 or not wider:
             return best
     return best
