@@ -9,7 +9,8 @@ A graph whose nodes carry :class:`~winohdl.network.trained.Trained` scales is qu
   exact. Its output, at the scale ``s_out`` of the activation quantiser after it (after its fused ReLU),
   is ``sat(round(acc * M[k] / 2**shift[k]))`` with ``M[k] / 2**shift[k]`` standing for
   ``s_in * s_w[k] / s_out`` and proven to round every reachable accumulator as the exact ratio does
-  (:mod:`winohdl.network.multiplier`); where no multiplier up to its widest does, ``differ`` counts the
+  (:mod:`winohdl.network.multiplier`), every channel at the layer's largest shift where the multipliers
+  stay within 32 bits (one rounding circuit in the hardware); where no multiplier up to its widest does, ``differ`` counts the
   accumulator values that differ (each by one step) and quant.txt shows them.
 * The final linear layer (the logits) is the exact accumulator at ``s_in * s_w``; its weights need one
   scale (per tensor), so the arg-max compares like with like.
@@ -23,6 +24,7 @@ error line).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -86,7 +88,8 @@ def _weighted(node, base: dict, s_in: float, logits: bool, graph: Graph) -> Quan
     if t.scale is None:
         raise WinohdlError(f"layer {node.name!r} has no activation quantiser after it (its output would be float)")
     lo, hi = (0 if node.relu else -ACT_MAG), ACT_MAG - 1
-    chosen = [multiplier.choose(multiplier.ratio(s_in, ws[k], t.scale), bound[k], lo, hi) for k in range(K)]
+    chosen = one_shift([multiplier.choose(multiplier.ratio(s_in, ws[k], t.scale), bound[k], lo, hi)
+                        for k in range(K)])
     for m in chosen:
         if (clip_bound(m.M, m.shift) + 1) * m.M >= FLOAT64_EXACT:
             raise WinohdlError(f"layer {node.name!r}: its requantisation needs a {m.bits}-bit multiplier and a "
@@ -94,6 +97,15 @@ def _weighted(node, base: dict, s_in: float, logits: bool, graph: Graph) -> Quan
     return QuantLayer(scale=t.scale, multiplier=tuple(m.M for m in chosen),
                       requant_shift=tuple(m.shift for m in chosen), differ=tuple(m.differ for m in chosen),
                       **common, **base)
+
+
+def one_shift(chosen: list) -> list:
+    """The channels' multipliers at one shift, the largest (``M << (s_max - s)``: the same ratio exactly), where
+    every one stays within :data:`~winohdl.network.multiplier.MAX_BITS`: the hardware then has one rounding
+    circuit per lane instead of one per distinct shift (bench/requant_multiplier.py measures both)."""
+    top = max(m.shift for m in chosen)
+    aligned = [replace(m, M=m.M << (top - m.shift), shift=top) for m in chosen]
+    return aligned if max(m.bits for m in aligned) <= multiplier.MAX_BITS else chosen
 
 
 def clip_bound(M: int, shift: int) -> int:
