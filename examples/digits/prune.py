@@ -1,18 +1,22 @@
 """Prune the digits CNN: trained dense, pruned, retrained under the masks, saved; float and int8 accuracy.
 
 ``python examples/digits/prune.py [--method magnitude-global|magnitude-layer|n:m] [--fraction F] [--nm 2:4]
-[--epochs N] [--retrain N] [-o build/digits_pruned]``: trains ``model.py:digits_cnn`` dense on
-scikit-learn's digits (``train.py``'s seeded split, one CPU thread), prunes its convolution and linear
-weights (:mod:`winohdl.network.prune`; N:M only where the input channels divide by M: the first
-convolution has one input channel and stays dense), prints the held-out float accuracy right after
-pruning, retrains under the masks (Adam, the masked gradients zero, the masks applied again after each
-step), prints the float accuracy again and the int8 accuracy of the quantised network, and writes the
-pruned checkpoint (``pruned.pt``, ``winohdl-pruned/1``) with the test images and labels and the
-calibration images into the folder, as a whole. ``winohdl network --weights <folder>/pruned.pt`` reads it.
+[--epochs N] [--retrain N] [--threads T] [-o build/digits_pruned]``: trains ``model.py:digits_cnn`` dense on
+scikit-learn's digits (``train.py``'s seeded split, one CPU thread unless ``--threads``), prunes its
+convolution and linear weights (:mod:`winohdl.network.prune`; N:M only where the input channels divide
+by M: the first convolution has one input channel and stays dense), prints the held-out float accuracy
+right after pruning, retrains under the masks (Adam, the masked gradients zero, the masks applied again
+after each step), prints the float accuracy again and the int8 accuracy of the quantised network, and
+writes the pruned checkpoint (``pruned.pt``, ``winohdl-pruned/1``) with the test images and labels and
+the calibration images into the folder, as a whole. ``winohdl network --weights <folder>/pruned.pt``
+reads it.
 
-The functions are importable (``bench/pruning.py`` and the tests use them): :func:`dense`,
-:func:`prune_and_retrain`.
+The same script prunes any example whose ``train.py`` has this one's shape (``load_split``, ``train``,
+``measure``, ``SEED``, ``EPOCHS``, ``CALIBRATION_IMAGES``): :class:`Example` names it, and
+``examples/mnist/prune.py`` runs :func:`main` with the MNIST CNN's. The functions are importable
+(``bench/pruning.py`` and the tests use them): :func:`dense`, :func:`prune_and_retrain`.
 """
+
 
 
 import argparse
@@ -45,6 +49,22 @@ RETRAIN_LR = 3e-3
 
 
 @dataclass(frozen=True)
+class Example:
+    """A trainable example: its name, its ``train.py`` module (see the module docstring), the model
+    factory and input shape ``winohdl network`` takes, and the epochs retrained under the masks."""
+
+    name: str
+    train: object
+    model: str
+    input_shape: str
+    retrain_epochs: int = RETRAIN_EPOCHS
+    lr: float = RETRAIN_LR
+
+
+DIGITS = Example("digits", train_mod, "examples/digits/model.py:digits_cnn", "1x1x8x8")
+
+
+@dataclass(frozen=True)
 class Result:
     """One pruned network: its masks, the float accuracy right after pruning and after retraining, and
     the int8 accuracy of the retrained network quantised (held-out images); the retrained model."""
@@ -61,10 +81,12 @@ def float_accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
         return float((model(torch.from_numpy(x)).argmax(1).numpy() == y).mean())
 
 
-def dense(epochs: int = train_mod.EPOCHS):
-    """``(model trained dense, (train_x, train_y, test_x, test_y))`` as ``train.py`` trains it."""
-    split = train_mod.load_split()
-    return train_mod.train(split[0], split[1], epochs), split
+def dense(epochs: int | None = None, example: Example = DIGITS):
+    """``(model trained dense, (train_x, train_y, test_x, test_y))`` as the example's ``train.py`` trains
+    it (``epochs``: default its own)."""
+    t = example.train
+    split = t.load_split()
+    return t.train(split[0], split[1], t.EPOCHS if epochs is None else epochs), split
 
 
 def layers_for(model: nn.Module, pruning: P.Pruning) -> list[str] | None:
@@ -76,7 +98,7 @@ def layers_for(model: nn.Module, pruning: P.Pruning) -> list[str] | None:
 
 
 def retrain(model: nn.Module, masks: P.Masks, x: np.ndarray, y: np.ndarray, epochs: int,
-            seed: int = train_mod.SEED, batch: int = 32, lr: float = RETRAIN_LR) -> nn.Module:
+            seed: int = 0, batch: int = 32, lr: float = RETRAIN_LR) -> nn.Module:
     """``model`` trained further on ``(x, y)`` under ``masks`` (seeded, Adam, cosine schedule); eval mode."""
     torch.manual_seed(seed)
     model.train()
@@ -94,18 +116,21 @@ def retrain(model: nn.Module, masks: P.Masks, x: np.ndarray, y: np.ndarray, epoc
     return model.eval()
 
 
-def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int = RETRAIN_EPOCHS,
-                      lr: float = RETRAIN_LR) -> Result:
-    """A copy of ``trained`` pruned by ``pruning``, measured, retrained ``epochs`` under its masks, measured
-    (float, and int8 calibrated on the first 256 training images)."""
+def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int | None = None,
+                      example: Example = DIGITS) -> Result:
+    """A copy of ``trained`` pruned by ``pruning``, measured, retrained ``epochs`` (default the example's)
+    under its masks with the example's seed and rate, measured (float, and int8 calibrated on the first
+    training images)."""
+    t = example.train
+    epochs = example.retrain_epochs if epochs is None else epochs
     train_x, train_y, test_x, test_y = split
     model = copy.deepcopy(trained).eval()
     masks = P.torch_masks(model, pruning, layers_for(model, pruning))
     P.apply_to_module(model, masks)
     pruned = float_accuracy(model, test_x, test_y)
     if epochs:
-        retrain(model, masks, train_x, train_y, epochs, lr=lr)
-    _, acc = train_mod.measure(model, train_x[:train_mod.CALIBRATION_IMAGES], test_x, test_y)
+        retrain(model, masks, train_x, train_y, epochs, seed=t.SEED, lr=example.lr)
+    _, acc = t.measure(model, train_x[:t.CALIBRATION_IMAGES], test_x, test_y)
     return Result(masks, pruned, acc.float, acc.int8, model)
 
 
@@ -119,26 +144,32 @@ def parse_pruning(method: str, fraction: float, nm: str) -> P.Pruning:
     return P.Pruning(method, fraction)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, example: Example = DIGITS) -> int:
+    t = example.train
+    p = argparse.ArgumentParser(description=f"Prune the {example.name} CNN: trained dense, pruned, retrained "
+                                            f"under the masks, saved; float and int8 accuracy.")
     p.add_argument("--method", default=P.Method.MAGNITUDE_GLOBAL.value, choices=[m.value for m in P.Method])
     p.add_argument("--fraction", type=float, default=0.9, help="share of the weights removed, in [0, 1)")
     p.add_argument("--nm", default="2:4", help="N:M with --method n:m (default 2:4)")
-    p.add_argument("--epochs", type=int, default=train_mod.EPOCHS, help="dense training epochs")
-    p.add_argument("--retrain", type=int, default=RETRAIN_EPOCHS, help="epochs retrained under the masks")
-    p.add_argument("-o", default="build/digits_pruned", help="output folder (default build/digits_pruned)")
+    p.add_argument("--epochs", type=int, default=t.EPOCHS, help="dense training epochs")
+    p.add_argument("--retrain", type=int, default=example.retrain_epochs, help="epochs retrained under the masks")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.add_argument("-o", default=f"build/{example.name}_pruned",
+                   help=f"output folder (default build/{example.name}_pruned)")
     a = p.parse_args(argv)
     try:
         pruning = parse_pruning(a.method, a.fraction, a.nm)
+        if a.epochs < 1 or a.retrain < 0 or not 1 <= a.threads <= 64:
+            raise WinohdlError("--epochs must be >= 1, --retrain >= 0 and --threads 1 to 64")
     except WinohdlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    torch.set_num_threads(1)
+    torch.set_num_threads(a.threads)
     start = time.monotonic()
-    model, split = dense(a.epochs)
+    model, split = dense(a.epochs, example)
     dense_acc = float_accuracy(model, split[2], split[3])
     try:
-        r = prune_and_retrain(model, split, pruning, a.retrain)
+        r = prune_and_retrain(model, split, pruning, a.retrain, example)
     except WinohdlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -149,15 +180,16 @@ def main(argv=None) -> int:
         P.save_checkpoint(tmp / "pruned.pt", r.model, r.masks)
         np.save(tmp / "test_images.npy", split[2])
         np.save(tmp / "test_labels.npy", split[3])
-        np.save(tmp / "calibration.npy", split[0][:train_mod.CALIBRATION_IMAGES])
+        np.save(tmp / "calibration.npy", split[0][:t.CALIBRATION_IMAGES])
     out = write_folder_atomic(Path(a.o), populate)
     print(r.masks.text(), end="")
-    print(f"dense      float {100 * dense_acc:.2f}% ({a.epochs} epochs, seed {train_mod.SEED})")
+    print(f"dense      float {100 * dense_acc:.2f}% ({a.epochs} epochs, seed {t.SEED})")
     print(f"pruned     float {100 * r.pruned_float:.2f}% right after pruning")
     print(f"retrained  float {100 * r.retrained_float:.2f}%, int8 {100 * r.int8:.2f}% ({a.retrain} epochs under "
-          f"the masks; {len(split[2])} held-out images; {seconds:.1f} s in all)")
+          f"the masks; {len(split[2])} held-out images; {seconds:.1f} s in all on {a.threads} thread"
+          f"{'s' if a.threads > 1 else ''})")
     print(f"folder     {out}")
-    print(f"plan       winohdl network --model examples/digits/model.py:digits_cnn --input-shape 1x1x8x8 "
+    print(f"plan       winohdl network --model {example.model} --input-shape {example.input_shape} "
           f"--weights {out}/pruned.pt --calibration {out}/test_images.npy --labels {out}/test_labels.npy "
           f"-o {out}/network")
     return 0
