@@ -33,6 +33,7 @@ from torch import nn
 
 from winohdl.core.errors import WinohdlError
 from winohdl.network import prune as P
+from winohdl.network.winograd_layer import to_winograd
 
 
 def _load(name: str):
@@ -67,12 +68,13 @@ DIGITS = Example("digits", train_mod, "examples/digits/model.py:digits_cnn", "1x
 @dataclass(frozen=True)
 class Result:
     """One pruned network: its masks, the float accuracy right after pruning and after retraining, and
-    the int8 accuracy of the retrained network quantised (held-out images); the retrained model."""
+    the int8 accuracy of the retrained network quantised (held-out images; None in the Winograd domain,
+    which the network compiler does not quantise yet); the retrained model."""
 
     masks: P.Masks
     pruned_float: float
     retrained_float: float
-    int8: float
+    int8: float | None
     model: nn.Module
 
 
@@ -124,24 +126,27 @@ def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int
     t = example.train
     epochs = example.retrain_epochs if epochs is None else epochs
     train_x, train_y, test_x, test_y = split
-    model = copy.deepcopy(trained).eval()
+    winograd = pruning.domain is P.Domain.WINOGRAD
+    model = (to_winograd(trained) if winograd else copy.deepcopy(trained)).eval()   # U = G g: equal to trained
     masks = P.torch_masks(model, pruning, layers_for(model, pruning))
     P.apply_to_module(model, masks)
     pruned = float_accuracy(model, test_x, test_y)
     if epochs:
         retrain(model, masks, train_x, train_y, epochs, seed=t.SEED, lr=example.lr)
+    if winograd:
+        return Result(masks, pruned, float_accuracy(model, test_x, test_y), None, model)
     _, acc = t.measure(model, train_x[:t.CALIBRATION_IMAGES], test_x, test_y)
     return Result(masks, pruned, acc.float, acc.int8, model)
 
 
-def parse_pruning(method: str, fraction: float, nm: str) -> P.Pruning:
+def parse_pruning(method: str, fraction: float, nm: str, domain: str = P.Domain.SPATIAL.value) -> P.Pruning:
     """The rule the command line names (one error line when it is not one)."""
     if method == P.Method.NM.value:
         n, _, m = nm.partition(":")
         if not (n.isdigit() and m.isdigit()):
             raise WinohdlError(f"--nm takes N:M (e.g. 2:4), got {nm[:40]!r}")
-        return P.Pruning(P.Method.NM, n=int(n), m=int(m))
-    return P.Pruning(method, fraction)
+        return P.Pruning(P.Method.NM, n=int(n), m=int(m), domain=domain)
+    return P.Pruning(method, fraction, domain=domain)
 
 
 def main(argv=None, example: Example = DIGITS) -> int:
@@ -151,6 +156,9 @@ def main(argv=None, example: Example = DIGITS) -> int:
     p.add_argument("--method", default=P.Method.MAGNITUDE_GLOBAL.value, choices=[m.value for m in P.Method])
     p.add_argument("--fraction", type=float, default=0.9, help="share of the weights removed, in [0, 1)")
     p.add_argument("--nm", default="2:4", help="N:M with --method n:m (default 2:4)")
+    p.add_argument("--domain", default=P.Domain.SPATIAL.value, choices=[d.value for d in P.Domain],
+                   help="prune the spatial kernels or, with winograd, U = G g G^T of each 3x3 convolution "
+                        "(F(2x2,3x3), trained on as Winograd-domain layers)")
     p.add_argument("--epochs", type=int, default=t.EPOCHS, help="dense training epochs")
     p.add_argument("--retrain", type=int, default=example.retrain_epochs, help="epochs retrained under the masks")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
@@ -158,7 +166,7 @@ def main(argv=None, example: Example = DIGITS) -> int:
                    help=f"output folder (default build/{example.name}_pruned)")
     a = p.parse_args(argv)
     try:
-        pruning = parse_pruning(a.method, a.fraction, a.nm)
+        pruning = parse_pruning(a.method, a.fraction, a.nm, a.domain)
         if a.epochs < 1 or a.retrain < 0 or not 1 <= a.threads <= 64:
             raise WinohdlError("--epochs must be >= 1, --retrain >= 0 and --threads 1 to 64")
     except WinohdlError as exc:
@@ -185,10 +193,15 @@ def main(argv=None, example: Example = DIGITS) -> int:
     print(r.masks.text(), end="")
     print(f"dense      float {100 * dense_acc:.2f}% ({a.epochs} epochs, seed {t.SEED})")
     print(f"pruned     float {100 * r.pruned_float:.2f}% right after pruning")
-    print(f"retrained  float {100 * r.retrained_float:.2f}%, int8 {100 * r.int8:.2f}% ({a.retrain} epochs under "
+    int8 = "not quantised (Winograd domain)" if r.int8 is None else f"int8 {100 * r.int8:.2f}%"
+    print(f"retrained  float {100 * r.retrained_float:.2f}%, {int8} ({a.retrain} epochs under "
           f"the masks; {len(split[2])} held-out images; {seconds:.1f} s in all on {a.threads} thread"
           f"{'s' if a.threads > 1 else ''})")
     print(f"folder     {out}")
+    if r.int8 is None:
+        print("network    the network compiler does not take Winograd-domain layers yet: load pruned.pt into "
+              "winograd_layer.to_winograd(model)")
+        return 0
     print(f"plan       winohdl network --model {example.model} --input-shape {example.input_shape} "
           f"--weights {out}/pruned.pt --calibration {out}/test_images.npy --labels {out}/test_labels.npy "
           f"-o {out}/network")
