@@ -22,6 +22,7 @@ The same script prunes any example whose ``train.py`` has this one's shape (``lo
 import argparse
 import copy
 import importlib.util
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -52,17 +53,19 @@ RETRAIN_LR = 3e-3
 @dataclass(frozen=True)
 class Example:
     """A trainable example: its name, its ``train.py`` module (see the module docstring), the model
-    factory and input shape ``winohdl network`` takes, and the epochs retrained under the masks."""
+    factory (a function, and as ``winohdl network`` names it) and input shape, and the epochs retrained
+    under the masks."""
 
     name: str
     train: object
+    factory: object
     model: str
     input_shape: str
     retrain_epochs: int = RETRAIN_EPOCHS
     lr: float = RETRAIN_LR
 
 
-DIGITS = Example("digits", train_mod, "examples/digits/model.py:digits_cnn", "1x1x8x8")
+DIGITS = Example("digits", train_mod, train_mod.digits_cnn, "examples/digits/model.py:digits_cnn", "1x1x8x8")
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,18 @@ def layers_for(model: nn.Module, pruning: P.Pruning) -> list[str] | None:
         return None
     shapes = {k: v.shape for k, v in P.torch_weights(model).items()}
     return P.divisible_layers(shapes, pruning.m)
+
+
+def check_up_front(example: Example, pruning: P.Pruning) -> None:
+    """What can be refused before training: an N:M pattern that fits no layer of the example's model
+    (in the rule's domain). One error line."""
+    model = example.factory()
+    if pruning.domain is P.Domain.WINOGRAD:
+        model = to_winograd(model)
+    if layers_for(model, pruning) == []:
+        channels = ", ".join(f"{k} {w.shape[1]}" for k, w in P.torch_weights(model).items())
+        raise WinohdlError(f"the N:M pattern {pruning.n}:{pruning.m} fits no layer of the {example.name} CNN: no "
+                           f"layer's input channels divide by {pruning.m} (layer, channels: {channels})")
 
 
 def retrain(model: nn.Module, masks: P.Masks, x: np.ndarray, y: np.ndarray, epochs: int,
@@ -142,16 +157,21 @@ def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int
 def parse_pruning(method: str, fraction: float, nm: str, domain: str = P.Domain.SPATIAL.value) -> P.Pruning:
     """The rule the command line names (one error line when it is not one)."""
     if method == P.Method.NM.value:
-        n, _, m = nm.partition(":")
-        if not (n.isdigit() and m.isdigit()):
+        if not re.fullmatch(r"[0-9]{1,4}:[0-9]{1,4}", nm):              # ASCII digits only
             raise WinohdlError(f"--nm takes N:M (e.g. 2:4), got {nm[:40]!r}")
+        n, _, m = nm.partition(":")
         return P.Pruning(P.Method.NM, n=int(n), m=int(m), domain=domain)
     return P.Pruning(method, fraction, domain=domain)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, like every other bad input
+        self.exit(2, f"error: {message}\n")
+
+
 def main(argv=None, example: Example = DIGITS) -> int:
     t = example.train
-    p = argparse.ArgumentParser(description=f"Prune the {example.name} CNN: trained dense, pruned, retrained "
+    p = _Parser(description=f"Prune the {example.name} CNN: trained dense, pruned, retrained "
                                             f"under the masks, saved; float and int8 accuracy.")
     p.add_argument("--method", default=P.Method.MAGNITUDE_GLOBAL.value, choices=[m.value for m in P.Method])
     p.add_argument("--fraction", type=float, default=0.9, help="share of the weights removed, in [0, 1)")
@@ -167,8 +187,11 @@ def main(argv=None, example: Example = DIGITS) -> int:
     a = p.parse_args(argv)
     try:
         pruning = parse_pruning(a.method, a.fraction, a.nm, a.domain)
+        check_up_front(example, pruning)
         if a.epochs < 1 or a.retrain < 0 or not 1 <= a.threads <= 64:
             raise WinohdlError("--epochs must be >= 1, --retrain >= 0 and --threads 1 to 64")
+        if Path(a.o).exists() and not Path(a.o).is_dir():
+            raise WinohdlError(f"-o {a.o[:200]}: it exists and is not a folder")
     except WinohdlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -189,7 +212,11 @@ def main(argv=None, example: Example = DIGITS) -> int:
         np.save(tmp / "test_images.npy", split[2])
         np.save(tmp / "test_labels.npy", split[3])
         np.save(tmp / "calibration.npy", split[0][:t.CALIBRATION_IMAGES])
-    out = write_folder_atomic(Path(a.o), populate)
+    try:
+        out = write_folder_atomic(Path(a.o), populate)
+    except WinohdlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(r.masks.text(), end="")
     print(f"dense      float {100 * dense_acc:.2f}% ({a.epochs} epochs, seed {t.SEED})")
     print(f"pruned     float {100 * r.pruned_float:.2f}% right after pruning")

@@ -23,7 +23,8 @@ def _load(name: str, path: Path):
 
 digits_prune = _load("winohdl_examples_digits_prune", HERE.parent / "digits" / "prune.py")
 train_mod = _load("winohdl_examples_mnist_train", HERE / "train.py")
-MNIST = digits_prune.Example("mnist", train_mod, train_mod.MODEL, train_mod.INPUT_SHAPE, RETRAIN_EPOCHS, train_mod.LR)
+MNIST = digits_prune.Example("mnist", train_mod, train_mod.mnist_cnn, train_mod.MODEL, train_mod.INPUT_SHAPE,
+                             RETRAIN_EPOCHS, train_mod.LR)
 
 
 def main(argv=None) -> int:
