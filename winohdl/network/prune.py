@@ -12,8 +12,12 @@ The rules (:class:`Pruning`, its :class:`Method` an enum):
   of every layer pruned must be a multiple of ``m`` (one error line otherwise):
   :func:`divisible_layers` names those that are.
 
-``fraction`` is the share of weights removed, in ``[0, 1)`` (0: dense); a layer's *density* is its
-share kept, in ``(0, 1]``. Biases are never pruned. A :class:`Masks` holds one read-only boolean
+Each rule applies in a :class:`Domain`: the spatial kernels, or (``winograd``) the Winograd-domain
+kernels ``U`` of a model whose stride-1 2D convolutions :func:`~winohdl.network.winograd_layer.to_winograd`
+made :class:`~winohdl.network.winograd_layer.WinogradConv2d` layers (Liu et al., ICLR 2018: the weights the
+multipliers see); the masks, the retraining and the checkpoint are the same, ``U`` being the layer's
+``weight``. ``fraction`` is the share of weights removed, in ``[0, 1)`` (0: dense); a layer's *density*
+is its share kept, in ``(0, 1]``. Biases are never pruned. A :class:`Masks` holds one read-only boolean
 array per layer (True: kept), its layer's name and shape; :func:`prune` computes them from weights
 (numpy, keyed by layer), :func:`apply` returns the pruned weights.
 
