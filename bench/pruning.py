@@ -169,10 +169,10 @@ def simulate(example, name: str, model, split, calibration: int, images: int, wo
     graph = api.import_model(model, (1,) + split[2].shape[1:])
     plans = api.plan(graph)
     net = api.build(api.quantise(api.decide(graph, plans), cal), work / slug, plans)
-    onnx, results = api.simulate(net, ["verilator"], split[2][:images])
+    onnx, results = api.simulate(net, ["verilator"], split[2][:images])     # all there are, if fewer
     s = results[0]
     print(f"{example.name}, {name}: {s.line()}; onnxruntime {'equal' if not onnx else 'MISMATCH'}")
-    return {"example": example.name, "network": name, "images": images, "passed": s.passed and not onnx,
+    return {"example": example.name, "network": name, "images": s.images, "passed": s.passed and not onnx,
             "checked": s.checked, "cycles": s.cycles, "seconds": round(time.monotonic() - t0, 1), **_stamp()}
 
 
