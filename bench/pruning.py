@@ -6,10 +6,10 @@ retrained under their masks; accuracy, products per frame counted from the weigh
 
 Per example (examples/digits, examples/mnist: trained dense as their train.py does, one thread unless
 --threads, seeded) and per fraction pruned (0: the dense network retrained as long, the baseline), the
-rows: magnitude over the whole network and per layer in the spatial domain, magnitude over the whole
-network in the Winograd domain (every 3x3 stride-1 convolution a WinogradConv2d of F(2x2,3x3), its
-U = G g trained and pruned: winohdl/network/winograd_layer.py; the linear layer stays spatial and is
-pruned with it), and at 50% 2:4 along input channels in both domains (the first convolution, one input
+rows: magnitude over the whole network and per layer, in the spatial domain and in the Winograd domain
+(every 3x3 stride-1 convolution a WinogradConv2d of F(2x2,3x3), its U = G g trained and pruned:
+winohdl/network/winograd_layer.py; the linear layer stays spatial and is pruned with it), and at 50%
+2:4 along input channels in both domains (the first convolution, one input
 channel, stays dense). Each row: the share of that domain's weights removed, the held-out float accuracy
 right after pruning and after retraining (examples/digits/prune.py), the int8 accuracy of the retrained
 network quantised (the integer model; none in the Winograd domain, which the network compiler does not
@@ -74,8 +74,8 @@ def rules(fractions: list[float]) -> list[tuple[float, P.Pruning]]:
         if f == 0:
             out += [(f, P.Pruning(P.Method.MAGNITUDE_GLOBAL, 0.0, domain=d)) for d in (SPATIAL, WINOGRAD)]
             continue
-        out += [(f, P.Pruning(P.Method.MAGNITUDE_GLOBAL, f)), (f, P.Pruning(P.Method.MAGNITUDE_LAYER, f)),
-                (f, P.Pruning(P.Method.MAGNITUDE_GLOBAL, f, domain=WINOGRAD))]
+        out += [(f, P.Pruning(method, f, domain=d)) for d in (SPATIAL, WINOGRAD)
+                for method in (P.Method.MAGNITUDE_GLOBAL, P.Method.MAGNITUDE_LAYER)]
         if f == 0.5:
             out += [(f, P.Pruning(P.Method.NM, n=2, m=4, domain=d)) for d in (SPATIAL, WINOGRAD)]
     return out
