@@ -33,6 +33,7 @@ def _train():
     return _module("winohdl_examples_mnist_train", "examples/mnist/train.py")
 
 
+@pytest.mark.slow(10)
 def test_the_split_is_seeded_balanced_and_exact_in_int8():
     t = _train()
     train_x, train_y, test_x, test_y = t.load_split()
