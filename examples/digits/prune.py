@@ -118,19 +118,7 @@ def retrain(model: nn.Module, masks: P.Masks, x: np.ndarray, y: np.ndarray, epoc
             seed: int = 0, batch: int = 32, lr: float = RETRAIN_LR) -> nn.Module:
     """``model`` trained further on ``(x, y)`` under ``masks`` (seeded, Adam, cosine schedule); eval mode."""
     torch.manual_seed(seed)
-    model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, epochs))
-    gen = torch.Generator().manual_seed(seed)
-    xt, yt = torch.from_numpy(np.asarray(x, dtype=np.float32)), torch.from_numpy(np.asarray(y, dtype=np.int64))
-    with P.keep_applied(model, masks, opt):
-        for _ in range(epochs):
-            for idx in torch.randperm(len(xt), generator=gen).split(batch):
-                opt.zero_grad()
-                nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
-                opt.step()
-            sched.step()
-    return model.eval()
+    return train_mod.fit(model, x, y, epochs, seed, batch, lr, hold=lambda opt: P.keep_applied(model, masks, opt))
 
 
 def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int | None = None,

@@ -55,9 +55,14 @@ def quiet():
     return stack
 
 
+def _digits():
+    """``examples/digits/train.py``: its split of the digits and its training loop."""
+    return _load(HERE.parent / "digits" / "train.py", "winohdl_examples_digits_train")
+
+
 def load_split():
     """The split of ``examples/digits`` (the same 360 held-out images)."""
-    return _load(HERE.parent / "digits" / "train.py", "winohdl_examples_digits_train").load_split()
+    return _digits().load_split()
 
 
 def model(weight_bits: int = 4, per_channel: bool = False) -> nn.Module:
@@ -69,18 +74,7 @@ def train(x, y, weight_bits: int = 4, per_channel: bool = False, epochs: int = E
           batch: int = 32, lr: float = 3e-3) -> nn.Module:
     """The model trained with its quantisers in the loop, seeded; returned in eval mode."""
     torch.manual_seed(seed)
-    net = model(weight_bits, per_channel).train()
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, epochs))
-    gen = torch.Generator().manual_seed(seed)
-    xt, yt = torch.from_numpy(np.asarray(x, dtype=np.float32)), torch.from_numpy(np.asarray(y, dtype=np.int64))
-    for _ in range(epochs):
-        for idx in torch.randperm(len(xt), generator=gen).split(batch):
-            opt.zero_grad()
-            nn.functional.cross_entropy(net(xt[idx]), yt[idx]).backward()
-            opt.step()
-        sched.step()
-    return net.eval()
+    return _digits().fit(model(weight_bits, per_channel), x, y, epochs, seed, batch, lr)   # the digits' loop
 
 
 def export(net: nn.Module, folder: Path) -> dict[str, Path]:

@@ -27,17 +27,19 @@ import torch
 from torch import nn
 
 
-def _load_model_file():
-    """``model.py`` beside this file, imported by path (no change to sys.path, no module named "model")."""
+def _load_file(name: str, path: Path):
+    """A file of the examples imported by path (no change to sys.path, no module named "model")."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location("winohdl_examples_mnist_model",
-                                                  Path(__file__).resolve().with_name("model.py"))
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-mnist_cnn = _load_model_file().mnist_cnn
+HERE = Path(__file__).resolve().parent
+mnist_cnn = _load_file("winohdl_examples_mnist_model", HERE / "model.py").mnist_cnn
+_digits = _load_file("winohdl_examples_digits_train", HERE.parent / "digits" / "train.py")
+measure = _digits.measure   # the float and the int8 accuracy, as for the digits
 
 NAME = "mnist"
 MODEL = "examples/mnist/model.py:mnist_cnn"
@@ -82,34 +84,10 @@ def load_split(seed: int = SEED):
 
 def train(x: np.ndarray, y: np.ndarray, epochs: int = EPOCHS, seed: int = SEED, batch: int = 32,
           lr: float = LR) -> nn.Module:
-    """``mnist_cnn()`` trained on ``(x, y)`` with Adam and cross-entropy (cosine schedule), seeded; eval mode."""
+    """``mnist_cnn()`` trained on ``(x, y)`` by the digits example's loop (Adam, cross-entropy, cosine
+    schedule), seeded; eval mode."""
     torch.manual_seed(seed)
-    model = mnist_cnn().train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, epochs))
-    gen = torch.Generator().manual_seed(seed)
-    xt, yt = torch.from_numpy(np.asarray(x, dtype=np.float32)), torch.from_numpy(np.asarray(y, dtype=np.int64))
-    for _ in range(epochs):
-        for idx in torch.randperm(len(xt), generator=gen).split(batch):
-            opt.zero_grad()
-            nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
-            opt.step()
-        sched.step()
-    return model.eval()
-
-
-def measure(model: nn.Module, calibration: np.ndarray, x: np.ndarray, y: np.ndarray):
-    """Accuracy on ``(x, y)``: the float model (torch) and the int8 integer model calibrated on
-    ``calibration``; returns ``(torch float accuracy, Accuracy of the imported graph and integer model)``."""
-    from winohdl.network.calibration import accuracy
-    from winohdl.network.load import load_module
-    from winohdl.network.quant import quantise_network
-
-    with torch.no_grad():
-        torch_acc = float((model(torch.from_numpy(x)).argmax(1).numpy() == y).mean())
-    graph = load_module(model, (1,) + x.shape[1:])
-    qnet = quantise_network(graph, calibration, f"{len(calibration)} training images")
-    return torch_acc, accuracy(qnet, x, y)
+    return _digits.fit(mnist_cnn(), x, y, epochs, seed, batch, lr)
 
 
 def main(argv=None) -> int:
