@@ -43,6 +43,9 @@ CASES = {
     "rings_serial": ("two rings of line buffers (frames overlap) under the serial B^T (fibres read from the "
                      "ring by row and frame bit), C=11, K=8", ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
                      {"input_transform": "serial", "buffering": "rings"}),
+    "fabric": ("PK=2, the second lane's multipliers in the fabric (radix-4 Booth, its tree in the product "
+               "registers), deep, dilation 2", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 4, 2, 2,
+               {"pipeline": "deep", "fabric_lanes": 1}),
 }
 RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "rings_serial") for kind in KINDS]
 RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd"),
