@@ -176,7 +176,8 @@ _ECP5 = Device(
      ("io", r"TRELLIS_IO$")),
     dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=128),
     lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=4, cost=4, max_depth=128),
-    fabric=FabricMultiplier(1.0, 1.0))
+    # a selected bit: 1.2 LUT4 (five inputs); an adder bit: half a CCU2C (bench/fabric_multipliers.py)
+    fabric=FabricMultiplier(1.25, 1.0))
 ECP5_PARTS = {
     "LFE5U-25F": replace(_ECP5, part="LFE5U-25F", dsp_capacity=28, bram_capacity=56, lut_capacity=24288),
     "LFE5U-45F": replace(_ECP5, part="LFE5U-45F", dsp_capacity=72, bram_capacity=108, lut_capacity=43848),

@@ -394,7 +394,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         elif lazy:
             notes.append(f"{', '.join(lazy)} not planned: they save DSP blocks only (their weights take more "
                          f"block RAM), and no plan with them could be faster within this budget's DSP blocks")
-        if fabric and folding.fits and "dsp" in folding.binding and replace(ctx, fabric=True).fabric_allowed:
+        if fabric and "dsp" in folding.binding and replace(ctx, fabric=True).fabric_allowed:
             folding = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, forced_used, notes, tick)
     layers = _layers(graph, folding.chosen)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
@@ -409,15 +409,16 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, forced_use
     so that the fabric takes only what the blocks cannot."""
     every = _candidates(graph, mode, ctx, False, tick)
     richer = fold(_winograd_only(graph, every) if forced_used else every, ctx.budget, tick)
-    if not (richer.fits and _cycles(richer.chosen) < _cycles(folding.chosen)):
+    if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
         notes.append("DSP blocks bound the plan; multipliers in the fabric did not make it faster within "
                      "the budget")
         return folding
     chosen = refill_dsp(richer.chosen, ctx.budget)
     lanes = sum(c.fabric_lanes for c in chosen.values())
     mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
+    before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
     notes.append(f"DSP blocks bound the plan, so {mults:,} multipliers ({lanes} output lanes) are built in the fabric "
-                 f"(LUTs): {_cycles(chosen):,} cycles a frame, not {_cycles(folding.chosen):,} (--dsp-only: none)")
+                 f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
     return replace(richer, chosen=chosen)
 
 
