@@ -19,7 +19,10 @@ Costs (every figure from the engine's plan, the device table, and the rules belo
   lazily; a bound, ``max(feature-map beats, tiles x K/PK x C/PC, output beats)``, orders the search
   first);
 * DSP: each multiplier's blocks (MULT18X18D, DSP48E1) at its exact operand widths
-  (:func:`hdl.datapath.dsp_blocks`);
+  (:func:`hdl.datapath.dsp_blocks`); where multipliers may be built in the fabric (``Context.fabric``
+  and a part with a rule, :class:`winohdl.core.device.FabricMultiplier`), an engine is offered with
+  some of its output lanes in the fabric too (:func:`fabric_variants`): those lanes take no DSP
+  block and add the rule's logic at their operand and product widths (:func:`lane_cost`);
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
   feature-map bank copied once per address read in the same cycle;
 * logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the

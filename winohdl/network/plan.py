@@ -8,7 +8,9 @@ node's cycles per frame (every node its own engine, all running at once: a dataf
 direct engines allowed there too is faster or the one without does not fit (a note then names the
 layers kept direct), and every other convolution any candidate (Winograd where it pays, direct
 where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
-the baseline beside it (:func:`plan_both`).
+the baseline beside it (:func:`plan_both`). Where the DSP blocks bind a plan (or alone do not fit),
+it is planned again with multipliers in the fabric too and kept where that is faster (or fits), its
+DSP blocks then refilled (``fabric``: on by default, ``--dsp-only`` off).
 
 A plan that does not fit says so (:attr:`NetworkPlan.fits`, :attr:`NetworkPlan.verdict`): by how much
 per resource, what takes most of it, and what would fit (a bigger part of the device table, or
