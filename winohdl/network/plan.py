@@ -419,7 +419,7 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, forced_use
     lanes = sum(c.fabric_lanes for c in chosen.values())
     mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
     before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
-    notes.append(f"DSP blocks bound the plan, so {mults:,} multipliers ({lanes} output lanes) are built in the fabric "
+    notes.append(f"DSP blocks bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
                  f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
     return replace(richer, chosen=chosen)
 
