@@ -16,6 +16,7 @@ Logic is LUT4 + 2 x CCU2C; flip-flops are listed apart (the planner counts LUTs,
 registers are there with a DSP block too). Takes about 2 s a mapping.
 
     .venv/bin/python bench/fabric_multipliers.py [--pairs 8x8,10x12] [-o build/bench/fabric_multipliers.json]
+    .venv/bin/python bench/fabric_multipliers.py --fmax 16x10x12 [--seeds 3]   (place and route: minutes)
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from amaranth.hdl import Module, Signal, signed  # noqa: E402
-from amaranth.lib import wiring  # noqa: E402
+from amaranth.lib import data, wiring  # noqa: E402
 from amaranth.lib.wiring import In, Out  # noqa: E402
 
-from hdl.components import DEEP_PRODUCT_REGISTERS  # noqa: E402
+from hdl.components import DEEP_PRODUCT_REGISTERS, emit_product  # noqa: E402
 from hdl.fabric import fabric_bits, fabric_product  # noqa: E402
+from hdl.options import MultiplierKind  # noqa: E402
 from hdl.pipeline import delay  # noqa: E402
 from hdl.verilog import to_verilog  # noqa: E402
 from synth.yosys import SYNTH_SCRIPT, parse_stat, run_synth_script  # noqa: E402
@@ -66,6 +68,38 @@ class OneProduct(wiring.Component):
         return m
 
 
+class Array(wiring.Component):
+    """``n`` products ``a x b`` (packed ports ``d``, ``g``, ``y`` for :class:`hdl.harness.SerialHarness`),
+    operands registered twice (as the engines' deep pipeline does) and the DSP product's registers after."""
+
+    def __init__(self, n: int, a: int, b: int, fabric: bool):
+        self._n, self._a, self._b, self._fabric = n, a, b, fabric
+        super().__init__({"d": In(data.ArrayLayout(signed(a), n)), "g": In(data.ArrayLayout(signed(b), n)),
+                          "y": Out(data.ArrayLayout(signed(a + b), n))})
+
+    def elaborate(self, platform):
+        m = Module()
+        a, b, w = self._a, self._b, self._a + self._b
+        kind = MultiplierKind.FABRIC if self._fabric else MultiplierKind.DSP
+        for i in range(self._n):
+            x, y = delay(m, self.d[i], 2, f"a{i}"), delay(m, self.g[i], 2, f"b{i}")
+            m.d.comb += self.y[i].eq(emit_product(m, x, y, w, DEEP_PRODUCT_REGISTERS, 0, f"p{i}", split=True,
+                                                  kind=kind))
+        return m
+
+
+def fmax(n: int, a: int, b: int, fabric: bool, seeds: int, work: Path) -> dict:
+    """Fmax (median of ``seeds`` nextpnr seeds, LFE5U-85F) of :class:`Array` in a serial harness."""
+    from amaranth.back import verilog
+    from hdl.harness import SerialHarness
+    from synth.pnr import measure_fmax
+    work.mkdir(parents=True, exist_ok=True)
+    hv = work / "harness.v"
+    hv.write_text(verilog.convert(SerialHarness(Array(n, a, b, fabric)), name="harness", emit_src=False))
+    r = measure_fmax(hv, "ecp5", work, "harness", seeds=seeds)
+    return {"n": n, "a": a, "b": b, "kind": "fabric" if fabric else "dsp", **r.to_json()}
+
+
 def mapped(a: int, b: int, fabric: bool, work: Path) -> dict:
     """Cells of one multiplication as the ECP5 flow maps it (``-nodsp`` for Yosys's own multiplier)."""
     work.mkdir(parents=True, exist_ok=True)
@@ -86,8 +120,25 @@ def mapped(a: int, b: int, fabric: bool, work: Path) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", default=None, help="comma list of AxB operand widths (default: the engines')")
+    ap.add_argument("--fmax", default=None, metavar="NxAxB",
+                    help="instead: Fmax of N multipliers A x B in the fabric and in DSP blocks (e.g. 16x10x12, "
+                         "F(2x2,3x3)'s R and widths), median of --seeds nextpnr seeds on LFE5U-85F")
+    ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("-o", type=Path, default=ROOT / "build/bench/fabric_multipliers.json")
     args = ap.parse_args(argv)
+    if args.fmax:
+        n, a, b = (int(x) for x in args.fmax.split("x"))
+        rows = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for fabric in (True, False):
+                r = fmax(n, a, b, fabric, args.seeds, Path(tmp) / ("fabric" if fabric else "dsp"))
+                rows.append(r)
+                print(f"{n} x ({a} x {b}) {r['kind']:<6}: {r['median_mhz']} MHz median "
+                      f"({', '.join(str(s['fmax_mhz']) for s in r['seeds'])}) {r['reason']}")
+        out = args.o.with_name("fabric_multipliers_fmax.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+        return 0
     pairs = PAIRS if args.pairs is None else tuple(tuple(int(x) for x in p.split("x")) for p in args.pairs.split(","))
     rule = FAMILY_DEVICES["ecp5"].fabric
     rows = []
