@@ -197,6 +197,9 @@ TABLES: dict[str, Table] = {
         Column("MULT18X18D", "fabric.dsp"), Column("Yosys -nodsp: logic", "nodsp.logic"),
         Column("planner's rule", "rule"),
         Column("rule / mapped", lambda r: f"{r['rule'] / r['fabric']['logic']:.2f}"))),
+    "fabric_fmax": Table((
+        Column("multipliers", "multipliers"), Column("built in", "kind"), Column("Fmax MHz (spread)", _fmax),
+        Column("seeds", lambda r: " / ".join(f"{s:.1f}" for s in r["seeds"])))),
     "network_large": Table((
         Column("network", "network"), Column("imported and planned", _seconds("seconds", ".1f")),
         Column("fits", "fits"), Column("DSP", "winograd_dsp"), Column("DP16KD", "winograd_bram"),
