@@ -43,6 +43,9 @@ CASES = {
     "rings_serial": ("two rings of line buffers (frames overlap) under the serial B^T (fibres read from the "
                      "ring by row and frame bit), C=11, K=8", ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
                      {"input_transform": "serial", "buffering": "rings"}),
+    "fabric": ("PK=2, the second lane's multipliers in the fabric (radix-4 Booth, its tree in the product "
+               "registers), deep, dilation 2", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 4, 2, 2,
+               {"pipeline": "deep", "fabric_lanes": 1}),
 }
 RUNS = [(case, "icarus", kind) for case in CASES if case not in ("shared", "rings_serial") for kind in KINDS]
 RUNS += [("serial", "verilator", "winograd"), ("serial_in", "verilator", "winograd"), ("shared", "verilator", "winograd"),
@@ -142,5 +145,33 @@ def test_serial_input_netlist_passes_post_synthesis(tmp_path):
     syn = synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
     assert syn.brams > 0 and syn.dsps > 0
     r = run_engine_simulation(opened, "icarus", tmp_path, "winograd", seed=5, random_layers=0, netlist=syn.netlist,
+                              family="ecp5")
+    assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
+
+
+# BRAM_CASE with two output lanes: all in DSP blocks, and the second in the fabric
+FABRIC_CASES = {lanes: ("1D, PK=2, block RAMs", ("2", "3", "1", "1"), (16,), (1,), 16, 16, 2, 1, {"fabric_lanes": lanes})
+                for lanes in (0, 1)}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow(40)
+def test_fabric_lanes_leave_the_dsp_blocks(tmp_path, kind):
+    """Yosys maps a fabric lane's multipliers to LUTs and carry chains: the MULT18X18D count drops by
+    exactly that lane's multipliers (4: R of F(2,3); 6: the direct baseline's 2 outputs x 3 taps); the
+    direct engine's mapped netlist streams layers bit-exact on Icarus with the cell models (a Winograd
+    engine's fabric lane: test_network_sim's fabric network)."""
+    mapped = {}
+    for lanes, case in FABRIC_CASES.items():
+        opened = open_engine_design(case_folder(case))
+        core = opened.design.core(kind)
+        mapped[lanes] = opened, synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
+    lane = 4 if kind == "winograd" else 6
+    assert mapped[0][1].dsps == 2 * lane and mapped[1][1].dsps == lane
+    assert mapped[1][1].logic > mapped[0][1].logic
+    if kind == "winograd":
+        return
+    opened, syn = mapped[1]
+    r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=syn.netlist,
                               family="ecp5")
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"

@@ -209,6 +209,21 @@ TABLES: dict[str, Table] = {
         Column("its speed-up", _times("equal_dsp_speedup")),
         Column("DSP for direct fps", _dsp_share)),
         rows="plans"),
+    "network_fabric": Table((
+        Column("network", "network"), Column("multipliers", "multipliers"),
+        Column("planned frames/s", "fps", ",.1f"), Column("cycles a frame", "cycles"),
+        Column("MULT18X18D", "dsp"), Column("DP16KD", "bram"), Column("logic (LUT4 + 2 x CCU2C)", "logic"),
+        Column("in the fabric", "fabric_multipliers"), Column("direct-only plan: frames/s", "direct_fps", ",.1f")),
+        rows="plans"),
+    "fabric_multipliers": Table((
+        Column("a x b (signed)", lambda r: f"{r['a']} x {r['b']}"), Column("fabric: logic", "fabric.logic"),
+        Column("LUT4", "fabric.lut4"), Column("CCU2C", "fabric.ccu2c"), Column("FF", "fabric.ff"),
+        Column("MULT18X18D", "fabric.dsp"), Column("Yosys -nodsp: logic", "nodsp.logic"),
+        Column("planner's rule", "rule"),
+        Column("rule / mapped", lambda r: f"{r['rule'] / r['fabric']['logic']:.2f}"))),
+    "fabric_fmax": Table((
+        Column("multipliers", "multipliers"), Column("built in", "kind"), Column("Fmax MHz (spread)", _fmax),
+        Column("seeds", lambda r: " / ".join(f"{s:.1f}" for s in r["seeds"])))),
     "network_large": Table((
         Column("network", "network"), Column("imported and planned", _seconds("seconds", ".1f")),
         Column("fits", "fits"), Column("DSP", "winograd_dsp"), Column("DP16KD", "winograd_bram"),

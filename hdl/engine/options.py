@@ -25,7 +25,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
-from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, choice
+from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, MultiplierKind, choice
 from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
@@ -96,6 +96,10 @@ class EngineOptions:
     buffering : Buffering
         ``frames`` (two whole frames), ``lines`` (a ring of :attr:`line_rows` rows) or ``rings``
         (a ring per frame in flight: frames overlap).
+    fabric_lanes : int
+        How many of the PK output lanes (the last ones) build their multipliers in the fabric
+        (:class:`hdl.options.MultiplierKind`, :meth:`multiplier_kind`), 0 to PK; the others use the
+        hard multiplier blocks. The lanes compute the same products at the same latency either way.
     """
 
     geometry: Geometry
@@ -112,6 +116,7 @@ class EngineOptions:
     output_transform: OutputTransform = OutputTransform.AUTO
     input_transform: InputTransform = InputTransform.AUTO
     buffering: Buffering = Buffering.FRAMES
+    fabric_lanes: int = 0
 
     def __post_init__(self):
         g = self.geometry
@@ -139,6 +144,10 @@ class EngineOptions:
         object.__setattr__(self, "input_transform", choice(InputTransform, self.input_transform,
                                                            "input transform"))
         object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
+        if isinstance(self.fabric_lanes, bool) or not isinstance(self.fabric_lanes, int) \
+                or not 0 <= self.fabric_lanes <= self.parallel_out:
+            raise WinohdlError(f"fabric lanes must be a whole number from 0 to --parallel-out {self.parallel_out}, "
+                               f"got {self.fabric_lanes!r}")
         if self.out_channels % self.parallel_out:
             raise WinohdlError(f"--parallel-out {self.parallel_out} does not divide --out-channels "
                                f"{self.out_channels}")
@@ -158,6 +167,11 @@ class EngineOptions:
                                    "smaller output tile")
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
+
+    def multiplier_kind(self, lane: int) -> MultiplierKind:
+        """Where output lane ``lane`` (0 .. PK - 1) builds its multipliers: the last
+        :attr:`fabric_lanes` in the fabric."""
+        return MultiplierKind.FABRIC if lane >= self.parallel_out - self.fabric_lanes else MultiplierKind.DSP
 
     # ---- layer sizes --------------------------------------------------------------------------------
     @property
@@ -338,7 +352,8 @@ class EngineOptions:
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
                 "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
                 "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
-                "input_transform": self.input_transform.value, "buffering": self.buffering.value}
+                "input_transform": self.input_transform.value, "buffering": self.buffering.value,
+                "fabric_lanes": self.fabric_lanes}
 
     @classmethod
     def from_json(cls, data) -> "EngineOptions":
@@ -347,8 +362,9 @@ class EngineOptions:
         want = {"geometry", "in_channels", "out_channels", "feature_map", "padding", "parallel_out",
                 "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
                 "output_transform", "input_transform"}
-        # (``buffering`` came with line buffers; a folder written before it holds frames)
-        unknown, missing = sorted(set(data) - want - {"buffering"}), sorted(want - set(data))
+        # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
+        # with fabric multipliers, none before)
+        unknown, missing = sorted(set(data) - want - {"buffering", "fabric_lanes"}), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
         if missing:

@@ -16,6 +16,7 @@ from winohdl.core.limits import lifted
 
 from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
+from hdl.options import MultiplierKind
 
 DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
 
@@ -68,6 +69,15 @@ class EngineDecision:
     def buffering(self) -> str:
         return self.options.buffering.value
 
+    @property
+    def fabric_lanes(self) -> int:
+        """Output lanes whose multipliers are built in the fabric (the last ones; the rest in DSP blocks)."""
+        return self.options.fabric_lanes
+
+    def multiplier_kinds(self) -> tuple[MultiplierKind, ...]:
+        """Where each output lane's multipliers are built, lane 0 first."""
+        return tuple(self.options.multiplier_kind(k) for k in range(self.parallel_out))
+
     def to_json(self) -> dict:
         return {"engine": self.kind.value, "options": self.options.to_json()}
 
@@ -85,6 +95,7 @@ class UnitDecision:
     algorithm = ""
     geometry = None
     buffering = ""
+    fabric_lanes = 0
 
     @property
     def parallel_out(self) -> int:
@@ -115,16 +126,17 @@ def decision_from_json(data) -> Decision:
 
 def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | None, parallel_out: int = 1,
                     parallel_in: int = 1, buffering: Buffering = Buffering.LINES, data_width: int = DATA_WIDTH,
-                    kernel_width: int = KERNEL_WIDTH) -> EngineDecision:
+                    kernel_width: int = KERNEL_WIDTH, fabric_lanes: int = 0) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
-    ``tile`` per axis, or direct (``tile`` None); WinohdlError where the engine cannot take it. The
+    ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
+    the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
     engine's size limits guard its elaboration, not a plan: the budget decides what fits."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
-                                buffering=buffering)
+                                buffering=buffering, fabric_lanes=fabric_lanes)
     return EngineDecision(options, kind)
 
 
@@ -144,11 +156,12 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
-                           o.buffering, kernel_width=kernel_width)
+                           o.buffering, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
-                           f"{free.options.to_json()[differs]!r} (only the tile, PK, PC and line buffers are chosen)")
+                           f"{free.options.to_json()[differs]!r} (only the tile, PK, PC, line buffers and "
+                           "fabric lanes are chosen)")
 
 
 def check_unit(decision: UnitDecision, count: int, what: str, where: str) -> None:

@@ -8,7 +8,9 @@ node's cycles per frame (every node its own engine, all running at once: a dataf
 direct engines allowed there too is faster or the one without does not fit (a note then names the
 layers kept direct), and every other convolution any candidate (Winograd where it pays, direct
 where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
-the baseline beside it (:func:`plan_both`).
+the baseline beside it (:func:`plan_both`). Where the DSP blocks bind a plan (or alone do not fit),
+it is planned again with multipliers in the fabric too and kept where that is faster (or fits), its
+DSP blocks then refilled (``fabric``: on by default, ``--dsp-only`` off).
 
 A plan that does not fit says so (:attr:`NetworkPlan.fits`, :attr:`NetworkPlan.verdict`): by how much
 per resource, what takes most of it, and what would fit (a bigger part of the device table, or
@@ -31,7 +33,7 @@ from winohdl.core.errors import WinohdlError
 
 from .budget import RESOURCES, Budget, names
 from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
-                         other_candidates, winograd_geometries)
+                         other_candidates, refill_dsp, winograd_geometries)
 from .fold import fold, least_dsp, totals
 from .decision import Decision, decision_from_json, engine_decision, label
 from .graph import DECIDED, Graph, Kind
@@ -347,14 +349,15 @@ def _weights_bits(graph: Graph, data_width: int) -> int:
 
 
 def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
-                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True) -> NetworkPlan:
+                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True, fabric: bool = True) -> NetworkPlan:
     """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
-    derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests."""
-    return _plan(graph, part, budget, clock_mhz, mode, derive)[0]
+    derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests;
+    ``fabric=False`` builds every multiplier in a DSP block (see :func:`_with_fabric`)."""
+    return _plan(graph, part, budget, clock_mhz, mode, derive, fabric)[0]
 
 
 def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: PlanMode,
-          derive: bool) -> tuple[NetworkPlan, dict]:
+          derive: bool, fabric: bool = True) -> tuple[NetworkPlan, dict]:
     """:func:`plan_network`, and the candidates it chose among (the eager ones)."""
     mode = PlanMode(mode)
     ctx = Context(part, budget)
@@ -395,10 +398,32 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         elif lazy:
             notes.append(f"{', '.join(lazy)} not planned: they save DSP blocks only (their weights take more "
                          f"block RAM), and no plan with them could be faster within this budget's DSP blocks")
+        if fabric and "dsp" in folding.binding and replace(ctx, fabric=True).fabric_allowed:
+            folding = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, forced_used, notes, tick)
     layers = _layers(graph, folding.chosen)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
     verdict = _verdict(layers, folding.fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
     return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes)), eager
+
+
+def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, forced_used: bool, notes: list, tick):
+    """Where DSP blocks bound the plan: planned again with multipliers in the fabric too (each engine's
+    output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), kept when
+    it is faster, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
+    so that the fabric takes only what the blocks cannot."""
+    every = _candidates(graph, mode, ctx, False, tick)
+    richer = fold(_winograd_only(graph, every) if forced_used else every, ctx.budget, tick)
+    if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
+        notes.append("DSP blocks bound the plan; multipliers in the fabric did not make it faster within "
+                     "the budget")
+        return folding
+    chosen = refill_dsp(richer.chosen, ctx.budget)
+    lanes = sum(c.fabric_lanes for c in chosen.values())
+    mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
+    before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
+    notes.append(f"DSP blocks bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
+                 f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
+    return replace(richer, chosen=chosen)
 
 
 def _winograd_only(graph: Graph, candidates: dict) -> dict:
@@ -424,10 +449,11 @@ def _better(a: dict, b: dict) -> bool:
 
 
 def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "",
-              derive: bool = True) -> Plans:
-    """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock."""
+              derive: bool = True, fabric: bool = True) -> Plans:
+    """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock (and both with
+    multipliers in the fabric where DSP blocks bind them, unless ``fabric`` is False)."""
     t0 = time.perf_counter()
-    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
-    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT)
+    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive, fabric)
+    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT, fabric=fabric)
     chosen = least_dsp(candidates, direct.cycles) if direct.fits else None
     return Plans(network, wino, direct, time.perf_counter() - t0, None if chosen is None else totals(chosen))
