@@ -4,6 +4,11 @@ depth and at shallower or deeper ones, the measured period against the plan's, e
 
     .venv/bin/python bench/shortcut.py [--network resnet8] [--mode winograd|direct] [--images 8]
                                        [--variants planned,data,quarter,frame] [-o build/bench/shortcut.json]
+    .venv/bin/python bench/shortcut.py --plans resnet8,resnet18 [-o build/bench/shortcut_plans.json]
+
+``--plans``: no simulation; each network planned (LFE5U-85F, both plans) and per add its FIFO as a whole
+frame (before) and as sized (the rule's terms), the block RAM of each and the plan's totals (ResNet-18:
+about 2 minutes a plan; it does not fit the part, so its plan is the cheapest assignment).
 
 Variants: ``planned`` the depth the plan put on each add (:mod:`winohdl.network.shortcut`); ``data`` the
 branches' data dependence alone (the dropped attempt of docs/history.md); ``quarter`` a quarter of the
@@ -31,7 +36,8 @@ from winohdl.network.hardware import TOP, GeneratedNetwork, generate_network  # 
 from winohdl.network.integer_model import quantise_input, run_integer  # noqa: E402
 from winohdl.network.shortcut import graph_terms, shortcut_beats  # noqa: E402
 
-NETWORKS = {"resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32))}
+NETWORKS = {"resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)),
+            "resnet18": ("examples/resnet18/model.py:resnet18", (1, 3, 224, 224))}
 
 
 def depths(graph, plan, variant: str) -> dict:
@@ -73,6 +79,40 @@ def run_variant(generated, graph, plan, variant: str, stimulus: dict, work: Path
             "sim_s": round(r.seconds, 1)}
 
 
+def plan_rows(name: str) -> list[dict]:
+    """Per plan of ``name`` and per add: the FIFO and its block RAM as a whole frame and as sized."""
+    from winohdl.core.device import PARTS
+    from winohdl.network.budget import Memory, memory_cost
+    model, shape = NETWORKS[name]
+    graph = api.import_model(str(ROOT / model), shape)
+    plans = api.plan(graph, name=name)
+    rows = []
+    for mode, plan in (("winograd", plans.winograd), ("direct", plans.direct)):
+        terms = graph_terms(graph, {x.node: x.decision for x in plan.layers}, plan.cycles)
+        adds, whole = [], 0
+        for x in plan.layers:
+            if x.operator != "add":
+                continue
+            n, lanes, t = graph.node(x.node), x.decision.lanes, terms[x.node]
+            frame = math.prod(n.shape[1:]) // lanes
+            frame_bram = memory_cost([Memory(1, frame, 8 * lanes)], PARTS[plan.device]).bram
+            whole += frame_bram
+            adds.append({"add": x.node, "shape": x.shape, "frame_beats": frame, "frame_bram": frame_bram,
+                         "beats": x.decision.shortcut or frame, "bram": x.bram,
+                         "share": round((x.decision.shortcut or frame) / frame, 3),
+                         "terms": None if t is None else {"data": t.data, "delay": t.delay, "next_rows": t.next_rows}})
+        sized = sum(a["bram"] for a in adds)
+        rows.append({"network": name, "plan": mode, "fits": plan.fits, "cycles": plan.cycles,
+                     "plan_bram": plan.totals["bram"], "plan_bram_whole_frames": plan.totals["bram"] - sized + whole,
+                     "adds_bram": sized, "adds_bram_whole_frames": whole, "adds": adds})
+        print(f"{name} {mode:<8} fits {plan.fits}  {plan.cycles:,} cycles  block RAM {plan.totals['bram']:,} "
+              f"(whole frames: {plan.totals['bram'] - sized + whole:,}); adds {sized} (whole frames {whole})", flush=True)
+        for a in adds:
+            print(f"    {a['add']:<8} {a['shape']:<14} FIFO {a['beats']:>7,} of {a['frame_beats']:>7,} beats "
+                  f"({a['share']:.1%})  DP16KD {a['bram']:>3} (whole frame {a['frame_bram']})  {a['terms']}", flush=True)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--network", default="resnet8", choices=sorted(NETWORKS))
@@ -81,7 +121,13 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="planned,data,quarter")
     ap.add_argument("--stall", type=float, default=3.0, help="periods without an image out that end a run")
     ap.add_argument("-o", default="build/bench/shortcut.json")
+    ap.add_argument("--plans", default="", help="comma list of networks: their plans' FIFOs only (no simulation)")
     args = ap.parse_args(argv)
+    if args.plans:
+        rows = [r for name in args.plans.split(",") for r in plan_rows(name)]
+        Path(args.o).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.o).write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+        return 0
     model, shape = NETWORKS[args.network]
     work = Path(args.o).parent / f"shortcut_{args.network}_{args.mode}"
     graph = api.import_model(str(ROOT / model), shape)

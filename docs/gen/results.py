@@ -185,6 +185,13 @@ TABLES: dict[str, Table] = {
         Column("its speed-up", _times("equal_dsp_speedup")),
         Column("DSP for direct fps", _dsp_share)),
         rows="plans"),
+    "shortcut_fifos": Table((
+        Column("network", "network"), Column("plan", "plan"), Column("fits", "fits"),
+        Column("cycles a frame", "cycles"),
+        Column("shortcut FIFOs, beats (of a frame)", lambda r: " / ".join(
+            f"{fmt(a['beats'])} ({a['share']:.0%})" for a in r["adds"])),
+        Column("their DP16KD (whole frames)", lambda r: f"{fmt(r['adds_bram'])} ({fmt(r['adds_bram_whole_frames'])})"),
+        Column("plan DP16KD (whole frames)", lambda r: f"{fmt(r['plan_bram'])} ({fmt(r['plan_bram_whole_frames'])})"))),
     "network_large": Table((
         Column("network", "network"), Column("imported and planned", _seconds("seconds", ".1f")),
         Column("fits", "fits"), Column("DSP", "winograd_dsp"), Column("DP16KD", "winograd_bram"),

@@ -450,4 +450,6 @@ def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, netw
     wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
     direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT)
     chosen = least_dsp(candidates, direct.cycles) if direct.fits else None
+    if chosen is not None:   # its adds' FIFOs at the sizes those engines need, as a plan's
+        chosen, _ = sized_adds(graph, chosen, Context(part, budget))
     return Plans(network, wino, direct, time.perf_counter() - t0, None if chosen is None else totals(chosen))
