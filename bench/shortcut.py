@@ -11,8 +11,9 @@ frame (before) and as sized (the rule's terms), the block RAM of each and the pl
 about 2 minutes a plan; it does not fit the part, so its plan is the cheapest assignment).
 
 Variants: ``planned`` the depth the plan put on each add (:mod:`winohdl.network.shortcut`); ``data`` the
-branches' data dependence alone (the dropped attempt of docs/history.md); ``quarter`` a quarter of the
-planned depth (below the data dependence: it must stall); ``frame`` a whole frame (the hardware before).
+branches' data dependence alone (the dropped attempt of docs/history.md); ``no_delay`` and ``no_next``
+the planned depth without one of its two other terms; ``quarter`` a quarter of the planned depth (below
+the data dependence: it must stall); ``frame`` a whole frame (the hardware before).
 The period is the distance between the last output beats of consecutive images; the steady state is
 the mean of the last four. A run that stalls ends after ``--stall`` periods without an image out.
 ResNet-8: about 2 minutes a variant on 2 cores (Verilog, Verilator's build, 8 images).
@@ -48,9 +49,9 @@ def depths(graph, plan, variant: str) -> dict:
     for name, t in terms.items():
         n, d = graph.node(name), decisions[name]
         frame = math.prod(n.shape[1:]) // d.lanes
-        out[name] = {"planned": d.shortcut or frame, "frame": frame,
-                     "data": shortcut_beats(t.data, n.shape[1], d.lanes, math.prod(n.shape[2:])),
-                     "quarter": max(2, (d.shortcut or frame) // 4)}[variant]
+        beats = {"data": t.data, "no_delay": t.data + t.next_rows, "no_next": t.data + t.delay}
+        out[name] = ({"planned": d.shortcut or frame, "frame": frame, "quarter": max(2, (d.shortcut or frame) // 4)}
+                     .get(variant) or shortcut_beats(beats[variant], n.shape[1], d.lanes, math.prod(n.shape[2:])))
     return out
 
 

@@ -94,6 +94,8 @@ def test_the_sized_fifo_holds_the_period_and_the_data_dependence_does_not(tmp_pa
     fast as with a whole frame and bit-exact; at the data dependence alone (the dropped attempt) slower."""
     stages, images, want = residual(tmp_path, 2, 16)
     add = next(s for s in stages if isinstance(s, AddStage))
+    decided = decide_smallest(load_model(f"{tmp_path}/m.py:net", (1, 1, 16, 16)))
+    assert add.shortcut_depth == next(n for n in decided.nodes if n.kind == Kind.ADD).decision.shortcut
     data = shortcut_beats(5 * 16, 2, 1, 256)
     assert data < add.shortcut_depth < 512
     three = list(images) + list(images[:1])
