@@ -97,6 +97,41 @@ def test_nhwc_residual_max_pooling_and_global_sums(keep, pool):
              ["input", "conv", "add", "relu", "maxpool", pool, "flatten", "linear"])
 
 
+def _asymmetric_net(p, x, conv_pads, pool_pads):
+    """A strided convolution and a max pooling whose padding differs between the sides."""
+    y = lax.conv_general_dilated(x, p["kernel"], (2, 2), conv_pads, dimension_numbers=NHWC)
+    return lax.reduce_window(y, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), *pool_pads, (0, 0)))
+
+
+def test_asymmetric_padding_that_no_window_reads_is_the_begin_sides():
+    """Windows 3, stride 2: a convolution over 8x8 padded (2, 1) gives 5x5 as (2, 2) does (no window reads
+    the end's second zero), a pooling over 5x5 padded (1, 2) gives 3x3 as (1, 1) does (none reads the end's
+    second): both imported with the begin side's padding, and equal to JAX's output."""
+    params = _random(3, {"kernel": (3, 3, 2, 4)})
+    net = partial(_asymmetric_net, conv_pads=((2, 1), (2, 1)), pool_pads=((1, 2), (1, 2)))
+    graph = from_jax(net, params, (1, 8, 8, 2))
+    x = np.random.default_rng(1).uniform(-1, 1, (3, 8, 8, 2)).astype(np.float32)
+    want = np.asarray(jax.vmap(lambda v: net(params, v[None])[0])(x), dtype=np.float64)
+    got = run_float(graph, np.transpose(x, (0, 3, 1, 2)))[graph.outputs[0]]
+    assert [n.kind.value for n in graph.nodes] == ["input", "conv", "maxpool"]
+    assert np.allclose(np.transpose(got, (0, 2, 3, 1)), want, rtol=1e-4, atol=1e-4)
+    assert (graph.nodes[1].attrs.padding, graph.nodes[2].attrs.padding) == ((2, 2), (1, 1))
+    assert (graph.nodes[1].shape, graph.nodes[2].shape) == ((1, 4, 5, 5), (1, 4, 3, 3))
+
+
+@pytest.mark.parametrize("conv_pads, pool_pads, op, pads", [
+    (((0, 1), (0, 1)), ((0, 0), (0, 0)), "convolution", "[0, 0, 1, 1]"),     # JAX's 'SAME', stride 2, 8x8
+    (((0, 0), (0, 0)), ((1, 0), (0, 0)), "reduce_window", "[0, 1, 0, 0, 0, 0, 0, 0]"),    # 3x3, window 3
+], ids=["convolution", "reduce_window"])
+def test_asymmetric_padding_that_a_window_reads_names_the_layer(conv_pads, pool_pads, op, pads):
+    net = partial(_asymmetric_net, conv_pads=conv_pads, pool_pads=pool_pads)
+    text = lower_jax(net, _random(3, {"kernel": (3, 3, 2, 4)}), (1, 8, 8, 2))
+    with pytest.raises(WinohdlError) as info:
+        from_stablehlo(text, {"arg0": np.ones((3, 3, 2, 4))})
+    assert str(info.value).startswith(f"unsupported operator stablehlo.{op} at ") and "\n" not in str(info.value)
+    assert f"(asymmetric padding {pads} (begins, then ends), which the hardware's windows cannot take" in str(info.value)
+
+
 def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
     """The example's CNN in NHWC, and the same weights in NCHW: one graph, the same weights."""
     ex = _example()

@@ -24,6 +24,8 @@ WHAT = {
     "json_depth": "nesting of a JSON file",
     "seconds": "any time budget (`--seconds`, `--polish`, `--pnr-timeout`)",
     "proof_work": "big-integer word operations of a card's exact proof (R x \\|T\\| x words)",
+    "input_entries": "entries of a network's input (batch x channels x size per axis: `--input-shape`, or the "
+                     "model file's own), checked before any tensor of it is made",
     "constant_bits": "bits of an integer constant of the hardware transforms",
     "engine_memory_depth": "words of one feature-map bank or the weight memory of an engine",
     "engine_channels": "input and output channels C and K of an engine",

@@ -3,6 +3,8 @@
 import torch
 from torch import nn
 
+from winohdl.network.seeded import randomise_batch_norm
+
 
 def digits_cnn() -> nn.Module:
     """conv3x3 8 + BN + ReLU, conv3x3 16 + ReLU, maxpool 2, flatten, linear 10 (input 1x1x8x8).
@@ -18,16 +20,5 @@ def digits_cnn() -> nn.Module:
         nn.Flatten(),
         nn.Linear(16 * 4 * 4, 10),
     )
-    _randomise_batch_norm(model)
-    return model.eval()
+    return randomise_batch_norm(model)
 
-
-def _randomise_batch_norm(model: nn.Module) -> None:
-    """Non-trivial running statistics, so that folding batch norm is really tested."""
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            with torch.no_grad():
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 2.0)
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.5, 0.5)

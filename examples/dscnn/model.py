@@ -9,6 +9,8 @@ first convolution is asymmetric; here it is the symmetric (5, 1), which gives th
 import torch
 from torch import nn
 
+from winohdl.network.seeded import randomise_batch_norm
+
 
 def _separable(channels: int) -> nn.Sequential:
     return nn.Sequential(nn.Conv2d(channels, channels, 3, padding=1, groups=channels), nn.BatchNorm2d(channels),
@@ -32,10 +34,4 @@ class DSCNN(nn.Module):
 def dscnn() -> nn.Module:
     """DS-CNN with seeded random weights and batch-norm statistics, in eval mode (input 1x1x49x10)."""
     torch.manual_seed(0)
-    model = DSCNN()
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-    return model.eval()
+    return randomise_batch_norm(DSCNN(), mean=0.1, var=(0.5, 1.5), affine=False)

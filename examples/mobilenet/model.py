@@ -8,6 +8,8 @@ ReLU6) to 256 channels at 3 x 3, a global average and a linear layer to the two 
 import torch
 from torch import nn
 
+from winohdl.network.seeded import randomise_batch_norm
+
 # (output channels, stride) of each depthwise-separable block, MobileNetV1's at width 0.25
 BLOCKS = ((16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1), (128, 1), (128, 1), (128, 1), (128, 1),
           (256, 2), (256, 1))
@@ -36,10 +38,4 @@ def mobilenet_v1() -> nn.Module:
     """MobileNetV1 0.25x with seeded random weights and batch-norm statistics, in eval mode (input
     1x3x96x96)."""
     torch.manual_seed(0)
-    model = MobileNetV1()
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-    return model.eval()
+    return randomise_batch_norm(MobileNetV1(), mean=0.1, var=(0.5, 1.5), affine=False)

@@ -10,6 +10,8 @@ here, so the architecture is written out; the module names follow torchvision's 
 import torch
 from torch import nn
 
+from winohdl.network.seeded import randomise_batch_norm
+
 
 class BasicBlock(nn.Module):
     """Two 3x3 convolutions with batch norm, the shortcut added before the last ReLU."""
@@ -57,12 +59,4 @@ class ResNet18(nn.Module):
 def resnet18() -> nn.Module:
     """ResNet-18 with seeded random weights and batch-norm statistics, in eval mode (input 1x3x224x224)."""
     torch.manual_seed(0)
-    model = ResNet18()
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            with torch.no_grad():
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 2.0)
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.5, 0.5)
-    return model.eval()
+    return randomise_batch_norm(ResNet18())

@@ -3,6 +3,8 @@
 import torch
 from torch import nn
 
+from winohdl.network.seeded import randomise_batch_norm
+
 
 class _Block(nn.Module):
     """Two 3x3 convolutions with batch norm; a 1x1 strided projection when the shape changes."""
@@ -44,12 +46,4 @@ class ResNet8(nn.Module):
 def resnet8() -> nn.Module:
     """ResNet-8 with seeded random weights and non-trivial batch-norm statistics, in eval mode."""
     torch.manual_seed(0)
-    model = ResNet8()
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            with torch.no_grad():
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 2.0)
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.5, 0.5)
-    return model.eval()
+    return randomise_batch_norm(ResNet8())

@@ -92,4 +92,5 @@ JSON_DEPTH = Limit("json_depth", 32, "levels", raisable=False)       # nesting o
 SECONDS = Limit("seconds", 7 * 24 * 3600, "seconds")                 # any time budget
 PROOF_WORK = Limit("proof_work", 50_000_000, "word operations")      # a card's big-integer proof: R x |T| x words
 
+INPUT_ENTRIES = Limit("input_entries", 1 << 20, "entries")           # a network's input: batch x channels x size
 CONSTANT_BITS = Limit("constant_bits", 64, "bits")                   # an integer constant of the hardware transforms

@@ -136,9 +136,10 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     return EngineDecision(options, kind)
 
 
-def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str) -> None:
-    """That ``decision`` builds the convolution ``conv`` on ``in_shape`` (a plan read from a file, a graph
-    edited by hand): WinohdlError naming what differs."""
+def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str,
+                 kernel_width: int = KERNEL_WIDTH) -> None:
+    """That ``decision`` builds the convolution ``conv`` on ``in_shape`` with weight words of ``kernel_width``
+    bits (a plan read from a file, a graph edited by hand): WinohdlError naming what differs."""
     o, g = decision.options, decision.options.geometry
     want = {"in_channels": conv.in_channels, "out_channels": conv.out_channels, "kernel": conv.kernel,
             "stride": conv.stride, "dilation": conv.dilation, "padding": conv.padding,
@@ -151,7 +152,7 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
-                           o.buffering)
+                           o.buffering, kernel_width=kernel_width)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "

@@ -103,7 +103,8 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
     beats = EngineModel(o, dp, kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
     return ConvStage(q.name, plan, tuple(pack(b, plan.w_width) for b in beats),
-                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max)
+                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max,
+                     multiplier=tuple(q.multiplier))
 
 
 def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:

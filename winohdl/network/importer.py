@@ -9,11 +9,13 @@ hardware builds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.limits import INPUT_ENTRIES
 
 from .attrs import BatchNorm, Clamp, Conv
 from .graph import Graph, Kind, Node, output_shape
@@ -29,13 +31,24 @@ def unsupported(op: str, node: str, why: str = "", place: str = "node ") -> Wino
                         + f"; the hardware implements {SUPPORTED}")
 
 
-def symmetric(pads, op: str, node: str) -> tuple[int, ...]:
-    """ONNX ``pads`` (begins then ends) as one padding per axis; asymmetric padding is refused."""
+def one_padding(pads, sizes, kernel, stride, dilation, op: str, node: str, place: str = "node ") -> tuple[int, ...]:
+    """``pads`` (begins then ends, as ONNX has them) as the graph's one padding per axis (the same zeros
+    on both sides) for a window of ``kernel``, ``stride`` and ``dilation`` over ``sizes``.
+
+    Asymmetric padding is its begin side's wherever no window reads the difference (the output size is the
+    same, so the zeros that differ lie past the last window); where a window reads it (JAX's 'SAME' with
+    a stride of 2 over an even size pads the end one more) the graph cannot express it, and the error
+    names the layer."""
     pads = [int(p) for p in pads]
     half = len(pads) // 2
-    if pads[:half] != pads[half:]:
-        raise unsupported(op, node, f"asymmetric padding {pads}")
-    return tuple(pads[:half])
+    low, high = pads[:half], pads[half:]
+    for n, lo, hi, k, s, d in zip(sizes, low, high, kernel, stride, dilation):
+        span = d * (k - 1) + 1
+        if lo != hi and (n + lo + hi - span) // s != (n + 2 * lo - span) // s:
+            raise unsupported(op, node, f"asymmetric padding {pads} (begins, then ends), which the hardware's "
+                                        "windows cannot take: its last window reads the zeros one side has and "
+                                        "the other has not; pad the same on both sides", place)
+    return tuple(low)
 
 
 def per_axis(value, axes: int, default) -> tuple[int, ...]:
@@ -109,6 +122,9 @@ class Builder:
         """Append a node; ``shape`` (the framework's, when it knows it) is checked against ours."""
         if name in self._index or name in self._alias:
             raise WinohdlError(f"node name {name!r} is used twice")
+        if kind == Kind.INPUT and shape is not None:   # a file's own input shape, before any tensor of it
+            INPUT_ENTRIES.check(math.prod(shape),
+                                f"the model's input {name[:60]!r} ({'x'.join(map(str, shape))})")
         node = Node(name, kind, tuple(inputs), (1,), attrs) if shape is None and kind != Kind.INPUT else None
         if node is not None:
             shape = output_shape(node, [self.get(i).shape for i in inputs])

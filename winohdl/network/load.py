@@ -12,18 +12,23 @@ A model spec is one of
   ``jax.export`` artifact), its parameters' values in an ``.npz`` (``weights``; see
   :mod:`winohdl.network.stablehlo_import`).
 
-A file or factory that does not load is one :class:`WinohdlError`.
+A file or factory that does not load is one :class:`WinohdlError`, and nothing else is printed: what
+the frameworks and the model file print meanwhile is held back (:mod:`winohdl.network.capture`). An
+input shape is checked against the size limit (``WINOHDL_MAX_INPUT_ENTRIES``) before anything runs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
+from winohdl.core.limits import INPUT_ENTRIES
 
+from .capture import framework_output
 from .graph import Graph
 
 SPEC_HELP = ("a model is path/to/model.py:factory (a torch module or a JAX (apply, params)), a torch.export "
@@ -39,7 +44,7 @@ def _why(exc: BaseException) -> str:
 def _existing(path: str) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise WinohdlError(f"model file {path[:200]!r} does not exist")
+        raise WinohdlError(f"model file {path[:200]!r} " + ("is a folder" if p.is_dir() else "does not exist"))
     return p
 
 
@@ -55,7 +60,9 @@ def load_model(spec: str, input_shape=None, weights=None) -> Graph:
     StableHLO an ``.npz`` of the program's parameters (arguments).
     """
     from .rewrite import imported
-    return imported(_imported(spec, input_shape, weights))
+    with framework_output():
+        graph = _imported(spec, input_shape, weights)
+    return imported(graph)
 
 
 def load_module(module, input_shape) -> Graph:
@@ -65,7 +72,20 @@ def load_module(module, input_shape) -> Graph:
 
     from .rewrite import imported
     from .torch_import import from_torch
-    return imported(from_torch(module, torch.zeros(tuple(input_shape))))
+    shape = _checked_shape(input_shape)
+    with framework_output():
+        graph = from_torch(module, torch.zeros(shape))
+    return imported(graph)
+
+
+def _checked_shape(input_shape) -> tuple[int, ...]:
+    """``input_shape`` as a tuple of positive whole numbers within the input size limit, checked before
+    any tensor of it is made."""
+    input_shape = tuple(input_shape)
+    if not input_shape or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in input_shape):
+        raise WinohdlError(f"the input shape must be positive whole numbers, got {input_shape}")
+    INPUT_ENTRIES.check(math.prod(input_shape), f"the input shape {'x'.join(map(str, input_shape))}")
+    return input_shape
 
 
 def _imported(spec: str, input_shape, weights) -> Graph:
@@ -76,14 +96,12 @@ def _imported(spec: str, input_shape, weights) -> Graph:
         raise WinohdlError("--weights applies to a path/to/model.py:factory model or StableHLO (.mlir, .mlirbc; "
                            "a .pt2 or .onnx file holds its weights)")
     if input_shape is not None:
-        input_shape = tuple(input_shape)
-        if not input_shape or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in input_shape):
-            raise WinohdlError(f"the input shape must be positive whole numbers, got {input_shape}")
+        input_shape = _checked_shape(input_shape)
     if spec.startswith("torchvision:"):
         return _torchvision(spec.partition(":")[2], input_shape)
-    if spec.endswith(".onnx"):
-        from .onnx_import import from_onnx
-        return from_onnx(_existing(spec), input_shape)
+    if spec.endswith(".onnx"):     # with quantisers (QONNX, QCDQ): their trained scales are kept
+        from .qonnx_import import from_any_onnx
+        return from_any_onnx(_existing(spec), input_shape)
     if spec.endswith(".pt2"):
         return _load_program(_existing(spec), input_shape)
     if spec.endswith(STABLEHLO):
@@ -149,6 +167,9 @@ def _call(path: Path, factory: str):
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001  (any error of the user's file)
         raise WinohdlError(f"cannot import model file {str(path)[:200]!r} ({_why(exc)})") from None
+    except SystemExit as exc:   # the file's own sys.exit() ends the import, not the tool
+        raise WinohdlError(f"cannot import model file {str(path)[:200]!r} (it called sys.exit({exc.code!r}))") \
+            from None
     finally:
         sys.modules.pop(name, None)
         if folder in sys.path:
@@ -160,6 +181,8 @@ def _call(path: Path, factory: str):
         model = fn()
     except Exception as exc:  # noqa: BLE001
         raise WinohdlError(f"{factory}() in {str(path)[:200]!r} raised {_why(exc)}") from None
+    except SystemExit as exc:
+        raise WinohdlError(f"{factory}() in {str(path)[:200]!r} called sys.exit({exc.code!r})") from None
     return model
 
 

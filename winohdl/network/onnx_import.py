@@ -18,7 +18,7 @@ from onnx import helper, numpy_helper
 
 from winohdl.core.errors import WinohdlError
 
-from .importer import Builder, batch_norm_weights, clamp_kind, conv_attrs, symmetric, unsupported
+from .importer import Builder, batch_norm_weights, clamp_kind, conv_attrs, one_padding, per_axis, unsupported
 from .attrs import Linear, Pool
 from .graph import Graph, Kind
 
@@ -30,6 +30,8 @@ def from_onnx(model, input_shape=None) -> Graph:
             model = onnx.load(str(Path(model)))
         except Exception as exc:  # noqa: BLE001  (protobuf and OS errors; the user gets one line)
             raise WinohdlError(f"cannot read ONNX model {str(model)[:200]!r} ({type(exc).__name__})") from None
+    if not model.graph.node and not model.graph.input:   # protobuf reads an empty file as an empty model
+        raise WinohdlError("the ONNX model has no graph (an empty file?)")
     try:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as exc:  # noqa: BLE001
@@ -107,10 +109,12 @@ class _Walker:
             raise unsupported(op, self.where, f"auto_pad {a['auto_pad'].decode()}")
         w = self.b.const(n.input[1], op, self.where)
         bias = self.b.const(n.input[2], op, self.where) if len(n.input) > 2 and n.input[2] else None
-        axes = w.ndim - 2
-        pads = symmetric(a.get("pads", [0] * 2 * axes), op, self.where)
-        attrs = conv_attrs(w, bias, a.get("strides", 1), pads, a.get("dilations", 1), a.get("group", 1))
-        self._add_node(n, Kind.CONV, op, (self._ref(n, op),), attrs, weight=w, bias=bias)
+        axes, x = w.ndim - 2, self._ref(n, op)
+        stride, dilation = per_axis(a.get("strides", 1), axes, 1), per_axis(a.get("dilations", 1), axes, 1)
+        pads = one_padding(a.get("pads", [0] * 2 * axes), self.b.get(x).shape[2:], w.shape[2:], stride, dilation,
+                           op, self.where)
+        attrs = conv_attrs(w, bias, stride, pads, dilation, a.get("group", 1))
+        self._add_node(n, Kind.CONV, op, (x,), attrs, weight=w, bias=bias)
 
     def _batchnormalization(self, n, op, a) -> None:
         if a.get("training_mode", 0) or len([o for o in n.output if o]) > 1:
@@ -137,11 +141,12 @@ class _Walker:
             raise unsupported(op, self.where, "auto-padded, ceil-mode or dilated pooling")
         if len([o for o in n.output if o]) > 1:
             raise unsupported(op, self.where, "the indices of max pooling")
-        kernel = tuple(a["kernel_shape"])
-        pads = symmetric(a.get("pads", [0] * 2 * len(kernel)), op, self.where)
+        kernel, x = tuple(a["kernel_shape"]), self._ref(n, op)
+        strides = tuple(a.get("strides", [1] * len(kernel)))
+        pads = one_padding(a.get("pads", [0] * 2 * len(kernel)), self.b.get(x).shape[2:], kernel, strides,
+                           (1,) * len(kernel), op, self.where)
         include = kind == Kind.MAXPOOL or bool(a.get("count_include_pad", 0))
-        attrs = Pool(kernel, tuple(a.get("strides", [1] * len(kernel))), pads, include)
-        self._add_node(n, kind, op, (self._ref(n, op),), attrs)
+        self._add_node(n, kind, op, (x,), Pool(kernel, strides, pads, include))
 
     def _maxpool(self, n, op, a) -> None:
         self._pool(n, op, a, Kind.MAXPOOL)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from winohdl.core.errors import WinohdlError
 
-from .decision import UnitDecision, engine_decision
+from .decision import KERNEL_WIDTH, UnitDecision, engine_decision
+from .trained import kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
 from .shortcut import with_shortcuts
@@ -37,7 +38,8 @@ def decide_smallest(graph: Graph) -> Graph:
         if n.kind == Kind.CONV:
             one = all(k == 1 for k in n.attrs.kernel)
             tile = None if one else (2,) * len(n.attrs.kernel)
-            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile)
+            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
+                                                kernel_width=kernel_width(n, KERNEL_WIDTH))
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:

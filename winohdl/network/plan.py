@@ -23,7 +23,7 @@ import enum
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from winohdl.core import progress
 from winohdl.core.device import PARTS, Device
@@ -36,6 +36,7 @@ from .fold import fold, least_dsp, over, totals
 from .shortcut import sized_adds
 from .decision import Decision, decision_from_json, engine_decision, label
 from .graph import DECIDED, Graph, Kind
+from .trained import kernel_width
 
 FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
 WINOGRAD_SLACK = 0.005
@@ -241,13 +242,14 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
         if n.kind not in DECIDED:
             continue        # no hardware of its own (the input, ReLU and clamps, flatten)
         x = shapes[n.inputs[0]]
+        ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width))   # trained weights below 8 bits
         if n.kind == Kind.CONV:
             geometries: list = [None]
             if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
-            out[n.name] = conv_candidates(n, x, geometries, ctx)
+            out[n.name] = conv_candidates(n, x, geometries, ctx_n)
         else:
-            out[n.name] = other_candidates(n, x, ctx)
+            out[n.name] = other_candidates(n, x, ctx_n)
         tick()
     return out
 

@@ -23,9 +23,15 @@ from .attrs import Linear, Pool
 from .graph import Graph, Kind
 
 
+# what some of torch.export's exceptions mean, for a user who never wrote the operator they name
+_HINTS = {"GuardOnDataDependentSymNode": "control flow that depends on the input's values, which an export for "
+                                         "hardware cannot follow: "}
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:200] if text else ''}"
+    name = type(exc).__name__
+    return f"{_HINTS.get(name, '')}{name}: {text[0][:200] if text else ''}"
 
 
 def from_torch(model: torch.nn.Module, example: torch.Tensor) -> Graph:
@@ -56,11 +62,20 @@ def from_exported(program: ExportedProgram) -> Graph:
             op = _op_name(n.target)
             handler = _HANDLERS.get(op)
             if handler is None:
-                raise unsupported(op, n.name)
+                raise unsupported(op, n.name, _module_of(n))
             handler(b, n, op)
         elif n.op == "get_attr":
             b.constant(n.name, _array(getattr(program.graph_module, n.target)))
     return b.graph()
+
+
+def _module_of(n) -> str:
+    """The innermost torch module a node comes from (``in module lstm: LSTM``), or ``""`` for the model's own
+    forward: an aten operator the user never wrote (an LSTM's ``aten.full``) is found by its module."""
+    stack = n.meta.get("nn_module_stack") or {}
+    path, kind = (list(stack.values())[-1] if stack else ("", ""))
+    kind = getattr(kind, "__name__", str(kind)).rpartition(".")[2]
+    return f"in module {path[:100]}: {kind[:60]}" if path and kind else ""
 
 
 def _op_name(target) -> str:
