@@ -33,6 +33,7 @@ def _train():
     return _module("winohdl_examples_mnist_train", "examples/mnist/train.py")
 
 
+@pytest.mark.slow(10)
 def test_the_split_is_seeded_balanced_and_exact_in_int8():
     t = _train()
     train_x, train_y, test_x, test_y = t.load_split()
@@ -95,3 +96,29 @@ def test_the_pruning_script_is_the_digits_one_on_mnist():
     model = e.train.mnist_cnn()
     assert [k for k in P.torch_weights(model)] == ["0", "3", "7"]
     assert prune.digits_prune.layers_for(model, P.Pruning(P.Method.NM, n=2, m=4)) == ["3", "7"]
+
+
+@pytest.mark.slow(10)
+def test_pruning_in_the_winograd_domain_through_the_example():
+    """examples/digits/prune.py's prune_and_retrain with a Winograd-domain rule on a small MNIST split: U of
+    both convolutions pruned (16 words per (k, c)), retrained, no int8 (the compiler does not take it);
+    at 0% the Winograd-domain network predicts as the spatial one it came from (to float32's order of sums)."""
+    from winohdl.network.winograd_layer import WinogradConv2d
+    prune = _module("winohdl_examples_mnist_prune", "examples/mnist/prune.py")
+    train_x, train_y, test_x, test_y = prune.train_mod.load_split()
+    split = (train_x[:1000], train_y[:1000], test_x[:200], test_y[:200])
+    torch.set_num_threads(1)
+    trained = prune.train_mod.train(split[0], split[1], epochs=1)
+    dense_acc = prune.digits_prune.float_accuracy(trained, split[2], split[3])
+    same = prune.digits_prune.prune_and_retrain(trained, split, P.Pruning(P.Method.MAGNITUDE_LAYER, 0.0,
+                                                                          domain=P.Domain.WINOGRAD), 0, prune.MNIST)
+    assert same.pruned_float == same.retrained_float and same.int8 is None          # no epoch: the same model
+    assert abs(same.pruned_float - dense_acc) <= 0.01      # float32 sums in another order: a near tie may flip
+    r = prune.digits_prune.prune_and_retrain(trained, split, P.Pruning(P.Method.MAGNITUDE_LAYER, 0.8,
+                                                                       domain=P.Domain.WINOGRAD), 1, prune.MNIST)
+    assert r.int8 is None and [x.shape for x in r.masks.layers] == [(8, 1, 16), (16, 8, 16), (10, 784)]
+    assert all(abs(x.density - 0.2) < 0.01 for x in r.masks.layers)
+    assert isinstance(r.model[0], WinogradConv2d) and isinstance(r.model[3], WinogradConv2d)
+    u = r.model[3].weight.detach().numpy()
+    assert np.all(u[~r.masks["3"].mask] == 0) and r.retrained_float > 0.5      # learnt, under its masks
+    assert isinstance(trained[0], torch.nn.Conv2d)                              # the trained model untouched

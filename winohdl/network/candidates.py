@@ -57,6 +57,7 @@ from winohdl.core.geometry import Geometry
 from .budget import Budget, Memory, MemoryCost, memory_cost
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
+from .multiplier import MAX_BITS
 from .shortcut import shortcut_beats
 
 TILES = (2, 4)                   # Winograd output tile per axis, any kernel, stride and dilation
@@ -258,6 +259,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         dsp = plan.multipliers * ctx.dsp_per_multiplier(ctx.data_width, ctx.kernel_width)
     else:
         dsp = pk * pc * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
+    if node.trained is not None:    # trained scales: each output lane multiplies before its rounding shift
+        dsp += pk * ctx.dsp_per_multiplier(plan.y_width, MAX_BITS)
     # the raster-order unit after the engine (a network's convolution) holds two tile rows of results
     mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
     words = pk * opts.geometry.n_y
