@@ -224,6 +224,13 @@ TABLES: dict[str, Table] = {
     "fabric_fmax": Table((
         Column("multipliers", "multipliers"), Column("built in", "kind"), Column("Fmax MHz (spread)", _fmax),
         Column("seeds", lambda r: " / ".join(f"{s:.1f}" for s in r["seeds"])))),
+    "shortcut_fifos": Table((
+        Column("network", "network"), Column("plan", "plan"), Column("fits", "fits"),
+        Column("cycles a frame", "cycles"),
+        Column("shortcut FIFOs, beats (of a frame)", lambda r: " / ".join(
+            f"{fmt(a['beats'])} ({a['share']:.0%})" for a in r["adds"])),
+        Column("their DP16KD (whole frames)", lambda r: f"{fmt(r['adds_bram'])} ({fmt(r['adds_bram_whole_frames'])})"),
+        Column("plan DP16KD (whole frames)", lambda r: f"{fmt(r['plan_bram'])} ({fmt(r['plan_bram_whole_frames'])})"))),
     "network_large": Table((
         Column("network", "network"), Column("imported and planned", _seconds("seconds", ".1f")),
         Column("fits", "fits"), Column("DSP", "winograd_dsp"), Column("DP16KD", "winograd_bram"),

@@ -36,7 +36,8 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
   C / lanes); a line buffer of the window's rows; a comparator or adder per window word and lane;
 * global average pooling: the same beats; C accumulators; the division by the pixel count;
 * add (residual): one beat per cycle of both inputs; an adder and a requantisation per lane;
-  the shortcut's FIFO holds a whole frame, as the hardware builds it;
+  the shortcut's FIFO as deep as the schedule needs (``shortcut`` pixels, from the chosen branches:
+  :mod:`winohdl.network.shortcut`), a whole frame until they are chosen;
 * linear: ``PK`` outputs a cycle from one input word a cycle (the unit reads its input buffer a word a
   cycle; ``PC`` is 1): PK multipliers (one DSP each at 8 bits) over in x out / PK cycles, the weights
   in block RAM, the input vector in a memory, PK accumulators;
@@ -60,6 +61,7 @@ from .budget import Budget, Memory, MemoryCost, memory_cost
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
 from .multiplier import MAX_BITS
+from .shortcut import shortcut_beats
 
 TILES = (2, 4)                   # Winograd output tile per axis, any kernel, stride and dilation
 TILES_3_TAP = (2, 4, 6)          # and for a 3-tap kernel at stride 1, dilation 1
@@ -358,8 +360,10 @@ def refill_dsp(chosen: dict, budget: Budget) -> dict:
         spare -= c.lane.dsp
 
 
-def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
-    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring)."""
+def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
+                     shortcut: int | None = None) -> list[Candidate]:
+    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring);
+    ``shortcut``: an add's FIFO in pixels (None: a whole frame)."""
     dw, kw = ctx.data_width, ctx.kernel_width
     k = node.kind
     if k == Kind.LINEAR:
@@ -395,10 +399,12 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
             logic = lanes * (3 * acc + REQUANT_LOGIC) + mem.logic + 50
             name = "global average pooling" if k == Kind.GLOBAL_AVGPOOL else "global sum"
         elif k == Kind.ADD:
-            mem = ctx.memory([Memory(1, cycles, dw * lanes)])   # the shortcut's FIFO: a whole frame
+            beats = shortcut_beats(shortcut, channels, lanes, pixels)
+            mem = ctx.memory([Memory(1, beats, dw * lanes)])   # the shortcut's FIFO
             logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50
             name = "add"
         else:
             raise AssertionError(k)
-        out.append(Candidate(node.name, UnitDecision(lanes), name, 0, 0, mem.bram, logic, cycles, cycles))
+        decision = UnitDecision(lanes, beats if k == Kind.ADD and shortcut is not None else None)
+        out.append(Candidate(node.name, decision, name, 0, 0, mem.bram, logic, cycles, cycles))
     return out

@@ -84,13 +84,20 @@ class EngineDecision:
 
 @dataclass(frozen=True)
 class UnitDecision:
-    """A pooling, sum, global pooling or linear unit: ``lanes`` channels (the linear layer: outputs) a beat."""
+    """A pooling, sum, global pooling or linear unit: ``lanes`` channels (the linear layer: outputs) a beat.
+
+    ``shortcut``: a residual sum's shortcut FIFO in beats, sized from the schedule the plan promises
+    (:mod:`winohdl.network.shortcut`); None: a whole frame (and for every other unit)."""
 
     lanes: int
+    shortcut: int | None = None
 
     def __post_init__(self):
         if isinstance(self.lanes, bool) or not isinstance(self.lanes, int) or self.lanes < 1:
             raise WinohdlError(f"a unit's lanes must be a whole number >= 1, got {self.lanes!r}")
+        s = self.shortcut
+        if s is not None and (isinstance(s, bool) or not isinstance(s, int) or s < 2):
+            raise WinohdlError(f"a shortcut FIFO must be a whole number of beats >= 2, got {s!r}"[:200])
 
     algorithm = ""
     geometry = None
@@ -104,7 +111,7 @@ class UnitDecision:
     parallel_in = 1
 
     def to_json(self) -> dict:
-        return {"lanes": self.lanes}
+        return {"lanes": self.lanes, **({} if self.shortcut is None else {"shortcut": self.shortcut})}
 
 
 Decision = EngineDecision | UnitDecision
@@ -112,10 +119,11 @@ Decision = EngineDecision | UnitDecision
 
 def decision_from_json(data) -> Decision:
     """A decision as :meth:`EngineDecision.to_json` or :meth:`UnitDecision.to_json` wrote it, validated."""
-    if isinstance(data, dict) and set(data) == {"lanes"}:
-        return UnitDecision(data["lanes"])
+    if isinstance(data, dict) and set(data) in ({"lanes"}, {"lanes", "shortcut"}):
+        return UnitDecision(data["lanes"], data.get("shortcut"))
     if not isinstance(data, dict) or set(data) != {"engine", "options"}:
-        raise WinohdlError("a node's decision must be {\"lanes\": n} or {\"engine\": ..., \"options\": {...}}")
+        raise WinohdlError("a node's decision must be {\"lanes\": n} (a sum's with \"shortcut\": beats) or "
+                           "{\"engine\": ..., \"options\": {...}}")
     try:
         kind = EngineKind(data["engine"])
     except ValueError:
@@ -164,7 +172,13 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            "fabric lanes are chosen)")
 
 
-def check_unit(decision: UnitDecision, count: int, what: str, where: str) -> None:
-    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node."""
+def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None) -> None:
+    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node, and that only a
+    sum (``frame``: its values a frame) has a shortcut FIFO, at most a frame of beats."""
     if count % decision.lanes:
         raise WinohdlError(f"{where}: {decision.lanes} lanes do not divide its {count} {what}")
+    if decision.shortcut is not None and frame is None:
+        raise WinohdlError(f"{where}: only a residual sum has a shortcut FIFO")
+    if decision.shortcut is not None and decision.shortcut > frame // decision.lanes:
+        raise WinohdlError(f"{where}: a shortcut FIFO of {decision.shortcut:,} beats is more than a frame "
+                           f"({frame // decision.lanes:,})")

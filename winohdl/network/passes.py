@@ -23,13 +23,16 @@ from .decision import KERNEL_WIDTH, UnitDecision, engine_decision
 from .trained import kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
+from .shortcut import with_shortcuts
 
 
 def decide_smallest(graph: Graph) -> Graph:
     """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
     (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers;
     pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
-    build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises."""
+    build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises. Each sum's
+    shortcut FIFO is sized from these engines at their period, as a plan sizes it
+    (:func:`winohdl.network.shortcut.with_shortcuts`)."""
     decisions = {}
     for n in graph.nodes:
         if n.kind == Kind.CONV:
@@ -41,7 +44,7 @@ def decide_smallest(graph: Graph) -> Graph:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:
             decisions[n.name] = UnitDecision(1)
-    return graph.with_decisions(decisions)
+    return graph.with_decisions(with_shortcuts(graph, decisions))
 
 
 def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:

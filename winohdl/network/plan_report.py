@@ -80,7 +80,8 @@ def _rules(part: str) -> str:
     return ("rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
             f"output's beats where more; a frame takes the slowest node's; DSP: {p.dsp.cell} per multiplier at its "
             f"operand widths (PK 4f2: the last 2 output lanes' multipliers in the fabric, counted in logic by "
-            f"{'no rule: never planned on this part' if p.fabric is None else 'the rule of the device table, fitted on Yosys mappings'}); BRAM: {bram} (LUT RAM where Yosys would put it); logic: {logic} "
+            f"{'no rule: never planned on this part' if p.fabric is None else 'the rule of the device table, fitted on Yosys mappings'}); BRAM: {bram} (LUT RAM where Yosys would put it; an add's shortcut FIFO as deep as its "
+            f"branches need at the plan's period, winohdl/network/shortcut.py); logic: {logic} "
             "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware; density: the "
             "share of a layer's weights that are not zero (a pruned network's), not yet read by the cycles or "
             "resources (every weight is still stored and multiplied)")
