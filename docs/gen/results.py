@@ -231,6 +231,10 @@ TABLES: dict[str, Table] = {
             f"{fmt(a['beats'])} ({a['share']:.0%})" for a in r["adds"])),
         Column("their DP16KD (whole frames)", lambda r: f"{fmt(r['adds_bram'])} ({fmt(r['adds_bram_whole_frames'])})"),
         Column("plan DP16KD (whole frames)", lambda r: f"{fmt(r['plan_bram'])} ({fmt(r['plan_bram_whole_frames'])})"))),
+    "network_quantised": Table((
+        Column("network", "network"), Column("layer kinds", lambda r: ", ".join(r["kinds"])),
+        Column("images", "images"), Column("onnxruntime mismatches", "mismatches"),
+        Column("layers past 2**24", "float32_problems"), Column("seconds", "seconds"))),
     "network_large": Table((
         Column("network", "network"), Column("imported and planned", _seconds("seconds", ".1f")),
         Column("fits", "fits"), Column("DSP", "winograd_dsp"), Column("DP16KD", "winograd_bram"),
