@@ -1,6 +1,8 @@
 """Whole-network benchmark: each network planned twice on a part (every algorithm, and direct engines
 only), the frames per second of both, the Winograd plan's speed-up at equal DSP blocks (planned again
-within the direct plan's DSP blocks) and the DSP blocks it needs for the direct plan's frames; with ``--fmax``, the digits network (trained first with
+within the direct plan's DSP blocks) and the DSP blocks it needs for the direct plan's frames, all with every
+multiplier in a DSP block; then both planned for the whole part (multipliers in the fabric too where the DSP
+blocks bind, the planner's default); with ``--fmax``, the digits network (trained first with
 examples/digits/train.py) generated, synthesised and placed on ECP5 (median of ``--seeds``), its frames
 per second at that Fmax beside the direct-only plan's at the same clock; with ``--map``, networks built as
 ``winohdl network`` plans them for ``--part`` and mapped by Yosys for the part's family, the post-synthesis
@@ -30,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from winohdl.core.errors import WinohdlError  # noqa: E402
 from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget, device, parse_clock  # noqa: E402
 from winohdl.network.load import load_model  # noqa: E402
-from winohdl.network.plan import plan_both, plan_network  # noqa: E402
+from winohdl.network.plan import PlanMode, plan_both, plan_network  # noqa: E402
 
 NETWORKS = {"digits": ("examples/digits/model.py:digits_cnn", (1, 1, 8, 8)),
             "resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)),
@@ -51,16 +53,29 @@ def plan_row(name: str, part, clock: float = DEFAULT_CLOCK_MHZ) -> dict:
     t0 = time.perf_counter()
     graph = load_model(str(ROOT / model), shape)
     budget = Budget.of(part)
-    plans = plan_both(graph, part, budget, clock, name)
+    # the DSP trade: every multiplier in a DSP block, both plans
+    plans = plan_both(graph, part, budget, clock, name, fabric=False)
     w, d = plans.winograd, plans.direct
     equal = None
     if d.fits:   # the Winograd plan within the direct plan's DSP blocks
-        equal = plan_network(graph, part, Budget(d.totals["dsp"], budget.bram, budget.logic), clock)
+        equal = plan_network(graph, part, Budget(d.totals["dsp"], budget.bram, budget.logic), clock, fabric=False)
+    # the whole part: multipliers in the fabric too where the DSP blocks bind (the planner's default)
+    fw = plan_network(graph, part, budget, clock)
+    fd = plan_network(graph, part, budget, clock, PlanMode.DIRECT)
     row = {"network": name, "seconds": round(time.perf_counter() - t0, 1), "fits": w.fits,
            "winograd_fps": w.fps if w.fits else None, "winograd_dsp": w.totals["dsp"],
            "winograd_bram": w.totals["bram"], "direct_fps": d.fps if d.fits else None,
            "direct_dsp": d.totals["dsp"], "direct_bram": d.totals["bram"], "verdict": w.verdict,
            "matched_dsp": None if plans.matched is None else plans.matched["dsp"]}
+    row.update({"fabric_fps": fw.fps if fw.fits else None, "fabric_cycles": fw.cycles, "fabric_dsp": fw.totals["dsp"],
+                "fabric_bram": fw.totals["bram"], "fabric_logic": fw.totals["logic"],
+                "fabric_multipliers": sum(x.decision.fabric_lanes * x.multipliers // x.decision.parallel_out
+                                          for x in fw.layers),
+                "fabric_direct_fps": fd.fps if fd.fits else None, "winograd_logic": w.totals["logic"],
+                "fabric_layers": [{"node": x.node, "algorithm": x.algorithm, "pk": x.decision.parallel_out,
+                                   "pc": x.decision.parallel_in, "fabric_lanes": x.decision.fabric_lanes,
+                                   "cycles": x.cycles, "dsp": x.dsp, "bram": x.bram, "logic": x.logic}
+                                  for x in fw.layers]})
     row["speedup"] = w.fps / d.fps if w.fits and d.fits else None
     row["equal_dsp_fps"] = equal.fps if equal is not None and equal.fits else None
     row["equal_dsp_used"] = equal.totals["dsp"] if equal is not None else None
@@ -164,6 +179,13 @@ def main(argv=None) -> int:
               f"{f(r['equal_dsp_speedup'], '.2f'):>9} {f(r['matched_dsp'], 'd'):>18} {r['seconds']:>8}")
         if not r["fits"]:
             print(f"  {r['network']}: {r['verdict']}")
+    print(f"with multipliers in the fabric where the DSP blocks bind (the planner's default; above: DSP blocks only)")
+    print(f"{'network':<10} {'winograd fps':>14} {'DSP':>5} {'DP16KD':>7} {'logic':>8} {'fabric mults':>13} "
+          f"{'direct fps':>12} {'DSP only: fps':>14} {'logic':>8}")
+    for r in rows:
+        print(f"{r['network']:<10} {f(r['fabric_fps'], ',.1f'):>14} {r['fabric_dsp']:>5} {r['fabric_bram']:>7} "
+              f"{r['fabric_logic']:>8,} {r['fabric_multipliers']:>13} {f(r['fabric_direct_fps'], ',.1f'):>12} "
+              f"{f(r['winograd_fps'], ',.1f'):>14} {r['winograd_logic']:>8,}")
     result = {"device": part.part, "clock_mhz": a.clock, "plans": rows}
     for name in filter(None, a.quantise.split(",")):
         q = quantise_row(name.strip())

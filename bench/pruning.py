@@ -1,15 +1,33 @@
-"""Pruning benchmark: the digits CNN trained dense, pruned, retrained under its masks; float and int8 accuracy.
+"""Pruning benchmark: the digits and MNIST CNNs trained dense, pruned (spatial magnitude, 2:4, Winograd domain),
+retrained under their masks; accuracy, products per frame counted from the weights, zero operands, Verilator.
 
-    .venv/bin/python bench/pruning.py [--fractions 0,0.5,0.8,0.9,0.95] [--retrain 30] [-o build/bench/pruning.json]
+    .venv/bin/python bench/pruning.py [--examples digits,mnist] [--fractions 0,0.5,0.8,0.9,0.95] [--retrain N]
+                                      [--sim 1000] [--threads 1] [-o build/bench/pruning.json]
 
-Per fraction pruned (0: the dense network, retrained as long, the baseline) and method (magnitude over
-the whole network, magnitude per layer, 2:4 along input channels at its one fraction, 50%, on the
-layers whose input channels divide by 4: the first convolution has one and stays dense): the share of
-the weights removed (every convolution and linear layer's together), the held-out float accuracy right after pruning and after retraining
-(examples/digits/prune.py: Adam, the dense training's rate, seeded, one thread), the int8 accuracy of
-the retrained network quantised (the integer model, calibrated on 256 training images) and each
-layer's density. The hardware columns of issue 46 (multipliers, cycles, block RAM at the actual
-non-zeros) wait for the engines that skip zero weights. Every row is stamped (date, commit, machine).
+Per example (examples/digits, examples/mnist: trained dense as their train.py does, one thread unless
+--threads, seeded) and per fraction pruned (0: the dense network retrained as long, the baseline), the
+rows: magnitude over the whole network and per layer, in the spatial domain and in the Winograd domain
+(every 3x3 stride-1 convolution a WinogradConv2d of F(2x2,3x3), its U = G g trained and pruned:
+winohdl/network/winograd_layer.py; the linear layer stays spatial and is pruned with it), and at 50%
+2:4 along input channels in both domains (the first convolution, one input
+channel, stays dense). Each row: the share of that domain's weights removed, the held-out float accuracy
+right after pruning and after retraining (examples/digits/prune.py), the int8 accuracy of the retrained
+network quantised (the integer model; none in the Winograd domain, which the network compiler does not
+quantise yet), and the products per frame an engine that skips zero weights would make, counted from
+the weights (winograd_layer.multiplications: non-zero spatial weights x output positions for direct
+engines; non-zero U x tiles for F(2x2,3x3) engines, U = G g of a spatial kernel; the linear layer its
+non-zeros), as a share of the dense direct network's. Counted, not measured hardware: the engines do
+not skip zeros yet.
+
+Zero operands (winohdl/network/zero_operands.py) of the dense and the 90% spatial network, per
+convolution: the share of products with a zero activation (and with a zero activation or weight),
+direct and in the Winograd domain, from the integer model on every held-out image.
+
+``--sim N``: the dense and the 90% spatial networks of each example planned, quantised (calibrated on
+256 training images) and built as ``winohdl network`` builds them (the Python API), and the first N
+held-out images streamed through network.v on Verilator, every logit checked against the integer model.
+Every row is stamped (date, commit, machine). Writes the rows to ``-o`` and the zero operands beside it
+(``pruning_zeros.json``).
 """
 
 from __future__ import annotations
@@ -32,27 +50,34 @@ import numpy as np  # noqa: E402
 from winohdl.network import prune as P  # noqa: E402
 
 MACHINE = "shared 2-core machine (loaded)"
+SPATIAL, WINOGRAD = P.Domain.SPATIAL, P.Domain.WINOGRAD
+SIM_FRACTION = 0.9
 
 
-def _example():
-    name = "winohdl_examples_digits_prune"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples/digits/prune.py")
+def _load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+def examples() -> dict:
+    """name -> examples/digits/prune.py's Example (the MNIST one from examples/mnist/prune.py)."""
+    mnist = _load("winohdl_examples_mnist_prune", "examples/mnist/prune.py")
+    return {"digits": mnist.digits_prune.DIGITS, "mnist": mnist.MNIST, "_prune": mnist.digits_prune}
+
+
 def rules(fractions: list[float]) -> list[tuple[float, P.Pruning]]:
-    """(fraction asked, rule) for every row: magnitude global and per layer at each fraction (0 once),
-    2:4 at 50%."""
+    """(fraction asked, rule) for every row (see the module docstring)."""
     out = []
     for f in fractions:
         if f == 0:
-            out.append((f, P.Pruning(P.Method.MAGNITUDE_GLOBAL, 0.0)))
+            out += [(f, P.Pruning(P.Method.MAGNITUDE_GLOBAL, 0.0, domain=d)) for d in (SPATIAL, WINOGRAD)]
             continue
-        out += [(f, P.Pruning(P.Method.MAGNITUDE_GLOBAL, f)), (f, P.Pruning(P.Method.MAGNITUDE_LAYER, f))]
+        out += [(f, P.Pruning(method, f, domain=d)) for d in (SPATIAL, WINOGRAD)
+                for method in (P.Method.MAGNITUDE_GLOBAL, P.Method.MAGNITUDE_LAYER)]
         if f == 0.5:
-            out.append((f, P.Pruning(P.Method.NM, n=2, m=4)))
+            out += [(f, P.Pruning(P.Method.NM, n=2, m=4, domain=d)) for d in (SPATIAL, WINOGRAD)]
     return out
 
 
@@ -63,55 +88,156 @@ def _stamp() -> dict:
             "commit": commit, "machine": f"{MACHINE}, load {os.getloadavg()[0]:.1f}"}
 
 
-def row(example, trained, split, fraction: float, pruning: P.Pruning, epochs: int) -> dict:
+def label(fraction: float, pruning: P.Pruning) -> str:
+    if fraction == 0:
+        return "dense"
+    return {"magnitude-global": "magnitude, global", "magnitude-layer": "magnitude, per layer",
+            "n:m": "2:4"}[pruning.method.value]
+
+
+def products(model, input_shape) -> dict:
+    """Products per frame counted from ``model``'s weights: direct (None with a Winograd-domain layer) and
+    Winograd."""
+    from winohdl.network.winograd_layer import multiplications
+    rows = multiplications(model, input_shape)
+    direct = None if any(r.direct is None for r in rows) else sum(r.direct for r in rows)
+    return {"direct": direct, "winograd": sum(r.winograd for r in rows)}
+
+
+def row(prune_mod, example, trained, split, fraction: float, pruning: P.Pruning, epochs: int) -> tuple[dict, object]:
     t0 = time.monotonic()
-    r = example.prune_and_retrain(trained, split, pruning, epochs)
-    method = "dense" if fraction == 0 else {"magnitude-global": "magnitude, global", "magnitude-layer":
-                                            "magnitude, per layer", "n:m": "2:4"}[pruning.method.value]
+    r = prune_mod.prune_and_retrain(trained, split, pruning, epochs, example)
     weights = P.torch_weights(r.model)              # every layer's, the dense ones (2:4's first) included
     kept = {k: np.count_nonzero(w) / w.size for k, w in weights.items()}
     total = sum(np.count_nonzero(w) for w in weights.values()) / sum(w.size for w in weights.values())
-    return {"fraction": round(100 * fraction), "method": method, "removed": round(100 * (1 - total), 2),
-            "pruned_float": round(100 * r.pruned_float, 2), "retrained_float": round(100 * r.retrained_float, 2),
-            "int8": round(100 * r.int8, 2),
-            "density": ", ".join(f"{k} {100 * d:.1f}%" for k, d in kept.items()),
-            "seconds": round(time.monotonic() - t0, 1), **_stamp()}
+    shape = (1,) + split[2].shape[1:]
+    out = {"example": example.name, "fraction": round(100 * fraction), "method": label(fraction, pruning),
+           "domain": pruning.domain.value, "removed": round(100 * (1 - total), 2),
+           "pruned_float": round(100 * r.pruned_float, 2), "retrained_float": round(100 * r.retrained_float, 2),
+           "int8": None if r.int8 is None else round(100 * r.int8, 2), "products": products(r.model, shape),
+           "density": ", ".join(f"{k} {100 * d:.1f}%" for k, d in kept.items()),
+           "seconds": round(time.monotonic() - t0, 1), **_stamp()}
+    return out, r.model
+
+
+def _ratio(value, base) -> str:
+    return "-" if value is None else f"{value / base:.3f}x"
+
+
+def print_row(r: dict, base: int) -> None:
+    p = r["products"]
+    int8 = "-" if r["int8"] is None else f"{r['int8']:.2f}%"
+    print(f"{r['fraction']:>5}% {r['method']:<21} {r['domain']:<9} {r['removed']:>7.2f}% {r['pruned_float']:>7.2f}% "
+          f"{r['retrained_float']:>9.2f}% {int8:>7} {_ratio(p['direct'], base):>8} {_ratio(p['winograd'], base):>8} "
+          f"{r['seconds']:>5.1f}  {r['density']}")
+
+
+def quantised(model, split, calibration: int):
+    from winohdl.network.load import load_module
+    from winohdl.network.quant import quantise_network
+    graph = load_module(model, (1,) + split[2].shape[1:])
+    return quantise_network(graph, split[0][:calibration], f"{calibration} training images")
+
+
+def zeros(example, name: str, model, split, calibration: int) -> list[dict]:
+    """The zero-operand rows of one network on every held-out image (printed too)."""
+    from winohdl.network.integer_model import quantise_input
+    from winohdl.network.zero_operands import text, zero_operands
+    qnet = quantised(model, split, calibration)
+    rows = zero_operands(qnet, quantise_input(qnet, split[2]))
+    print(f"{example.name}, {name}: zero operands on {len(split[2])} held-out images (integer model)")
+    print(text(rows), end="")
+    return [{"example": example.name, "network": name, "layer": z.layer, "images": z.images,
+             "direct_zero_activation": round(z.direct.percent(z.direct.activation), 2),
+             "direct_zero_either": round(z.direct.percent(z.direct.either), 2),
+             "winograd_zero_activation": None if z.winograd is None else round(z.winograd.percent(z.winograd.activation), 2),
+             "winograd_zero_either": None if z.winograd is None else round(z.winograd.percent(z.winograd.either), 2),
+             "direct_products": z.direct.products // z.images,
+             "winograd_products": None if z.winograd is None else z.winograd.products // z.images, **_stamp()}
+            for z in rows]
+
+
+def simulate(example, name: str, model, split, calibration: int, images: int, work: Path) -> dict:
+    """The network planned, quantised and built as ``winohdl network`` does, ``images`` held-out images
+    streamed through it on Verilator."""
+    from winohdl.network import api
+    t0 = time.monotonic()
+    work.mkdir(parents=True, exist_ok=True)
+    slug = f"{example.name}_{'dense' if name == 'dense' else 'pruned'}"    # make: no spaces or % in paths
+    cal = work / f"{slug}_calibration.npy"
+    np.save(cal, split[0][:calibration])
+    graph = api.import_model(model, (1,) + split[2].shape[1:])
+    plans = api.plan(graph)
+    net = api.build(api.quantise(api.decide(graph, plans), cal), work / slug, plans)
+    onnx, results = api.simulate(net, ["verilator"], split[2][:images])     # all there are, if fewer
+    s = results[0]
+    print(f"{example.name}, {name}: {s.line()}; onnxruntime {'equal' if not onnx else 'MISMATCH'}")
+    return {"example": example.name, "network": name, "images": s.images, "passed": s.passed and not onnx,
+            "checked": s.checked, "cycles": s.cycles, "seconds": round(time.monotonic() - t0, 1), **_stamp()}
+
+
+def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path) -> tuple[list, list, list]:
+    prune_mod, example = ex["_prune"], ex[name]
+    epochs = example.retrain_epochs if retrain is None else retrain
+    t0 = time.monotonic()
+    trained, split = prune_mod.dense(None, example)
+    base = products(trained, (1,) + split[2].shape[1:])["direct"]
+    print(f"\n{name} CNN: dense {example.train.EPOCHS} epochs in {time.monotonic() - t0:.1f} s (seed "
+          f"{example.train.SEED}); each row retrained {epochs} epochs under its masks; {len(split[2])} held-out "
+          f"images; products per frame counted from the weights, as a share of the dense direct {base:,}")
+    print(f"{'asked':>6} {'method':<21} {'domain':<9} {'removed':>8} {'pruned':>8} {'retrained':>10} {'int8':>7} "
+          f"{'direct':>8} {'Winograd':>8} {'s':>5}  density per layer")
+    rows, models = [], {}
+    for fraction, pruning in rules(fractions):
+        r, model = row(prune_mod, example, trained, split, fraction, pruning, epochs)
+        rows.append(r)
+        print_row(r, base)
+        if pruning.domain is SPATIAL and pruning.method is P.Method.MAGNITUDE_GLOBAL:
+            models[fraction] = model
+    cal = example.train.CALIBRATION_IMAGES
+    picked = {k: v for k, v in (("dense", models.get(0)), ("90% global", models.get(SIM_FRACTION))) if v is not None}
+    zero_rows = [z for k, m in picked.items() for z in zeros(example, k, m, split, cal)]
+    sims = [simulate(example, k, m, split, cal, sim, work) for k, m in picked.items()] if sim else []
+    return rows, zero_rows, sims
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--examples", default="digits,mnist")
     ap.add_argument("--fractions", default="0,0.5,0.8,0.9,0.95")
-    ap.add_argument("--retrain", type=int, default=None, help="epochs under the masks (default the example's)")
+    ap.add_argument("--retrain", type=int, default=None, help="epochs under the masks (default each example's)")
+    ap.add_argument("--sim", type=int, default=0, help="held-out images streamed through Verilator (default 0)")
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("-o", default="build/bench/pruning.json")
     a = ap.parse_args(argv)
+    ex = examples()
+    names = a.examples.split(",")
     try:
         fractions = [float(f) for f in a.fractions.split(",")]
-        todo = rules(fractions)
+        rules(fractions)
+        if not set(names) <= {"digits", "mnist"} or a.sim < 0 or not 1 <= a.threads <= 64:
+            raise ValueError("--examples takes digits and mnist, --sim >= 0, --threads 1 to 64")
     except (ValueError, P.WinohdlError) as exc:
-        print(f"error: --fractions: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     import torch
-    torch.set_num_threads(1)
-    example = _example()
-    epochs = example.RETRAIN_EPOCHS if a.retrain is None else a.retrain
+    torch.set_num_threads(a.threads)
     t0 = time.monotonic()
-    trained, split = example.dense()
-    dense_seconds = time.monotonic() - t0
-    print(f"digits CNN: dense {example.train_mod.EPOCHS} epochs in {dense_seconds:.1f} s (one thread, seed "
-          f"{example.train_mod.SEED}); each row retrained {epochs} epochs under its masks; "
-          f"{len(split[2])} held-out images")
-    print(f"{'asked':>6} {'method':<22} {'removed':>8} {'pruned':>8} {'retrained':>10} {'int8':>7} {'s':>5}  density per layer")
-    rows = []
-    for fraction, pruning in todo:
-        r = row(example, trained, split, fraction, pruning, epochs)
-        rows.append(r)
-        print(f"{r['fraction']:>5}% {r['method']:<22} {r['removed']:>7.2f}% {r['pruned_float']:>7.2f}% "
-              f"{r['retrained_float']:>9.2f}% {r['int8']:>6.2f}% {r['seconds']:>5.1f}  {r['density']}")
-    result = {"what": "the digits CNN pruned and retrained under its masks: held-out accuracy (bench/pruning.py)",
-              "retrain_epochs": epochs, "dense_seconds": round(dense_seconds, 1), "rows": rows}
-    Path(a.o).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.o).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"in all {time.monotonic() - t0:.1f} s; wrote {a.o}")
+    out = Path(a.o)
+    rows, zero_rows, sims = [], [], []
+    for name in names:
+        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks")
+        rows, zero_rows, sims = rows + r, zero_rows + z, sims + s
+    result = {"what": "the digits and MNIST CNNs pruned and retrained under their masks: held-out accuracy and "
+                      "products per frame counted from the weights (bench/pruning.py)",
+              "threads": a.threads, "rows": rows, "sim": sims}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    zeros_out = out.with_name("pruning_zeros.json")
+    zeros_out.write_text(json.dumps({"what": "zero operands per convolution, direct and Winograd domain, from the "
+                                             "integer model on the held-out images (bench/pruning.py)",
+                                     "rows": zero_rows}, indent=1) + "\n")
+    print(f"in all {time.monotonic() - t0:.1f} s; wrote {out} and {zeros_out}")
     return 0
 
 

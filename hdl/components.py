@@ -16,7 +16,8 @@ from amaranth.lib.wiring import In, Out
 from winohdl.core.device import FAMILY_DEVICES
 
 from .datapath import Division
-from .options import Rounding
+from .fabric import fabric_product
+from .options import MultiplierKind, Rounding
 from .pipeline import delay, numbered, register_chain
 from .shiftadd import ShiftAddGraph, Term
 from .widths import Range
@@ -210,8 +211,12 @@ def split_levels(a_width: int, b_width: int) -> int:
     return (len(operand_chunks(a_width)) * len(operand_chunks(b_width)) - 1).bit_length()
 
 
-def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name: str, split: bool = False):
+def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name: str, split: bool = False,
+                 kind: MultiplierKind = MultiplierKind.DSP):
     """``a * b`` at ``width`` bits, ``registers + levels`` reset-less registers later.
+
+    ``kind`` FABRIC: built in the fabric (:func:`hdl.fabric.fabric_product`, no split), its adder tree
+    registered within the same latency.
 
     Unsplit: the product, then that many registers (the first ones a DSP block absorbs). Split
     (:func:`operand_chunks`, deep pipelines): every partial product is its own multiplier with
@@ -219,6 +224,8 @@ def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name:
     since the true product fits), delayed to ``levels`` (>= :func:`split_levels`) to balance.
     """
     a, b = Value.cast(a), Value.cast(b)
+    if kind is MultiplierKind.FABRIC:
+        return delay(m, fabric_product(m, a, b, width, registers, name), levels, f"{name}_bal")
     if not split or max(len(a), len(b)) <= DSP_OPERAND_BITS:
         p = Signal(signed(width), name=name)
         m.d.comb += p.eq(a * b)

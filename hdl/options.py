@@ -38,6 +38,14 @@ class KernelTransform(enum.Enum):
     OFFLINE = "offline"
 
 
+class MultiplierKind(enum.Enum):
+    """Where a multiplier is built: ``dsp``, a hard multiplier block; ``fabric``, LUTs and carry chains
+    (:func:`hdl.fabric.fabric_product`), where the hard blocks run out."""
+
+    DSP = "dsp"
+    FABRIC = "fabric"
+
+
 class Rounding(enum.Enum):
     """How ``output_shift`` low bits are dropped from y (docs/interfaces.md defines each: the tile)."""
 

@@ -39,12 +39,17 @@ def decode(beats: list[int], cfg: dict) -> tuple[list[int], int]:
     return logits, beats[-1] >> (P * w)
 
 
-def _write_result(checked: int, mismatches: list, extra: bool) -> None:
+def _cycle() -> int:
+    return int(cocotb.utils.get_sim_time("ns") // 10)
+
+
+def _write_result(checked: int, mismatches: list, extra: bool, image_cycles: list) -> None:
     """What :mod:`sim.network_run` reads: images checked, the first mismatches, beats past the last
-    image, and the cycles simulated so far."""
+    image, the cycles simulated so far and the cycle each image's last beat left (the period of
+    images streamed back to back is the distance between them)."""
     Path(os.environ["WINOHDL_RESULT"]).write_text(json.dumps(
-        {"checked": checked, "mismatches": mismatches, "extra": extra,
-         "cycles": int(cocotb.utils.get_sim_time("ns") // 10)}))
+        {"checked": checked, "mismatches": mismatches, "extra": extra, "cycles": _cycle(),
+         "image_cycles": image_cycles}))
 
 
 @cocotb.test()
@@ -64,15 +69,16 @@ async def run_network(dut):
         sink.set_pause_generator(pause_pattern(random.Random(rng.random()), cfg["backpressure"]))
     for beats in cfg["images"]:
         source.send_nowait(AxiStreamFrame(beats))
-    mismatches, checked = [], 0
+    mismatches, checked, image_cycles = [], 0, []
     stall = cfg.get("stall_cycles", 10_000_000)
     for i, want in enumerate(cfg["expected"]):
         try:
             frame = await with_timeout(sink.recv(compact=False), stall * 10, "ns")
         except cocotb.triggers.SimTimeoutError:
-            _write_result(checked, mismatches, False)
+            _write_result(checked, mismatches, False, image_cycles)
             raise AssertionError(f"stuck: no image {i} out within {stall:,} cycles of the one before "
                                  "(the network deadlocked)") from None
+        image_cycles.append(_cycle())
         got = decode(list(frame.tdata), cfg)
         checked += 1
         if [got[0], got[1]] != want and len(mismatches) < 5:
@@ -80,6 +86,6 @@ async def run_network(dut):
     for _ in range(20):     # nothing more may leave
         await RisingEdge(dut.clk)
     extra = not sink.empty()
-    _write_result(checked, mismatches, extra)
+    _write_result(checked, mismatches, extra, image_cycles)
     assert not mismatches, f"first mismatch: {mismatches[0]}"
     assert not extra, "more output beats than images"

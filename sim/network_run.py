@@ -29,6 +29,7 @@ class NetworkSimResult:
     mismatches: list = field(default_factory=list)
     message: str = ""
     what: str = "network"   # or "netlist (<family>)": the post-synthesis check
+    image_cycles: list = field(default_factory=list)   # the cycle each image's last output beat left
 
     def line(self) -> str:
         status = "PASS" if self.passed else "FAIL"
@@ -72,4 +73,4 @@ def run_network_simulation(verilog: Path, top: str, stimulus: dict, simulator: s
     passed = not failures and data.get("checked", 0) == n
     return NetworkSimResult(simulator, passed, n, data.get("checked", 0), data.get("cycles", 0), seconds, t1 - t0,
                             data.get("mismatches", []), failures[0].splitlines()[0] if failures else "",
-                            "network" if family is None else f"netlist ({family})")
+                            "network" if family is None else f"netlist ({family})", data.get("image_cycles", []))

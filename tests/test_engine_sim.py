@@ -45,6 +45,9 @@ CASES = {
     "rings_serial": ("two rings of line buffers (frames overlap) under the serial B^T (fibres read from the "
                      "ring by row and frame bit), C=11, K=8", ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
                      {"input_transform": "serial", "buffering": "rings"}),
+    "fabric": ("PK=2, the second lane's multipliers in the fabric (radix-4 Booth, its tree in the product "
+               "registers), deep, dilation 2", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 4, 2, 2,
+               {"pipeline": "deep", "fabric_lanes": 1}),
     "depthwise": ("depthwise 3x3 expanded dense, PK = PC = 2 lanes aligned to the channels: 2 of 4 lanes and "
                   "2 of 4 blocks built and visited", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 4, 4, 2, 2,
                   {"kernel_mask": KernelMask.depthwise(4, 4)}),
@@ -171,3 +174,31 @@ def test_depthwise_engine_synthesises_only_its_diagonal_multipliers():
     R, P = opened.datapath.rank, 2
     assert core.multipliers == R * P == 8
     assert syn.cells.get("MULT18X18D", 0) == R * P
+
+
+# BRAM_CASE with two output lanes: all in DSP blocks, and the second in the fabric
+FABRIC_CASES = {lanes: ("1D, PK=2, block RAMs", ("2", "3", "1", "1"), (16,), (1,), 16, 16, 2, 1, {"fabric_lanes": lanes})
+                for lanes in (0, 1)}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow(40)
+def test_fabric_lanes_leave_the_dsp_blocks(tmp_path, kind):
+    """Yosys maps a fabric lane's multipliers to LUTs and carry chains: the MULT18X18D count drops by
+    exactly that lane's multipliers (4: R of F(2,3); 6: the direct baseline's 2 outputs x 3 taps); the
+    direct engine's mapped netlist streams layers bit-exact on Icarus with the cell models (a Winograd
+    engine's fabric lane: test_network_sim's fabric network)."""
+    mapped = {}
+    for lanes, case in FABRIC_CASES.items():
+        opened = open_engine_design(case_folder(case))
+        core = opened.design.core(kind)
+        mapped[lanes] = opened, synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
+    lane = 4 if kind == "winograd" else 6
+    assert mapped[0][1].dsps == 2 * lane and mapped[1][1].dsps == lane
+    assert mapped[1][1].logic > mapped[0][1].logic
+    if kind == "winograd":
+        return
+    opened, syn = mapped[1]
+    r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=syn.netlist,
+                              family="ecp5")
+    assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"

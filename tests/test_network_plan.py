@@ -1,5 +1,6 @@
 """winohdl.network.plan: the network planner (budget, candidates, folding, plan, report, the command)."""
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -9,6 +10,8 @@ import pytest
 from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
+from hdl.fabric import fabric_bits
+from hdl.options import MultiplierKind
 from winohdl.cli import main
 from winohdl.core.device import ECP5_PARTS, XC7_PARTS
 from winohdl.core.errors import WinohdlError
@@ -19,7 +22,7 @@ from winohdl.network.candidates import Candidate, datapath, engine_logic, engine
 from winohdl.network.decision import UnitDecision, engine_decision
 from winohdl.network.fold import fold
 from winohdl.network.load import load_model
-from winohdl.network.plan import Plans, PlanMode, plan_both, plan_network
+from winohdl.network.plan import NetworkPlan, Plans, PlanMode, plan_both, plan_network
 from winohdl.network.plan_report import svg, text
 
 from engine_helpers import DEPTHWISE_NET
@@ -43,7 +46,8 @@ def resnet8():
 
 @pytest.fixture(scope="module")
 def resnet8_plans(resnet8):
-    return plan_both(resnet8, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "resnet8", derive=False)
+    # multipliers in DSP blocks only: the Winograd and direct plans compared on the DSP blocks they trade
+    return plan_both(resnet8, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, "resnet8", derive=False, fabric=False)
 
 
 # ---- the device table's rules --------------------------------------------------------------------------
@@ -141,7 +145,7 @@ def test_folding_nothing_fits_returns_the_cheapest_and_what_is_over():
 # ---- whole networks --------------------------------------------------------------------------------------
 
 def test_digits_plan_fits_and_winograd_is_faster(digits):
-    plans = plan_both(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
+    plans = plan_both(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False, fabric=False)
     w, d = plans.winograd, plans.direct
     assert w.fits and d.fits and w.fps > d.fps
     assert any(x.decision.geometry is not None for x in w.layers) and all(x.decision.geometry is None for x in d.layers)
@@ -152,7 +156,7 @@ def test_digits_plan_fits_and_winograd_is_faster(digits):
     # no plan of theirs is slower
     assert plans.matched is not None and plans.matched["dsp"] < d.totals["dsp"]
     capped = plan_network(digits, PART, Budget(plans.matched["dsp"], PART.bram_capacity, PART.lut_capacity),
-                          DEFAULT_CLOCK_MHZ, derive=False)
+                          DEFAULT_CLOCK_MHZ, derive=False, fabric=False)
     assert capped.fits and capped.cycles <= d.cycles
 
 
@@ -170,7 +174,7 @@ def test_resnet8_plan_fits_and_saves_dsps_at_equal_frames(resnet8, resnet8_plans
     assert sum(x.algorithm.startswith("F(") for x in w.layers) >= 2
     # at the direct plan's DSP blocks, the Winograd plan is at least as fast: fewer DSPs for its frames
     capped = plan_network(resnet8, PART, Budget(d.totals["dsp"], PART.bram_capacity, PART.lut_capacity),
-                          DEFAULT_CLOCK_MHZ, derive=False)
+                          DEFAULT_CLOCK_MHZ, derive=False, fabric=False)
     assert capped.fits and capped.fps >= d.fps and capped.totals["dsp"] <= d.totals["dsp"]
 
 
@@ -191,6 +195,35 @@ def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
     assert checked == 9
 
 
+def test_resnet8_adds_are_sized_from_the_plan_and_costed_so(resnet8, resnet8_plans):
+    """Each add's shortcut FIFO (on its decision) is the rule's at the plan's period with the plan's engines
+    (winohdl.network.shortcut), less than a whole frame, and its block RAM is that FIFO's: the totals
+    show the saving against whole frames."""
+    from winohdl.network.shortcut import graph_terms, shortcut_beats
+    for plan in (resnet8_plans.winograd, resnet8_plans.direct):
+        decisions = {x.node: x.decision for x in plan.layers}
+        adds = [x for x in plan.layers if x.operator == "add"]
+        assert len(adds) == 3
+        terms = graph_terms(resnet8, decisions, plan.cycles)
+        for x in adds:
+            n, lanes = resnet8.node(x.node), x.decision.lanes
+            frame = n.shape[1] * n.shape[2] * n.shape[3] // lanes
+            depth = shortcut_beats(terms[x.node].pixels, n.shape[1], lanes, n.shape[2] * n.shape[3])
+            assert x.decision.shortcut == depth < frame and terms[x.node].data < terms[x.node].pixels
+            assert x.bram == memory_cost([Memory(1, depth, 8 * lanes)], PART).bram
+            assert x.bram < memory_cost([Memory(1, frame, 8 * lanes)], PART).bram
+
+
+def test_the_planner_sees_the_shortcut_saving(resnet8, resnet8_plans):
+    """Within 158 DP16KD the direct-only plan folded with whole-frame FIFOs (14 DP16KD, as the first fold
+    counts them) takes 131,627 cycles a frame; folded again with the adds at their sized FIFOs (4) it keeps
+    the 131,072 of the unconstrained plan."""
+    d = resnet8_plans.direct
+    tight = plan_network(resnet8, PART, Budget(PART.dsp_capacity, 158, PART.lut_capacity), DEFAULT_CLOCK_MHZ,
+                         PlanMode.DIRECT)
+    assert tight.fits and tight.cycles == d.cycles == 131_072 and tight.totals["bram"] <= 158
+
+
 def test_plan_json_round_trip_and_report(resnet8_plans):
     again = Plans.from_json(resnet8_plans.to_json())
     assert again == resnet8_plans and again.to_json() == resnet8_plans.to_json()
@@ -202,14 +235,63 @@ def test_plan_json_round_trip_and_report(resnet8_plans):
         Plans.from_json(re.sub(r'"cycles": \d+', '"cycles": 1', resnet8_plans.to_json(), count=1))
 
 
+# ---- multipliers in the fabric ---------------------------------------------------------------------------
+
+def _lane_dsp(x) -> int:
+    """DSP blocks of one of a layer's output lanes in DSP blocks (0: none of its lanes is)."""
+    d = x.decision
+    hard = d.parallel_out - d.fabric_lanes
+    return x.dsp // hard if hard else 0
+
+
+@pytest.mark.parametrize("dsp", [12, 30])
+def test_fabric_multipliers_raise_a_dsp_bound_plan(digits, dsp):
+    """Where DSP blocks bind, engines' output lanes multiply in the fabric: more frames per second within
+    the whole budget, the DSP blocks refilled (no fabric lane would fit the blocks left), none without."""
+    budget = Budget(dsp, PART.bram_capacity, PART.lut_capacity)
+    hard = plan_network(digits, PART, budget, DEFAULT_CLOCK_MHZ, derive=False, fabric=False)
+    soft = plan_network(digits, PART, budget, DEFAULT_CLOCK_MHZ, derive=False)
+    assert all(x.decision.fabric_lanes == 0 for x in hard.layers)
+    fabric = [x for x in soft.layers if x.decision.fabric_lanes]
+    assert soft.fits and fabric and soft.fps > hard.fps
+    assert all(soft.totals[r] <= budget.get(r) for r in ("dsp", "bram", "logic"))
+    spare = budget.dsp - soft.totals["dsp"]
+    for x in fabric:
+        kinds = x.decision.multiplier_kinds()
+        assert kinds.count(MultiplierKind.FABRIC) == x.decision.fabric_lanes and kinds[-1] is MultiplierKind.FABRIC
+        assert _lane_dsp(x) == 0 or _lane_dsp(x) > spare
+    assert any(n.startswith("DSP blocks bound the plan, so ") and "built in the fabric" in n for n in soft.notes)
+    # the decision travels through plan.json and is checked against its convolution again
+    again = NetworkPlan.from_json(json.loads(json.dumps(soft.to_json())))
+    assert [x.decision for x in again.layers] == [x.decision for x in soft.layers]
+
+
+def test_fabric_multipliers_fit_where_dsp_blocks_alone_do_not(digits):
+    budget = Budget(4, 208, 83640)
+    assert not plan_network(digits, PART, budget, DEFAULT_CLOCK_MHZ, derive=False, fabric=False).fits
+    p = plan_network(digits, PART, budget, DEFAULT_CLOCK_MHZ, derive=False)
+    assert p.fits and p.totals["dsp"] <= 4 and any(x.decision.fabric_lanes for x in p.layers)
+
+
+def test_the_fabric_rule_is_the_calibrated_one():
+    """The device table's rule over the generator's structure (select and adder bits), on the mappings of
+    bench/fabric_multipliers.py (2026-12-06, Yosys 0.70): 8x8 115, 10x12 207, 14x14 349 LUT4 + 2 x CCU2C."""
+    rule = PART.fabric
+    for (a, b), measured in {(8, 8): 115, (10, 12): 207, (14, 14): 349}.items():
+        assert fabric_bits(a, b, a + b) == {(8, 8): (52, 52), (10, 12): (90, 90), (14, 14): (154, 154)}[a, b]
+        assert abs(rule.logic(*fabric_bits(a, b, a + b)) / measured - 1) < 0.05
+    assert ZYNQ.fabric is None   # no rule calibrated for LUT6: an xc7 plan keeps every multiplier in DSP48E1
+
+
 def test_a_budget_nothing_fits_says_by_how_much(digits):
-    p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.DIRECT)
+    p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.DIRECT, fabric=False)
     assert not p.fits and "does not fit LFE5U-85F" in p.verdict and "over" in p.verdict
     assert "\n" not in p.verdict
 
 
 def test_a_plan_that_does_not_fit_still_gives_every_3x3_convolution_a_winograd_tile(digits):
-    p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.WINOGRAD, derive=False)
+    p = plan_network(digits, PART, Budget(4, 208, 83640), DEFAULT_CLOCK_MHZ, PlanMode.WINOGRAD, derive=False,
+                     fabric=False)
     convs = [x for x in p.layers if x.operator == "conv"]
     assert not p.fits and convs and all(x.decision.geometry is not None for x in convs)
     assert any(n.startswith("neither plan fits; with direct engines") for n in p.notes)
@@ -238,8 +320,9 @@ def test_cli_plan_only_writes_the_plan(tmp_path, capsys):
 
 def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
     out = tmp_path / "never"
+    # --dsp-only: with multipliers in the fabric, 4 DSP blocks are enough (test_fabric_multipliers_fit_...)
     assert main(["network", "--model", DIGITS, "--input-shape", "1x1x8x8", "-o", str(out), "--plan-only",
-                 "--budget", "dsp=4", "--quiet"]) == 2
+                 "--budget", "dsp=4", "--dsp-only", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: the network does not fit") and err.count("\n") == 1
     assert not out.exists()
@@ -255,6 +338,7 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
     (["--plan-only", "--budget", "dsp"], "--budget"),
     (["--plan-only", "--clock", "-3"], "--clock"),
     (["--plan", "smallest", "--part", "LFE5U-25F"], "--part sizes a plan: it does not apply with --plan smallest"),
+    (["--plan", "smallest", "--dsp-only"], "--dsp-only sizes a plan: it does not apply with --plan smallest"),
     (["--seeds", "2"], "--seeds applies only with --family"),
     (["--pnr-timeout", "60"], "--pnr-timeout applies only with --family"),
     (["--verify-sim", "icarus"], "--verify-sim applies only with --verify"),
@@ -300,6 +384,7 @@ def test_resnet8_plan_fits_the_xc7z020(resnet8, resnet8_plans):
     assert p.totals["dsp"] <= 220 and p.totals["bram"] <= 280 and p.totals["logic"] <= 53200
     assert p.fps == pytest.approx(143e6 / p.cycles) and "at 143 MHz" in p.verdict
     assert any(x.decision.geometry is not None for x in p.layers)
+    assert all(x.decision.fabric_lanes == 0 for x in p.layers)
     tight = plan_network(resnet8, ZYNQ, Budget(220, 40, 53200), 143.0, PlanMode.DIRECT)
     assert not tight.fits and "block RAM (RAMB18E1 halves, a RAMB36E1 counting 2)" in tight.verdict
     assert "the XC7A100T (" in tight.verdict and "LFE5U" not in tight.verdict

@@ -210,3 +210,71 @@ def test_network_reads_a_pruned_checkpoint_and_refuses_one_that_does_not_fit(cli
         assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error: "), err
         assert all(w in err for w in words), err
         assert fingerprint(tmp_path) == before
+
+
+def _script(path: str):
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location(f"winohdl_test_{Path(path).parent.name}_prune", root / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script, argv, words", [
+    ("digits", ["--fraction", "1"], ("[0, 1)", "density in (0, 1]")),
+    ("digits", ["--fraction", "-0.5"], ("[0, 1)",)),
+    ("digits", ["--fraction", "nan"], ("[0, 1)",)),
+    ("digits", ["--fraction", "abc"], ("--fraction", "invalid float")),
+    ("digits", ["--method", "n:m", "--nm", "2:3"], ("2:3 fits no layer of the digits CNN", "0 1, 3 8, 7 256")),
+    ("mnist", ["--method", "n:m", "--nm", "1:3", "--domain", "winograd"], ("1:3 fits no layer of the mnist CNN",)),
+    ("digits", ["--method", "n:m", "--nm", "5:4"], ("N:M", "5:4")),
+    ("digits", ["--method", "n:m", "--nm", "2:\u0664"], ("--nm takes N:M",)),
+    ("digits", ["--domain", "fourier"], ("--domain", "invalid choice")),
+    ("digits", ["--retrain", "-1"], ("--retrain >= 0",)),
+    ("digits", ["-o", "{tmp}/file"], ("exists and is not a folder",)),
+], ids=["fraction_1", "negative", "nan", "not_a_number", "nm_fits_no_layer", "nm_winograd_mnist", "n_above_m",
+        "nm_not_ascii", "domain", "retrain", "o_is_a_file"])
+def test_the_prune_scripts_refuse_bad_input_before_training(script, argv, words, tmp_path, capsys):
+    """One line, exit 2, nothing written, and before any training (these take well under a second)."""
+    import time
+    from bad_input_helpers import fingerprint
+    module = _script(f"examples/{script}/prune.py")
+    (tmp_path / "file").write_text("x")
+    before = fingerprint(tmp_path)
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    t0 = time.monotonic()
+    try:
+        code = module.main(argv + ([] if "-o" in argv else ["-o", str(tmp_path / "out")]))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1, err
+    assert all(w in err for w in words), err
+    assert fingerprint(tmp_path) == before and time.monotonic() - t0 < 5      # no dense training ran
+
+
+def test_a_checkpoint_in_the_other_domain_is_refused(cli, tmp_path):
+    from bad_input_helpers import fingerprint
+    from winohdl.network.winograd_layer import to_winograd
+    (tmp_path / "model.py").write_text(MODEL)
+    model = to_winograd(_net())
+    masks = P.torch_masks(model, P.Pruning(GLOBAL, 0.5, domain=P.Domain.WINOGRAD))
+    P.apply_to_module(model, masks)
+    P.save_checkpoint(tmp_path / "u.pt", model, masks)
+    before = fingerprint(tmp_path)
+    code, out, err = cli("network", "--model", f"{tmp_path}/model.py:net", "--input-shape", "1x4x8x8",
+                         "--weights", tmp_path / "u.pt", "--plan", "smallest", "-o", tmp_path / "out")
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error: "), err
+    assert "pruned in the Winograd domain" in err and "does not take Winograd-domain layers yet" in err, err
+    assert fingerprint(tmp_path) == before
+    one_line_error(lambda: P.load_checkpoint(tmp_path / "u.pt", _net()), "Winograd domain", "to_winograd(model)")
+    spatial = _net()
+    smasks = P.torch_masks(spatial, P.Pruning(GLOBAL, 0.5))
+    P.apply_to_module(spatial, smasks)
+    P.save_checkpoint(tmp_path / "g.pt", spatial, smasks)
+    one_line_error(lambda: P.load_checkpoint(tmp_path / "g.pt", to_winograd(_net())), "spatial weights",
+                   "layer '0' in the Winograd domain")
+    wrong = P.Masks(masks.pruning, (P.LayerMask("0", np.ones((8, 4, 36), dtype=bool)),))   # F(4x4)'s R, not 16
+    one_line_error(lambda: P.apply_to_module(to_winograd(_net()), wrong), "[8, 4, 36]", "[8, 4, 16]")

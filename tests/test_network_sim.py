@@ -157,6 +157,26 @@ def test_family_and_verify_on_the_smallest_network(cli, tmp_path):
     assert "icarus    netlist (ecp5)  PASS  2 of 2 images" in out
 
 
+@pytest.mark.slow(40)
+def test_fabric_multipliers_through_the_network(cli, tmp_path):
+    """Four DSP blocks: the plan builds the convolution's multipliers in the fabric (no plan of DSP blocks
+    alone fits), the network streams images bit-exact on Icarus, Yosys maps exactly the plan's DSP blocks,
+    and the mapped netlist streams the images bit-exact with the cell models."""
+    import json
+    (tmp_path / "m.py").write_text(TINY)
+    code, out, err = cli("network", "--model", tmp_path / "m.py:net", "--input-shape", "1x1x6x6", "--budget",
+                         "dsp=4", "--sim", "icarus", "--family", "ecp5", "--seeds", "1", "--pnr-timeout", "1",
+                         "--verify", "--images", "2", "-o", tmp_path / "n")
+    assert code == 0, err
+    assert "are built in the fabric (LUTs)" in out
+    plan = json.loads((tmp_path / "n" / "plan.json").read_text())["plans"]["winograd"]
+    conv = next(x for x in plan["layers"] if x["operator"] == "conv")["decision"]["options"]
+    assert conv["fabric_lanes"] == conv["parallel_out"] >= 1
+    assert f"synth      ecp5    DSP {plan['totals']['dsp']}, block RAM" in out, out
+    assert re.search(r"icarus +\S+ +PASS +2 of 2 images", out), out
+    assert "icarus    netlist (ecp5)  PASS  2 of 2 images" in out
+
+
 @pytest.mark.slow(30)
 def test_xc7_part_and_family_on_the_smallest_network(cli, tmp_path):
     """``--part xc7z020 --family xilinx --verify``: planned in DSP48E1, RAMB18E1 halves and LUT6 at the

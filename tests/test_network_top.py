@@ -41,20 +41,23 @@ def frames_of(images, lanes: int) -> list[tuple[int, int]]:
     return out
 
 
-def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0.0, max_cycles=100_000):
+def stream(top: NetworkTop, beats, frames: int, seed=0, gaps=0.0, backpressure=0.0, max_cycles=100_000,
+           cycles=False):
     """Offer ``beats`` with random gaps, take the output with random back-pressure (the shared driver,
     which also checks that no tready follows the output's); per frame the logits, the arg-max of its
-    last beat and that beat's tlast."""
+    last beat and that beat's tlast (with ``cycles``: and the cycles from the first input to the last
+    output)."""
     lin = top.stages[-1]
     P, w = lin.parallel, top.logit_width
     per_frame = len(lin.weights) // P
-    got, _ = run_stream(top, {"s_axis": beats}, "m_axis", frames * per_frame, seed, gaps, backpressure, max_cycles)
+    got, took = run_stream(top, {"s_axis": beats}, "m_axis", frames * per_frame, seed, gaps, backpressure,
+                           max_cycles)
     frames_out = []
     for f in range(frames):
         beats_f = got[f * per_frame:(f + 1) * per_frame]
         logits = [v for d, _ in beats_f for v in unpack(d & ((1 << (P * w)) - 1), w, P)]
         frames_out.append((logits, beats_f[-1][0] >> (P * w), beats_f[-1][1]))
-    return frames_out
+    return (frames_out, took) if cycles else frames_out
 
 
 @pytest.mark.parametrize("conv", [((2, 2), 1, 1, Buffering.LINES), ((4, 2), 2, 1, Buffering.RINGS)],
@@ -128,11 +131,12 @@ def net():
 """
 
 
-def residual(tmp_path, channels: int):
-    """A residual block on 8x8 images: the stem forks to the sum and to two F(2x2,3x3) engines."""
+def residual(tmp_path, channels: int, size: int = 8):
+    """A residual block on ``size`` x ``size`` images: the stem forks to the sum and to two F(2x2,3x3)
+    engines."""
     path = tmp_path / "m.py"
     path.write_text(RESIDUAL.replace("{channels}", str(channels)))
-    graph = decide_smallest(load_model(f"{path}:net", (1, 1, 8, 8)))
+    graph = decide_smallest(load_model(f"{path}:net", (1, 1, size, size)))
     cal = random_calibration(graph, count=4)
     qnet = quantise_network(graph, cal, "random")
     images = quantise_input(qnet, cal[:2])

@@ -9,6 +9,7 @@ from hdl.stream.model import requantise_channels
 from hdl.stream.requant import LATENCY, Requantise
 from hdl.verilog import to_verilog
 from winohdl.core.errors import WinohdlError
+from winohdl.core.fixed import requantise
 
 
 def check(C, L, in_width, bias, shift, relu, frames, seed=0, gaps=0.3, backpressure=0.3):
@@ -72,10 +73,49 @@ def test_large_table_uses_a_rom_and_converts():
     assert "module requant(" in text and "s_axis__tready" in text and "reg " in text
 
 
+def multiplied_model(acc, bias, multiplier, shift, relu):
+    """The specification with a multiplier: ``requantise((acc + bias[c]) * M[c], shift[c])`` per channel."""
+    acc = np.asarray(acc, dtype=np.int64)
+    out = np.empty_like(acc)
+    for c in range(acc.shape[-1]):
+        out[..., c] = requantise((acc[..., c] + int(bias[c])) * int(multiplier[c]), int(shift[c]), 8, relu)
+    return out
+
+
+@pytest.mark.parametrize("C,L,relu", [(4, 1, False), (6, 2, True), (4, 4, False)], ids=["L1", "L2-relu", "L=C"])
+def test_multiplier_before_the_shift(C, L, relu):
+    # trained scales: M of up to 20 bits and shifts of 24-27 (as winohdl.network.multiplier chooses them),
+    # the accumulators reaching past the int8 range both ways, ties included (acc * M a multiple of 2**(s-1))
+    rng = np.random.default_rng(40 + C + L)
+    w = 18
+    mult = rng.integers(1 << 16, 1 << 20, C).tolist()
+    shift = rng.choice([24, 26, 27], C).tolist()
+    bias = rng.integers(-2000, 2000, C).tolist()
+    frames = [rng.integers(-(1 << 15), 1 << 15, C * n).tolist() + [(1 << (w - 1)) - 1, -(1 << (w - 1))] * C
+              for n in (6, 3)]
+    dut = Requantise(L, w, bias, shift, relu, multiplier=mult)
+    assert dut.latency == LATENCY + 1
+    got, _ = run_stream(dut, {"s_axis": frames_beats(frames, w, L)}, "m_axis", sum(len(f) for f in frames) // L,
+                        seed=C, gaps=0.3, backpressure=0.3)
+    want = np.concatenate([multiplied_model(np.reshape(f, (-1, C)), bias, mult, shift, relu).ravel() for f in frames])
+    assert lanes_of(got, 8, L) == want.tolist()
+    assert len(set(want.tolist())) > 12          # not all saturated: the products land inside int8
+
+
+def test_multiplier_ties_round_half_to_even():
+    # M = 3, shift 3: (acc * 3) / 8; acc = 4 gives 1.5 -> 2, acc = 20 gives 7.5 -> 8, acc = 12 gives 4.5 -> 4
+    frame = [4, 12, 20, -4, -12, -20, 1, 0]
+    dut = Requantise(1, 8, [0], [3], multiplier=[3])
+    got, _ = run_stream(dut, {"s_axis": frames_beats([frame], 8, 1)}, "m_axis", len(frame), seed=0)
+    assert lanes_of(got, 8, 1) == [2, 4, 8, -2, -4, -8, 0, 0]
+
+
 @pytest.mark.parametrize("args,match", [
     ((3, 8, [0, 0], [1, 1]), "lanes do not divide"),
     ((1, 8, [0, 0], [1]), "2 biases and 1 shifts"),
     ((1, 0, [0], [1]), "in_width 0"),
+    ((1, 8, [0, 0], [1, 1], False, 8, None, [3]), "1 multipliers for 2 channels"),
+    ((1, 8, [0], [1], False, 8, None, [0]), "each at least 1"),
 ])
 def test_bad_parameters(args, match):
     with pytest.raises(WinohdlError, match=match):

@@ -109,6 +109,30 @@ def _xc7_brams(r: dict) -> str:
     return f"{fmt(r['brams'])} (" + ", ".join(f"{n:,} {c}" for c, n in sorted(r["bram_cells"].items())) + ")"
 
 
+# ---- pruning: bench/pruning.py's rows ---------------------------------------------------------------------
+
+def _percent(value, spec: str = ".2f") -> str:
+    return "-" if value is None else f"{value:{spec}}%"
+
+
+def _products(row: dict, kind: str) -> str:
+    """Products per frame counted from the weights, and as a share of the same example's dense direct
+    network (its 0% spatial row)."""
+    value = row["products"][kind]
+    if value is None:
+        return "-"
+    base = next(r["products"]["direct"] for r in rows("pruning")
+                if r["example"] == row["example"] and r["fraction"] == 0 and r["domain"] == "spatial")
+    return f"{value:,} ({value / base:.3f}x)"
+
+
+def _pruning_sim(_rows: list[dict]) -> list[str]:
+    """The Verilator runs of the record (its ``sim``), one note each."""
+    return [f"{s['example']}, {s['network']}: {s['checked']:,} of {s['images']:,} held-out images bit-exact on "
+            f"Verilator against the integer model ({'PASS' if s['passed'] else 'FAIL'}, {s['cycles']:,} cycles; "
+            f"{s['commit']})" for s in load("pruning").get("sim", [])]
+
+
 # ---- the tiles: bench/timing.py's rows, one line per design as the script prints them ------------------
 
 TITLES = {"f2x2_3x3": "F(2x2,3x3)", "s2_5x5": "s2 5x5", "f4x4_3x3": "F(4x4,3x3)", "f6x6_3x3": "F(6x6,3x3)"}
@@ -185,6 +209,32 @@ TABLES: dict[str, Table] = {
         Column("its speed-up", _times("equal_dsp_speedup")),
         Column("DSP for direct fps", _dsp_share)),
         rows="plans"),
+    "network_fabric": Table((
+        Column("network", "network"), Column("multipliers", "multipliers"),
+        Column("planned frames/s", "fps", ",.1f"), Column("cycles a frame", "cycles"),
+        Column("MULT18X18D", "dsp"), Column("DP16KD", "bram"), Column("logic (LUT4 + 2 x CCU2C)", "logic"),
+        Column("in the fabric", "fabric_multipliers"), Column("direct-only plan: frames/s", "direct_fps", ",.1f")),
+        rows="plans"),
+    "fabric_multipliers": Table((
+        Column("a x b (signed)", lambda r: f"{r['a']} x {r['b']}"), Column("fabric: logic", "fabric.logic"),
+        Column("LUT4", "fabric.lut4"), Column("CCU2C", "fabric.ccu2c"), Column("FF", "fabric.ff"),
+        Column("MULT18X18D", "fabric.dsp"), Column("Yosys -nodsp: logic", "nodsp.logic"),
+        Column("planner's rule", "rule"),
+        Column("rule / mapped", lambda r: f"{r['rule'] / r['fabric']['logic']:.2f}"))),
+    "fabric_fmax": Table((
+        Column("multipliers", "multipliers"), Column("built in", "kind"), Column("Fmax MHz (spread)", _fmax),
+        Column("seeds", lambda r: " / ".join(f"{s:.1f}" for s in r["seeds"])))),
+    "shortcut_fifos": Table((
+        Column("network", "network"), Column("plan", "plan"), Column("fits", "fits"),
+        Column("cycles a frame", "cycles"),
+        Column("shortcut FIFOs, beats (of a frame)", lambda r: " / ".join(
+            f"{fmt(a['beats'])} ({a['share']:.0%})" for a in r["adds"])),
+        Column("their DP16KD (whole frames)", lambda r: f"{fmt(r['adds_bram'])} ({fmt(r['adds_bram_whole_frames'])})"),
+        Column("plan DP16KD (whole frames)", lambda r: f"{fmt(r['plan_bram'])} ({fmt(r['plan_bram_whole_frames'])})"))),
+    "network_quantised": Table((
+        Column("network", "network"), Column("layer kinds", lambda r: ", ".join(r["kinds"])),
+        Column("images", "images"), Column("onnxruntime mismatches", "mismatches"),
+        Column("layers past 2**24", "float32_problems"), Column("seconds", "seconds"))),
     "network_large": Table((
         Column("network", "network"), Column("imported and planned", _seconds("seconds", ".1f")),
         Column("fits", "fits"), Column("DSP", "winograd_dsp"), Column("DP16KD", "winograd_bram"),
@@ -243,11 +293,21 @@ TABLES: dict[str, Table] = {
         Column("starts at once", "starts"), Column("their start-steps/s", "batched", ",.0f"),
         Column("ratio", _times("ratio")), Column("device", "device"))),
     "pruning": Table((
-        Column("pruned", lambda r: f"{r['fraction']}%"), Column("method", "method"),
-        Column("removed", lambda r: f"{r['removed']:.2f}%"),
+        Column("example", "example"), Column("pruned", lambda r: f"{r['fraction']}%"), Column("method", "method"),
+        Column("domain", "domain"), Column("removed", lambda r: f"{r['removed']:.2f}%"),
         Column("float after pruning", lambda r: f"{r['pruned_float']:.2f}%"),
         Column("after retraining", lambda r: f"{r['retrained_float']:.2f}%"),
-        Column("int8", lambda r: f"{r['int8']:.2f}%"), Column("density per layer", "density"))),
+        Column("int8", lambda r: _percent(r["int8"])),
+        Column("products direct", lambda r: _products(r, "direct")),
+        Column("products F(2x2,3x3)", lambda r: _products(r, "winograd")),
+        Column("density per layer", "density")), notes=_pruning_sim),
+    "pruning_zeros": Table((
+        Column("example", "example"), Column("network", "network"), Column("layer", "layer"),
+        Column("direct: activation 0", lambda r: _percent(r["direct_zero_activation"], ".1f")),
+        Column("activation or weight 0", lambda r: _percent(r["direct_zero_either"], ".1f")),
+        Column("Winograd: V = B^T d 0", lambda r: _percent(r["winograd_zero_activation"], ".1f")),
+        Column("V or U 0", lambda r: _percent(r["winograd_zero_either"], ".1f")),
+        Column("products/frame direct", "direct_products"), Column("Winograd", "winograd_products"))),
     "cost": Table((
         Column("geometry", "name"), Column("constructive adder bits", "constructive.bits"),
         Column("search adder bits", "search.bits"), Column("constructive CCU2C", "constructive.ecp5.CCU2C"),

@@ -15,6 +15,7 @@ The functions are importable (a test trains a few epochs): :func:`load_split`, :
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
@@ -66,17 +67,26 @@ def train(x: np.ndarray, y: np.ndarray, epochs: int = EPOCHS, seed: int = SEED, 
           lr: float = 3e-3) -> nn.Module:
     """``digits_cnn()`` trained on ``(x, y)`` with Adam and cross-entropy, seeded; returned in eval mode."""
     torch.manual_seed(seed)
-    model = digits_cnn().train()
+    return fit(digits_cnn(), x, y, epochs, seed, batch, lr)
+
+
+def fit(model: nn.Module, x: np.ndarray, y: np.ndarray, epochs: int, seed: int, batch: int = 32, lr: float = 3e-3,
+        hold=None) -> nn.Module:
+    """``model`` trained on ``(x, y)``: Adam, cross-entropy, a cosine schedule over ``epochs``, batches in a
+    permutation seeded with ``seed``; with ``hold``, inside the context ``hold(optimizer)`` (a pruning
+    mask kept applied). The loop of every example (digits, MNIST, Brevitas, retraining); eval mode."""
+    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, epochs))
     gen = torch.Generator().manual_seed(seed)
     xt, yt = torch.from_numpy(np.asarray(x, dtype=np.float32)), torch.from_numpy(np.asarray(y, dtype=np.int64))
-    for _ in range(epochs):
-        for idx in torch.randperm(len(xt), generator=gen).split(batch):
-            opt.zero_grad()
-            nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
-            opt.step()
-        sched.step()
+    with contextlib.nullcontext() if hold is None else hold(opt):
+        for _ in range(epochs):
+            for idx in torch.randperm(len(xt), generator=gen).split(batch):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
+                opt.step()
+            sched.step()
     return model.eval()
 
 

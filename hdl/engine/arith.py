@@ -24,6 +24,8 @@ bits fewer than 36 x W. The ``*_ranges`` stay the exact ranges
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..datapath import Datapath, Division
@@ -32,6 +34,13 @@ from ..scaling import two_adic
 from ..shiftadd import build_graph, division_graph
 from ..widths import Range, bilinear_range, linear_range, product_range, word_range
 from .options import EngineKind, EngineOptions
+
+
+@lru_cache(maxsize=4096)
+def _division_graph(odd: int, width: int):
+    """:func:`hdl.shiftadd.division_graph`, once per process for an odd divisor and width (read only: a
+    planner plans the same layer at many PK and PC, whose divisions are the same)."""
+    return division_graph(odd, width)
 
 
 def within(r: Range, bits: int) -> Range:
@@ -85,7 +94,7 @@ class EngineArithmetic:
             for o in range(g.n_y):
                 shift, odd = s.shift_and_odd(o)
                 inv = pow(odd, -1, 1 << self.y_width) if odd > 1 else 1
-                graph = division_graph(odd, self.y_width) if odd > 1 else division_graph(1, 1)
+                graph = _division_graph(odd, self.y_width) if odd > 1 else _division_graph(1, 1)
                 self.divisions.append(Division(shift, odd, inv, self.y_width, graph))
             # the sum over the PC lanes of one cycle, per Winograd-domain word (a balanced tree)
             self.lane_graph = build_graph([[1] * PC], share=False)

@@ -332,7 +332,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
                 u = wstore[pk, pc][r][:dp.u_widths[r]].as_signed()
                 # the product registers (and the registered sums of a split product)
                 prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]),
-                                                PRODUCT_REGISTERS, p.split_levels, f"p{pk}_{pc}_{r}", split=True)
+                                                PRODUCT_REGISTERS, p.split_levels, f"p{pk}_{pc}_{r}", split=True,
+                                                kind=o.multiplier_kind(pk))
     sums = {}
     for pk in range(o.PK):
         for r in range(R):
@@ -365,7 +366,7 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
                     prods.append(_ZERO)
                     continue
                 prods.append(emit_product(m, operand[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS,
-                                          p.split_levels, f"p{pk}_{i}_{pc}", split=True))
+                                          p.split_levels, f"p{pk}_{i}_{pc}", split=True, kind=o.multiplier_kind(pk)))
         rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
         for oi, val in enumerate(rows):
             s = Signal(signed(a.lane_ranges[oi].width), name=f"lane{pk}_{oi}")

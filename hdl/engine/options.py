@@ -26,7 +26,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
-from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, choice
+from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, MultiplierKind, choice
 from .sparsity import BlockSchedule, KernelMask
 from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
 
@@ -98,6 +98,10 @@ class EngineOptions:
     buffering : Buffering
         ``frames`` (two whole frames), ``lines`` (a ring of :attr:`line_rows` rows) or ``rings``
         (a ring per frame in flight: frames overlap).
+    fabric_lanes : int
+        How many of the PK output lanes (the last ones) build their multipliers in the fabric
+        (:class:`hdl.options.MultiplierKind`, :meth:`multiplier_kind`), 0 to PK; the others use the
+        hard multiplier blocks. The lanes compute the same products at the same latency either way.
     kernel_mask : KernelMask or None
         The kernels known to be zero when the engine is generated (:mod:`hdl.engine.sparsity`): the
         walker skips the blocks of zeros and the multipliers of lanes that are zero in every block
@@ -118,6 +122,7 @@ class EngineOptions:
     output_transform: OutputTransform = OutputTransform.AUTO
     input_transform: InputTransform = InputTransform.AUTO
     buffering: Buffering = Buffering.FRAMES
+    fabric_lanes: int = 0
     kernel_mask: KernelMask | None = None
 
     def __post_init__(self):
@@ -146,6 +151,10 @@ class EngineOptions:
         object.__setattr__(self, "input_transform", choice(InputTransform, self.input_transform,
                                                            "input transform"))
         object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
+        if isinstance(self.fabric_lanes, bool) or not isinstance(self.fabric_lanes, int) \
+                or not 0 <= self.fabric_lanes <= self.parallel_out:
+            raise WinohdlError(f"fabric lanes must be a whole number from 0 to --parallel-out {self.parallel_out}, "
+                               f"got {self.fabric_lanes!r}")
         if self.out_channels % self.parallel_out:
             raise WinohdlError(f"--parallel-out {self.parallel_out} does not divide --out-channels "
                                f"{self.out_channels}")
@@ -169,6 +178,11 @@ class EngineOptions:
             raise WinohdlError(f"the kernel mask is {shape}, the layer has {self.K} out x {self.C} in channels")
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
+
+    def multiplier_kind(self, lane: int) -> MultiplierKind:
+        """Where output lane ``lane`` (0 .. PK - 1) builds its multipliers: the last
+        :attr:`fabric_lanes` in the fabric."""
+        return MultiplierKind.FABRIC if lane >= self.parallel_out - self.fabric_lanes else MultiplierKind.DSP
 
     # ---- layer sizes --------------------------------------------------------------------------------
     @property
@@ -382,7 +396,8 @@ class EngineOptions:
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
                 "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
                 "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
-                "input_transform": self.input_transform.value, "buffering": self.buffering.value}
+                "input_transform": self.input_transform.value, "buffering": self.buffering.value,
+                "fabric_lanes": self.fabric_lanes}
         if self.kernel_mask is not None:
             out["kernel_mask"] = self.kernel_mask.to_json()
         return out
@@ -394,9 +409,10 @@ class EngineOptions:
         want = {"geometry", "in_channels", "out_channels", "feature_map", "padding", "parallel_out",
                 "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
                 "output_transform", "input_transform"}
-        # (``buffering`` came with line buffers; a folder written before it holds frames)
-        # (``kernel_mask`` only where kernels are known zero)
-        unknown, missing = sorted(set(data) - want - {"buffering", "kernel_mask"}), sorted(want - set(data))
+        # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
+        # with fabric multipliers, none before; ``kernel_mask``
+        # only where kernels are known zero)
+        unknown, missing = sorted(set(data) - want - {"buffering", "fabric_lanes", "kernel_mask"}), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
         if missing:

@@ -51,6 +51,7 @@ class ConvStage(_Stage):
     relu: bool
     inputs: tuple[str, ...] = ("input",)
     high: int | None = None
+    multiplier: tuple[int, ...] = ()   # per output channel before the shift (trained scales); empty: 1
 
     @property
     def in_lanes(self) -> int:

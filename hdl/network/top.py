@@ -30,7 +30,7 @@ def _conv(m: Module, s: ConvStage, name: str):
     p = s.plan
     eng = LayerEngine(p, weights=s.weights)   # its weight memories hold the kernels from the start
     raster = RasterOrder(p.options, p.y_width)
-    req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, ACT_BITS, s.high)
+    req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, ACT_BITS, s.high, s.multiplier or None)
     for part, c in (("engine", eng), ("raster", raster), ("requant", req)):
         m.submodules[f"{name}_{part}"] = c
     wiring.connect(m, eng.m_axis_y, raster.s_axis)

@@ -45,6 +45,20 @@ class DspBlock:
 
 
 @dataclass(frozen=True)
+class FabricMultiplier:
+    """The logic of a multiplier built in the fabric (:func:`hdl.fabric.fabric_product`), per bit of its
+    structure (:func:`hdl.fabric.fabric_bits`): ``select`` cells per selected partial-product bit,
+    ``adder`` per adder bit, in the part's logic figure; fitted on Yosys's mappings
+    (``bench/fabric_multipliers.py``, docs/benchmarks.md)."""
+
+    select: float
+    adder: float
+
+    def logic(self, select_bits: int, adder_bits: int) -> int:
+        return round(self.select * select_bits + self.adder * adder_bits)
+
+
+@dataclass(frozen=True)
 class BlockRam:
     """One block RAM: its cell, its size in bits, the data widths a port can take in simple dual port (one
     write, one read port), Yosys's ``memory_libmap`` cost of one, and how many of this block each mapped
@@ -126,6 +140,7 @@ class Device:
     lut_capacity: int | None = None
     lutram: LutRam | None = None
     lut: str = "LUT4"
+    fabric: FabricMultiplier | None = None
 
     @property
     def name(self) -> str:
@@ -160,7 +175,9 @@ _ECP5 = Device(
      ("dsp", r"(MULT18X18D|ALU54B)$"), ("bram", r"(DP16KD|PDPW16KD)$"), ("lutram", r"TRELLIS_DPR16X4$"),
      ("io", r"TRELLIS_IO$")),
     dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=128),
-    lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=4, cost=4, max_depth=128))
+    lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=4, cost=4, max_depth=128),
+    # a selected bit: 1.2 LUT4 (five inputs); an adder bit: half a CCU2C (bench/fabric_multipliers.py)
+    fabric=FabricMultiplier(1.25, 1.0))
 ECP5_PARTS = {
     "LFE5U-25F": replace(_ECP5, part="LFE5U-25F", dsp_capacity=28, bram_capacity=56, lut_capacity=24288),
     "LFE5U-45F": replace(_ECP5, part="LFE5U-45F", dsp_capacity=72, bram_capacity=108, lut_capacity=43848),

@@ -22,7 +22,10 @@ Costs (every figure from the engine's plan, the device table, and the rules belo
   lazily; a bound, ``max(feature-map beats, tiles x K/PK x C/PC, output beats)``, orders the search
   first);
 * DSP: each multiplier's blocks (MULT18X18D, DSP48E1) at its exact operand widths
-  (:func:`hdl.datapath.dsp_blocks`);
+  (:func:`hdl.datapath.dsp_blocks`); where multipliers may be built in the fabric (``Context.fabric``
+  and a part with a rule, :class:`winohdl.core.device.FabricMultiplier`), an engine is offered with
+  some of its output lanes in the fabric too (:func:`fabric_variants`): those lanes take no DSP
+  block and add the rule's logic at their operand and product widths (:func:`lane_cost`);
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
   feature-map bank copied once per address read in the same cycle;
 * logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the
@@ -36,7 +39,8 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
   C / lanes); a line buffer of the window's rows; a comparator or adder per window word and lane;
 * global average pooling: the same beats; C accumulators; the division by the pixel count;
 * add (residual): one beat per cycle of both inputs; an adder and a requantisation per lane;
-  the shortcut's FIFO holds a whole frame, as the hardware builds it;
+  the shortcut's FIFO as deep as the schedule needs (``shortcut`` pixels, from the chosen branches:
+  :mod:`winohdl.network.shortcut`), a whole frame until they are chosen;
 * linear: ``PK`` outputs a cycle from one input word a cycle (the unit reads its input buffer a word a
   cycle; ``PC`` is 1): PK multipliers (one DSP each at 8 bits) over in x out / PK cycles, the weights
   in block RAM, the input vector in a memory, PK accumulators;
@@ -49,7 +53,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from winohdl.core.device import Device
@@ -59,6 +63,8 @@ from winohdl.core.geometry import Geometry
 from .budget import Budget, Memory, MemoryCost, memory_cost
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
+from .multiplier import MAX_BITS
+from .shortcut import shortcut_beats
 
 TILES = (2, 4)                   # Winograd output tile per axis, any kernel, stride and dilation
 TILES_3_TAP = (2, 4, 6)          # and for a 3-tap kernel at stride 1, dilation 1
@@ -89,13 +95,32 @@ class Candidate:
     """
 
     __slots__ = ("node", "decision", "algorithm", "multipliers", "dsp", "bram", "logic", "bound", "_cycles",
-                 "_period")
+                 "_period", "lane")
 
     def __init__(self, node: str, decision: Decision, algorithm: str, multipliers: int, dsp: int, bram: int,
-                 logic: int, bound: int, period):
+                 logic: int, bound: int, period, lane: "LaneCost | None" = None):
         self.node, self.decision, self.algorithm = node, decision, algorithm
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
         self._period, self._cycles = period, None
+        self.lane = lane
+
+    @property
+    def fabric_lanes(self) -> int:
+        """Output lanes whose multipliers are in the fabric (0 for a unit)."""
+        return self.decision.fabric_lanes
+
+    def with_fabric(self, lanes: int) -> "Candidate":
+        """The same engine with ``lanes`` output lanes' multipliers in the fabric: the same cycles and
+        block RAM, each lane moved trading its DSP blocks for its fabric logic (:class:`LaneCost`)."""
+        from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
+        from winohdl.core.limits import lifted
+        d, n = self.decision, lanes - self.fabric_lanes
+        with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
+            decision = replace(d, options=replace(d.options, fabric_lanes=lanes))
+        c = Candidate(self.node, decision, self.algorithm, self.multipliers, self.dsp - n * self.lane.dsp, self.bram,
+                      self.logic + n * self.lane.logic, self.bound, self._period, self.lane)
+        c._cycles = self._cycles
+        return c
 
     @property
     def cycles(self) -> int:
@@ -110,6 +135,15 @@ class Candidate:
         return (f"Candidate({self.node}, {self.algorithm} {self.decision.buffering}, "
                 f"PK={self.decision.parallel_out}, PC={self.decision.parallel_in}, "
                 f"DSP={self.dsp}, BRAM={self.bram}, logic={self.logic})")
+
+
+@dataclass(frozen=True)
+class LaneCost:
+    """One output lane's multipliers (PC x R, or PC x |y||g| direct): the DSP blocks they take as hard
+    blocks, the logic they take in the fabric (the device table's rule, :class:`FabricMultiplier`)."""
+
+    dsp: int
+    logic: int
 
 
 def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]:
@@ -206,6 +240,16 @@ class Context:
     budget: Budget
     data_width: int = DATA_WIDTH
     kernel_width: int = KERNEL_WIDTH
+    fabric: bool = False   # multipliers may be built in the fabric (where the part has a rule for them)
+
+    @property
+    def fabric_allowed(self) -> bool:
+        return self.fabric and self.device.fabric is not None
+
+    def fabric_logic(self, a: int, b: int, width: int) -> int:
+        """Logic of one ``a`` x ``b``-bit multiplier built in the fabric with a ``width``-bit product."""
+        from hdl.fabric import fabric_bits
+        return self.device.fabric.logic(*fabric_bits(a, b, width))
 
     def memory(self, memories) -> MemoryCost:
         return memory_cost(memories, self.device)
@@ -232,7 +276,8 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
             for pc in divisors(a.in_channels):
                 cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b, mask)
                       for b in (Buffering.LINES, Buffering.RINGS)]
-                cs = [c for c in cs if c is not None and (c.dsp <= ctx.budget.dsp or pk * pc == 1)]
+                cs = [v for c in cs if c is not None for v in fabric_variants(c, ctx)]
+                cs = [c for c in cs if c.dsp <= ctx.budget.dsp or pk * pc == 1]
                 if not cs and pk * pc > 1:
                     break  # more input lanes only add multipliers and memory
                 out += cs
@@ -250,21 +295,21 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     direct = geometry is None
     lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)   # those not zero throughout
     n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
-    if n_mult > ctx.budget.dsp and pk * pc > 1:
+    if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
-                                   ctx.data_width, ctx.kernel_width, mask)
+                                   ctx.data_width, ctx.kernel_width, kernel_mask=mask)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width)
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
             plan = plan_engine(opts, dp, decision.kind)
     except WinohdlError:
         return None  # options the engine cannot take
-    if direct:
-        dsp = plan.multipliers * ctx.dsp_per_multiplier(ctx.data_width, ctx.kernel_width)
-    else:
-        dsp = lanes * sum(ctx.dsp_per_multiplier(v, u) for v, u in zip(dp.v_widths, dp.u_widths))
+    lane = lane_cost(plan, dp, ctx)
+    dsp = pk * lane.dsp
+    if node.trained is not None:    # trained scales: each output lane multiplies before its rounding shift
+        dsp += pk * ctx.dsp_per_multiplier(plan.y_width, MAX_BITS)
     # the raster-order unit after the engine (a network's convolution) holds two tile rows of results
     mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
     words = pk * opts.geometry.n_y
@@ -273,11 +318,64 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     out_beats = raster_beats(opts)
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
-                     lambda: max(plan.performance.period, out_beats))
+                     lambda: max(plan.performance.period, out_beats), lane)
 
 
-def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> list[Candidate]:
-    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring)."""
+def lane_cost(plan, dp, ctx: Context) -> LaneCost:
+    """What one output lane's multipliers take as DSP blocks and, where allowed, in the fabric (logic 0
+    where not), at the operand and product widths the engine builds (:mod:`hdl.engine.arith`)."""
+    o, a = plan.options, plan.arith
+    if dp is None:
+        w = a.product_ranges[0].width
+        pairs = [(ctx.data_width, ctx.kernel_width, w)] * (o.geometry.n_y * o.geometry.n_g)
+    else:
+        pairs = [(v, u, a.word_width(r, dp.m_widths[r])) for r, (v, u) in enumerate(zip(dp.v_widths, dp.u_widths))]
+    # the input lanes an output lane builds: PC, or where a kernel mask leaves some zero in every block
+    # the most any output lane keeps (:mod:`hdl.engine.sparsity`; exact for a depthwise layer)
+    live = max(sum((pk, pc) in o.blocks.lanes for pc in range(o.PC)) for pk in range(o.PK))
+    dsp = live * sum(ctx.dsp_per_multiplier(v, u) for v, u, _ in pairs)
+    logic = live * sum(ctx.fabric_logic(v, u, w) for v, u, w in pairs) if ctx.fabric_allowed else 0
+    return LaneCost(dsp, logic)
+
+
+FABRIC_STEPS = 4
+"""Fabric lane counts offered per engine besides the fewest that fit the DSP budget: up to this many
+more, evenly spaced to PK (the plan's DSP blocks are then refilled lane by lane: :func:`refill_dsp`)."""
+
+
+def fabric_variants(c: Candidate, ctx: Context) -> list[Candidate]:
+    """``c`` (every multiplier a DSP block) and, where fabric multipliers are allowed, the same engine with
+    some output lanes in the fabric: from the fewest lanes that bring its DSP blocks within the budget
+    to all PK, within the logic budget."""
+    if not ctx.fabric_allowed or c.lane is None or not c.lane.dsp:
+        return [c]
+    pk = c.decision.parallel_out
+    least = max(0, pk - ctx.budget.dsp // c.lane.dsp)
+    counts = sorted({least, pk} | {least + round(i * (pk - least) / (FABRIC_STEPS + 1))
+                                   for i in range(1, FABRIC_STEPS + 1)})
+    out = [c] if least == 0 else []
+    out += [c.with_fabric(f) for f in counts if f > 0 and c.logic + f * c.lane.logic <= ctx.budget.logic]
+    return out
+
+
+def refill_dsp(chosen: dict, budget: Budget) -> dict:
+    """``chosen`` with fabric lanes moved back to DSP blocks while the budget has blocks to spare, the
+    lanes that save the most logic per block first: the same cycles and block RAM, less logic."""
+    out = dict(chosen)
+    spare = budget.dsp - sum(c.dsp for c in out.values())
+    while True:
+        movable = [c for c in out.values() if c.fabric_lanes and c.lane.dsp <= spare]
+        if not movable:
+            return out
+        c = max(movable, key=lambda c: (c.lane.logic / c.lane.dsp, c.node))
+        out[c.node] = c.with_fabric(c.fabric_lanes - 1)
+        spare -= c.lane.dsp
+
+
+def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
+                     shortcut: int | None = None) -> list[Candidate]:
+    """The candidates of a pooling, add or linear node, one per lane count (see the module docstring);
+    ``shortcut``: an add's FIFO in pixels (None: a whole frame)."""
     dw, kw = ctx.data_width, ctx.kernel_width
     k = node.kind
     if k == Kind.LINEAR:
@@ -313,10 +411,12 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context) -> lis
             logic = lanes * (3 * acc + REQUANT_LOGIC) + mem.logic + 50
             name = "global average pooling" if k == Kind.GLOBAL_AVGPOOL else "global sum"
         elif k == Kind.ADD:
-            mem = ctx.memory([Memory(1, cycles, dw * lanes)])   # the shortcut's FIFO: a whole frame
+            beats = shortcut_beats(shortcut, channels, lanes, pixels)
+            mem = ctx.memory([Memory(1, beats, dw * lanes)])   # the shortcut's FIFO
             logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50
             name = "add"
         else:
             raise AssertionError(k)
-        out.append(Candidate(node.name, UnitDecision(lanes), name, 0, 0, mem.bram, logic, cycles, cycles))
+        decision = UnitDecision(lanes, beats if k == Kind.ADD and shortcut is not None else None)
+        out.append(Candidate(node.name, decision, name, 0, 0, mem.bram, logic, cycles, cycles))
     return out

@@ -17,6 +17,7 @@ from winohdl.core.limits import lifted
 from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
 from hdl.engine.sparsity import KernelMask
+from hdl.options import MultiplierKind
 
 DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
 
@@ -69,23 +70,40 @@ class EngineDecision:
     def buffering(self) -> str:
         return self.options.buffering.value
 
+    @property
+    def fabric_lanes(self) -> int:
+        """Output lanes whose multipliers are built in the fabric (the last ones; the rest in DSP blocks)."""
+        return self.options.fabric_lanes
+
+    def multiplier_kinds(self) -> tuple[MultiplierKind, ...]:
+        """Where each output lane's multipliers are built, lane 0 first."""
+        return tuple(self.options.multiplier_kind(k) for k in range(self.parallel_out))
+
     def to_json(self) -> dict:
         return {"engine": self.kind.value, "options": self.options.to_json()}
 
 
 @dataclass(frozen=True)
 class UnitDecision:
-    """A pooling, sum, global pooling or linear unit: ``lanes`` channels (the linear layer: outputs) a beat."""
+    """A pooling, sum, global pooling or linear unit: ``lanes`` channels (the linear layer: outputs) a beat.
+
+    ``shortcut``: a residual sum's shortcut FIFO in beats, sized from the schedule the plan promises
+    (:mod:`winohdl.network.shortcut`); None: a whole frame (and for every other unit)."""
 
     lanes: int
+    shortcut: int | None = None
 
     def __post_init__(self):
         if isinstance(self.lanes, bool) or not isinstance(self.lanes, int) or self.lanes < 1:
             raise WinohdlError(f"a unit's lanes must be a whole number >= 1, got {self.lanes!r}")
+        s = self.shortcut
+        if s is not None and (isinstance(s, bool) or not isinstance(s, int) or s < 2):
+            raise WinohdlError(f"a shortcut FIFO must be a whole number of beats >= 2, got {s!r}"[:200])
 
     algorithm = ""
     geometry = None
     buffering = ""
+    fabric_lanes = 0
 
     @property
     def parallel_out(self) -> int:
@@ -94,7 +112,7 @@ class UnitDecision:
     parallel_in = 1
 
     def to_json(self) -> dict:
-        return {"lanes": self.lanes}
+        return {"lanes": self.lanes, **({} if self.shortcut is None else {"shortcut": self.shortcut})}
 
 
 Decision = EngineDecision | UnitDecision
@@ -102,10 +120,11 @@ Decision = EngineDecision | UnitDecision
 
 def decision_from_json(data) -> Decision:
     """A decision as :meth:`EngineDecision.to_json` or :meth:`UnitDecision.to_json` wrote it, validated."""
-    if isinstance(data, dict) and set(data) == {"lanes"}:
-        return UnitDecision(data["lanes"])
+    if isinstance(data, dict) and set(data) in ({"lanes"}, {"lanes", "shortcut"}):
+        return UnitDecision(data["lanes"], data.get("shortcut"))
     if not isinstance(data, dict) or set(data) != {"engine", "options"}:
-        raise WinohdlError("a node's decision must be {\"lanes\": n} or {\"engine\": ..., \"options\": {...}}")
+        raise WinohdlError("a node's decision must be {\"lanes\": n} (a sum's with \"shortcut\": beats) or "
+                           "{\"engine\": ..., \"options\": {...}}")
     try:
         kind = EngineKind(data["engine"])
     except ValueError:
@@ -116,9 +135,11 @@ def decision_from_json(data) -> Decision:
 
 def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | None, parallel_out: int = 1,
                     parallel_in: int = 1, buffering: Buffering = Buffering.LINES, data_width: int = DATA_WIDTH,
-                    kernel_width: int = KERNEL_WIDTH, kernel_mask: KernelMask | None = None) -> EngineDecision:
+                    kernel_width: int = KERNEL_WIDTH, fabric_lanes: int = 0,
+                    kernel_mask: KernelMask | None = None) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
-    ``tile`` per axis, or direct (``tile`` None); WinohdlError where the engine cannot take it. The
+    ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
+    the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
     engine's size limits guard its elaboration, not a plan: the budget decides what fits. ``kernel_mask``:
     the kernels of the layer's weights that are not zero, where some are (:func:`layer_mask`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
@@ -126,7 +147,7 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
-                                buffering=buffering, kernel_mask=kernel_mask)
+                                buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask)
     return EngineDecision(options, kind)
 
 
@@ -138,9 +159,10 @@ def layer_mask(weights) -> KernelMask | None:
     return None if mask.array().all() else mask
 
 
-def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str) -> None:
-    """That ``decision`` builds the convolution ``conv`` on ``in_shape`` (a plan read from a file, a graph
-    edited by hand): WinohdlError naming what differs."""
+def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str,
+                 kernel_width: int = KERNEL_WIDTH) -> None:
+    """That ``decision`` builds the convolution ``conv`` on ``in_shape`` with weight words of ``kernel_width``
+    bits (a plan read from a file, a graph edited by hand): WinohdlError naming what differs."""
     o, g = decision.options, decision.options.geometry
     want = {"in_channels": conv.in_channels, "out_channels": conv.out_channels, "kernel": conv.kernel,
             "stride": conv.stride, "dilation": conv.dilation, "padding": conv.padding,
@@ -153,14 +175,22 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
-                           o.buffering, kernel_mask=o.kernel_mask)
+                           o.buffering, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
+                           kernel_mask=o.kernel_mask)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
-                           f"{free.options.to_json()[differs]!r} (only the tile, PK, PC and line buffers are chosen)")
+                           f"{free.options.to_json()[differs]!r} (only the tile, PK, PC, line buffers and "
+                           "fabric lanes are chosen)")
 
 
-def check_unit(decision: UnitDecision, count: int, what: str, where: str) -> None:
-    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node."""
+def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None) -> None:
+    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node, and that only a
+    sum (``frame``: its values a frame) has a shortcut FIFO, at most a frame of beats."""
     if count % decision.lanes:
         raise WinohdlError(f"{where}: {decision.lanes} lanes do not divide its {count} {what}")
+    if decision.shortcut is not None and frame is None:
+        raise WinohdlError(f"{where}: only a residual sum has a shortcut FIFO")
+    if decision.shortcut is not None and decision.shortcut > frame // decision.lanes:
+        raise WinohdlError(f"{where}: a shortcut FIFO of {decision.shortcut:,} beats is more than a frame "
+                           f"({frame // decision.lanes:,})")

@@ -26,7 +26,8 @@ import numpy as np
 from winohdl.core.errors import WinohdlError
 
 from .attrs import MAX_SPATIAL, BatchNorm, Clamp, Conv, Linear, Pool, ints
-from .decision import Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
+from .decision import KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
+from .trained import Trained, kernel_width
 
 FORMAT = "winohdl-network/1"
 
@@ -77,6 +78,7 @@ class Node:
     fused: tuple[str, ...] = ()
     relu_max: float | None = None
     nonzeros: int | None = None
+    trained: Trained | None = None      # the scales a quantisation-aware model was trained with
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or len(self.name) > 200 or not self.name.isprintable():
@@ -106,6 +108,8 @@ class Node:
             raise WinohdlError(f"node {self.name!r}: fused must be a list of node names")
         object.__setattr__(self, "fused", tuple(self.fused))
         self._check_nonzeros()
+        if self.trained is not None and not isinstance(self.trained, Trained):
+            raise WinohdlError(f"node {self.name!r}: trained must be a Trained")
         decided = DECIDED.get(self.kind)
         if self.decision is not None and not isinstance(self.decision, decided or ()):
             raise WinohdlError(f"node {self.name!r} ({self.kind.value}) takes "
@@ -224,10 +228,12 @@ class Graph:
                 raise WinohdlError(f"node {n.name!r} ({n.kind.value}) has shape {list(n.shape)}, "
                                    f"but its inputs and attributes give {list(want)}")
             if isinstance(n.decision, EngineDecision):
-                check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}")
+                check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}",
+                             kernel_width(n, KERNEL_WIDTH))   # trained weights below 8 bits: narrower words
             elif isinstance(n.decision, UnitDecision):
                 count, what = (n.attrs.out_features, "outputs") if n.kind == Kind.LINEAR else (n.shape[1], "channels")
-                check_unit(n.decision, count, what, f"node {n.name!r}")
+                check_unit(n.decision, count, what, f"node {n.name!r}",
+                           math.prod(n.shape[1:]) if n.kind == Kind.ADD else None)
             seen[n.name] = n
         object.__setattr__(self, "weights", {k: _frozen(v) for k, v in self.weights.items()})
         self._check_weights()
@@ -316,6 +322,7 @@ class Graph:
                        **({"relu": True} if n.relu else {}), **({"fused": list(n.fused)} if n.fused else {}),
                        **({"relu_max": n.relu_max} if n.relu_max is not None else {}),
                        **({"nonzeros": n.nonzeros} if n.nonzeros is not None else {}),
+                       **({"trained": n.trained.to_dict()} if n.trained is not None else {}),
                        **({"decision": n.decision.to_json()} if n.decision is not None else {})} for n in self.nodes],
             "edges": [list(e) for e in self.edges],
             "outputs": list(self.outputs),
@@ -391,4 +398,5 @@ def _node_from_dict(d) -> Node:
     if not isinstance(fused, list):
         raise WinohdlError(f"node {name!r}: fused must be a list of node names")
     return Node(d["name"], kind, tuple(d["inputs"]), tuple(d["shape"]), attrs, decision, d.get("relu", False),
-                tuple(fused), d.get("relu_max"), nonzeros)
+                tuple(fused), d.get("relu_max"), nonzeros,
+                None if d.get("trained") is None else Trained.from_dict(d["trained"]))

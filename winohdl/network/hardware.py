@@ -31,6 +31,7 @@ from winohdl.cards import best_card
 
 from .graph import Kind
 from .quant import QuantLayer, QuantNetwork
+from .shortcut import main_and_shortcut
 
 
 def network_stages(qnet: QuantNetwork) -> list:
@@ -80,22 +81,15 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
 
 def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
     """The residual sum: the input behind more convolutions is the main branch, the other the shortcut,
-    whose FIFO holds a whole frame. Less can deadlock (the fork, the branches and the sum waiting on each
-    other) or slow the network (docs/history.md: FIFOs sized to the branches' data dependence alone)."""
-    depth = [_convolutions_behind(qnet, i) for i in q.inputs]
-    main, short = (0, 1) if depth[0] >= depth[1] else (1, 0)
+    whose FIFO is as deep as the node's decision says (sized from the plan's schedule:
+    :mod:`winohdl.network.shortcut`), a whole frame where it says nothing. Shallower than the main
+    branch holds, the fork, the branches and the sum wait on each other or the network slows."""
+    main, short = main_and_shortcut(qnet.layer, q)
     align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
     lanes = q.decision.lanes
-    frame = math.prod(shape[1:]) // lanes
-    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, frame,
+    depth = q.decision.shortcut or math.prod(shape[1:]) // lanes
+    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, depth,
                     (srcs[main][0], srcs[short][0]), high=q.relu_max)
-
-
-def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
-    """The most convolutions on any path from the input to layer ``name``."""
-    q = qnet.layer(name)
-    own = int(q.kind == Kind.CONV)
-    return own + max((_convolutions_behind(qnet, i) for i in q.inputs), default=0)
 
 
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
@@ -109,7 +103,8 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
     beats = EngineModel(o, dp, kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
     return ConvStage(q.name, plan, tuple(pack(b, plan.w_width) for b in beats),
-                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max)
+                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max,
+                     multiplier=tuple(q.multiplier))
 
 
 def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:

@@ -16,13 +16,21 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.fixed import requantise
 
 from .graph import Kind
+from .quant_trained import clip_bound
 from .quant import ACT_BITS, QuantLayer, QuantNetwork, check_batch, pool_counts, quantise_clipped
 from .windows import window_max, window_sum, windows
 
 
 def quantise_input(qnet: QuantNetwork, x) -> np.ndarray:
-    """Float inputs ``(N, *input_shape[1:])`` as the network's int8 input (half to even, saturated)."""
-    return quantise_clipped(check_batch(qnet.graph, x, "inputs"), qnet.input.exponent, ACT_BITS)
+    """Float inputs ``(N, *input_shape[1:])`` as the network's int8 input (half to even, saturated).
+
+    With a trained input scale ``s``: ``x / s`` divided in float32, as ONNX ``QuantizeLinear`` and the
+    framework's quantiser do, then rounded half to even."""
+    x = check_batch(qnet.graph, x, "inputs")
+    if qnet.input.scale is None:
+        return quantise_clipped(x, qnet.input.exponent, ACT_BITS)
+    steps = (x.astype(np.float32) / np.float32(qnet.input.scale)).astype(np.float64)
+    return quantise_clipped(steps, 0, ACT_BITS)
 
 
 def run_integer(qnet: QuantNetwork, x_q) -> dict[str, np.ndarray]:
@@ -66,6 +74,16 @@ def _per_channel(acc: np.ndarray, shifts, relu: bool) -> np.ndarray:
     return out
 
 
+def _multiplied(acc: np.ndarray, q: QuantLayer) -> np.ndarray:
+    """Channel ``k`` (axis 1) as ``requantise(acc * M[k], shift[k])`` (:mod:`winohdl.network.multiplier`);
+    the accumulator clipped first where it saturates anyway, so ``acc * M`` is exact in int64."""
+    out = np.empty_like(acc)
+    for k, (M, s) in enumerate(zip(q.multiplier, q.requant_shift)):
+        c = clip_bound(M, s)
+        out[:, k] = requantise(np.clip(acc[:, k], -c, c) * M, s, ACT_BITS, q.relu)
+    return out
+
+
 def _layer(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.ndarray:
     out = _unclamped(qnet, q, xs)
     return out if q.relu_max is None else np.minimum(out, q.relu_max)
@@ -78,7 +96,11 @@ def _unclamped(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.nd
         acc = _conv(q, x) if k == Kind.CONV else x @ q.weight.T
         if q.bias is not None:
             acc = acc + q.bias.reshape((-1,) + (1,) * (acc.ndim - 2))
-        return acc if q.logits else _per_channel(acc, shifts["shift"], q.relu)
+        if q.logits:
+            return acc
+        if q.multiplier:
+            return _multiplied(acc, q)
+        return _per_channel(acc, shifts["shift"], q.relu)
     if k == Kind.ADD:
         total = sum(v << a for v, a in zip(xs, shifts["align"]))   # aligned to the finer exponent: exact
         return _requant(total, shifts["shift"], q.relu)

@@ -99,9 +99,9 @@ def _imported(spec: str, input_shape, weights) -> Graph:
         input_shape = _checked_shape(input_shape)
     if spec.startswith("torchvision:"):
         return _torchvision(spec.partition(":")[2], input_shape)
-    if spec.endswith(".onnx"):
-        from .onnx_import import from_onnx
-        return from_onnx(_existing(spec), input_shape)
+    if spec.endswith(".onnx"):     # with quantisers (QONNX, QCDQ): their trained scales are kept
+        from .qonnx_import import from_any_onnx
+        return from_any_onnx(_existing(spec), input_shape)
     if spec.endswith(".pt2"):
         return _load_program(_existing(spec), input_shape)
     if spec.endswith(STABLEHLO):

@@ -52,10 +52,11 @@ class _Builder:
         self.inits.append(numpy_helper.from_array(np.asarray(array), name))
         return name
 
-    def scale(self, name: str, exponents, dtype=np.int8) -> tuple[str, str]:
-        """Scale ``2**e`` (float32) and zero point 0 of ``dtype``: scalars, or per channel for a list."""
+    def scale(self, name: str, exponents, dtype=np.int8, real: float | None = None) -> tuple[str, str]:
+        """Scale ``2**e`` (float32; ``real`` instead where given) and zero point 0 of ``dtype``: scalars,
+        or per channel for a list."""
         e = np.asarray(exponents, dtype=np.float64)
-        self.const(f"{name}::scale", (2.0 ** e).astype(np.float32))
+        self.const(f"{name}::scale", (2.0 ** e if real is None else np.asarray(real)).astype(np.float32))
         self.const(f"{name}::zero_point", np.zeros(e.shape, dtype=dtype))
         return f"{name}::scale", f"{name}::zero_point"
 
@@ -88,7 +89,8 @@ def to_onnx(qnet: QuantNetwork, expose_all: bool = True) -> onnx.ModelProto:
     """The QDQ model of ``qnet``: input ``x`` (float32, batch first), outputs every layer (or only the
     network's outputs with ``expose_all=False``), int8 except the logits (float32, ``acc * 2**e``)."""
     b = _Builder(qnet)
-    s, z = b.scale(f"{qnet.input.name}::out", qnet.input.exponent)
+    # a trained input scale is the one real scale in the model: the layers after it work in integer units
+    s, z = b.scale(f"{qnet.input.name}::out", qnet.input.exponent, real=qnet.input.scale)
     b.op("QuantizeLinear", [INPUT, s, z], qnet.input.name)
     for q in qnet.layers[1:]:
         _layer(b, q)
@@ -116,7 +118,9 @@ def _layer(b: _Builder, q: QuantLayer) -> None:
                          dilations=list(a.dilation), pads=list(a.padding) * 2, group=a.groups)
         else:
             value = b.op("Gemm", operands, q.name if q.logits else f"{q.name}::gemm", transB=1)
-        if not q.logits:
+        if q.multiplier:
+            _multiplied(b, q, value)
+        elif not q.logits:
             b.quantised(q, value)
         return
     if k == Kind.ADD:
@@ -139,6 +143,29 @@ def _layer(b: _Builder, q: QuantLayer) -> None:
     else:
         raise AssertionError(f"no QDQ rule for {k}")  # every Kind is handled above
     b.quantised(q, value)
+
+
+def _multiplied(b: _Builder, q: QuantLayer, acc: str) -> None:
+    """The trained requantisation ``sat(round(acc * M[k] / 2**shift[k]))`` of the accumulator ``acc``
+    (float32 holding whole numbers, exact below 2**24) in float64: the accumulator clipped where it
+    saturates anyway, times ``M`` (exact: below 2**53, checked when quantised), times ``2**-shift``
+    (exact), ``Round`` (half to even), the clamps, ``Cast`` to int8. Every value is a whole number or an
+    exactly scaled one, so every CPU computes the same integers; no integer kernel is involved."""
+    from .quant_trained import clip_bound
+    per = (-1,) + (1,) * (len(q.shape) - 2)       # one value per output channel (axis 1)
+    clip = np.array([clip_bound(M, s) for M, s in zip(q.multiplier, q.requant_shift)], dtype=np.float64).reshape(per)
+    x = b.op("Cast", [acc], f"{q.name}::acc64", to=TensorProto.DOUBLE)
+    x = b.op("Max", [x, b.const(f"{q.name}::clip::low", -clip)], f"{q.name}::clip_low")
+    x = b.op("Min", [x, b.const(f"{q.name}::clip::high", clip)], f"{q.name}::clip_high")
+    x = b.op("Mul", [x, b.const(f"{q.name}::M", np.array(q.multiplier, dtype=np.float64).reshape(per))],
+             f"{q.name}::times_m")
+    scale = np.array([2.0 ** -s for s in q.requant_shift], dtype=np.float64).reshape(per)
+    x = b.op("Mul", [x, b.const(f"{q.name}::shift", scale)], f"{q.name}::shifted")
+    x = b.op("Round", [x], f"{q.name}::round")
+    low = b.const(f"{q.name}::low", np.array(0.0 if q.relu else -128.0))
+    x = b.op("Max", [x, low], f"{q.name}::sat_low")
+    x = b.op("Min", [x, b.const(f"{q.name}::high", np.array(127.0))], f"{q.name}::sat_high")
+    b.op("Cast", [x], q.name, to=TensorProto.INT8)
 
 
 def _weights(b: _Builder, q: QuantLayer, what: str, exponents, dtype) -> str:

@@ -19,28 +19,33 @@ from __future__ import annotations
 
 from winohdl.core.errors import WinohdlError
 
-from .decision import UnitDecision, engine_decision, layer_mask
+from .decision import KERNEL_WIDTH, UnitDecision, engine_decision, layer_mask
+from .trained import kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
+from .shortcut import with_shortcuts
 
 
 def decide_smallest(graph: Graph) -> Graph:
     """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
     (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers;
     pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
-    build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises."""
+    build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises. Each sum's
+    shortcut FIFO is sized from these engines at their period, as a plan sizes it
+    (:func:`winohdl.network.shortcut.with_shortcuts`)."""
     decisions = {}
     for n in graph.nodes:
         if n.kind == Kind.CONV:
             one = all(k == 1 for k in n.attrs.kernel)
             tile = None if one else (2,) * len(n.attrs.kernel)
             mask = layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None   # zeros skipped
-            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile, kernel_mask=mask)
+            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
+                                                kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=mask)
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:
             decisions[n.name] = UnitDecision(1)
-    return graph.with_decisions(decisions)
+    return graph.with_decisions(with_shortcuts(graph, decisions))
 
 
 def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:

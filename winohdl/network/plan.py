@@ -8,7 +8,9 @@ node's cycles per frame (every node its own engine, all running at once: a dataf
 direct engines allowed there too is faster or the one without does not fit (a note then names the
 layers kept direct), and every other convolution any candidate (Winograd where it pays, direct
 where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
-the baseline beside it (:func:`plan_both`).
+the baseline beside it (:func:`plan_both`). Where the DSP blocks bind a plan (or alone do not fit),
+it is planned again with multipliers in the fabric too and kept where that is faster (or fits), its
+DSP blocks then refilled (``fabric``: on by default, ``--dsp-only`` off).
 
 A plan that does not fit says so (:attr:`NetworkPlan.fits`, :attr:`NetworkPlan.verdict`): by how much
 per resource, what takes most of it, and what would fit (a bigger part of the device table, or
@@ -23,7 +25,7 @@ import enum
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hdl.engine.sparsity import BlockSchedule
 from winohdl.core import progress
@@ -32,10 +34,12 @@ from winohdl.core.errors import WinohdlError
 
 from .budget import RESOURCES, Budget, names
 from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
-                         other_candidates, winograd_geometries)
-from .fold import fold, least_dsp, totals
+                         other_candidates, refill_dsp, winograd_geometries)
+from .fold import fold, least_dsp, over, totals
+from .shortcut import sized_adds
 from .decision import Decision, decision_from_json, engine_decision, label, layer_mask
 from .graph import DECIDED, Graph, Kind
+from .trained import kernel_width
 
 FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
 WINOGRAD_SLACK = 0.005
@@ -241,13 +245,14 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
         if n.kind not in DECIDED:
             continue        # no hardware of its own (the input, ReLU and clamps, flatten)
         x = shapes[n.inputs[0]]
+        ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width))   # trained weights below 8 bits
         if n.kind == Kind.CONV:
             geometries: list = [None]
             if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
-            out[n.name] = conv_candidates(n, x, geometries, ctx, _mask(graph, n))
+            out[n.name] = conv_candidates(n, x, geometries, ctx_n, _mask(graph, n))
         else:
-            out[n.name] = other_candidates(n, x, ctx)
+            out[n.name] = other_candidates(n, x, ctx_n)
         tick()
     return out
 
@@ -355,14 +360,15 @@ def _weights_bits(graph: Graph, data_width: int) -> int:
 
 
 def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
-                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True) -> NetworkPlan:
+                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True, fabric: bool = True) -> NetworkPlan:
     """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
-    derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests."""
-    return _plan(graph, part, budget, clock_mhz, mode, derive)[0]
+    derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests;
+    ``fabric=False`` builds every multiplier in a DSP block (see :func:`_with_fabric`)."""
+    return _plan(graph, part, budget, clock_mhz, mode, derive, fabric)[0]
 
 
 def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: PlanMode,
-          derive: bool) -> tuple[NetworkPlan, dict]:
+          derive: bool, fabric: bool = True) -> tuple[NetworkPlan, dict]:
     """:func:`plan_network`, and the candidates it chose among (the eager ones)."""
     mode = PlanMode(mode)
     ctx = Context(part, budget)
@@ -371,6 +377,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         tick = lambda: bar.update(1)  # noqa: E731
         eager = _candidates(graph, mode, ctx, False, tick)
         folding = fold(eager, budget, tick)
+        pool = eager   # the candidates the kept folding chose among
         forced = _winograd_only(graph, eager) if mode is PlanMode.WINOGRAD else eager
         forced_used = False
         if forced is not eager:
@@ -379,13 +386,13 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
                 # neither fits: the plan shown is the Winograd one, the all-direct minimum beside it
                 notes.append("neither plan fits; with direct engines on every convolution it would need "
                              + _fits_text(totals(folding.chosen), budget))
-                folding, forced_used = tried, True
+                folding, forced_used, pool = tried, True, forced
             elif tried.fits and (not folding.fits or (t := _cycles(tried.chosen)) <= (1 + WINOGRAD_SLACK) * (
                     b := _cycles(folding.chosen))):
                 if folding.fits and t > b:
                     notes.append(f"a Winograd tile on every 3x3 stride-1 convolution: {t:,} cycles a frame, within "
                                  f"{WINOGRAD_SLACK:.1%} of the {b:,} without")
-                folding, forced_used = tried, True
+                folding, forced_used, pool = tried, True, forced
             else:
                 kept = [x for x in forced if folding.chosen[x].decision.geometry is None and forced[x] is not eager[x]]
                 notes.append(f"direct engines kept for {', '.join(kept)}: with a Winograd tile on every 3x3 "
@@ -396,17 +403,65 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
             notes.append(f"{', '.join(lazy)} not planned (asked not to derive their datapaths)")
         elif lazy and folding.fits and "dsp" in folding.binding and _lazy_could_help(graph, eager, folding, budget):
             every = _candidates(graph, mode, ctx, True, tick)
-            richer = fold(_winograd_only(graph, every) if forced_used else every, budget, tick)
+            richer_pool = _winograd_only(graph, every) if forced_used else every
+            richer = fold(richer_pool, budget, tick)
             if richer.fits and _better(richer.chosen, folding.chosen):
-                folding = richer
+                folding, pool = richer, richer_pool
             notes.append(f"DSP blocks bound the plan, so {', '.join(lazy)} were derived and planned too")
         elif lazy:
             notes.append(f"{', '.join(lazy)} not planned: they save DSP blocks only (their weights take more "
                          f"block RAM), and no plan with them could be faster within this budget's DSP blocks")
-    layers = _layers(graph, folding.chosen)
+        if fabric and "dsp" in folding.binding and replace(ctx, fabric=True).fabric_allowed:
+            folding, pool = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, pool, forced_used, notes,
+                                         tick)
+        chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
+        if any(c.fabric_lanes for c in chosen.values()):   # a fold again may leave DSP blocks spare
+            chosen = refill_dsp(chosen, budget)
+    layers = _layers(graph, chosen)
+    fits = not over(totals(chosen), budget)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
-    verdict = _verdict(layers, folding.fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
-    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, folding.fits, verdict, tuple(notes)), eager
+    verdict = _verdict(layers, fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
+    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, fits, verdict, tuple(notes)), eager
+
+
+def _shortcuts_sized(graph: Graph, folding, pool: dict, ctx: Context, tick) -> dict:
+    """The folding's choice with each add's shortcut FIFO sized from the chosen branches at the chosen
+    period (:mod:`winohdl.network.shortcut`; the fold counted whole frames). Where block RAM bound the
+    fold, it is folded again with the adds at those sizes (the saving may buy a faster plan), and that
+    plan, sized again at its own period, is kept if it fits and is better."""
+    chosen, pixels = sized_adds(graph, folding.chosen, ctx)
+    if not folding.fits or "bram" not in folding.binding or not pixels:
+        return chosen
+    at = {**pool, **{a: other_candidates(graph.node(a), graph.node(graph.node(a).inputs[0]).shape, ctx, px)
+                     for a, px in pixels.items() if a in pool}}
+    again = fold(at, ctx.budget, tick)
+    if not again.fits:
+        return chosen
+    resized, _ = sized_adds(graph, again.chosen, ctx)
+    return resized if not over(totals(resized), ctx.budget) and _better(resized, chosen) else chosen
+
+
+def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict, forced_used: bool, notes: list,
+                 tick) -> tuple:
+    """Where DSP blocks bound the plan: planned again with multipliers in the fabric too (each engine's
+    output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), kept when
+    it is faster, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
+    so that the fabric takes only what the blocks cannot. Returns the folding kept and the candidates it
+    chose among."""
+    every = _candidates(graph, mode, ctx, False, tick)
+    richer_pool = _winograd_only(graph, every) if forced_used else every
+    richer = fold(richer_pool, ctx.budget, tick)
+    if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
+        notes.append("DSP blocks bound the plan; multipliers in the fabric did not make it faster within "
+                     "the budget")
+        return folding, pool
+    chosen = refill_dsp(richer.chosen, ctx.budget)
+    lanes = sum(c.fabric_lanes for c in chosen.values())
+    mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
+    before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
+    notes.append(f"DSP blocks bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
+                 f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
+    return replace(richer, chosen=chosen), richer_pool
 
 
 def _winograd_only(graph: Graph, candidates: dict) -> dict:
@@ -432,10 +487,13 @@ def _better(a: dict, b: dict) -> bool:
 
 
 def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "",
-              derive: bool = True) -> Plans:
-    """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock."""
+              derive: bool = True, fabric: bool = True) -> Plans:
+    """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock (and both with
+    multipliers in the fabric where DSP blocks bind them, unless ``fabric`` is False)."""
     t0 = time.perf_counter()
-    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive)
-    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT)
+    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive, fabric)
+    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT, fabric=fabric)
     chosen = least_dsp(candidates, direct.cycles) if direct.fits else None
+    if chosen is not None:   # its adds' FIFOs at the sizes those engines need, as a plan's
+        chosen, _ = sized_adds(graph, chosen, Context(part, budget))
     return Plans(network, wino, direct, time.perf_counter() - t0, None if chosen is None else totals(chosen))

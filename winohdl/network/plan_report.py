@@ -23,7 +23,9 @@ def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
     for x in plan.layers:
         mark = "<- bottleneck" if x.node == plan.bottleneck else ""
         d = x.decision
-        rows.append((x.node, x.operator, x.shape, x.algorithm, d.buffering, f"{d.parallel_out}/{d.parallel_in}",
+        # "4f2/1": PK 4, the last 2 of them multiplying in the fabric
+        fabric = f"f{d.fabric_lanes}" if d.fabric_lanes else ""
+        rows.append((x.node, x.operator, x.shape, x.algorithm, d.buffering, f"{d.parallel_out}{fabric}/{d.parallel_in}",
                      f"{x.cycles:,}",
                      f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", density(x), mark))
     use = plan.totals
@@ -77,7 +79,9 @@ def _rules(part: str) -> str:
              "LUT4 + 2 x CCU2C, a model calibrated on the measured engines")
     return ("rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
             f"output's beats where more; a frame takes the slowest node's; DSP: {p.dsp.cell} per multiplier at its "
-            f"operand widths; BRAM: {bram} (LUT RAM where Yosys would put it); logic: {logic} "
+            f"operand widths (PK 4f2: the last 2 output lanes' multipliers in the fabric, counted in logic by "
+            f"{'no rule: never planned on this part' if p.fabric is None else 'the rule of the device table, fitted on Yosys mappings'}); BRAM: {bram} (LUT RAM where Yosys would put it; an add's shortcut FIFO as deep as its "
+            f"branches need at the plan's period, winohdl/network/shortcut.py); logic: {logic} "
             "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware; density: the "
             "share of a layer's weights that are not zero (a pruned network's); a convolution's kernels that are "
             "all zero (a grouped layer expanded dense, a pruned one) cost no cycle, multiplier or weight word "

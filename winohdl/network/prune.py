@@ -12,8 +12,12 @@ The rules (:class:`Pruning`, its :class:`Method` an enum):
   of every layer pruned must be a multiple of ``m`` (one error line otherwise):
   :func:`divisible_layers` names those that are.
 
-``fraction`` is the share of weights removed, in ``[0, 1)`` (0: dense); a layer's *density* is its
-share kept, in ``(0, 1]``. Biases are never pruned. A :class:`Masks` holds one read-only boolean
+Each rule applies in a :class:`Domain`: the spatial kernels, or (``winograd``) the Winograd-domain
+kernels ``U`` of a model whose stride-1 2D convolutions :func:`~winohdl.network.winograd_layer.to_winograd`
+made :class:`~winohdl.network.winograd_layer.WinogradConv2d` layers (Liu et al., ICLR 2018: the weights the
+multipliers see); the masks, the retraining and the checkpoint are the same, ``U`` being the layer's
+``weight``. ``fraction`` is the share of weights removed, in ``[0, 1)`` (0: dense); a layer's *density*
+is its share kept, in ``(0, 1]``. Biases are never pruned. A :class:`Masks` holds one read-only boolean
 array per layer (True: kept), its layer's name and shape; :func:`prune` computes them from weights
 (numpy, keyed by layer), :func:`apply` returns the pruned weights.
 
@@ -52,22 +56,33 @@ class Method(str, enum.Enum):
     NM = "n:m"
 
 
+class Domain(str, enum.Enum):
+    """Which weights a rule prunes: the spatial kernels ``g``, or the Winograd-domain kernels ``U`` of a
+    model whose stride-1 2D convolutions :func:`~winohdl.network.winograd_layer.to_winograd` replaced."""
+
+    SPATIAL = "spatial"
+    WINOGRAD = "winograd"
+
+
 @dataclass(frozen=True)
 class Pruning:
     """A rule: ``method`` with ``fraction`` in ``[0, 1)`` (magnitude) or the pattern ``n`` of ``m`` (N:M,
-    ``1 <= n <= m``; its fraction is ``1 - n / m``)."""
+    ``1 <= n <= m``; its fraction is ``1 - n / m``), applied in ``domain`` (the caller puts the model in
+    that domain: :func:`~winohdl.network.winograd_layer.to_winograd`)."""
 
     method: Method
     fraction: float = 0.0
     n: int = 0
     m: int = 0
+    domain: Domain = Domain.SPATIAL
 
     def __post_init__(self):
-        try:
-            object.__setattr__(self, "method", Method(self.method))
-        except ValueError:
-            raise WinohdlError(f"pruning method must be one of {', '.join(m.value for m in Method)}, "
-                               f"got {str(self.method)[:40]!r}") from None
+        for name, kind in (("method", Method), ("domain", Domain)):
+            try:
+                object.__setattr__(self, name, kind(getattr(self, name)))
+            except ValueError:
+                raise WinohdlError(f"pruning {name} must be one of {', '.join(m.value for m in kind)}, "
+                                   f"got {str(getattr(self, name))[:40]!r}") from None
         if self.method is Method.NM:
             if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.n, self.m)) \
                     or not 1 <= self.n <= self.m:
@@ -82,19 +97,24 @@ class Pruning:
 
     def describe(self) -> str:
         if self.method is Method.NM:
-            return f"{self.n}:{self.m} along input channels"
-        return f"magnitude {100 * self.fraction:g}% {'global' if self.method is Method.MAGNITUDE_GLOBAL else 'per layer'}"
+            text = f"{self.n}:{self.m} along input channels"
+        else:
+            text = (f"magnitude {100 * self.fraction:g}% "
+                    f"{'global' if self.method is Method.MAGNITUDE_GLOBAL else 'per layer'}")
+        return text + (", Winograd domain" if self.domain is Domain.WINOGRAD else "")
 
     def to_json(self) -> dict:
-        return {"method": self.method.value, "fraction": self.fraction, "n": self.n, "m": self.m}
+        return {"method": self.method.value, "fraction": self.fraction, "n": self.n, "m": self.m,
+                "domain": self.domain.value}
 
     @classmethod
     def from_json(cls, data) -> "Pruning":
         if not isinstance(data, dict):
-            raise WinohdlError("a pruning rule must be an object (method, fraction, n, m)")
+            raise WinohdlError("a pruning rule must be an object (method, fraction, n, m, domain)")
+        domain = data.get("domain", Domain.SPATIAL.value)          # checkpoints before domains: spatial
         if data.get("method") == Method.NM.value:
-            return cls(Method.NM, n=data.get("n"), m=data.get("m"))
-        return cls(data.get("method"), data.get("fraction"))
+            return cls(Method.NM, n=data.get("n"), m=data.get("m"), domain=domain)
+        return cls(data.get("method"), data.get("fraction"), domain=domain)
 
 
 @dataclass(frozen=True)
@@ -267,11 +287,14 @@ def divisible_layers(shapes: dict[str, tuple[int, ...]], m: int) -> list[str]:
 # ---- PyTorch: masks from a module, applied, kept applied through training --------------------------------
 
 def _prunable(module) -> dict:
-    """The module's convolution and linear submodules by qualified name (dense, groups 1, the only ones)."""
+    """The module's convolution, Winograd-domain (:mod:`winohdl.network.winograd_layer`, its ``U``) and
+    linear submodules by qualified name (dense, groups 1, the only ones)."""
     from torch import nn
+
+    from .winograd_layer import WinogradConv2d
     out = {}
     for name, sub in module.named_modules():
-        if isinstance(sub, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        if isinstance(sub, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, WinogradConv2d)):
             if getattr(sub, "groups", 1) != 1:
                 raise WinohdlError(f"layer {name[:60]!r} is a grouped convolution: pruning takes dense ones")
             out[name] = sub
@@ -420,8 +443,18 @@ def load_checkpoint(path, module) -> Masks:
 
 
 def load_into(module, state: dict, masks: Masks, what: str) -> None:
-    """``state`` loaded strictly into ``module`` after the masks are checked against its layers."""
+    """``state`` loaded strictly into ``module`` after the masks are checked against its layers (and the
+    domain: a Winograd-domain checkpoint loads only into a model with Winograd-domain layers)."""
+    from .winograd_layer import WinogradConv2d
     subs = _prunable(module)
+    winograd = [k for k, v in subs.items() if isinstance(v, WinogradConv2d)]
+    if masks.pruning.domain is Domain.WINOGRAD and not winograd:
+        raise WinohdlError(f"{what} was pruned in the Winograd domain (weights U per (k, c)): it loads into "
+                           f"winograd_layer.to_winograd(model), not the spatial model; the network compiler "
+                           f"does not take Winograd-domain layers yet")
+    if masks.pruning.domain is Domain.SPATIAL and winograd:
+        raise WinohdlError(f"{what} holds spatial weights; the model computes layer {winograd[0][:60]!r} in the "
+                           f"Winograd domain")
     check_masks(masks, {k: tuple(v.weight.shape) for k, v in subs.items()}, "the model")
     own = module.state_dict()
     bad = sorted(set(own) ^ set(state))

@@ -107,6 +107,21 @@ class QuantLayer:
         How the layer is built: its graph node's, as the planning pass put it there.
     relu_max : int or None
         With ``relu``, the clamp above in output steps (ReLU6: 6 / 2**exponent, a whole number).
+    scale : float or None
+        Trained scales (:mod:`winohdl.network.quant_trained`): the output's real scale, ``value = q *
+        scale`` (``exponent`` is then 0: the ONNX model and the shifts work in integer units); None: the
+        scale is ``2**exponent``.
+    multiplier, requant_shift : tuple of int
+        Trained scales: per output channel, the requantisation ``round(acc * M / 2**shift)``
+        (:mod:`winohdl.network.multiplier`); empty for a power-of-two layer (M = 1, the shift is
+        ``shifts()``'s).
+    weight_scales : tuple of float
+        Trained scales: the weights' per output channel.
+    weight_bits : int
+        The weights' width (2 to 8).
+    differ : tuple of int
+        Trained scales: per output channel, the accumulator values where ``M / 2**shift`` rounds
+        otherwise than the trained ratio (0 everywhere: exact for every reachable accumulator).
     """
 
     name: str
@@ -124,6 +139,17 @@ class QuantLayer:
     bound: tuple[int, ...] = ()
     decision: Decision | None = None
     relu_max: int | None = None
+    scale: float | None = None
+    multiplier: tuple[int, ...] = ()
+    requant_shift: tuple[int, ...] = ()
+    weight_scales: tuple[float, ...] = ()
+    weight_bits: int = WEIGHT_BITS
+    differ: tuple[int, ...] = ()
+
+    @property
+    def real_scale(self) -> float:
+        """The real value of one output step."""
+        return 2.0 ** self.exponent if self.scale is None else self.scale
 
     @property
     def bits(self) -> int:
@@ -176,6 +202,8 @@ class QuantNetwork:
             e_in = self.layer(q.inputs[0]).exponent
             if q.logits:
                 return {"shift": None}
+            if q.multiplier:
+                return {"shift": list(q.requant_shift), "multiplier": list(q.multiplier)}
             return {"shift": [q.exponent - e_in - ew for ew in q.weight_exponents]}
         if q.kind == Kind.ADD:
             es = [self.layer(i).exponent for i in q.inputs]
@@ -215,25 +243,30 @@ class QuantNetwork:
                 d["bias_exponents"] = [e + self.layer(q.inputs[0]).exponent for e in q.weight_exponents]
             if q.logits:
                 d["logits"] = True
+            d.update(_trained_json(q))
             d.update(self.shifts(q))
             if q.bound:
                 d["max_partial_sum"] = max(q.bound)
             layers.append(d)
         data = {"format": FORMAT, "calibration": self.calibration, "activation_bits": ACT_BITS,
-                "weight_bits": WEIGHT_BITS, "bias_bits": BIAS_BITS, "rounding": "half to even",
+                "weight_bits": max([q.weight_bits for q in self.layers if q.weight is not None], default=WEIGHT_BITS), "bias_bits": BIAS_BITS, "rounding": "half to even",
                 "fused": self.fused, "float32_exact": not self.float32_problems(),
                 "float32_problems": self.float32_problems(), "layers": layers}
         return _dump(data)
 
     def text(self) -> str:
         """A table, one line per layer: name, kind, exponent, requantisation shift(s), fused ReLU, bound."""
-        rows = [("layer", "kind", "exp", "shift", "fused", "max partial sum")]
+        trained = any(q.scale is not None for q in self.layers)
+        rows = [("layer", "kind", "scale" if trained else "exp", "shift", "fused", "max partial sum")]
         for q in self.layers:
             shift = self.shifts(q).get("shift")
             if isinstance(shift, list):
                 shift = f"{min(shift)}..{max(shift)}" if min(shift) != max(shift) else str(shift[0])
             shift = "int32 out" if q.logits else "" if shift is None else str(shift)
-            rows.append((q.name, q.kind.value, str(q.exponent), shift, ",".join(q.fused),
+            if q.multiplier:
+                shift += f" x M ({min(m.bit_length() for m in q.multiplier)}..{max(m.bit_length() for m in q.multiplier)} bits)"
+                shift += f", {sum(q.differ)} differ" if any(q.differ) else ""
+            rows.append((q.name, q.kind.value, str(q.exponent) if q.scale is None else f"{q.scale:.4g}", shift, ",".join(q.fused),
                          str(max(q.bound)) if q.bound else ""))
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
         return "\n".join("  ".join(f"{v:<{w}}" for v, w in zip(r, widths)).rstrip() for r in rows) + "\n"
@@ -247,6 +280,18 @@ class QuantNetwork:
             if q.bias is not None:
                 out[f"{q.name}.bias"] = q.bias.astype(np.int32)
         return out
+
+
+def _trained_json(q: QuantLayer) -> dict:
+    """quant.json's entries of a layer with trained scales (none for a power-of-two layer)."""
+    if q.scale is None:
+        return {}
+    d = {"scale": q.scale}
+    if q.weight_scales:
+        d.update(weight_scales=list(q.weight_scales), weight_bits=q.weight_bits)
+    if q.multiplier:
+        d.update(multiplier_bits=max(m.bit_length() for m in q.multiplier), differ=list(q.differ))
+    return d
 
 
 def _acc_exponents(qnet: QuantNetwork, q: QuantLayer) -> list[int]:
@@ -280,6 +325,9 @@ def quantise_network(graph: Graph, calibration, description: str = "") -> QuantN
     # the hardware's operators first (batch norm folded, ...); a fused ReLU's range is taken after its clamp
     graph = fuse_relu(imported(graph))
     calibration = check_batch(graph, calibration, "calibration inputs")
+    from .quant_trained import is_trained
+    if is_trained(graph):        # the scales it was trained with, kept: the calibration inputs only check
+        return quantise_with(graph, {}, "nothing: the scales the model was trained with (QONNX/QCDQ) are kept")
     values = run_float(graph, calibration)
     return quantise_with(graph, {n.name: _range_exponent(values[n.name]) for n in graph.nodes}, description)
 
@@ -291,6 +339,12 @@ def quantise_with(graph: Graph, ranges: dict[str, int], description: str = "") -
     ranges, a network folder reads them from quant.json (each layer's exponent; where the rules derive a
     layer's exponent instead, e.g. max pooling or the logits, its range is not read)."""
     _need_weights(graph)
+    from .quant_trained import is_trained, trained_layer
+    if is_trained(graph):
+        layers = {}
+        for node in graph.nodes:
+            layers[node.name] = trained_layer(node, layers, graph)
+        return QuantNetwork(graph, tuple(layers.values()), description)
     layers: dict[str, QuantLayer] = {}
     for node in graph.nodes:
         layers[node.name] = _clamped(node, _layer(node, node.inputs, ranges, graph, layers))

@@ -49,7 +49,9 @@ class Quantised:
     @property
     def warnings(self) -> tuple[str, ...]:
         return tuple(f"network.onnx computes in float32, which may round in layer {p}"
-                     for p in self.qnet.float32_problems())
+                     for p in self.qnet.float32_problems()) + tuple(
+            f"layer {q.name}: no multiplier up to 32 bits rounds as its trained scales do; {sum(q.differ)} accumulator "
+            f"values of its {len(q.differ)} channels give one step more or less" for q in self.qnet.layers if any(q.differ))
 
     @property
     def failed(self) -> bool:
@@ -66,6 +68,7 @@ class Quantised:
         q = self.qnet
         fused = ", ".join(f"{k} into {v}" for k, v in q.fused.items()) or "none"
         lines = [q.text().rstrip(), f"calibrated {q.calibration}", f"fused      {fused}"]
+        lines += _requant_lines(q)
         if not self.mismatches:
             lines.append(f"onnx       network.onnx equals the integer model exactly on {self.checked} inputs, "
                          f"every layer (onnxruntime, optimisations off and on; no integer kernel: on every CPU)")
@@ -92,3 +95,17 @@ def quantise_and_check(graph: Graph, calibration_path=None, labels_path=None) ->
     problems = tuple(check_onnxruntime(qnet, checked))
     acc = None if labels is None else accuracy(qnet, x, labels)
     return Quantised(qnet, to_onnx(qnet), len(checked), problems, acc, None if calibration_path is None else x)
+
+
+def _requant_lines(qnet: QuantNetwork) -> list[str]:
+    """With trained scales: each multiplied layer's multipliers and whether they are proven exact."""
+    lines = []
+    for q in qnet.layers:
+        if q.multiplier:
+            bits = sorted({m.bit_length() for m in q.multiplier})
+            width = f"{bits[0]}" if len(bits) == 1 else f"{bits[0]} to {bits[-1]}"
+            proof = ("round(acc * s_in * s_w / s_out) for every reachable accumulator (proven)" if not any(q.differ)
+                     else f"round(acc * s_in * s_w / s_out) but for {sum(q.differ)} accumulator values (one step)")
+            lines.append(f"requant    {q.name}: acc * M >> shift, M of {width} bits ({len(q.multiplier)} channels), "
+                         f"equals {proof}")
+    return lines

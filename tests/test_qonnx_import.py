@@ -1,0 +1,188 @@
+"""QONNX and QCDQ import (winohdl/network/qonnx_import.py) with the trained scales kept, requantised by an
+integer multiplier proven per channel (winohdl/network/multiplier.py, quant_trained.py): a tiny Brevitas
+digits CNN (examples/digits_brevitas) trained for one epoch, exported both ways, agrees with Brevitas,
+with onnxruntime and, through Icarus, in hardware; bad models are one error line."""
+
+import importlib.util
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from winohdl.core.errors import WinohdlError
+from winohdl.network import multiplier
+from winohdl.network.load import load_model
+from winohdl.network.onnx_export import check_onnxruntime
+from winohdl.network.qonnx_import import from_qonnx
+from winohdl.network.quant import quantise_network
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = {"w4-per-tensor": dict(weight_bits=4, per_channel=False), "w8-per-channel": dict(weight_bits=8, per_channel=True)}
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("winohdl_examples_brevitas_train",
+                                                  ROOT / "examples/digits_brevitas/train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Per configuration: the trained Brevitas model, its two exports, and 120 held-out images with labels."""
+    t = _example()
+    train_x, train_y, test_x, test_y = t.load_split()
+    made = {}
+    for name, config in CONFIGS.items():
+        net = t.train(train_x[:400], train_y[:400], epochs=1, **config)
+        made[name] = (net, t.export(net, tmp_path_factory.mktemp(name)))
+    return t, made, test_x[:120], test_y[:120]
+
+
+@pytest.mark.slow(40)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("export", ["qonnx", "qcdq"])
+def test_the_integer_model_agrees_with_brevitas_and_onnxruntime(tiny, config, export):
+    t, made, x, y = tiny
+    net, paths = made[config]
+    r = t.agreement(net, paths[export], x, y)
+    assert r["argmax"] == 1.0
+    assert min(r["layers"].values()) >= 0.999 and len(r["layers"]) == 4, r["layers"]
+    qnet = r["qnet"]
+    convs = [q for q in qnet.layers if q.kind.value == "conv"]
+    assert all(q.multiplier and not any(q.differ) for q in convs)        # proven exact for every accumulator
+    assert {q.weight_bits for q in convs} == {CONFIGS[config]["weight_bits"]}
+    assert len(set(convs[1].weight_scales)) == (16 if CONFIGS[config]["per_channel"] else 1)
+    assert int(np.abs(convs[0].weight).max()) <= (1 << (CONFIGS[config]["weight_bits"] - 1)) - 1
+    assert check_onnxruntime(qnet, x[:8]) == []
+    # the exported file's own execution (QCDQ: onnxruntime; QONNX: qonnx's execute_onnx) agrees too
+    f = t.file_agreement(qnet, paths[export], x[:40])
+    assert f["argmax"] == 1.0 and len(f["layers"]) == 3 and min(f["layers"].values()) >= 0.999, f
+
+
+def test_both_exports_give_the_same_integers(tiny):
+    _, made, x, _ = tiny
+    from winohdl.network.integer_model import quantise_input, run_integer
+    nets = [quantise_network(load_model(str(made["w8-per-channel"][1][k])), x[:4]) for k in ("qonnx", "qcdq")]
+    outs = [run_integer(q, quantise_input(q, x)) for q in nets]
+    assert np.array_equal(outs[0][nets[0].outputs[0]], outs[1][nets[1].outputs[0]])
+    assert [q.multiplier for q in nets[0].layers] == [q.multiplier for q in nets[1].layers]
+
+
+@pytest.mark.slow(40)
+def test_the_network_is_bit_exact_in_hardware(cli, tiny, tmp_path):
+    _, made, x, y = tiny
+    np.save(tmp_path / "x.npy", x[:16])
+    np.save(tmp_path / "y.npy", y[:16])
+    code, out, err = cli("network", "--model", made["w4-per-tensor"][1]["qonnx"], "--calibration", tmp_path / "x.npy",
+                         "--labels", tmp_path / "y.npy", "--sim", "icarus", "--images", "3", "-o", tmp_path / "d")
+    assert code == 0, err
+    assert "icarus    network  PASS  3 of 3 images" in out
+    assert "calibrated nothing: the scales the model was trained with (QONNX/QCDQ) are kept" in out
+    assert " x M (" in out
+    assert re.search(r"requant    node_conv2d: acc \* M >> shift, M of \d+( to \d+)? bits \(8 channels\), equals round\(acc \* "
+                     r"s_in \* s_w / s_out\) for every reachable accumulator \(proven\)", out), out
+    # the 4-bit weights carried to the hardware: each engine's weight words are 4 bits wide
+    import json
+    convs = [n for n in json.loads((tmp_path / "d" / "network.json").read_text())["nodes"] if n["kind"] == "conv"]
+    assert [n["decision"]["options"]["kernel_width"] for n in convs] == [4, 4]
+
+
+def _modified(path: Path, dest: Path, what: str) -> Path:
+    """The QONNX model with its first weight quantiser given 9 bits or a zero point of 1."""
+    model = onnx.load(str(path))
+    inits = {i.name for i in model.graph.initializer}
+    node = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] in inits)
+    if what == "unsigned":              # the quantiser after the first ReLU made unsigned (Brevitas's default)
+        node = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] not in inits
+                    and n.input[0] != model.graph.input[0].name)
+        next(a for a in node.attribute if a.name == "signed").i = 0
+    elif what == "per_output_logits":   # the final linear layer's weight scale made one per output
+        gemm = next(n for n in model.graph.node if n.op_type == "Gemm")
+        node = next(n for n in model.graph.node if n.op_type == "Quant" and n.output[0] == gemm.input[1])
+        scale = numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == node.input[1]))
+        rows = numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == node.input[0])).shape[0]
+        model.graph.initializer.append(numpy_helper.from_array(
+            np.linspace(1.0, 1.5, rows, dtype=np.float32).reshape(rows, 1) * scale, "bad_value"))
+        node.input[1] = "bad_value"
+    else:
+        index, value = (3, 9.0) if what == "bits" else (2, 1.0)
+        model.graph.initializer.append(numpy_helper.from_array(np.float32(value), "bad_value"))
+        node.input[index] = "bad_value"
+    onnx.save(model, str(dest))
+    return dest
+
+
+@pytest.mark.parametrize("what, message", [("bits", "weights must be signed, 2 to 8 bits, got signed 9"),
+                                           ("zero_point", "a non-zero zero point (1)"),
+                                           ("unsigned", "an activation quantised as unsigned 8-bit"),
+                                           ("per_output_logits", "(the logits) has a weight scale per output")])
+def test_bad_quantisers_are_one_error_line(cli, tiny, tmp_path, what, message):
+    _, made, _, _ = tiny
+    bad = _modified(made["w4-per-tensor"][1]["qonnx"], tmp_path / "bad.onnx", what)
+    code, out, err = cli("network", "--model", bad, "-o", tmp_path / "d")
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_model_with_float_parts_is_one_error_line(cli, tiny, tmp_path):
+    # the input's quantiser taken out: the first convolution would read float values
+    _, made, _, _ = tiny
+    model = onnx.load(str(made["w4-per-tensor"][1]["qonnx"]))
+    first = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] == model.graph.input[0].name)
+    for n in model.graph.node:
+        n.input[:] = [model.graph.input[0].name if i == first.output[0] else i for i in n.input]
+    model.graph.node.remove(first)
+    onnx.save(model, str(tmp_path / "float_input.onnx"))
+    code, out, err = cli("network", "--model", tmp_path / "float_input.onnx", "-o", tmp_path / "d")
+    assert code == 2 and err.count("\n") == 1 and "has no activation quantiser: a QONNX model quantises its input" in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_float_model_is_not_a_qonnx_model(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]))
+    with pytest.raises(WinohdlError, match="the model has no quantisers"):
+        from_qonnx(model)
+
+
+@pytest.mark.parametrize("scales", [(0.0078125, 0.0368, 0.0179), (0.0179, 0.0011, 0.0309), (0.5, 0.25, 0.125),
+                                    (0.01, 0.003, 0.2)])
+def test_the_multiplier_rounds_every_accumulator_as_the_exact_ratio(scales):
+    r = multiplier.ratio(*scales)
+    bound = 30000
+    m = multiplier.choose(r, bound, -128, 127)
+    assert m.differ == 0
+    reach = min(bound, math.ceil(129 / r) + 2)
+    for a in range(-reach, reach + 1):                      # brute force, exact rationals
+        assert multiplier.reference(a, r, -128, 127) == multiplier.implemented(a, m.M, m.shift, -128, 127)
+    if r.denominator & (r.denominator - 1) == 0:           # a power-of-two ratio: exact with M = its numerator
+        assert Fraction(m.M, 1 << m.shift) == r
+
+
+def test_where_no_multiplier_is_exact_the_values_that_differ_are_counted():
+    # r = 1/6: acc = 3 is a tie (0.5 -> 0) and so is acc = 9 (1.5 -> 2); M / 2**s above 1/6 rounds the first
+    # up, below it the second down: no width is exact, and the count is the brute force's
+    r = Fraction(1, 6)
+    m = multiplier.choose(r, 1000, -128, 127)
+    wrong = sum(multiplier.reference(a, r, -128, 127) != multiplier.implemented(a, m.M, m.shift, -128, 127)
+                for a in range(-1000, 1001))
+    assert m.bits == multiplier.MAX_BITS and m.differ == wrong > 0
+
+
+def test_a_narrower_multiplier_is_found_wrong_by_the_proof():
+    # the chosen M is the narrowest: one bit less (the same ratio, one shift less) rounds some accumulator otherwise
+    r = multiplier.ratio(0.0078125, 0.0368, 0.0179)
+    m = multiplier.choose(r, 30000, -128, 127)
+    M, s = round(r * (1 << (m.shift - 1))), m.shift - 1
+    reach = math.ceil(129 / r) + 2
+    assert any(multiplier.reference(a, r, -128, 127) != multiplier.implemented(a, M, s, -128, 127)
+               for a in range(-reach, reach + 1))

@@ -1,0 +1,132 @@
+"""Quantisation with the scales a model was trained with (QONNX / QCDQ): kept, not calibrated.
+
+A graph whose nodes carry :class:`~winohdl.network.trained.Trained` scales is quantised by these rules
+(the power-of-two rules of :mod:`winohdl.network.quant` are not used for it):
+
+* The input is ``round(x / s_in)`` (half to even, saturated to int8): its activation quantiser's scale.
+* A convolution's or linear layer's weights are the trained integers ``w / s_w[k]`` (whole numbers in
+  their bit width, checked); the bias is int32 at ``s_in * s_w[k]`` (half to even). The accumulator is
+  exact. Its output, at the scale ``s_out`` of the activation quantiser after it (after its fused ReLU),
+  is ``sat(round(acc * M[k] / 2**shift[k]))`` with ``M[k] / 2**shift[k]`` standing for
+  ``s_in * s_w[k] / s_out`` and proven to round every reachable accumulator as the exact ratio does
+  (:mod:`winohdl.network.multiplier`), every channel at the layer's largest shift where the multipliers
+  stay within 32 bits (one rounding circuit in the hardware); where no multiplier up to its widest does, ``differ`` counts the
+  accumulator values that differ (each by one step) and quant.txt shows them.
+* The final linear layer (the logits) is the exact accumulator at ``s_in * s_w``; its weights need one
+  scale (per tensor), so the arg-max compares like with like.
+* ReLU, max pooling and flatten keep their input's scale (a quantiser after them must repeat it).
+
+The layers' ``exponent`` is 0: shifts and ``network.onnx`` work in integer units, the real scale is
+``QuantLayer.scale``. Sums, average pooling and ReLU6 are not quantised with trained scales yet (one
+error line).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from winohdl.core.errors import WinohdlError
+
+from . import multiplier
+from .graph import Graph, Kind
+from .quant import ACT_BITS, ACT_MAG, BIAS_BITS, QuantLayer
+
+FLOAT64_EXACT = 1 << 53     # network.onnx computes acc * M in float64: exact below this
+
+
+def is_trained(graph: Graph) -> bool:
+    """The graph carries trained scales (a QONNX or QCDQ model)."""
+    return any(n.trained is not None for n in graph.nodes)
+
+
+def trained_layer(node, layers: dict, graph: Graph) -> QuantLayer:
+    """The quantised layer of ``node`` (ReLUs fused) from its trained scales and its inputs' layers."""
+    base = dict(name=node.name, kind=node.kind, inputs=node.inputs, shape=node.shape, attrs=node.attrs,
+                decision=node.decision, relu=node.relu, fused=node.fused, exponent=0)
+    k, t = node.kind, node.trained
+    if node.relu_max is not None:
+        raise WinohdlError(f"layer {node.name!r}: a clamp above (ReLU6) is not quantised with trained scales yet")
+    if k == Kind.INPUT:
+        if t is None or t.scale is None:
+            raise WinohdlError(f"the input {node.name!r} has no activation quantiser: a QONNX model quantises its input")
+        return QuantLayer(scale=t.scale, **base)
+    s_in = layers[node.inputs[0]].scale
+    if k in (Kind.RELU, Kind.MAXPOOL, Kind.FLATTEN):
+        if t is not None and t.scale is not None and np.float32(t.scale) != np.float32(s_in):
+            raise WinohdlError(f"layer {node.name!r} ({k.value}) is requantised from scale {s_in:.6g} to "
+                               f"{t.scale:.6g}: only a convolution or linear layer changes the scale")
+        return QuantLayer(scale=s_in, **base)
+    if k in (Kind.CONV, Kind.LINEAR):
+        return _weighted(node, base, s_in, node.name in graph.outputs and k == Kind.LINEAR, graph)
+    raise WinohdlError(f"layer {node.name!r} ({k.value}) is not quantised with trained scales yet (convolution, "
+                       "linear, ReLU, max pooling and flatten are)")
+
+
+def _weighted(node, base: dict, s_in: float, logits: bool, graph: Graph) -> QuantLayer:
+    t = node.trained
+    if t is None or not t.weight_scales:
+        raise WinohdlError(f"layer {node.name!r} has float weights: a QONNX model quantises every weight")
+    w = np.asarray(graph.weights[f"{node.name}.weight"], dtype=np.float64)
+    K = w.shape[0]
+    ws = t.weight_scales * K if len(t.weight_scales) == 1 else t.weight_scales
+    if len(ws) != K:
+        raise WinohdlError(f"layer {node.name!r}: {len(ws)} weight scales for {K} output channels")
+    wq = _integers(node.name, w, ws, t.weight_bits)
+    b = graph.weights.get(f"{node.name}.bias")
+    bq = None if b is None else np.array([_bias(b[k], s_in * ws[k]) for k in range(K)], dtype=np.int64)
+    bound = tuple(int(np.abs(wq[k]).sum()) * ACT_MAG + (0 if bq is None else abs(int(bq[k]))) for k in range(K))
+    common = dict(weight=wq, bias=bq, bound=bound, weight_scales=tuple(ws), weight_bits=t.weight_bits,
+                  weight_exponents=(0,) * K)
+    if logits:
+        if len(set(np.float32(ws))) != 1:
+            raise WinohdlError(f"layer {node.name!r} (the logits) has a weight scale per output: its arg-max "
+                               "compares accumulators at one scale, so quantise its weights per tensor")
+        return QuantLayer(scale=float(np.float32(s_in)) * float(np.float32(ws[0])), logits=True, **common, **base)
+    if t.scale is None:
+        raise WinohdlError(f"layer {node.name!r} has no activation quantiser after it (its output would be float)")
+    lo, hi = (0 if node.relu else -ACT_MAG), ACT_MAG - 1
+    chosen = one_shift([multiplier.choose(multiplier.ratio(s_in, ws[k], t.scale), bound[k], lo, hi)
+                        for k in range(K)])
+    for m in chosen:
+        if (clip_bound(m.M, m.shift) + 1) * m.M >= FLOAT64_EXACT:
+            raise WinohdlError(f"layer {node.name!r}: its requantisation needs a {m.bits}-bit multiplier and a "
+                               f"shift of {m.shift}, beyond float64's exact integers")
+    return QuantLayer(scale=t.scale, multiplier=tuple(m.M for m in chosen),
+                      requant_shift=tuple(m.shift for m in chosen), differ=tuple(m.differ for m in chosen),
+                      **common, **base)
+
+
+def one_shift(chosen: list) -> list:
+    """The channels' multipliers at one shift, the largest (``M << (s_max - s)``: the same ratio exactly), where
+    every one stays within :data:`~winohdl.network.multiplier.MAX_BITS`: the hardware then has one rounding
+    circuit per lane instead of one per distinct shift (bench/requant_multiplier.py measures both)."""
+    top = max(m.shift for m in chosen)
+    aligned = [replace(m, M=m.M << (top - m.shift), shift=top) for m in chosen]
+    return aligned if max(m.bits for m in aligned) <= multiplier.MAX_BITS else chosen
+
+
+def clip_bound(M: int, shift: int) -> int:
+    """An accumulator beyond ``+-clip_bound`` saturates whatever it is (``|acc * M / 2**shift| > 2**9``):
+    the integer model and network.onnx clip to it first, so ``acc * M`` stays exact in int64 and float64."""
+    return (1 << (shift + ACT_BITS + 1)) // M + 1
+
+
+def _integers(name: str, w: np.ndarray, ws, bits: int) -> np.ndarray:
+    """``w / ws[k]`` per output channel: whole numbers within ``bits`` signed, or one error line."""
+    scale = np.asarray(ws, dtype=np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
+    q = w / scale
+    r = np.rint(q)
+    top = (1 << (bits - 1))
+    if not np.array_equal(q, r) or r.min(initial=0) < -top or r.max(initial=0) > top - 1:
+        raise WinohdlError(f"layer {name!r}: its weights are not {bits}-bit integers times their trained scale")
+    return r.astype(np.int64)
+
+
+def _bias(b: float, scale: float) -> int:
+    """The bias at the accumulator's scale, half to even, saturated to int32."""
+    top = 1 << (BIAS_BITS - 1)
+    v = float(b) / scale
+    return int(min(top - 1, max(-top, np.rint(v)))) if math.isfinite(v) else 0
