@@ -100,6 +100,9 @@ def _convolutions_behind(qnet: QuantNetwork, name: str) -> int:
 
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
     """The layer engine its decision names, on the geometry's best card, with the layer's weights."""
+    if q.attrs.winograd:
+        raise WinohdlError(f"layer {q.name!r}: a Winograd-domain convolution (trained U) has no engine yet; the "
+                           "integer model and network.onnx compute it")
     if q.attrs.groups != 1:
         raise WinohdlError(f"layer {q.name!r}: a grouped convolution ({q.attrs.groups} groups) is built dense "
                            "(winohdl.network.rewrite.expand_groups; quantisation does it)")

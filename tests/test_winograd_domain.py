@@ -1,0 +1,150 @@
+"""Winograd-domain layers (WinogradConv2d) through the network compiler: imported as Winograd-domain
+convolutions, quantised (U int8 per output channel), the integer model exact, network.onnx equal to it
+on every layer, the hardware refused in one line."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from winohdl.core.errors import WinohdlError
+from winohdl.network.attrs import Conv
+from winohdl.network.float_model import run_float
+from winohdl.network.graph import Graph
+from winohdl.network.integer_model import quantise_input, run_integer
+from winohdl.network.load import load_model, load_module
+from winohdl.network.onnx_export import check_onnxruntime, mismatches, run_onnxruntime, to_onnx
+from winohdl.network.quant import quantise_network
+from winohdl.network.winograd_layer import WinogradConv2d, card_for, to_winograd
+from winohdl.network.winograd_tiles import integer_matrices, winograd_conv
+
+MODEL = """
+import torch
+from torch import nn
+
+def net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 5, 3), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(5 * 5 * 5, 3)).eval()
+"""
+
+
+def _spatial(tile_in=7):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 5, 3), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(5 * (tile_in - 2) ** 2, 3)).eval()
+
+
+def _pruned(tile=2, size=7):
+    """The spatial model in the Winograd domain, half of the second layer's U zero (odd sizes: cropped tiles)."""
+    model = to_winograd(_spatial(size), tile)
+    with torch.no_grad():
+        model[2].weight.mul_((torch.rand_like(model[2].weight) > 0.5).float())
+        model[2].weight.add_(0.01 * torch.randn_like(model[2].weight) * (model[2].weight != 0))   # U != G g
+    return model.eval()
+
+
+def _images(n=8, size=7, seed=1):
+    return np.random.default_rng(seed).normal(size=(n, 2, size, size))
+
+
+@pytest.fixture(scope="module")
+def quantised():
+    model = _pruned()
+    graph = load_module(model, (1, 2, 7, 7))
+    return model, graph, quantise_network(graph, _images(16, seed=2))
+
+
+def test_imported_as_winograd_domain_convolutions_with_u(quantised):
+    model, graph, _ = quantised
+    convs = [n for n in graph.nodes if n.kind.value == "conv"]
+    assert [n.attrs.winograd_tile for n in convs] == [(2, 2), (2, 2)]
+    assert all(n.attrs.winograd_card == card_for((2, 2), (3, 3)).content_hash() for n in convs)
+    assert np.array_equal(graph.weights[f"{convs[1].name}.weight"], model[2].weight.detach().double().numpy())
+    assert graph.weights[f"{convs[1].name}.weight"].shape == (5, 4, 16) and "winograd F(2x2,3x3) R=16" in graph.text()
+    again = Graph.from_json(graph.to_json(), dict(graph.weights))
+    assert again == graph and again.node(convs[1].name).attrs == convs[1].attrs
+    spatial = load_module(_spatial(), (1, 2, 7, 7))
+    assert "winograd" not in spatial.to_json()                 # an ordinary conv's network.json as before
+
+
+def test_the_float_model_is_the_layers_forward(quantised):
+    model, graph, _ = quantised
+    x = _images()
+    with torch.no_grad():
+        want = model.double()(torch.from_numpy(x)).numpy()
+    model.float()
+    got = run_float(graph, x)[graph.outputs[0]]
+    assert np.abs(got - want).max() < 1e-12
+
+
+@pytest.mark.parametrize("tile, padding, size", [(2, 1, 7), (2, 0, 8), (3, 1, 7), (4, 2, 5)])
+def test_the_integer_convolution_is_exact(tile, padding, size):
+    """winograd_tiles on int64 against the torch layer's forward on the same integers in float64 (exact:
+    small integers), two independent tilings; odd sizes crop the last tiles."""
+    rng = np.random.default_rng(tile + padding + size)
+    layer = WinogradConv2d(3, 4, card_for((tile, tile), (3, 3)), (padding, padding), bias=False).double()
+    u = rng.integers(-128, 128, size=tuple(layer.weight.shape)) * (rng.random(tuple(layer.weight.shape)) < 0.6)
+    x = rng.integers(-128, 128, size=(2, 3, size, size))
+    with torch.no_grad():
+        layer.weight.copy_(torch.from_numpy(u.astype(np.float64)))
+        want = layer(torch.from_numpy(x.astype(np.float64))).numpy()
+    attrs = Conv(3, 4, (3, 3), (1, 1), (1, 1), (padding, padding), bias=False, winograd_tile=(tile, tile),
+                 winograd_card=layer.card.content_hash())
+    got = winograd_conv(x.astype(np.int64), u.astype(np.int64), *integer_matrices(attrs, "t"), attrs)
+    assert got.dtype == np.int64 and np.array_equal(got, want.astype(np.int64)) and np.all(want == np.round(want))
+
+
+def test_quantised_integer_model_and_onnxruntime_agree_on_every_layer(quantised):
+    _, graph, qnet = quantised
+    conv = qnet.layer([n.name for n in graph.nodes if n.kind.value == "conv"][1])
+    assert conv.weight.shape == (5, 4, 16) and conv.weight.dtype == np.int64 and np.abs(conv.weight).max() <= 128
+    assert np.count_nonzero(conv.weight) < conv.weight.size * 0.6          # the pruned zeros stay zero
+    assert max(conv.bound) < 1 << 24 and not qnet.float32_problems()
+    x = _images(12, seed=3)
+    assert check_onnxruntime(qnet, x) == []
+    # the check can fail: a model whose U differs by one step in one word disagrees on that layer
+    expected = run_integer(qnet, quantise_input(qnet, x))
+    w = conv.weight.copy()
+    w[0, 0, 5] += 1
+    from dataclasses import replace
+    other = replace(qnet, layers=tuple(replace(q, weight=w) if q.name == conv.name else q for q in qnet.layers))
+    lines = mismatches(expected, run_onnxruntime(other, to_onnx(other), x.astype(np.float32)))
+    assert lines and lines[0].startswith(f"{conv.name}:"), lines
+
+
+def test_float_and_int8_predict_alike(quantised):
+    _, graph, qnet = quantised
+    x = _images(64, seed=4)
+    out = graph.outputs[0]
+    logits = run_integer(qnet, quantise_input(qnet, x))[out] * 2.0 ** qnet.layer(out).exponent
+    assert np.mean(logits.argmax(1) == run_float(graph, x)[out].argmax(1)) >= 0.9
+
+
+def test_a_winograd_checkpoint_loads_through_the_factory(tmp_path):
+    from winohdl.network import prune as P
+    (tmp_path / "model.py").write_text(MODEL)
+    model = to_winograd(_spatial())
+    masks = P.torch_masks(model, P.Pruning(P.Method.MAGNITUDE_GLOBAL, 0.7, domain=P.Domain.WINOGRAD))
+    P.apply_to_module(model, masks)
+    P.save_checkpoint(tmp_path / "u.pt", model, masks)
+    graph = load_model(f"{tmp_path}/model.py:net", (1, 2, 7, 7), tmp_path / "u.pt")
+    convs = [n for n in graph.nodes if n.kind.value == "conv"]
+    assert all(n.attrs.winograd for n in convs)
+    assert np.array_equal(graph.weights[f"{convs[0].name}.weight"], model[0].weight.detach().double().numpy())
+
+
+def test_bad_winograd_attributes_and_the_hardware_are_one_line(quantised):
+    _, graph, qnet = quantised
+    card = card_for((2, 2), (3, 3)).content_hash()
+    with pytest.raises(WinohdlError, match="stride 1"):
+        Conv(2, 4, (3, 3), (2, 2), (1, 1), (1, 1), winograd_tile=(2, 2), winograd_card=card)
+    with pytest.raises(WinohdlError, match="both its output tile"):
+        Conv(2, 4, (3, 3), (1, 1), (1, 1), (1, 1), winograd_tile=(2, 2))
+    with pytest.raises(WinohdlError, match="trained for another"):
+        Conv(2, 4, (3, 3), (1, 1), (1, 1), (1, 1), winograd_tile=(2, 2), winograd_card="0" * 64).weight_shape()
+    from winohdl.network.hardware import _conv
+    q = qnet.layer([n.name for n in graph.nodes if n.kind.value == "conv"][0])
+    with pytest.raises(WinohdlError, match=f"layer {q.name!r}: a Winograd-domain convolution") as e:
+        _conv(qnet, q, q.shape)
+    assert "\n" not in str(e.value)
