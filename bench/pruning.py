@@ -12,8 +12,8 @@ winohdl/network/winograd_layer.py; the linear layer stays spatial and is pruned 
 2:4 along input channels in both domains (the first convolution, one input
 channel, stays dense). Each row: the share of that domain's weights removed, the held-out float accuracy
 right after pruning and after retraining (examples/digits/prune.py), the int8 accuracy of the retrained
-network quantised (the integer model; none in the Winograd domain, which the network compiler does not
-quantise yet), and the products per frame an engine that skips zero weights would make, counted from
+network quantised (the integer model; in the Winograd domain its layers quantised as Winograd-domain
+convolutions, U int8 per output channel: winohdl/network/winograd_tiles.py), and the products per frame an engine that skips zero weights would make, counted from
 the weights (winograd_layer.multiplications: non-zero spatial weights x output positions for direct
 engines; non-zero U x tiles for F(2x2,3x3) engines, U = G g of a spatial kernel; the linear layer its
 non-zeros), as a share of the dense direct network's. Counted, not measured hardware: the engines do
