@@ -148,3 +148,23 @@ def test_bad_winograd_attributes_and_the_hardware_are_one_line(quantised):
     with pytest.raises(WinohdlError, match=f"layer {q.name!r}: a Winograd-domain convolution") as e:
         _conv(qnet, q, q.shape)
     assert "\n" not in str(e.value)
+
+
+def test_zero_operands_of_a_winograd_domain_layer_count_its_own_u(quantised):
+    """Products V[c, r] * U[k, c, r] with a zero operand, counted by brute force over every (k, c, tile, r)."""
+    from winohdl.network.winograd_tiles import input_tiles
+    from winohdl.network.zero_operands import text, zero_operands
+    _, graph, qnet = quantised
+    x_q = quantise_input(qnet, _images(5, seed=6))
+    values = run_integer(qnet, x_q)
+    rows = zero_operands(qnet, x_q)
+    for r in rows:
+        q = qnet.layer(r.layer)
+        v = input_tiles(values[q.inputs[0]], q.attrs) @ integer_matrices(q.attrs, "t")[0].T     # (N, C, T, R)
+        zero_v = (v == 0)[:, None]                                                             # (N, 1, C, T, R)
+        zero_u = (q.weight == 0)[None, :, :, None, :]                                          # (1, K, C, 1, R)
+        both = np.broadcast_to(zero_v, zero_v.shape[:1] + (q.weight.shape[0],) + zero_v.shape[2:])
+        assert r.direct is None and r.winograd.products == both.size
+        assert r.winograd.activation == int(both.sum()) and r.winograd.either == int((zero_v | zero_u).sum())
+    assert rows[1].winograd.either > rows[1].winograd.activation           # the pruned U's zeros count
+    assert text(rows).count("\n") == 3
