@@ -143,11 +143,65 @@ def test_bad_winograd_attributes_and_the_hardware_are_one_line(quantised):
         Conv(2, 4, (3, 3), (1, 1), (1, 1), (1, 1), winograd_tile=(2, 2))
     with pytest.raises(WinohdlError, match="trained for another"):
         Conv(2, 4, (3, 3), (1, 1), (1, 1), (1, 1), winograd_tile=(2, 2), winograd_card="0" * 64).weight_shape()
-    from winohdl.network.hardware import _conv
-    q = qnet.layer([n.name for n in graph.nodes if n.kind.value == "conv"][0])
-    with pytest.raises(WinohdlError, match=f"layer {q.name!r}: a Winograd-domain convolution") as e:
-        _conv(qnet, q, q.shape)
-    assert "\n" not in str(e.value)
+
+def _decided(graph, tile=2, kind="winograd"):
+    """``graph`` with each convolution an engine decision of F(tile) (or direct), PK = PC = 1."""
+    from winohdl.network.decision import engine_decision
+    from hdl.engine.modes import EngineKind
+    shapes = {n.name: n.shape for n in graph.nodes}
+    out = {}
+    for n in graph.nodes:
+        if n.kind.value == "conv":
+            d = engine_decision(n.attrs, shapes[n.inputs[0]], (tile, tile) if kind == "winograd" else None, 1, 1)
+            out[n.name] = d
+    return out
+
+
+def test_the_engine_words_give_the_layer_exactly(quantised):
+    """u_beats' words s_r U through the engine's integer card (B_int^T, A_int^T, the exact division by D)
+    equal the integer model's Winograd-domain convolution: the identity the hardware relies on."""
+    from hdl.engine.design import engine_datapath
+    from winohdl.cards import best_card
+    from winohdl.network.winograd_tiles import input_tiles
+    from winohdl.network.winograd_weights import check_decision, row_scales, u_beats
+    _, graph, qnet = quantised
+    q = qnet.layer([n.name for n in graph.nodes if n.kind.value == "conv"][1])
+    decision = _decided(graph)[q.name]
+    dp = engine_datapath(best_card(decision.options.geometry), decision.options)
+    s = dp.scaled
+    assert sorted({abs(v) for v in row_scales(s)}) == [1, 2, 4]         # F(2x2,3x3): G's halves and quarters
+    words = np.array(u_beats(q, dp), dtype=np.int64).reshape(q.weight.shape)
+    x = run_integer(qnet, quantise_input(qnet, _images(3, seed=7)))[q.inputs[0]]
+    v = input_tiles(x, q.attrs) @ np.array(s.BT, dtype=np.int64).T                  # (N, C, T, R)
+    m = np.einsum("nctr,kcr->nktr", v, words)
+    pre = m @ np.array(s.AT, dtype=np.int64).T                                       # (N, K, T, Y)
+    div = np.array(s.divisor, dtype=np.int64)
+    assert np.all(pre % div == 0)
+    want = winograd_conv(x, q.weight, *integer_matrices(q.attrs, "t"), q.attrs)
+    th, tw = -(-q.shape[2] // 2), -(-q.shape[3] // 2)
+    got = (pre // div).reshape(3, q.shape[1], th, tw, 2, 2).transpose(0, 1, 2, 4, 3, 5)
+    assert np.array_equal(got.reshape(3, q.shape[1], 2 * th, 2 * tw)[:, :, :q.shape[2], :q.shape[3]], want)
+    check_decision(type(q)(**{**q.__dict__, "decision": decision}))      # its own card, offline: accepted
+    for other in (_decided(graph, kind="direct")[q.name], _decided(graph, tile=3)[q.name]):
+        with pytest.raises(WinohdlError, match=f"layer {q.name!r}: a Winograd-domain convolution is built by") as e:
+            check_decision(type(q)(**{**q.__dict__, "decision": other}))
+        assert "\n" not in str(e.value)
+
+
+def test_the_planner_gives_a_winograd_domain_layer_an_engine_of_its_card():
+    """Both plans (every algorithm, and direct engines only: a direct engine cannot compute U) and the
+    smallest hardware build each Winograd-domain layer with its own card, F(3x3,3x3) here."""
+    from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget, device
+    from winohdl.network.passes import decide_smallest
+    from winohdl.network.plan import plan_both
+    graph = load_module(_pruned(tile=3), (1, 2, 7, 7))
+    part = device("LFE5U-85F")
+    plans = plan_both(graph, part, Budget.of(part), DEFAULT_CLOCK_MHZ, derive=False)
+    chosen = [x for plan in (plans.winograd, plans.direct) for x in plan.layers if x.operator == "conv"]
+    assert chosen and all(x.algorithm == "F(3x3,3x3)" for x in chosen), [x.algorithm for x in chosen]
+    for n in decide_smallest(graph).nodes:
+        if n.kind.value == "conv":
+            assert n.decision.kind.value == "winograd" and n.decision.options.geometry == n.attrs.card().geometry
 
 
 def test_zero_operands_of_a_winograd_domain_layer_count_its_own_u(quantised):
@@ -168,3 +222,23 @@ def test_zero_operands_of_a_winograd_domain_layer_count_its_own_u(quantised):
         assert r.winograd.activation == int(both.sum()) and r.winograd.either == int((zero_v | zero_u).sum())
     assert rows[1].winograd.either > rows[1].winograd.activation           # the pruned U's zeros count
     assert text(rows).count("\n") == 3
+
+
+@pytest.mark.slow(40)
+def test_a_winograd_domain_pruned_network_is_bit_exact_on_verilator(cli, tmp_path):
+    """``winohdl network --weights`` with a checkpoint pruned in the Winograd domain: built (each layer a
+    Winograd engine of its card reading s_r U) and streamed through Verilator, every logit equal to the
+    integer model's (the words without their row scales' signs fail: checked by hand, see the report)."""
+    from winohdl.network import prune as P
+    (tmp_path / "model.py").write_text(MODEL)
+    model = to_winograd(_spatial())
+    masks = P.torch_masks(model, P.Pruning(P.Method.MAGNITUDE_LAYER, 0.6, domain=P.Domain.WINOGRAD))
+    P.apply_to_module(model, masks)
+    P.save_checkpoint(tmp_path / "u.pt", model, masks)
+    np.save(tmp_path / "cal.npy", _images(8, seed=5))
+    code, out, err = cli("network", "--model", f"{tmp_path}/model.py:net", "--input-shape", "1x2x7x7",
+                         "--weights", tmp_path / "u.pt", "--calibration", tmp_path / "cal.npy", "--plan", "smallest",
+                         "--sim", "verilator", "--images", "3", "-o", tmp_path / "n")
+    assert code == 0, err
+    assert "verilator network  PASS  3 of 3 images" in out, out
+    assert out.count("winograd F(2x2,3x3) R=16") == 2 and "no engine" not in out

@@ -27,7 +27,8 @@ hardware.
 The network compiler imports such a layer as a Winograd-domain convolution (its card's tile and hash on
 the node, ``U`` its weight: :mod:`winohdl.network.torch_import`), quantises ``U`` to int8 and computes it
 exactly in the integer model and network.onnx (:mod:`winohdl.network.winograd_tiles`,
-:mod:`winohdl.network.onnx_winograd`); no engine takes it yet (the hardware refuses it in one line).
+:mod:`winohdl.network.onnx_winograd`), and builds it as a Winograd engine of its card reading ``U``
+(:mod:`winohdl.network.winograd_weights`).
 """
 
 from __future__ import annotations
