@@ -91,6 +91,7 @@ class Conv:
             raise WinohdlError(f"a Winograd-domain conv is 2D, stride 1, dilation 1, one group: got kernel "
                                f"{self.kernel}, tile {self.winograd_tile}, stride {self.stride}, dilation "
                                f"{self.dilation}, groups {self.groups}")
+        self.card()                   # the card exists and is the one U was trained for
 
     @property
     def winograd(self) -> bool:
