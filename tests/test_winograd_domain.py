@@ -162,18 +162,30 @@ def _decided(graph, tile=2, kind="winograd"):
     return out
 
 
-def test_the_engine_words_give_the_layer_exactly(quantised):
+@pytest.mark.parametrize("tile", [2, 3, 4])
+def test_the_engine_words_give_the_layer_exactly(quantised, tile):
     """u_beats' words s_r U through the engine's integer card (B_int^T, A_int^T, the exact division by D)
-    equal the integer model's Winograd-domain convolution: the identity the hardware relies on."""
+    equal the integer model's Winograd-domain convolution: the identity the hardware relies on. Beyond
+    F(2x2,3x3) the words (up to 36 or 576 U) leave the engine's ranges, sized for G_int g of int8 g:
+    refused in one line naming the layer and the row."""
     from hdl.engine.design import engine_datapath
     from winohdl.cards import best_card
     from winohdl.network.winograd_tiles import input_tiles
     from winohdl.network.winograd_weights import check_decision, row_scales, u_beats
     _, graph, qnet = quantised
+    if tile != 2:
+        graph = load_module(_pruned(tile=tile), (1, 2, 7, 7))
+        qnet = quantise_network(graph, _images(16, seed=2))
     q = qnet.layer([n.name for n in graph.nodes if n.kind.value == "conv"][1])
-    decision = _decided(graph)[q.name]
+    decision = _decided(graph, tile)[q.name]
     dp = engine_datapath(best_card(decision.options.geometry), decision.options)
     s = dp.scaled
+    if tile != 2:
+        with pytest.raises(WinohdlError, match=f"layer {q.name!r}: the trained U's words of row .* outside the "
+                                               "engine's") as e:
+            u_beats(q, dp)
+        assert "\n" not in str(e.value)
+        return
     assert sorted({abs(v) for v in row_scales(s)}) == [1, 2, 4]         # F(2x2,3x3): G's halves and quarters
     words = np.array(u_beats(q, dp), dtype=np.int64).reshape(q.weight.shape)
     x = run_integer(qnet, quantise_input(qnet, _images(3, seed=7)))[q.inputs[0]]
@@ -183,11 +195,11 @@ def test_the_engine_words_give_the_layer_exactly(quantised):
     div = np.array(s.divisor, dtype=np.int64)
     assert np.all(pre % div == 0)
     want = winograd_conv(x, q.weight, *integer_matrices(q.attrs, "t"), q.attrs)
-    th, tw = -(-q.shape[2] // 2), -(-q.shape[3] // 2)
-    got = (pre // div).reshape(3, q.shape[1], th, tw, 2, 2).transpose(0, 1, 2, 4, 3, 5)
-    assert np.array_equal(got.reshape(3, q.shape[1], 2 * th, 2 * tw)[:, :, :q.shape[2], :q.shape[3]], want)
+    th, tw = -(-q.shape[2] // tile), -(-q.shape[3] // tile)
+    got = (pre // div).reshape(3, q.shape[1], th, tw, tile, tile).transpose(0, 1, 2, 4, 3, 5)
+    assert np.array_equal(got.reshape(3, q.shape[1], tile * th, tile * tw)[:, :, :q.shape[2], :q.shape[3]], want)
     check_decision(type(q)(**{**q.__dict__, "decision": decision}))      # its own card, offline: accepted
-    for other in (_decided(graph, kind="direct")[q.name], _decided(graph, tile=3)[q.name]):
+    for other in (_decided(graph, kind="direct")[q.name], _decided(graph, tile=tile % 4 + 2)[q.name]):
         with pytest.raises(WinohdlError, match=f"layer {q.name!r}: a Winograd-domain convolution is built by") as e:
             check_decision(type(q)(**{**q.__dict__, "decision": other}))
         assert "\n" not in str(e.value)

@@ -2,10 +2,10 @@
 ``u = G_int g``.
 
 A Winograd engine with the kernel transform offline reads per (k, c) the R words ``u[k, c] = G_int
-g[k, c]`` of the card's integer form (:class:`hdl.scaling.ScaledCard`: ``G_int``'s row r is ``s_r``
-times ``G``'s, ``A_int^T``'s column r is ``D[o] / s_r`` times ``A^T``'s, ``B_int^T = B^T``) and
-divides ``A_int^T M`` by ``D[o]`` exactly. So the engine computes ``A^T (U * B^T d)`` from the words
-``s_r U[k, c, r]``: the row scales go into the words, the division stays exact. Each ratio is checked
+g[k, c]`` of the card's integer form (:class:`hdl.scaling.ScaledCard`: rows of ``B^T`` and ``G`` and
+columns of ``A^T`` scaled, signs folded) and divides ``A_int^T M`` by ``D[o]`` exactly. So the engine
+computes ``A^T (U * B^T d)`` from the words ``s_r U[k, c, r]``, ``s_r`` what row r's scales leave
+(:func:`row_scales`; for F(2x2,3x3) G_int's row scales: 1, 2, 4 and their signs): the division stays exact. Each ratio is checked
 (one line where a card's integer form is not of this shape), and the words against the engine's
 transformed-kernel ranges (sized for ``G_int g`` of int8 ``g``).
 """
@@ -22,20 +22,26 @@ from hdl.engine.modes import EngineKind
 from hdl.options import KernelTransform
 
 
+def _ratio(num, den, what: str) -> Fraction:
+    """The one ratio of two rows (zeros where each other's are), or one error line."""
+    ratios = {Fraction(a) / Fraction(b) for a, b in zip(num, den) if Fraction(b) != 0}
+    if len(ratios) != 1 or any((Fraction(a) == 0) != (Fraction(b) == 0) for a, b in zip(num, den)):
+        raise WinohdlError(f"the card's integer form scales {what} otherwise than by a factor: no trained U words")
+    return next(iter(ratios))
+
+
 def row_scales(scaled) -> list[int]:
-    """``s_r`` per card row: ``G_int[r] = s_r G[r]``, checked with ``B_int^T = B^T`` and
-    ``A_int^T[o, r] s_r = D[o] A^T[o, r]`` (the engine's output is then ``A^T (U * V)``)."""
+    """``s_r`` per card row: the word ``s_r U[r]`` gives, through the integer form (``B_int^T[r] = b_r
+    B^T[r]``, ``A_int^T[:, r]`` and the division by ``D``), exactly ``A^T (U * B^T d)``: ``s_r = D[o]
+    A^T[o, r] / (A_int^T[o, r] b_r)``, the same for every output o and a whole number (checked)."""
     card, scales = scaled.card, []
     for r in range(scaled.rank):
-        ratios = {Fraction(gi) / Fraction(g) for gi, g in zip(scaled.G[r], card.G[r]) if Fraction(g) != 0}
-        if len(ratios) != 1 or next(iter(ratios)).denominator != 1:
-            raise WinohdlError(f"the card's integer G row {r} is not a whole multiple of G's: no trained U words")
-        scales.append(int(next(iter(ratios))))
-    same_bt = all(Fraction(a) == Fraction(b) for ra, rb in zip(scaled.BT, card.BT) for a, b in zip(ra, rb))
-    same_at = all(Fraction(scaled.AT[o][r]) * scales[r] == scaled.divisor[o] * Fraction(card.AT[o][r])
-                  for o in range(len(card.AT)) for r in range(scaled.rank))
-    if not (same_bt and same_at):
-        raise WinohdlError("the card's integer B^T and A^T are not B^T and D A^T / s: no trained U words")
+        b = _ratio(scaled.BT[r], card.BT[r], f"B^T row {r}")
+        column = [Fraction(scaled.AT[o][r]) * b / scaled.divisor[o] for o in range(len(card.AT))]
+        s = 1 / _ratio(column, [row[r] for row in card.AT], f"A^T column {r}")
+        if s.denominator != 1:
+            raise WinohdlError(f"row {r} of the card's integer form needs the words {s} U: not whole numbers")
+        scales.append(int(s))
     return scales
 
 
