@@ -12,18 +12,20 @@ winohdl/network/winograd_layer.py; the linear layer stays spatial and is pruned 
 2:4 along input channels in both domains (the first convolution, one input
 channel, stays dense). Each row: the share of that domain's weights removed, the held-out float accuracy
 right after pruning and after retraining (examples/digits/prune.py), the int8 accuracy of the retrained
-network quantised (the integer model; none in the Winograd domain, which the network compiler does not
-quantise yet), and the products per frame an engine that skips zero weights would make, counted from
+network quantised (the integer model; in the Winograd domain its layers quantised as Winograd-domain
+convolutions, U int8 per output channel: winohdl/network/winograd_tiles.py), and the products per frame an engine that skips zero weights would make, counted from
 the weights (winograd_layer.multiplications: non-zero spatial weights x output positions for direct
 engines; non-zero U x tiles for F(2x2,3x3) engines, U = G g of a spatial kernel; the linear layer its
 non-zeros), as a share of the dense direct network's. Counted, not measured hardware: the engines do
 not skip zeros yet.
 
-Zero operands (winohdl/network/zero_operands.py) of the dense and the 90% spatial network, per
+Zero operands (winohdl/network/zero_operands.py) of the dense and the 90% global networks (spatial and
+Winograd domain; the latter has no direct products), per
 convolution: the share of products with a zero activation (and with a zero activation or weight),
 direct and in the Winograd domain, from the integer model on every held-out image.
 
-``--sim N``: the dense and the 90% spatial networks of each example planned, quantised (calibrated on
+``--sim N``: the dense and the 90% global networks (spatial and Winograd domain: its layers Winograd
+engines of their card reading the trained U) of each example planned, quantised (calibrated on
 256 training images) and built as ``winohdl network`` builds them (the Python API), and the first N
 held-out images streamed through network.v on Verilator, every logit checked against the integer model.
 Every row is stamped (date, commit, machine). Writes the rows to ``-o`` and the zero operands beside it
@@ -148,11 +150,11 @@ def zeros(example, name: str, model, split, calibration: int) -> list[dict]:
     print(f"{example.name}, {name}: zero operands on {len(split[2])} held-out images (integer model)")
     print(text(rows), end="")
     return [{"example": example.name, "network": name, "layer": z.layer, "images": z.images,
-             "direct_zero_activation": round(z.direct.percent(z.direct.activation), 2),
-             "direct_zero_either": round(z.direct.percent(z.direct.either), 2),
+             "direct_zero_activation": None if z.direct is None else round(z.direct.percent(z.direct.activation), 2),
+             "direct_zero_either": None if z.direct is None else round(z.direct.percent(z.direct.either), 2),
              "winograd_zero_activation": None if z.winograd is None else round(z.winograd.percent(z.winograd.activation), 2),
              "winograd_zero_either": None if z.winograd is None else round(z.winograd.percent(z.winograd.either), 2),
-             "direct_products": z.direct.products // z.images,
+             "direct_products": None if z.direct is None else z.direct.products // z.images,
              "winograd_products": None if z.winograd is None else z.winograd.products // z.images, **_stamp()}
             for z in rows]
 
@@ -164,6 +166,7 @@ def simulate(example, name: str, model, split, calibration: int, images: int, wo
     t0 = time.monotonic()
     work.mkdir(parents=True, exist_ok=True)
     slug = f"{example.name}_{'dense' if name == 'dense' else 'pruned'}"    # make: no spaces or % in paths
+    slug += "_winograd" if "Winograd" in name else ""
     cal = work / f"{slug}_calibration.npy"
     np.save(cal, split[0][:calibration])
     graph = api.import_model(model, (1,) + split[2].shape[1:])
@@ -192,10 +195,12 @@ def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path) -> tupl
         r, model = row(prune_mod, example, trained, split, fraction, pruning, epochs)
         rows.append(r)
         print_row(r, base)
-        if pruning.domain is SPATIAL and pruning.method is P.Method.MAGNITUDE_GLOBAL:
-            models[fraction] = model
+        if pruning.method is P.Method.MAGNITUDE_GLOBAL:
+            models[fraction, pruning.domain] = model
     cal = example.train.CALIBRATION_IMAGES
-    picked = {k: v for k, v in (("dense", models.get(0)), ("90% global", models.get(SIM_FRACTION))) if v is not None}
+    picked = {k: v for k, v in (("dense", models.get((0, SPATIAL))), ("90% global", models.get((SIM_FRACTION, SPATIAL))),
+                                ("90% global, Winograd domain", models.get((SIM_FRACTION, P.Domain.WINOGRAD))))
+              if v is not None}
     zero_rows = [z for k, m in picked.items() for z in zeros(example, k, m, split, cal)]
     sims = [simulate(example, k, m, split, cal, sim, work) for k, m in picked.items()] if sim else []
     return rows, zero_rows, sims

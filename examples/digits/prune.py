@@ -71,13 +71,13 @@ DIGITS = Example("digits", train_mod, train_mod.digits_cnn, "examples/digits/mod
 @dataclass(frozen=True)
 class Result:
     """One pruned network: its masks, the float accuracy right after pruning and after retraining, and
-    the int8 accuracy of the retrained network quantised (held-out images; None in the Winograd domain,
-    which the network compiler does not quantise yet); the retrained model."""
+    the int8 accuracy of the retrained network quantised (held-out images; in the Winograd domain its
+    layers quantised as Winograd-domain convolutions); the retrained model."""
 
     masks: P.Masks
     pruned_float: float
     retrained_float: float
-    int8: float | None
+    int8: float
     model: nn.Module
 
 
@@ -136,8 +136,6 @@ def prune_and_retrain(trained: nn.Module, split, pruning: P.Pruning, epochs: int
     pruned = float_accuracy(model, test_x, test_y)
     if epochs:
         retrain(model, masks, train_x, train_y, epochs, seed=t.SEED, lr=example.lr)
-    if winograd:
-        return Result(masks, pruned, float_accuracy(model, test_x, test_y), None, model)
     _, acc = t.measure(model, train_x[:t.CALIBRATION_IMAGES], test_x, test_y)
     return Result(masks, pruned, acc.float, acc.int8, model)
 
@@ -208,15 +206,11 @@ def main(argv=None, example: Example = DIGITS) -> int:
     print(r.masks.text(), end="")
     print(f"dense      float {100 * dense_acc:.2f}% ({a.epochs} epochs, seed {t.SEED})")
     print(f"pruned     float {100 * r.pruned_float:.2f}% right after pruning")
-    int8 = "not quantised (Winograd domain)" if r.int8 is None else f"int8 {100 * r.int8:.2f}%"
+    int8 = f"int8 {100 * r.int8:.2f}%"
     print(f"retrained  float {100 * r.retrained_float:.2f}%, {int8} ({a.retrain} epochs under "
           f"the masks; {len(split[2])} held-out images; {seconds:.1f} s in all on {a.threads} thread"
           f"{'s' if a.threads > 1 else ''})")
     print(f"folder     {out}")
-    if r.int8 is None:
-        print("network    the network compiler does not take Winograd-domain layers yet: load pruned.pt into "
-              "winograd_layer.to_winograd(model)")
-        return 0
     print(f"plan       winohdl network --model {example.model} --input-shape {example.input_shape} "
           f"--weights {out}/pruned.pt --calibration {out}/test_images.npy --labels {out}/test_labels.npy "
           f"-o {out}/network")

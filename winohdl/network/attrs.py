@@ -6,6 +6,7 @@ Each validates itself on construction (one WinohdlError line) and describes itse
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -30,11 +31,26 @@ def _j(t) -> str:
     return "x".join(map(str, t))
 
 
+@functools.lru_cache(maxsize=None)
+def _card(tile: tuple[int, ...], kernel: tuple[int, ...]):
+    """The proven stride-1 card of ``tile`` and ``kernel`` (read once: graphs ask for it per node)."""
+    from winohdl.cards import best_card
+    from winohdl.core.geometry import Geometry
+    return best_card(Geometry(tile, kernel, (1, 1), (1, 1)))
+
+
 @dataclass(frozen=True)
 class Conv:
     """Attributes of a convolution (torch's cross-correlation, symmetric zero padding per axis).
 
     ``groups > 1`` is imported but marked (:attr:`grouped`, :attr:`depthwise`): the planner decides.
+
+    A *Winograd-domain* convolution (:attr:`winograd`: a
+    :class:`~winohdl.network.winograd_layer.WinogradConv2d` imported) has ``winograd_tile``, the output
+    tile of its card, and ``winograd_card``, the card's content hash (the card every engine is built on,
+    :func:`winohdl.cards.best_card` of that geometry; :meth:`card` finds it and checks the hash). Its
+    weights are the transformed kernels ``U`` ``(K, C, R)``, not a spatial kernel; it is 2D, stride 1,
+    dilation 1, one group. Both are empty for an ordinary convolution (and absent from network.json).
     """
 
     in_channels: int
@@ -45,6 +61,8 @@ class Conv:
     padding: tuple[int, ...]
     groups: int = 1
     bias: bool = True
+    winograd_tile: tuple[int, ...] = ()
+    winograd_card: str = ""
 
     def __post_init__(self):
         for k in ("in_channels", "out_channels", "groups"):
@@ -60,6 +78,40 @@ class Conv:
                                f"and out_channels {self.out_channels}")
         if not isinstance(self.bias, bool):
             raise WinohdlError(f"conv bias must be true or false, got {self.bias!r}")
+        self._check_winograd()
+
+    def _check_winograd(self) -> None:
+        object.__setattr__(self, "winograd_tile", ints("winograd_tile", self.winograd_tile, 1))
+        if not isinstance(self.winograd_card, str) or bool(self.winograd_tile) != bool(self.winograd_card):
+            raise WinohdlError("a Winograd-domain conv needs both its output tile and its card's hash")
+        if not self.winograd_tile:
+            return
+        if len(self.kernel) != 2 or len(self.winograd_tile) != 2 or set(self.stride) | set(self.dilation) != {1} \
+                or self.groups != 1:
+            raise WinohdlError(f"a Winograd-domain conv is 2D, stride 1, dilation 1, one group: got kernel "
+                               f"{self.kernel}, tile {self.winograd_tile}, stride {self.stride}, dilation "
+                               f"{self.dilation}, groups {self.groups}")
+        self.card()                   # the card exists and is the one U was trained for
+
+    @property
+    def winograd(self) -> bool:
+        """Whether the weights are Winograd-domain kernels ``U`` (K, C, R) (see the class docstring)."""
+        return bool(self.winograd_tile)
+
+    def card(self):
+        """The card of a Winograd-domain conv (:func:`winohdl.cards.best_card` of its tile and kernel), its
+        hash checked: the weights mean nothing under another card."""
+        card = _card(self.winograd_tile, self.kernel)
+        if card.content_hash() != self.winograd_card:
+            raise WinohdlError(f"the Winograd-domain conv's card {self.winograd_card[:12]} is not this library's "
+                               f"F({'x'.join(map(str, self.winograd_tile))},{'x'.join(map(str, self.kernel))}) "
+                               f"card ({card.content_hash()[:12]}): its weights were trained for another")
+        return card
+
+    @property
+    def rank(self) -> int:
+        """A Winograd-domain conv's card rank R (words of one transformed kernel)."""
+        return self.card().rank
 
     @property
     def grouped(self) -> bool:
@@ -70,6 +122,8 @@ class Conv:
         return self.groups > 1 and self.groups == self.in_channels
 
     def weight_shape(self) -> tuple[int, ...]:
+        if self.winograd:
+            return (self.out_channels, self.in_channels, self.rank)
         return (self.out_channels, self.in_channels // self.groups, *self.kernel)
 
     def out_size(self, sizes) -> tuple[int, ...]:
@@ -81,6 +135,8 @@ class Conv:
                 f"d{_j(self.dilation)} p{_j(self.padding)}")
         if self.grouped:
             text += f" groups={self.groups} ({'depthwise' if self.depthwise else 'grouped'})"
+        if self.winograd:
+            text += f" winograd F({_j(self.winograd_tile)},{_j(self.kernel)}) R={self.rank}"
         return text + ("" if self.bias else " no-bias")
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .attrs import Conv, Pool
 from .graph import Graph, Kind, Node
+from .winograd_tiles import card_matrices, winograd_conv
 
 
 def run_float(graph: Graph, x) -> dict[str, np.ndarray]:
@@ -51,6 +52,9 @@ def run_float(graph: Graph, x) -> dict[str, np.ndarray]:
 
 def _node(node: Node, xs: list[np.ndarray], w: dict) -> np.ndarray:
     k, a, x = node.kind, node.attrs, xs[0]
+    if k == Kind.CONV and a.winograd:      # U (K, C, R), tile by tile as WinogradConv2d computes it
+        bt, at = (m.astype(np.float64) for m in card_matrices(a))
+        return _biased(winograd_conv(x, w[f"{node.name}.weight"], bt, at, a), w.get(f"{node.name}.bias"))
     if k == Kind.CONV:
         return _conv(x, w[f"{node.name}.weight"], w.get(f"{node.name}.bias"), a)
     if k == Kind.LINEAR:

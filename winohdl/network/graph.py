@@ -368,8 +368,12 @@ def _dump(data: dict) -> str:
     return "{\n " + ",\n ".join(parts) + "\n}\n"
 
 
+_ABSENT_WHEN_EMPTY = ("winograd_tile", "winograd_card")   # a spatial conv's network.json as before
+
+
 def _attrs_to_dict(attrs) -> dict:
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.__dict__.items()}
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.__dict__.items()
+            if v or k not in _ABSENT_WHEN_EMPTY}
 
 
 def _node_from_dict(d) -> Node:

@@ -32,6 +32,7 @@ from winohdl.cards import best_card
 from .graph import Kind
 from .quant import QuantLayer, QuantNetwork
 from .shortcut import main_and_shortcut
+from .winograd_weights import check_decision, u_beats
 
 
 def network_stages(qnet: QuantNetwork) -> list:
@@ -98,9 +99,11 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
         raise WinohdlError(f"layer {q.name!r}: a grouped convolution ({q.attrs.groups} groups) is built dense "
                            "(winohdl.network.rewrite.expand_groups; quantisation does it)")
     o, kind = q.decision.options, q.decision.kind
+    check_decision(q)
     dp = engine_datapath(best_card(o.geometry), o)
     plan = plan_engine(o, dp, kind)
-    beats = EngineModel(o, dp, kind).weight_beats(q.weight)
+    # a Winograd-domain layer's trained U in place of G_int g (winohdl.network.winograd_weights)
+    beats = u_beats(q, dp) if q.attrs.winograd else EngineModel(o, dp, kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
     return ConvStage(q.name, plan, tuple(pack(b, plan.w_width) for b in beats),
                      tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max,

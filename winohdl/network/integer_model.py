@@ -19,6 +19,7 @@ from .graph import Kind
 from .quant_trained import clip_bound
 from .quant import ACT_BITS, QuantLayer, QuantNetwork, check_batch, pool_counts, quantise_clipped
 from .windows import window_max, window_sum, windows
+from .winograd_tiles import integer_matrices, winograd_conv
 
 
 def quantise_input(qnet: QuantNetwork, x) -> np.ndarray:
@@ -118,8 +119,11 @@ def _unclamped(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.nd
 
 
 def _conv(q: QuantLayer, x: np.ndarray) -> np.ndarray:
-    """The exact integer convolution ``(N, K, *out)`` (no bias): each window times the weights."""
+    """The exact integer convolution ``(N, K, *out)`` (no bias): each window times the weights; a
+    Winograd-domain one tile by tile (``B^T`` and ``A^T`` integer, checked when quantised)."""
     a = q.attrs
+    if a.winograd:
+        return winograd_conv(x, q.weight, *integer_matrices(a, f"layer {q.name!r}"), a)
     axes = len(a.kernel)
     v = windows(x, a.kernel, a.stride, a.dilation, a.padding, 0)          # (N, C, *out, *kernel)
     out = v.shape[2:2 + axes]

@@ -118,7 +118,7 @@ def _imported(spec: str, input_shape, weights) -> Graph:
         return from_jax(*model, input_shape, weights)
     _check_module(model, path, factory)
     if weights is not None:
-        _load_state(model, weights)
+        model = _load_state(model, weights)
     import torch
 
     from .torch_import import from_torch
@@ -186,9 +186,11 @@ def _call(path: Path, factory: str):
     return model
 
 
-def _load_state(model, path) -> None:
+def _load_state(model, path):
     """Load a saved ``state_dict`` (tensors only: ``torch.load(weights_only=True)``), or a pruned checkpoint
-    (:mod:`winohdl.network.prune`, its masks checked against the model), into ``model``, strictly."""
+    (:mod:`winohdl.network.prune`, its masks checked against the model), into ``model``, strictly; the
+    model loaded. A checkpoint pruned in the Winograd domain loads into the model with its convolutions
+    Winograd-domain layers (:func:`_winograd_model`)."""
     import torch
 
     p = Path(path)
@@ -203,12 +205,35 @@ def _load_state(model, path) -> None:
     from . import prune
     if prune.is_checkpoint(state):      # a pruned checkpoint: its masks checked against the model, then loaded
         what = f"pruned checkpoint {str(p)[:200]!r}"
-        prune.load_into(model, *prune.read_checkpoint(state, what), what)
-        return
+        state, masks = prune.read_checkpoint(state, what)
+        if masks.pruning.domain is prune.Domain.WINOGRAD:
+            model = _winograd_model(model, state)
+        prune.load_into(model, state, masks, what)
+        return model
     try:
         model.load_state_dict(state, strict=True)
     except Exception as exc:  # noqa: BLE001  (missing or unexpected keys, shape mismatches)
         raise WinohdlError(f"weights file {str(p)[:200]!r} does not fit the model ({_why(exc)})") from None
+    return model
+
+
+def _winograd_model(model, state: dict):
+    """``model`` in the Winograd domain (:func:`~winohdl.network.winograd_layer.to_winograd`) for a
+    checkpoint whose ``state`` was trained there: the output tile whose kernels ``U`` have the state's
+    shapes (the default tile first); ``model`` itself if it is in that domain already or none fits
+    (loading then names what does not fit)."""
+    from .winograd_layer import DEFAULT_TILE, WinogradConv2d, to_winograd
+    if any(isinstance(m, WinogradConv2d) for m in model.modules()):
+        return model
+    for tile in (DEFAULT_TILE, *sorted(set(range(1, 7)) - {DEFAULT_TILE})):
+        try:
+            candidate = to_winograd(model, tile)
+        except WinohdlError:
+            return model                    # no convolution to take the checkpoint: load_into says so
+        own = candidate.state_dict()
+        if set(own) == set(state) and all(tuple(own[k].shape) == tuple(v.shape) for k, v in state.items()):
+            return candidate
+    return model
 
 
 def _torchvision(name: str, input_shape):

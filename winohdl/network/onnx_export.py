@@ -108,7 +108,9 @@ def to_onnx(qnet: QuantNetwork, expose_all: bool = True) -> onnx.ModelProto:
 def _layer(b: _Builder, q: QuantLayer) -> None:
     k, a = q.kind, q.attrs
     xs = [b.dequantised(i) for i in q.inputs]
-    if k in (Kind.CONV, Kind.LINEAR):
+    if k == Kind.CONV and a.winograd:
+        value = _winograd(b, q, xs[0])
+    elif k in (Kind.CONV, Kind.LINEAR):
         operands = [xs[0], _weights(b, q, "weight", q.weight_exponents, np.int8)]
         if q.bias is not None:
             e_in = b.qnet.layer(q.inputs[0]).exponent
@@ -118,6 +120,7 @@ def _layer(b: _Builder, q: QuantLayer) -> None:
                          dilations=list(a.dilation), pads=list(a.padding) * 2, group=a.groups)
         else:
             value = b.op("Gemm", operands, q.name if q.logits else f"{q.name}::gemm", transB=1)
+    if k in (Kind.CONV, Kind.LINEAR):
         if q.multiplier:
             _multiplied(b, q, value)
         elif not q.logits:
@@ -143,6 +146,19 @@ def _layer(b: _Builder, q: QuantLayer) -> None:
     else:
         raise AssertionError(f"no QDQ rule for {k}")  # every Kind is handled above
     b.quantised(q, value)
+
+
+def _winograd(b: _Builder, q: QuantLayer, x: str) -> str:
+    """A Winograd-domain convolution (:mod:`winohdl.network.onnx_winograd`) and its bias, float32."""
+    from .onnx_winograd import winograd_conv
+    value = winograd_conv(b, q, x, b.qnet.layer(q.inputs[0]).shape)
+    if q.bias is None:
+        return value
+    e_in = b.qnet.layer(q.inputs[0]).exponent
+    bias = _weights(b, q, "bias", [e_in + ew for ew in q.weight_exponents], np.int32)
+    shape = b.const(f"{q.name}::bias_shape", np.array([-1, 1, 1], dtype=np.int64))
+    bias = b.op("Reshape", [bias, shape], f"{q.name}::bias_per_channel")
+    return b.op("Add", [value, bias], f"{q.name}::conv")
 
 
 def _multiplied(b: _Builder, q: QuantLayer, acc: str) -> None:

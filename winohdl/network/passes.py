@@ -38,6 +38,7 @@ def decide_smallest(graph: Graph) -> Graph:
         if n.kind == Kind.CONV:
             one = all(k == 1 for k in n.attrs.kernel)
             tile = None if one else (2,) * len(n.attrs.kernel)
+            tile = n.attrs.winograd_tile or tile          # a Winograd-domain layer: an engine of its own card
             mask = layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None   # zeros skipped
             decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
                                                 kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=mask)

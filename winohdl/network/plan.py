@@ -246,7 +246,9 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
             continue        # no hardware of its own (the input, ReLU and clamps, flatten)
         x = shapes[n.inputs[0]]
         ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width))   # trained weights below 8 bits
-        if n.kind == Kind.CONV:
+        if n.kind == Kind.CONV and n.attrs.winograd:      # trained U: only an engine of its own card computes it
+            out[n.name] = conv_candidates(n, x, [n.attrs.card().geometry], ctx_n)
+        elif n.kind == Kind.CONV:
             geometries: list = [None]
             if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]

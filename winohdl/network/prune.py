@@ -450,8 +450,7 @@ def load_into(module, state: dict, masks: Masks, what: str) -> None:
     winograd = [k for k, v in subs.items() if isinstance(v, WinogradConv2d)]
     if masks.pruning.domain is Domain.WINOGRAD and not winograd:
         raise WinohdlError(f"{what} was pruned in the Winograd domain (weights U per (k, c)): it loads into "
-                           f"winograd_layer.to_winograd(model), not the spatial model; the network compiler "
-                           f"does not take Winograd-domain layers yet")
+                           f"winograd_layer.to_winograd(model), not the spatial model")
     if masks.pruning.domain is Domain.SPATIAL and winograd:
         raise WinohdlError(f"{what} holds spatial weights; the model computes layer {winograd[0][:60]!r} in the "
                            f"Winograd domain")

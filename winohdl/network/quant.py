@@ -8,7 +8,8 @@ Every activation (node output) is an int8 ``q`` standing for ``q * 2**e``. The r
   into it (:func:`~winohdl.network.rewrite.fuse_relu`, run first): it becomes the clamp at 0 of that
   node's requantisation and the range is taken after it.
 * Convolution and linear weights are int8 with one exponent per output channel ``ew[k]`` (the same
-  rule on ``max|w[k]|``; an all-zero channel takes the smallest exponent of the others); the bias is
+  rule on ``max|w[k]|``; a Winograd-domain convolution's ``U[k]`` over all (c, r) likewise, its ``B^T``
+  and ``A^T`` integer, so ``A^T sum_c U V`` is exact at ``e_in + ew[k]``; an all-zero channel takes the smallest exponent of the others); the bias is
   int32 at ``e_in + ew[k]`` (rounded half to even, saturated). The accumulator is exact; it is
   requantised to the output with :func:`~winohdl.core.fixed.requantise` by
   ``e_out - e_in - ew[k]``.
@@ -40,6 +41,7 @@ from .rewrite import fuse_relu, imported
 from .attrs import Conv, Linear, Pool
 from .graph import Graph, Kind, _dump
 from .windows import window_sum
+from .winograd_tiles import bounds, integer_matrices
 
 FORMAT = "winohdl-quant/1"
 ACT_BITS = 8
@@ -430,7 +432,10 @@ def _weighted(base: dict, e_in: int, e_out: int, logits: bool, graph: Graph) -> 
     wq = np.stack([quantise_clipped(w[k], ews[k], WEIGHT_BITS) for k in range(w.shape[0])])
     bq = None if b is None else np.array([int(quantise_clipped(b[k], e_in + ews[k], BIAS_BITS))
                                           for k in range(w.shape[0])], dtype=np.int64)
-    sums = np.abs(wq.reshape(w.shape[0], -1)).sum(axis=1) * ACT_MAG
+    if base["kind"] == Kind.CONV and base["attrs"].winograd:    # B^T d, sum_c U V and A^T M: every partial sum (B^T, A^T integer: checked)
+        sums = bounds(wq, *integer_matrices(base["attrs"], f"layer {base['name']!r}"), ACT_MAG)
+    else:
+        sums = np.abs(wq.reshape(w.shape[0], -1)).sum(axis=1) * ACT_MAG
     bound = tuple(int(s) + (0 if bq is None else abs(int(bq[k]))) for k, s in enumerate(sums))
     if max(bound) >= 1 << 62:
         raise WinohdlError(f"node {base['name']!r}: accumulator bound {max(bound)} does not fit 62 bits")

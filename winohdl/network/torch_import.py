@@ -4,6 +4,11 @@ The model is exported for one static example input, decomposed to core aten oper
 graph walked node by node: each supported operator becomes a typed node, parameters and buffers are
 read from the exported program, eval-mode batch norm a node (folded by :mod:`winohdl.network.rewrite`).
 Anything else is one :class:`WinohdlError` naming the operator and the node.
+
+A :class:`~winohdl.network.winograd_layer.WinogradConv2d` is imported as what it is, a Winograd-domain
+convolution (its card's tile and hash on the node, its ``U`` as the weights), not as the unfold and
+products its forward traces to: it is exported as a stand-in ``Conv2d`` of the same shape, and the
+convolution node the stand-in becomes (found by its module path) takes the layer's attributes and ``U``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from winohdl.core.errors import WinohdlError
 from .importer import Builder, batch_norm_weights, clamp_kind, conv_attrs, per_axis, unsupported
 from .attrs import Linear, Pool
 from .graph import Graph, Kind
+from .winograd_layer import WinogradConv2d
 
 
 # what some of torch.export's exceptions mean, for a user who never wrote the operator they name
@@ -38,17 +44,63 @@ def from_torch(model: torch.nn.Module, example: torch.Tensor) -> Graph:
     """Export ``model`` (in eval mode) for the static input ``example`` and import it."""
     if not isinstance(model, torch.nn.Module) or not isinstance(example, torch.Tensor):
         raise WinohdlError("import needs a torch.nn.Module and an example input tensor")
+    model, winograd = _stand_ins(model)
     try:
         with warnings.catch_warnings():   # torch.export's own deprecation notice, not the user's concern
             warnings.filterwarnings("ignore", ".*LeafSpec", FutureWarning)
             program = torch.export.export(model.eval(), (example,))
     except Exception as exc:  # noqa: BLE001  (torch raises many types; the user gets one line)
         raise WinohdlError(f"torch.export could not export the model ({_first_line(exc)})") from None
-    return from_exported(program)
+    return from_exported(program, winograd)
 
 
-def from_exported(program: ExportedProgram) -> Graph:
-    """Import an exported program (``torch.export.export`` or ``torch.export.load``)."""
+def _stand_ins(model: torch.nn.Module) -> tuple[torch.nn.Module, dict]:
+    """A copy of ``model`` with each :class:`WinogradConv2d` a ``Conv2d`` of its shape, padding and bias
+    (zero weights), and the layers replaced by module path; ``model`` itself where there is none."""
+    import copy
+    layers = {name: sub for name, sub in model.named_modules() if isinstance(sub, WinogradConv2d)}
+    if not layers:
+        return model, {}
+    model = copy.deepcopy(model)
+    for name, layer in layers.items():
+        conv = torch.nn.Conv2d(layer.in_channels, layer.out_channels, layer.kernel_size, padding=layer.padding,
+                               bias=layer.bias is not None)
+        with torch.no_grad():
+            conv.weight.zero_()
+            if layer.bias is not None:
+                conv.bias.copy_(layer.bias.detach())
+        parent, _, leaf = name.rpartition(".")
+        setattr(model.get_submodule(parent) if parent else model, leaf, conv)
+    return model, layers
+
+
+def _winograd_domain(graph: Graph, program: ExportedProgram, layers: dict) -> Graph:
+    """``graph`` with the convolutions the stand-ins of ``layers`` became (by module path) Winograd-domain:
+    the card's tile and hash in their attributes, ``U`` (K, C, R) their weights."""
+    from dataclasses import replace
+    paths = {}
+    for n in program.graph.nodes:
+        stack = list((n.meta.get("nn_module_stack") or {}).values())
+        if n.op == "call_function" and stack and stack[-1][0] in layers:
+            paths[n.name] = stack[-1][0]
+    missing = sorted(set(layers) - set(paths.values()))
+    if missing:
+        raise WinohdlError(f"the Winograd-domain layer {missing[0][:60]!r} is not one convolution of the export")
+    nodes, weights = [], dict(graph.weights)
+    for node in graph.nodes:
+        if node.name in paths and node.kind == Kind.CONV:
+            layer = layers[paths[node.name]]
+            attrs = replace(node.attrs, winograd_tile=tuple(layer.output_tile),
+                            winograd_card=layer.card.content_hash())
+            node = replace(node, attrs=attrs)
+            weights[f"{node.name}.weight"] = _array(layer.weight)
+        nodes.append(node)
+    return Graph(tuple(nodes), weights)
+
+
+def from_exported(program: ExportedProgram, winograd: dict | None = None) -> Graph:
+    """Import an exported program (``torch.export.export`` or ``torch.export.load``); ``winograd``: the
+    :class:`WinogradConv2d` layers its ``Conv2d`` stand-ins replaced, by module path (:func:`from_torch`)."""
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", ".*LeafSpec", FutureWarning)
@@ -66,7 +118,7 @@ def from_exported(program: ExportedProgram) -> Graph:
             handler(b, n, op)
         elif n.op == "get_attr":
             b.constant(n.name, _array(getattr(program.graph_module, n.target)))
-    return b.graph()
+    return _winograd_domain(b.graph(), program, winograd) if winograd else b.graph()
 
 
 def _module_of(n) -> str:

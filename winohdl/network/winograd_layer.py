@@ -24,7 +24,11 @@ an engine that skips zero weights would make per frame: non-zero spatial weights
 for a direct engine, non-zero Winograd-domain weights x tiles for a Winograd one. Counted, not measured
 hardware.
 
-The network compiler (import, quantise, integer model, ONNX, hardware) does not take these layers yet.
+The network compiler imports such a layer as a Winograd-domain convolution (its card's tile and hash on
+the node, ``U`` its weight: :mod:`winohdl.network.torch_import`), quantises ``U`` to int8 and computes it
+exactly in the integer model and network.onnx (:mod:`winohdl.network.winograd_tiles`,
+:mod:`winohdl.network.onnx_winograd`), and builds it as a Winograd engine of its card reading ``U``
+(:mod:`winohdl.network.winograd_weights`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ rule, per 2D convolution of a quantised network and a batch of int8 images:
   tile and channel and ``U = G g`` of the int8 weights, one per output channel, tile (covering the
   output from the top left; the last tiles read zeros past the padding), input channel and term ``r``.
   ``B^T`` and ``G`` are scaled to whole rows first (a row's scale changes no zero), so both are exact
-  integers. ``B^T d`` mixes the samples of a tile, so it has fewer zeros than ``d``.
+  integers. ``B^T d`` mixes the samples of a tile, so it has fewer zeros than ``d``. A Winograd-domain
+  convolution (:attr:`~winohdl.network.attrs.Conv.winograd`) has its own ``U`` and card (its tile), and
+  no direct products (it has no spatial kernel).
 
 Counted over every image given (products per frame times images); nothing here is measured hardware.
 """
@@ -49,11 +51,12 @@ class Share:
 
 @dataclass(frozen=True)
 class LayerZeros:
-    """One convolution's zero-operand counts: direct, and Winograd (None where the layer is not stride 1)."""
+    """One convolution's zero-operand counts: direct (None for a Winograd-domain layer), and Winograd (None
+    where the layer is not stride 1)."""
 
     layer: str
     images: int
-    direct: Share
+    direct: Share | None
     winograd: Share | None
 
 
@@ -79,7 +82,9 @@ def _direct(x: np.ndarray, w: np.ndarray, a) -> Share:
 
 
 def _winograd(x: np.ndarray, w: np.ndarray, a, tile: int) -> Share:
-    card = card_for((tile, tile), a.kernel)
+    """``w``: the spatial kernels (``U = G g`` of F(tile)), or a Winograd-domain layer's ``U`` (its card)."""
+    card = a.card() if a.winograd else card_for((tile, tile), a.kernel)
+    tile = card.geometry.output[0]
     bt, g = integer_rows(card.BT), integer_rows(card.G)
     (h, wd), (ph, pw), (kh, kw) = x.shape[2:], a.padding, a.kernel
     ho, wo = h + 2 * ph - kh + 1, wd + 2 * pw - kw + 1
@@ -90,7 +95,7 @@ def _winograd(x: np.ndarray, w: np.ndarray, a, tile: int) -> Share:
     d = d[:, :, :th, :tw].reshape(*d.shape[:2], th, tw, ih * iw)
     v = d @ bt.T                                                            # (N, C, th, tw, R): exact
     per_term = (v == 0).sum(axis=(0, 2, 3))                                 # (C, R)
-    u = w.reshape(w.shape[0], w.shape[1], -1) @ g.T                         # (K, C, R) up to row scales
+    u = w if a.winograd else w.reshape(w.shape[0], w.shape[1], -1) @ g.T    # (K, C, R) up to row scales
     uses = x.shape[0] * th * tw
     return Share(uses * u.size, w.shape[0] * int(per_term.sum()),
                  int(np.sum(np.where(u == 0, uses, per_term[None])).item()))
@@ -109,7 +114,8 @@ def zero_operands(qnet: QuantNetwork, x_q, tile: int = DEFAULT_TILE) -> tuple[La
             raise WinohdlError(f"zero operands are counted for dense 2D convolutions; {q.name[:60]!r} is not one")
         x, w = values[q.inputs[0]], np.asarray(q.weight, dtype=np.int64)
         strided = a.stride != (1, 1) or a.dilation != (1, 1)
-        out.append(LayerZeros(q.name, x.shape[0], _direct(x, w, a), None if strided else _winograd(x, w, a, tile)))
+        direct = None if a.winograd else _direct(x, w, a)
+        out.append(LayerZeros(q.name, x.shape[0], direct, None if strided else _winograd(x, w, a, tile)))
     return tuple(out)
 
 
@@ -122,7 +128,7 @@ def text(rows: tuple[LayerZeros, ...]) -> str:
         wi = r.winograd
         wtext = f"{wi.percent(wi.activation):>13.1f}% {wi.percent(wi.either):>7.1f}%" if wi else f"{'-':>14} {'-':>8}"
         per_frame = f"{wi.products // r.images:,}" if wi else "-"
-        lines.append(f"{r.layer:<16} {r.direct.percent(r.direct.activation):>13.1f}% "
-                     f"{r.direct.percent(r.direct.either):>7.1f}% {wtext}  {r.direct.products // r.images:,}, "
-                     f"{per_frame}")
+        di = r.direct
+        dtext = f"{di.percent(di.activation):>13.1f}% {di.percent(di.either):>7.1f}%" if di else f"{'-':>14} {'-':>8}"
+        lines.append(f"{r.layer:<16} {dtext} {wtext}  {f'{di.products // r.images:,}' if di else '-'}, {per_frame}")
     return "\n".join(lines) + "\n"
