@@ -104,27 +104,34 @@ def measure(model: nn.Module, calibration: np.ndarray, x: np.ndarray, y: np.ndar
     return torch_acc, accuracy(qnet, x, y)
 
 
+def train_and_save(split, train_fn, epochs: int, folder: Path, weights_name: str, calibration_images: int):
+    """Train on the split's training images (timed), measure on its held-out ones, and write the folder as a
+    whole: the weights, the held-out images and labels, the calibration images (the first training ones).
+    Returns ``(folder, seconds, train_x, test_x, torch accuracy, Accuracy)``; MNIST's script shares it."""
+    from winohdl.core.io import write_folder_atomic
+    train_x, train_y, test_x, test_y = split
+    start = time.monotonic()
+    model = train_fn(train_x, train_y, epochs)
+    seconds = time.monotonic() - start
+    calibration = train_x[:calibration_images]
+    torch_acc, acc = measure(model, calibration, test_x, test_y)
+
+    def populate(tmp: Path) -> None:
+        torch.save(model.state_dict(), tmp / weights_name)
+        np.save(tmp / "test_images.npy", test_x)
+        np.save(tmp / "test_labels.npy", test_y)
+        np.save(tmp / "calibration.npy", calibration)
+    return write_folder_atomic(folder, populate), seconds, train_x, test_x, torch_acc, acc
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=EPOCHS)
     p.add_argument("-o", default="build/digits", help="output folder (default build/digits)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.monotonic()
-    train_x, train_y, test_x, test_y = load_split()
-    model = train(train_x, train_y, a.epochs)
-    seconds = time.monotonic() - start
-    calibration = train_x[:CALIBRATION_IMAGES]
-    torch_acc, acc = measure(model, calibration, test_x, test_y)
-
-    from winohdl.core.io import write_folder_atomic
-
-    def populate(tmp: Path) -> None:
-        torch.save(model.state_dict(), tmp / "digits_cnn.pt")
-        np.save(tmp / "test_images.npy", test_x)
-        np.save(tmp / "test_labels.npy", test_y)
-        np.save(tmp / "calibration.npy", calibration)
-    out = write_folder_atomic(Path(a.o), populate)
+    out, seconds, train_x, test_x, torch_acc, acc = train_and_save(load_split(), train, a.epochs, Path(a.o),
+                                                                   "digits_cnn.pt", CALIBRATION_IMAGES)
     print(f"trained    {a.epochs} epochs on {len(train_x)} images in {seconds:.1f} s (one thread, seed {SEED})")
     print(f"held out   {len(test_x)} images: torch float {100 * torch_acc:.2f}%, {acc.line()}")
     print(f"folder     {out}")

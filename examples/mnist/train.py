@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -100,21 +99,8 @@ def main(argv=None) -> int:
         print("error: --epochs must be >= 1 and --threads 1 to 64", file=sys.stderr)
         return 2
     torch.set_num_threads(a.threads)
-    start = time.monotonic()
-    train_x, train_y, test_x, test_y = load_split()
-    model = train(train_x, train_y, a.epochs)
-    seconds = time.monotonic() - start
-    calibration = train_x[:CALIBRATION_IMAGES]
-    torch_acc, acc = measure(model, calibration, test_x, test_y)
-
-    from winohdl.core.io import write_folder_atomic
-
-    def populate(tmp: Path) -> None:
-        torch.save(model.state_dict(), tmp / "mnist_cnn.pt")
-        np.save(tmp / "test_images.npy", test_x)
-        np.save(tmp / "test_labels.npy", test_y)
-        np.save(tmp / "calibration.npy", calibration)
-    out = write_folder_atomic(Path(a.o), populate)
+    out, seconds, train_x, test_x, torch_acc, acc = _digits.train_and_save(load_split(), train, a.epochs, Path(a.o),
+                                                                           "mnist_cnn.pt", CALIBRATION_IMAGES)
     print(f"trained    {a.epochs} epochs on {len(train_x)} images in {seconds:.1f} s ({a.threads} thread"
           f"{'s' if a.threads > 1 else ''}, seed {SEED})")
     print(f"held out   {len(test_x)} images: torch float {100 * torch_acc:.2f}%, {acc.line()}")

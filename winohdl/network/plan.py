@@ -29,14 +29,15 @@ from dataclasses import dataclass, field, replace
 
 from hdl.engine.sparsity import BlockSchedule
 from winohdl.core import progress
-from winohdl.core.device import PARTS, Device
+from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
 
-from .budget import RESOURCES, Budget, names
+from .budget import RESOURCES, Budget
 from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
                          other_candidates, refill_dsp, winograd_geometries)
 from .fold import fold, least_dsp, over, totals
 from .shortcut import sized_adds
+from .verdict import fits_text, verdict, weights_bits
 from .decision import Decision, decision_from_json, engine_decision, label, layer_mask
 from .graph import DECIDED, Graph, Kind
 from .trained import kernel_width
@@ -317,50 +318,6 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
     return tuple(out)
 
 
-def _fits_text(use: dict, budget: Budget) -> str:
-    return ", ".join(f"{r} {use[r]:,}/{budget.get(r):,}" for r in RESOURCES)
-
-
-def _bigger_part(use: dict, current: Device) -> str:
-    """A part of the same family that holds ``use`` (the units differ between families), or the largest."""
-    family = [p for p in PARTS.values() if p.family == current.family]
-    parts = [p for p in family if p.part != current.part and all(use[r] <= Budget.of(p).get(r) for r in RESOURCES)]
-    if parts:
-        return f"the {parts[0].part} ({_fits_text(use, Budget.of(parts[0]))}) would hold this plan"
-    big = max(family, key=lambda p: p.dsp_capacity)
-    return (f"no {current.family} part of the device table holds it (the largest, {big.part}: "
-            f"{_fits_text(use, Budget.of(big))})")
-
-
-def _verdict(layers: tuple[LayerPlan, ...], fits: bool, part: Device, budget: Budget, clock: float,
-             weights_bits: int, least: dict) -> str:
-    use = {r: sum(x.use(r) for x in layers) for r in RESOURCES}
-    cycles = max((x.cycles for x in layers), default=0)
-    if fits:
-        bottleneck = next((x.node for x in layers if x.cycles == cycles), "-")
-        fps = clock * 1e6 / cycles if cycles else math.inf
-        return (f"fits {part.part} ({_fits_text(use, budget)}): {fps:,.1f} frames/s at {clock:g} MHz, "
-                f"bottleneck {bottleneck} ({cycles:,} cycles a frame)")
-    parts = []
-    for r in RESOURCES:
-        if use[r] > budget.get(r):
-            top = sorted(layers, key=lambda x: -x.use(r))[:3]
-            parts.append(f"{names(part)[r]} {use[r]:,} against {budget.get(r):,} ({use[r] - budget.get(r):,} over, "
-                         f"{use[r] / max(1, budget.get(r)):.2f}x; most in " +
-                         ", ".join(f"{x.node} {x.use(r):,}" for x in top) + ")")
-    cap = part.bram_capacity * part.bram.bits
-    return (f"does not fit {part.part} (budget {_fits_text(use, budget)}): " + "; ".join(parts)
-            + "; at least " + ", ".join(f"{least[r]:,} {r}" for r in RESOURCES) + " (each resource minimised on "
-              f"its own, over every candidate of every node); the weights alone are {weights_bits / 1e6:.2f} Mbit at int8 against {cap / 1e6:.2f} Mbit of "
-              f"block RAM on the part; this is the cheapest plan of its kind (fewer frames per second cannot help: "
-              f"every node has its own engine); {_bigger_part(use, part)}")
-
-
-def _weights_bits(graph: Graph, data_width: int) -> int:
-    return sum(math.prod(n.attrs.weight_shape()) * data_width for n in graph.nodes
-               if n.kind in (Kind.CONV, Kind.LINEAR))
-
-
 def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
                  mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True, fabric: bool = True) -> NetworkPlan:
     """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
@@ -387,7 +344,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
             if not tried.fits and not folding.fits:
                 # neither fits: the plan shown is the Winograd one, the all-direct minimum beside it
                 notes.append("neither plan fits; with direct engines on every convolution it would need "
-                             + _fits_text(totals(folding.chosen), budget))
+                             + fits_text(totals(folding.chosen), budget))
                 folding, forced_used, pool = tried, True, forced
             elif tried.fits and (not folding.fits or (t := _cycles(tried.chosen)) <= (1 + WINOGRAD_SLACK) * (
                     b := _cycles(folding.chosen))):
@@ -422,8 +379,8 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
     layers = _layers(graph, chosen)
     fits = not over(totals(chosen), budget)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
-    verdict = _verdict(layers, fits, part, budget, clock_mhz, _weights_bits(graph, ctx.kernel_width), least)
-    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, fits, verdict, tuple(notes)), eager
+    text = verdict(layers, fits, part, budget, clock_mhz, weights_bits(graph, ctx.kernel_width), least)
+    return NetworkPlan(mode, part.part, budget, clock_mhz, layers, fits, text, tuple(notes)), eager
 
 
 def _shortcuts_sized(graph: Graph, folding, pool: dict, ctx: Context, tick) -> dict:
