@@ -40,26 +40,28 @@ def integer_matrices(attrs: Conv, where: str) -> tuple[np.ndarray, np.ndarray]:
     return tuple(np.array([[int(v) for v in row] for row in m], dtype=np.int64) for m in (bt, at))
 
 
-def tile_counts(attrs: Conv, out: tuple[int, ...]) -> tuple[int, int]:
-    """Tiles along rows and columns covering the output ``out`` (rows, columns)."""
-    return tuple(-(-n // t) for n, t in zip(out, attrs.winograd_tile))
+def tile_counts(attrs: Conv, out: tuple[int, ...], tile: tuple[int, ...] | None = None) -> tuple[int, int]:
+    """Tiles along rows and columns covering the output ``out`` (rows, columns); ``tile`` the output tile
+    (default: the layer's own, a Winograd-domain conv's)."""
+    return tuple(-(-n // t) for n, t in zip(out, tile or attrs.winograd_tile))
 
 
-def extra_padding(attrs: Conv, in_size: tuple[int, ...]) -> tuple[int, int]:
+def extra_padding(attrs: Conv, in_size: tuple[int, ...], tile: tuple[int, ...] | None = None) -> tuple[int, int]:
     """Zeros past the layer's own padding at the bottom and the right that the last tiles read."""
-    out = attrs.out_size(in_size)
-    tiles = tile_counts(attrs, out)
+    tile = tile or attrs.winograd_tile
+    tiles = tile_counts(attrs, attrs.out_size(in_size), tile)
     return tuple((t - 1) * o + (o + k - 1) - n - p for t, o, k, n, p in
-                 zip(tiles, attrs.winograd_tile, attrs.kernel, in_size, attrs.padding))
+                 zip(tiles, tile, attrs.kernel, in_size, attrs.padding))
 
 
-def input_tiles(x: np.ndarray, attrs: Conv) -> np.ndarray:
+def input_tiles(x: np.ndarray, attrs: Conv, tile: tuple[int, ...] | None = None) -> np.ndarray:
     """The input tiles ``(N, C, T, D)`` of ``x`` ``(N, C, H, W)``: T tiles in raster order, D values each
-    (the tile's rows in raster order)."""
-    (ph, pw), (eh, ew) = attrs.padding, extra_padding(attrs, x.shape[2:])
+    (the tile's rows in raster order); ``tile`` the output tile (default: the layer's own)."""
+    tile = tile or attrs.winograd_tile
+    (ph, pw), (eh, ew) = attrs.padding, extra_padding(attrs, x.shape[2:], tile)
     xp = np.pad(x, [(0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)])
-    (th, tw), (oh, ow) = tile_counts(attrs, attrs.out_size(x.shape[2:])), attrs.winograd_tile
-    ih, iw = (o + k - 1 for o, k in zip(attrs.winograd_tile, attrs.kernel))
+    (th, tw), (oh, ow) = tile_counts(attrs, attrs.out_size(x.shape[2:]), tile), tile
+    ih, iw = (o + k - 1 for o, k in zip(tile, attrs.kernel))
     cols = [xp[:, :, dy:dy + (th - 1) * oh + 1:oh, dx:dx + (tw - 1) * ow + 1:ow].reshape(x.shape[0], x.shape[1], -1)
             for dy in range(ih) for dx in range(iw)]
     return np.stack(cols, axis=-1)

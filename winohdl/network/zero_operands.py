@@ -33,7 +33,8 @@ from .graph import Kind
 from .integer_model import run_integer
 from .quant import QuantNetwork
 from .windows import windows
-from .winograd_layer import DEFAULT_TILE, card_for, tiles
+from .winograd_layer import DEFAULT_TILE, card_for
+from .winograd_tiles import input_tiles
 
 
 @dataclass(frozen=True)
@@ -86,17 +87,11 @@ def _winograd(x: np.ndarray, w: np.ndarray, a, tile: int) -> Share:
     card = a.card() if a.winograd else card_for((tile, tile), a.kernel)
     tile = card.geometry.output[0]
     bt, g = integer_rows(card.BT), integer_rows(card.G)
-    (h, wd), (ph, pw), (kh, kw) = x.shape[2:], a.padding, a.kernel
-    ho, wo = h + 2 * ph - kh + 1, wd + 2 * pw - kw + 1
-    th, tw = tiles(ho, tile), tiles(wo, tile)
-    ih, iw = card.geometry.input
-    xp = np.pad(x, [(0, 0), (0, 0), (ph, (th - 1) * tile + ih - h - ph), (pw, (tw - 1) * tile + iw - wd - pw)])
-    d = windows(xp, (ih, iw), (tile, tile), (1, 1), (0, 0), 0)              # (N, C, th', tw', ih, iw)
-    d = d[:, :, :th, :tw].reshape(*d.shape[:2], th, tw, ih * iw)
-    v = d @ bt.T                                                            # (N, C, th, tw, R): exact
-    per_term = (v == 0).sum(axis=(0, 2, 3))                                 # (C, R)
+    d = input_tiles(x, a, (tile, tile))                                     # (N, C, T, D): the tiles' inputs
+    v = d @ bt.T                                                            # (N, C, T, R): exact
+    per_term = (v == 0).sum(axis=(0, 2))                                    # (C, R)
     u = w if a.winograd else w.reshape(w.shape[0], w.shape[1], -1) @ g.T    # (K, C, R) up to row scales
-    uses = x.shape[0] * th * tw
+    uses = x.shape[0] * d.shape[2]
     return Share(uses * u.size, w.shape[0] * int(per_term.sum()),
                  int(np.sum(np.where(u == 0, uses, per_term[None])).item()))
 
