@@ -1,14 +1,17 @@
-"""The digits CNN of ``examples/digits`` trained with quantisation in the loop (Brevitas): int8 activations
-(signed, after the ReLUs too: the hardware's stream is int8), weights at ``weight_bits`` per tensor or per
-output channel, biases int32 at ``s_in * s_w``; the final linear layer per tensor (its arg-max compares
+"""The digits CNN of ``examples/digits`` trained with quantisation in the loop (Brevitas): a signed int8
+input, after the ReLUs signed int8 activations or (``unsigned``) Brevitas's default ``QuantReLU``,
+unsigned at ``act_bits`` (0 to 255 at 8 bits), weights at ``weight_bits`` per tensor or per output
+channel, biases int32 at ``s_in * s_w``; the final linear layer per tensor (its arg-max compares
 accumulators at one scale)."""
 
 import torch
 from torch import nn
 
 
-def brevitas_digits(weight_bits: int = 4, per_channel: bool = False) -> nn.Module:
-    """quant input, conv3x3 8 + ReLU, conv3x3 16 + ReLU, maxpool 2, flatten, linear 10 (input 1x1x8x8)."""
+def brevitas_digits(weight_bits: int = 4, per_channel: bool = False, unsigned: bool = False,
+                    act_bits: int = 8) -> nn.Module:
+    """quant input, conv3x3 8 + ReLU, conv3x3 16 + ReLU, maxpool 2, flatten, linear 10 (input 1x1x8x8);
+    ``unsigned``: the ReLUs are ``QuantReLU`` as Brevitas makes it by default (unsigned, ``act_bits``)."""
     import brevitas.nn as qnn
     from brevitas.quant import (Int8ActPerTensorFloat, Int8WeightPerChannelFloat, Int8WeightPerTensorFloat,
                                 Int32Bias)
@@ -21,6 +24,8 @@ def brevitas_digits(weight_bits: int = 4, per_channel: bool = False) -> nn.Modul
                                bias_quant=Int32Bias, return_quant_tensor=True)
 
     def relu():
+        if unsigned:        # Brevitas's default act_quant: Uint8ActPerTensorFloat
+            return qnn.QuantReLU(bit_width=act_bits, return_quant_tensor=True)
         return qnn.QuantReLU(act_quant=Int8ActPerTensorFloat, return_quant_tensor=True)
 
     class Net(nn.Module):

@@ -35,7 +35,9 @@ HERE = Path(__file__).resolve().parent
 warnings.filterwarnings("ignore", message="fast_hadamard_transform package not found")
 SEED = 0
 EPOCHS = 12
-CONFIGS = {"w4a8": dict(weight_bits=4, per_channel=False), "w8a8": dict(weight_bits=8, per_channel=True)}
+CONFIGS = {"w4a8": dict(weight_bits=4, per_channel=False), "w8a8": dict(weight_bits=8, per_channel=True),
+           "w8u8": dict(weight_bits=8, per_channel=True, unsigned=True),
+           "w4u4": dict(weight_bits=4, per_channel=False, unsigned=True, act_bits=4)}
 
 
 def _load(path: Path, name: str):
@@ -65,16 +67,18 @@ def load_split():
     return _digits().load_split()
 
 
-def model(weight_bits: int = 4, per_channel: bool = False) -> nn.Module:
+def model(weight_bits: int = 4, per_channel: bool = False, unsigned: bool = False, act_bits: int = 8) -> nn.Module:
     with quiet():
-        return _load(HERE / "model.py", "winohdl_examples_brevitas_model").brevitas_digits(weight_bits, per_channel)
+        return _load(HERE / "model.py", "winohdl_examples_brevitas_model").brevitas_digits(
+            weight_bits, per_channel, unsigned, act_bits)
 
 
-def train(x, y, weight_bits: int = 4, per_channel: bool = False, epochs: int = EPOCHS, seed: int = SEED,
-          batch: int = 32, lr: float = 3e-3) -> nn.Module:
+def train(x, y, weight_bits: int = 4, per_channel: bool = False, unsigned: bool = False, act_bits: int = 8,
+          epochs: int = EPOCHS, seed: int = SEED, batch: int = 32, lr: float = 3e-3) -> nn.Module:
     """The model trained with its quantisers in the loop, seeded; returned in eval mode."""
     torch.manual_seed(seed)
-    return _digits().fit(model(weight_bits, per_channel), x, y, epochs, seed, batch, lr)   # the digits' loop
+    net = model(weight_bits, per_channel, unsigned, act_bits)
+    return _digits().fit(net, x, y, epochs, seed, batch, lr)   # the digits' loop
 
 
 def export(net: nn.Module, folder: Path) -> dict[str, Path]:
@@ -136,8 +140,8 @@ def file_integers(path: Path, x) -> tuple[dict[str, np.ndarray], np.ndarray]:
     quantisers = activation_quantisers(model)
     if all(integer for _, _, integer in quantisers.values()):
         import onnxruntime as ort
-        model.graph.output.extend(helper.make_tensor_value_info(t, TensorProto.INT8, None)
-                                  for t, _, _ in quantisers.values())
+        model.graph.output.extend(helper.make_tensor_value_info(t, TensorProto.INT8 if act.signed else TensorProto.UINT8,
+                                                                None) for t, act, _ in quantisers.values())
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         options.intra_op_num_threads = 1
@@ -152,8 +156,8 @@ def file_integers(path: Path, x) -> tuple[dict[str, np.ndarray], np.ndarray]:
     wrapped = ModelWrapper(model).transform(InferShapes())     # TorchScript's export leaves shapes out
     runs = [execute_onnx(wrapped, {model.graph.input[0].name: x[i:i + 1].astype(np.float32)}, True)
             for i in range(len(x))]
-    ints = {k: np.rint(np.concatenate([r[t] for r in runs]) / np.float32(s)).astype(np.int64)
-            for k, (t, s, _) in quantisers.items()}
+    ints = {k: np.rint(np.concatenate([r[t] for r in runs]) / np.float32(act.scale)).astype(np.int64)
+            for k, (t, act, _) in quantisers.items()}
     return ints, np.concatenate([r[model.graph.output[0].name] for r in runs])
 
 

@@ -4,7 +4,9 @@ The app layer (:mod:`winohdl.network.hardware`) makes them from the quantised ne
 :class:`~hdl.network.top.NetworkTop` chains them. Each stage says how many words a beat it takes
 (``in_lanes``) and gives (``out_lanes``); a :class:`~hdl.stream.relane.Relane` goes between two that
 differ. ``inputs`` names the stages it reads (``"input"``: the image); a stage that several read goes
-through a :class:`~hdl.stream.fork.Fork`. Every value is an int8 activation except the logits.
+through a :class:`~hdl.stream.fork.Fork`. Every value is an activation word (two's complement, 8 bits
+unless a stage says otherwise: ``in_bits``, ``out_bits``; 9 for unsigned 8-bit activations) except the
+logits.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ ACT_BITS = 8
 
 
 class _Stage:
-    """What every stage says of its streams: int8 values out, as many lanes out as in (unless it says
-    otherwise)."""
+    """What every stage says of its streams: int8 values in and out, as many lanes out as in (unless it
+    says otherwise)."""
 
+    in_bits = ACT_BITS
     out_bits = ACT_BITS
 
     @property
@@ -41,7 +44,9 @@ class ConvStage(_Stage):
 
     ``weights``: the engine's weight stream (one packed beat per (k, c), k-major) that a ROM replays
     after reset; ``bias`` and ``shift`` per output channel (the accumulator's exponent to the
-    output's), ``relu`` the fused clamp at 0, ``high`` the clamp above it (ReLU6) or None."""
+    output's), ``relu`` the fused clamp at 0, ``high`` the clamp above it (ReLU6) or None; ``out_bits``
+    the output words' width (9 for unsigned 8-bit activations: ``relu`` then clamps at 0); the input
+    words' is the engine's data width."""
 
     name: str
     plan: EnginePlan
@@ -52,6 +57,11 @@ class ConvStage(_Stage):
     inputs: tuple[str, ...] = ("input",)
     high: int | None = None
     multiplier: tuple[int, ...] = ()   # per output channel before the shift (trained scales); empty: 1
+    out_bits: int = ACT_BITS
+
+    @property
+    def in_bits(self) -> int:
+        return self.plan.options.data_width
 
     @property
     def in_lanes(self) -> int:
@@ -64,13 +74,23 @@ class ConvStage(_Stage):
 
 @dataclass(frozen=True)
 class PoolStage(_Stage):
-    """Max or average pooling (a power-of-two window; ``extra_shift`` requantises an average)."""
+    """Max or average pooling (a power-of-two window; ``extra_shift`` requantises an average); max pooling
+    on words of ``bits`` (in and out)."""
 
     name: str
     kind: PoolKind
     shape: PoolShape
     extra_shift: int = 0
     inputs: tuple[str, ...] = ("input",)
+    bits: int = ACT_BITS
+
+    @property
+    def in_bits(self) -> int:
+        return self.bits
+
+    @property
+    def out_bits(self) -> int:
+        return self.bits
 
     @property
     def in_lanes(self) -> int:
@@ -99,7 +119,8 @@ class GlobalPoolStage(_Stage):
 @dataclass(frozen=True)
 class LinearStage(_Stage):
     """The final fully connected layer: exact logits and the arg-max. ``weights`` (M rows of N) has
-    its columns in stream order (channels-last), not torch's flatten order."""
+    its columns in stream order (channels-last), not torch's flatten order; ``in_bits`` the input
+    words' width."""
 
     name: str
     weights: tuple[tuple[int, ...], ...]
@@ -107,6 +128,7 @@ class LinearStage(_Stage):
     lanes: int
     parallel: int
     inputs: tuple[str, ...] = ("input",)
+    in_bits: int = ACT_BITS
     out_bits = None     # the logits: the unit computes their width from the weights
 
     @property

@@ -22,7 +22,7 @@ from ..stream.fork import Fork
 from ..stream.relane import Relane
 from ..stream.skid import Skid
 from ..stream.requant import Requantise
-from .stages import ACT_BITS, AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
+from .stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 
 
 def _conv(m: Module, s: ConvStage, name: str):
@@ -30,7 +30,7 @@ def _conv(m: Module, s: ConvStage, name: str):
     p = s.plan
     eng = LayerEngine(p, weights=s.weights)   # its weight memories hold the kernels from the start
     raster = RasterOrder(p.options, p.y_width)
-    req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, ACT_BITS, s.high, s.multiplier or None)
+    req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, s.out_bits, s.high, s.multiplier or None)
     for part, c in (("engine", eng), ("raster", raster), ("requant", req)):
         m.submodules[f"{name}_{part}"] = c
     wiring.connect(m, eng.m_axis_y, raster.s_axis)
@@ -41,11 +41,11 @@ def _conv(m: Module, s: ConvStage, name: str):
 def _unit(m: Module, s, name: str):
     """A unit between convolutions: (input, output) streams."""
     if isinstance(s, PoolStage):
-        unit = MaxPool(s.shape) if s.kind is PoolKind.MAX else AvgPool(s.shape, s.extra_shift)
+        unit = MaxPool(s.shape, s.bits) if s.kind is PoolKind.MAX else AvgPool(s.shape, s.extra_shift, s.bits, s.bits)
     elif isinstance(s, GlobalPoolStage):
         unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift, divide=s.divide)
     elif isinstance(s, LinearStage):
-        unit = Linear(s.weights, s.bias, s.lanes, s.parallel)
+        unit = Linear(s.weights, s.bias, s.lanes, s.parallel, s.in_bits)
     else:
         raise TypeError(f"not a stage: {s!r}")
     m.submodules[name] = unit
@@ -57,8 +57,8 @@ class NetworkTop(wiring.Component):
 
     Attributes
     ----------
-    s_axis : In(axis_stream(in_lanes * 8))
-        The image, int8, channels-last raster order.
+    s_axis : In(axis_stream(in_lanes * in_bits))
+        The image, channels-last raster order (int8; 9-bit words for an unsigned 8-bit input).
     m_axis : Out(...)
         The final stage's output stream (a linear layer: its logits and arg-max).
     """
@@ -69,11 +69,17 @@ class NetworkTop(wiring.Component):
             raise ValueError("a network needs at least one stage")
         last = self.stages[-1]
         # the final linear layer is built here: its output width comes from its weights
-        self._final = (Linear(last.weights, last.bias, last.lanes, last.parallel)
+        self._final = (Linear(last.weights, last.bias, last.lanes, last.parallel, last.in_bits)
                        if isinstance(last, LinearStage) else None)
         out = (self._final.signature.members["m_axis"].signature if self._final is not None
                else axis_stream(last.out_lanes * last.out_bits))
-        super().__init__({"s_axis": In(axis_stream(self.stages[0].in_lanes * ACT_BITS)), "m_axis": Out(out)})
+        super().__init__({"s_axis": In(axis_stream(self.stages[0].in_lanes * self.in_bits)), "m_axis": Out(out)})
+
+    @property
+    def in_bits(self) -> int:
+        """The width of an image word on ``s_axis`` (the first stage's input words: 8, or 9 for an
+        unsigned 8-bit input)."""
+        return self.stages[0].in_bits
 
     @property
     def logit_width(self) -> int | None:
@@ -83,7 +89,7 @@ class NetworkTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        streams = _Streams(m, self.stages, wiring.flipped(self.s_axis), self.stages[0].in_lanes)
+        streams = _Streams(m, self.stages, wiring.flipped(self.s_axis), self.stages[0].in_lanes, self.in_bits)
         for i, s in enumerate(self.stages):
             name = f"s{i}_{s.name}"
             if isinstance(s, ConvStage):
@@ -102,7 +108,7 @@ class NetworkTop(wiring.Component):
                 ports = [src]
             for k, (source, port) in enumerate(zip(s.inputs, ports)):
                 wiring.connect(m, streams.take(source, s.in_lanes, f"{name}_in{k}"), port)
-            streams.produced(s.name, out, s.out_lanes)
+            streams.produced(s.name, out, s.out_lanes, s.out_bits)
         wiring.connect(m, streams.take(self.stages[-1].name, self.stages[-1].out_lanes, "out"),
                        wiring.flipped(self.m_axis))
         return m
@@ -112,31 +118,31 @@ class _Streams:
     """Each stage's output stream, handed to its readers: through a Fork when several read it, through a
     Relane when the reader takes another number of words a beat."""
 
-    def __init__(self, m: Module, stages, image, lanes: int):
+    def __init__(self, m: Module, stages, image, lanes: int, bits: int):
         self.m, self.readers, self.out = m, {}, {}
         for s in stages:
             for i in s.inputs:
                 self.readers[i] = self.readers.get(i, 0) + 1
         self.readers[stages[-1].name] = self.readers.get(stages[-1].name, 0) + 1   # the top's output
-        self.produced("input", image, lanes)
+        self.produced("input", image, lanes, bits)
 
-    def produced(self, name: str, stream, lanes: int) -> None:
+    def produced(self, name: str, stream, lanes: int, bits: int | None) -> None:
         n = self.readers.get(name, 0)
         if n > 1:
             fork = Fork(len(stream.tdata), n)
             self.m.submodules[f"fork_{name}"] = fork
             wiring.connect(self.m, stream, fork.s_axis)
-            self.out[name] = ([fork.port(i) for i in range(n)], lanes)
+            self.out[name] = ([fork.port(i) for i in range(n)], lanes, bits)
         else:
-            self.out[name] = ([stream], lanes)
+            self.out[name] = ([stream], lanes, bits)
 
     def take(self, name: str, lanes: int, where: str):
         """The stream ``where`` reads, ``lanes`` words a beat, through a :class:`Skid`: no path joins the
         reader's ``tready`` logic to the writer's output queue."""
-        streams, have = self.out[name]
+        streams, have, bits = self.out[name]
         stream = streams.pop(0)
         if have != lanes:
-            rl = Relane(have, lanes, ACT_BITS)
+            rl = Relane(have, lanes, bits)
             self.m.submodules[f"{where}_relane"] = rl
             wiring.connect(self.m, stream, rl.s_axis)
             stream = rl.m_axis

@@ -160,9 +160,10 @@ def layer_mask(weights) -> KernelMask | None:
 
 
 def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str,
-                 kernel_width: int = KERNEL_WIDTH) -> None:
+                 kernel_width: int = KERNEL_WIDTH, data_width: int = DATA_WIDTH) -> None:
     """That ``decision`` builds the convolution ``conv`` on ``in_shape`` with weight words of ``kernel_width``
-    bits (a plan read from a file, a graph edited by hand): WinohdlError naming what differs."""
+    bits and activation words of ``data_width`` (a plan read from a file, a graph edited by hand):
+    WinohdlError naming what differs."""
     o, g = decision.options, decision.options.geometry
     want = {"in_channels": conv.in_channels, "out_channels": conv.out_channels, "kernel": conv.kernel,
             "stride": conv.stride, "dilation": conv.dilation, "padding": conv.padding,
@@ -175,7 +176,7 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     if decision.kind is EngineKind.DIRECT and any(t != 1 for t in g.output):
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
-                           o.buffering, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
+                           o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
                            kernel_mask=o.kernel_mask)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)

@@ -26,8 +26,8 @@ import numpy as np
 from winohdl.core.errors import WinohdlError
 
 from .attrs import MAX_SPATIAL, BatchNorm, Clamp, Conv, Linear, Pool, ints
-from .decision import KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
-from .trained import Trained, kernel_width
+from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
+from .trained import Trained, data_width, kernel_width
 
 FORMAT = "winohdl-network/1"
 
@@ -229,7 +229,8 @@ class Graph:
                                    f"but its inputs and attributes give {list(want)}")
             if isinstance(n.decision, EngineDecision):
                 check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}",
-                             kernel_width(n, KERNEL_WIDTH))   # trained weights below 8 bits: narrower words
+                             kernel_width(n, KERNEL_WIDTH),   # trained weights below 8 bits: narrower words
+                             data_width(seen.__getitem__, n, DATA_WIDTH))   # unsigned activations: wider
             elif isinstance(n.decision, UnitDecision):
                 count, what = (n.attrs.out_features, "outputs") if n.kind == Kind.LINEAR else (n.shape[1], "channels")
                 check_unit(n.decision, count, what, f"node {n.name!r}",

@@ -72,7 +72,7 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
         stage = GlobalPoolStage(q.name, rows, width, shape[1], q.decision.lanes, qnet.shifts(q)["shift"],
                                 divide=q.kind == Kind.GLOBAL_AVGPOOL)
     elif q.kind == Kind.LINEAR:
-        stage = _linear(q, flat_from, lanes, q.decision.lanes)
+        stage = _linear(q, flat_from, lanes, q.decision.lanes, qnet.layer(q.inputs[0]).bits)
     elif q.kind == Kind.ADD:
         return _add(qnet, q, shape, srcs)
     else:
@@ -105,9 +105,13 @@ def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
     # a Winograd-domain layer's trained U in place of G_int g (winohdl.network.winograd_weights)
     beats = u_beats(q, dp) if q.attrs.winograd else EngineModel(o, dp, kind).weight_beats(q.weight)
     shift = qnet.shifts(q)["shift"]
+    if o.data_width != qnet.layer(q.inputs[0]).bits:
+        raise WinohdlError(f"layer {q.name!r}: its engine reads {o.data_width}-bit words, its input's are "
+                           f"{qnet.layer(q.inputs[0]).bits}-bit: plan the network again")
+    # an unsigned output (range [0, 2**b - 1] in a (b+1)-bit word) is the word's saturation at 0 below
     return ConvStage(q.name, plan, tuple(pack(b, plan.w_width) for b in beats),
-                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu, high=q.relu_max,
-                     multiplier=tuple(q.multiplier))
+                     tuple(int(b) for b in q.bias), tuple(int(s) for s in shift), q.relu or not q.signed,
+                     high=q.relu_max, multiplier=tuple(q.multiplier), out_bits=q.bits)
 
 
 def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
@@ -118,11 +122,11 @@ def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
         raise WinohdlError(f"layer {q.name!r}: average pooling that excludes padding has no unit")
     ps = PoolShape(shape[2], shape[3], shape[1], lanes, a.kernel[0], a.stride[0], a.padding[0])
     if q.kind == Kind.MAXPOOL:
-        return PoolStage(q.name, PoolKind.MAX, ps)
+        return PoolStage(q.name, PoolKind.MAX, ps, bits=q.bits)
     return PoolStage(q.name, PoolKind.AVG, ps, qnet.shifts(q)["shift"])
 
 
-def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int) -> LinearStage:
+def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int, in_bits: int) -> LinearStage:
     if not q.logits:
         raise WinohdlError(f"layer {q.name!r}: only the final linear layer (the logits) has a unit yet")
     w = np.asarray(q.weight, dtype=np.int64)
@@ -133,7 +137,7 @@ def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int) -> LinearStage:
     if M % parallel:
         raise WinohdlError(f"layer {q.name!r}: {parallel} outputs at once do not divide its {M} outputs")
     return LinearStage(q.name, tuple(tuple(int(v) for v in row) for row in w), tuple(int(b) for b in q.bias),
-                       lanes, parallel)
+                       lanes, parallel, in_bits=in_bits)
 
 
 TOP = "network"
@@ -142,10 +146,11 @@ TOP = "network"
 DESIGN_FORMAT = "winohdl-network-design/1"
 
 
-def image_beats(image, lanes: int) -> list[int]:
-    """An int8 image (C, ...) as the top's input beats: channels-last raster order, ``lanes`` a beat."""
+def image_beats(image, lanes: int, bits: int = 8) -> list[int]:
+    """An integer image (C, ...) as the top's input beats: channels-last raster order, ``lanes`` words of
+    ``bits`` a beat."""
     flat = np.moveaxis(np.asarray(image, dtype=np.int64), 0, -1).reshape(-1)
-    return [pack(flat[b * lanes:(b + 1) * lanes], 8) for b in range(len(flat) // lanes)]
+    return [pack(flat[b * lanes:(b + 1) * lanes], bits) for b in range(len(flat) // lanes)]
 
 
 @dataclass(frozen=True)
@@ -199,8 +204,8 @@ class GeneratedNetwork:
         return "\n".join(lines) + "\n"
 
     def stimulus(self, images, expected, seed: int = 1, gaps: float = 0.2, backpressure: float = 0.2) -> dict:
-        """The testbench's input: int8 images (N, C, ...) as beats, and per image [logits, arg-max]."""
-        beats = [image_beats(img, self.stages[0].in_lanes) for img in images]
+        """The testbench's input: integer images (N, C, ...) as beats, and per image [logits, arg-max]."""
+        beats = [image_beats(img, self.stages[0].in_lanes, self.stages[0].in_bits) for img in images]
         want = [[[int(v) for v in row], int(np.argmax(row))] for row in np.asarray(expected)]
         return {"images": beats, "expected": want, "parallel": self.parallel, "logit_width": self.logit_width,
                 "seed": seed, "gaps": gaps, "backpressure": backpressure,
@@ -234,6 +239,8 @@ def stage_json(s) -> dict:
     """A stage as design.json records it: its streams, and an engine's options, multipliers and memories."""
     d = {"name": s.name, "stage": type(s).__name__.replace("Stage", "").lower(), "inputs": list(s.inputs),
          "in_lanes": s.in_lanes, "out_lanes": s.out_lanes}
+    if (s.in_bits, s.out_bits) not in ((8, 8), (8, None)):
+        d.update(in_bits=s.in_bits, out_bits=s.out_bits)      # words other than int8 (unsigned activations)
     if isinstance(s, ConvStage):
         p = s.plan
         d.update({"engine": p.kind.value, "options": p.options.to_json(), "multipliers": p.multipliers,

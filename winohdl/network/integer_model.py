@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from winohdl.core.errors import WinohdlError
-from winohdl.core.fixed import requantise
+from winohdl.core.fixed import requantise, shift_round
 
 from .graph import Kind
 from .quant_trained import clip_bound
@@ -26,12 +26,14 @@ def quantise_input(qnet: QuantNetwork, x) -> np.ndarray:
     """Float inputs ``(N, *input_shape[1:])`` as the network's int8 input (half to even, saturated).
 
     With a trained input scale ``s``: ``x / s`` divided in float32, as ONNX ``QuantizeLinear`` and the
-    framework's quantiser do, then rounded half to even."""
+    framework's quantiser do, then rounded half to even and saturated to the input's range (unsigned:
+    ``[0, 2**b - 1]``)."""
     x = check_batch(qnet.graph, x, "inputs")
     if qnet.input.scale is None:
         return quantise_clipped(x, qnet.input.exponent, ACT_BITS)
     steps = (x.astype(np.float32) / np.float32(qnet.input.scale)).astype(np.float64)
-    return quantise_clipped(steps, 0, ACT_BITS)
+    lo, hi = qnet.input.range
+    return np.clip(quantise_clipped(steps, 0, qnet.input.bits), lo, hi)
 
 
 def run_integer(qnet: QuantNetwork, x_q) -> dict[str, np.ndarray]:
@@ -41,17 +43,19 @@ def run_integer(qnet: QuantNetwork, x_q) -> dict[str, np.ndarray]:
     ----------
     qnet : QuantNetwork
     x_q : array_like of int
-        Values in [-128, 127], e.g. from :func:`quantise_input`.
+        Values in the input's range (``[-128, 127]``; trained unsigned: ``[0, 2**b - 1]``), e.g. from
+        :func:`quantise_input`.
 
     Returns
     -------
     dict of str to numpy.ndarray
-        Layer name to its output, batch first: int8 values at the layer's exponent, the logits the
-        exact accumulator.
+        Layer name to its output, batch first: values in the layer's range (int8, or a trained
+        unsigned quantiser's) at its exponent, the logits the exact accumulator.
     """
     x = np.asarray(x_q)
-    if x.dtype.kind not in "iu" or x.size and (x.min() < -128 or x.max() > 127):
-        raise WinohdlError("integer inputs must be whole numbers in [-128, 127]")
+    lo, hi = qnet.input.range
+    if x.dtype.kind not in "iu" or x.size and (x.min() < lo or x.max() > hi):
+        raise WinohdlError(f"integer inputs must be whole numbers in [{lo}, {hi}]")
     x = check_batch(qnet.graph, x, "integer inputs").astype(np.int64)
     values = {qnet.input.name: x}
     for q in qnet.layers[1:]:
@@ -76,12 +80,14 @@ def _per_channel(acc: np.ndarray, shifts, relu: bool) -> np.ndarray:
 
 
 def _multiplied(acc: np.ndarray, q: QuantLayer) -> np.ndarray:
-    """Channel ``k`` (axis 1) as ``requantise(acc * M[k], shift[k])`` (:mod:`winohdl.network.multiplier`);
-    the accumulator clipped first where it saturates anyway, so ``acc * M`` is exact in int64."""
+    """Channel ``k`` (axis 1) as ``shift_round(acc * M[k], shift[k])`` (:mod:`winohdl.network.multiplier`)
+    saturated to the layer's range (at 0 below after a ReLU); the accumulator clipped first where it
+    saturates anyway, so ``acc * M`` is exact in int64."""
     out = np.empty_like(acc)
+    lo, hi = q.range
     for k, (M, s) in enumerate(zip(q.multiplier, q.requant_shift)):
-        c = clip_bound(M, s)
-        out[:, k] = requantise(np.clip(acc[:, k], -c, c) * M, s, ACT_BITS, q.relu)
+        c = clip_bound(M, s, q.bits)
+        out[:, k] = np.clip(shift_round(np.clip(acc[:, k], -c, c) * M, s), max(lo, 0) if q.relu else lo, hi)
     return out
 
 

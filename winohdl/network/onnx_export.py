@@ -74,15 +74,25 @@ class _Builder:
         return output
 
     def quantised(self, q: QuantLayer, value: str) -> None:
-        """``value`` (float) as the int8 output of ``q``: ReLU if fused, then QuantizeLinear."""
+        """``value`` (float) as the int8 (trained unsigned: uint8) output of ``q``: ReLU if fused, then
+        QuantizeLinear."""
         if q.relu and q.relu_max is not None:     # opset 13: Clip takes its bounds as inputs
             low = self.const(f"{q.name}::relu::low", np.array(0.0, dtype=np.float32))
             high = self.const(f"{q.name}::relu::high", np.array(q.relu_max * 2.0 ** q.exponent, dtype=np.float32))
             value = self.op("Clip", [value, low, high], f"{q.name}::relu")
         elif q.relu:
             value = self.op("Relu", [value], f"{q.name}::relu")
-        s, z = self.scale(f"{q.name}::out", q.exponent)
+        s, z = self.scale(f"{q.name}::out", q.exponent, _dtype(q))
         self.op("QuantizeLinear", [value, s, z], q.name)
+
+
+def _dtype(q: QuantLayer):
+    """The integer type of a layer's tensor: int8, or uint8 for a trained unsigned activation."""
+    return np.int8 if q.signed else np.uint8
+
+
+def _tensor_type(q: QuantLayer) -> int:
+    return TensorProto.FLOAT if q.logits else TensorProto.INT8 if q.signed else TensorProto.UINT8
 
 
 def to_onnx(qnet: QuantNetwork, expose_all: bool = True) -> onnx.ModelProto:
@@ -90,13 +100,21 @@ def to_onnx(qnet: QuantNetwork, expose_all: bool = True) -> onnx.ModelProto:
     network's outputs with ``expose_all=False``), int8 except the logits (float32, ``acc * 2**e``)."""
     b = _Builder(qnet)
     # a trained input scale is the one real scale in the model: the layers after it work in integer units
-    s, z = b.scale(f"{qnet.input.name}::out", qnet.input.exponent, real=qnet.input.scale)
-    b.op("QuantizeLinear", [INPUT, s, z], qnet.input.name)
+    q_in = qnet.input
+    s, z = b.scale(f"{q_in.name}::out", q_in.exponent, _dtype(q_in), real=q_in.scale)
+    if q_in.signed or q_in.act_bits == 8:
+        b.op("QuantizeLinear", [INPUT, s, z], q_in.name)
+    else:      # unsigned below 8 bits: uint8's saturation, then the clamp at 2**b - 1 (in float: exact)
+        x = b.op("QuantizeLinear", [INPUT, s, z], f"{q_in.name}::u8")
+        x = b.op("Cast", [x], f"{q_in.name}::u8_float", to=TensorProto.FLOAT)
+        x = b.op("Min", [x, b.const(f"{q_in.name}::high", np.array(q_in.range[1], dtype=np.float32))],
+                 f"{q_in.name}::clamped")
+        b.op("Cast", [x], q_in.name, to=TensorProto.UINT8)
     for q in qnet.layers[1:]:
         _layer(b, q)
     names = [q.name for q in qnet.layers] if expose_all else list(qnet.outputs)
-    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT if qnet.layer(n).logits else TensorProto.INT8,
-                                             ["N", *qnet.layer(n).shape[1:]]) for n in names]
+    outputs = [helper.make_tensor_value_info(n, _tensor_type(qnet.layer(n)), ["N", *qnet.layer(n).shape[1:]])
+               for n in names]
     x = helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, ["N", *qnet.input.shape[1:]])
     graph = helper.make_graph(b.nodes, "winohdl_qdq", [x], outputs, b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="winohdl")
@@ -165,7 +183,7 @@ def _multiplied(b: _Builder, q: QuantLayer, acc: str) -> None:
     """The trained requantisation ``sat(round(acc * M[k] / 2**shift[k]))`` of the accumulator ``acc``
     (float32 holding whole numbers, exact below 2**24) in float64: the accumulator clipped where it
     saturates anyway, times ``M`` (exact: below 2**53, checked when quantised), times ``2**-shift``
-    (exact), ``Round`` (half to even), the clamps, ``Cast`` to int8. Every value is a whole number or an
+    (exact), ``Round`` (half to even), the clamps to the layer's range, ``Cast`` to int8 (unsigned: uint8). Every value is a whole number or an
     exactly scaled one, so every CPU computes the same integers; no integer kernel is involved."""
     from .quant_trained import clip_bound
     per = (-1,) + (1,) * (len(q.shape) - 2)       # one value per output channel (axis 1)
@@ -178,10 +196,11 @@ def _multiplied(b: _Builder, q: QuantLayer, acc: str) -> None:
     scale = np.array([2.0 ** -s for s in q.requant_shift], dtype=np.float64).reshape(per)
     x = b.op("Mul", [x, b.const(f"{q.name}::shift", scale)], f"{q.name}::shifted")
     x = b.op("Round", [x], f"{q.name}::round")
-    low = b.const(f"{q.name}::low", np.array(0.0 if q.relu else -128.0))
+    lo, hi = q.range
+    low = b.const(f"{q.name}::low", np.array(float(max(lo, 0) if q.relu else lo)))
     x = b.op("Max", [x, low], f"{q.name}::sat_low")
-    x = b.op("Min", [x, b.const(f"{q.name}::high", np.array(127.0))], f"{q.name}::sat_high")
-    b.op("Cast", [x], q.name, to=TensorProto.INT8)
+    x = b.op("Min", [x, b.const(f"{q.name}::high", np.array(float(hi)))], f"{q.name}::sat_high")
+    b.op("Cast", [x], q.name, to=_tensor_type(q))
 
 
 def _weights(b: _Builder, q: QuantLayer, what: str, exponents, dtype) -> str:

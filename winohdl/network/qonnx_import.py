@@ -10,14 +10,15 @@ The quantisers are taken out of the model and their numbers kept on the graph's 
   by its rounding mode; QCDQ: half to even and the ``Clip`` bounds), 2 to 8 bits, zero point 0, one
   scale per tensor or per output channel; the graph's weight is the integers times the scale (float64,
   exact) and the node keeps the scales and the width;
-* a quantiser of an activation (signed 8-bit, zero point 0, rounding half to even) gives its scale to
-  the node whose output it quantises: through a ReLU, to the convolution, linear layer or sum before it
+* a quantiser of an activation (signed 8-bit, or unsigned 2 to 8 bits as Brevitas's default
+  ``QuantReLU`` is; zero point 0, rounding half to even) gives its scale, signedness and width to the
+  node whose output it quantises: through a ReLU, to the convolution, linear layer or sum before it
   (the ReLU is fused there), and the input's to the input;
 * a bias is read as the model has it (a float, or a quantiser's value) and quantised at
   ``s_in * s_w`` by :mod:`winohdl.network.quant_trained`.
 
-Anything else (a bit width above 8, a non-zero weight zero point, an unsigned or narrower activation, a
-model without quantisers) is one :class:`WinohdlError`.
+Anything else (a bit width above 8, a non-zero zero point, a signed activation narrower than 8 bits or
+narrow-range, a model without quantisers) is one :class:`WinohdlError`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from onnx import helper, numpy_helper
 from winohdl.core.errors import WinohdlError
 
 from .graph import Graph, Kind
-from .trained import MAX_WEIGHT_BITS, MIN_WEIGHT_BITS, Trained
+from .trained import ACT_BITS, MAX_WEIGHT_BITS, MIN_ACT_BITS, MIN_WEIGHT_BITS, Trained
 
 QCDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 HOSTS = ("Conv", "Gemm", "MatMul", "Add")       # what a ReLU after them fuses into
@@ -91,7 +92,7 @@ class _Reader:
         self.consts = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
         self.nodes: list = []                       # the float model's nodes
         self.weights: dict[str, _WeightQuant] = {}  # tensor -> its integers
-        self.acts: dict[str, float] = {}            # quantised activation tensor -> its scale
+        self.acts: dict[str, Trained] = {}          # quantised activation tensor -> its scale, sign and bits
         self.integers: dict[str, str] = {}          # QCDQ: quantised activation tensor -> its integer tensor
         self.pending: dict[str, tuple] = {}         # QCDQ: QuantizeLinear output -> (input, scale, ints?, lo, hi)
 
@@ -216,15 +217,16 @@ class _Reader:
 
     def _activation(self, src: str, out: str, scale, bits: int, signed: bool, narrow: bool, half_even: bool,
                     where: str) -> None:
-        if not (bits == 8 and signed and not narrow):
+        if narrow or (bits != ACT_BITS if signed else not MIN_ACT_BITS <= bits <= ACT_BITS):
             kind = f"{'signed' if signed else 'unsigned'}{' narrow' if narrow else ''} {bits}-bit"
-            raise WinohdlError(f"node {where!r}: an activation quantised as {kind}; the int8 stream carries signed 8-bit "
-                               "activations (quantise activations, after a ReLU too, as signed 8 bits)")
+            raise WinohdlError(f"node {where!r}: an activation quantised as {kind}; the stream carries signed "
+                               f"{ACT_BITS}-bit or unsigned {MIN_ACT_BITS}- to {ACT_BITS}-bit activations "
+                               "(full range, not narrow)")
         if not half_even:
             raise WinohdlError(f"node {where!r}: an activation rounded otherwise than half to even")
         if np.asarray(scale).size != 1:
             raise WinohdlError(f"node {where!r}: an activation scale per channel (one per tensor is supported)")
-        self.acts[out] = float(np.float32(np.asarray(scale).reshape(-1)[0]))
+        self.acts[out] = Trained(float(np.float32(np.asarray(scale).reshape(-1)[0])), signed=signed, bits=bits)
         self.nodes.append(helper.make_node("Identity", [src], [out], name=f"{where}::identity"))
 
     def float_model(self) -> onnx.ModelProto:
@@ -238,11 +240,12 @@ class _Reader:
         return helper.make_model(graph, opset_imports=opsets, ir_version=self.model.ir_version)
 
 
-def activation_quantisers(model: onnx.ModelProto) -> dict[str, tuple[str, float, bool]]:
+def activation_quantisers(model: onnx.ModelProto) -> dict[str, tuple[str, Trained, bool]]:
     """Each graph layer whose output a quantiser of ``model`` gives (a convolution's through its ReLU) and
-    that quantiser's tensor: ``layer -> (tensor, scale, integer)``, ``integer`` where the tensor holds the
-    integers (QCDQ's QuantizeLinear) rather than their values (QONNX's Quant). What a comparison with
-    the model's own execution reads (``examples/digits_brevitas``)."""
+    that quantiser's tensor: ``layer -> (tensor, quantiser, integer)`` (the quantiser's scale, sign and
+    width), ``integer`` where the tensor holds the integers (QCDQ's QuantizeLinear) rather than their
+    values (QONNX's Quant). What a comparison with the model's own execution reads
+    (``examples/digits_brevitas``)."""
     reader = _Reader(model)
     for node in model.graph.node:
         reader.node(node)
@@ -250,8 +253,8 @@ def activation_quantisers(model: onnx.ModelProto) -> dict[str, tuple[str, float,
     graph = from_onnx(reader.float_model())
     producers = {o: n for n in reader.nodes for o in n.output}
     names = {n.name for n in graph.nodes}
-    return {_owner(producers, producers[t].input[0], graph, names): (reader.integers.get(t, t), scale, t in reader.integers)
-            for t, scale in reader.acts.items()}
+    return {_owner(producers, producers[t].input[0], graph, names): (reader.integers.get(t, t), act, t in reader.integers)
+            for t, act in reader.acts.items()}
 
 
 def _is_int(a) -> bool:
@@ -277,9 +280,9 @@ def _annotated(graph: Graph, reader: _Reader) -> Graph:
             s = np.asarray(wq.scales, dtype=np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
             weights[f"{name}.weight"] = w * s                     # integers times float32 scales: exact
             found.setdefault(name, {}).update(weight_scales=wq.scales, weight_bits=wq.bits)
-    for tensor, scale in reader.acts.items():
+    for tensor, act in reader.acts.items():
         name = _owner(producers, producers[tensor].input[0], graph, names)
-        found.setdefault(name, {})["scale"] = scale
+        found.setdefault(name, {}).update(scale=act.scale, signed=act.signed, bits=act.bits)
     nodes = tuple(replace(n, trained=Trained(**found[n.name])) if n.name in found else n for n in graph.nodes)
     return Graph(nodes, weights)
 

@@ -124,6 +124,10 @@ class QuantLayer:
     differ : tuple of int
         Trained scales: per output channel, the accumulator values where ``M / 2**shift`` rounds
         otherwise than the trained ratio (0 everywhere: exact for every reachable accumulator).
+    signed, act_bits : bool, int
+        The output's integers: signed ``act_bits`` (8: ``[-128, 127]``) or unsigned (trained scales:
+        ``[0, 2**act_bits - 1]``, Brevitas's default ``QuantReLU``), carried in a two's-complement word of
+        :attr:`bits` (one bit wider when unsigned: ``[0, 255]`` in 9 bits).
     """
 
     name: str
@@ -147,6 +151,8 @@ class QuantLayer:
     weight_scales: tuple[float, ...] = ()
     weight_bits: int = WEIGHT_BITS
     differ: tuple[int, ...] = ()
+    signed: bool = True
+    act_bits: int = ACT_BITS
 
     @property
     def real_scale(self) -> float:
@@ -155,8 +161,15 @@ class QuantLayer:
 
     @property
     def bits(self) -> int:
-        """Width of the output values: 8, or the accumulator's for the logits."""
-        return BIAS_BITS if self.logits else ACT_BITS
+        """Width of the output words (two's complement): 8, 9 for unsigned 8-bit values, or the
+        accumulator's for the logits."""
+        return BIAS_BITS if self.logits else self.act_bits + (0 if self.signed else 1)
+
+    @property
+    def range(self) -> tuple[int, int]:
+        """The output's integers ``(lo, hi)`` (not for the logits)."""
+        b = self.act_bits
+        return (-(1 << (b - 1)), (1 << (b - 1)) - 1) if self.signed else (0, (1 << b) - 1)
 
 
 @dataclass(frozen=True)
@@ -245,6 +258,8 @@ class QuantNetwork:
                 d["bias_exponents"] = [e + self.layer(q.inputs[0]).exponent for e in q.weight_exponents]
             if q.logits:
                 d["logits"] = True
+            if not q.signed:
+                d.update(signed=False, range=list(q.range))
             d.update(_trained_json(q))
             d.update(self.shifts(q))
             if q.bound:
@@ -268,7 +283,8 @@ class QuantNetwork:
             if q.multiplier:
                 shift += f" x M ({min(m.bit_length() for m in q.multiplier)}..{max(m.bit_length() for m in q.multiplier)} bits)"
                 shift += f", {sum(q.differ)} differ" if any(q.differ) else ""
-            rows.append((q.name, q.kind.value, str(q.exponent) if q.scale is None else f"{q.scale:.4g}", shift, ",".join(q.fused),
+            scale = str(q.exponent) if q.scale is None else f"{q.scale:.4g}" + ("" if q.signed else f" u{q.act_bits}")
+            rows.append((q.name, q.kind.value, scale, shift, ",".join(q.fused),
                          str(max(q.bound)) if q.bound else ""))
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
         return "\n".join("  ".join(f"{v:<{w}}" for v, w in zip(r, widths)).rstrip() for r in rows) + "\n"

@@ -3,12 +3,17 @@
 A graph whose nodes carry :class:`~winohdl.network.trained.Trained` scales is quantised by these rules
 (the power-of-two rules of :mod:`winohdl.network.quant` are not used for it):
 
-* The input is ``round(x / s_in)`` (half to even, saturated to int8): its activation quantiser's scale.
+* Every activation is the integers of its quantiser: signed 8-bit ``[-128, 127]`` or unsigned ``b``-bit
+  ``[0, 2**b - 1]`` (Brevitas's default ``QuantReLU``: 8 bits), each carried in hardware as a
+  two's-complement word, one bit wider when unsigned (``[0, 255]`` in 9 bits: the engines, units and
+  streams take any word width and compute their widths from it, and block RAM and multiplier blocks
+  have 9-bit and 18-bit ports, so the extra bit costs no memory block or multiplier block).
+* The input is ``round(x / s_in)`` (half to even, saturated to its range): its activation quantiser's scale.
 * A convolution's or linear layer's weights are the trained integers ``w / s_w[k]`` (whole numbers in
   their bit width, checked); the bias is int32 at ``s_in * s_w[k]`` (half to even). The accumulator is
   exact. Its output, at the scale ``s_out`` of the activation quantiser after it (after its fused ReLU),
   is ``sat(round(acc * M[k] / 2**shift[k]))`` with ``M[k] / 2**shift[k]`` standing for
-  ``s_in * s_w[k] / s_out`` and proven to round every reachable accumulator as the exact ratio does
+  ``s_in * s_w[k] / s_out``, ``sat`` to the output's range (at 0 below unsigned or after a ReLU), proven to round every reachable accumulator as the exact ratio does
   (:mod:`winohdl.network.multiplier`), every channel at the layer's largest shift where the multipliers
   stay within 32 bits (one rounding circuit in the hardware); where no multiplier up to its widest does, ``differ`` counts the
   accumulator values that differ (each by one step) and quant.txt shows them.
@@ -32,7 +37,7 @@ from winohdl.core.errors import WinohdlError
 
 from . import multiplier
 from .graph import Graph, Kind
-from .quant import ACT_BITS, ACT_MAG, BIAS_BITS, QuantLayer
+from .quant import ACT_BITS, BIAS_BITS, QuantLayer
 
 FLOAT64_EXACT = 1 << 53     # network.onnx computes acc * M in float64: exact below this
 
@@ -52,21 +57,28 @@ def trained_layer(node, layers: dict, graph: Graph) -> QuantLayer:
     if k == Kind.INPUT:
         if t is None or t.scale is None:
             raise WinohdlError(f"the input {node.name!r} has no activation quantiser: a QONNX model quantises its input")
-        return QuantLayer(scale=t.scale, **base)
-    s_in = layers[node.inputs[0]].scale
+        return QuantLayer(scale=t.scale, signed=t.signed, act_bits=t.bits, **base)
+    src = layers[node.inputs[0]]
     if k in (Kind.RELU, Kind.MAXPOOL, Kind.FLATTEN):
-        if t is not None and t.scale is not None and np.float32(t.scale) != np.float32(s_in):
-            raise WinohdlError(f"layer {node.name!r} ({k.value}) is requantised from scale {s_in:.6g} to "
-                               f"{t.scale:.6g}: only a convolution or linear layer changes the scale")
-        return QuantLayer(scale=s_in, **base)
+        if t is not None and t.scale is not None and (np.float32(t.scale) != np.float32(src.scale)
+                                                      or (t.signed, t.bits) != (src.signed, src.act_bits)):
+            raise WinohdlError(f"layer {node.name!r} ({k.value}) is requantised from scale {src.scale:.6g} "
+                               f"({_kind(src.signed, src.act_bits)}) to {t.scale:.6g} ({_kind(t.signed, t.bits)}): "
+                               "only a convolution or linear layer changes the scale")
+        return QuantLayer(scale=src.scale, signed=src.signed, act_bits=src.act_bits, **base)
     if k in (Kind.CONV, Kind.LINEAR):
-        return _weighted(node, base, s_in, node.name in graph.outputs and k == Kind.LINEAR, graph)
+        return _weighted(node, base, src, node.name in graph.outputs and k == Kind.LINEAR, graph)
     raise WinohdlError(f"layer {node.name!r} ({k.value}) is not quantised with trained scales yet (convolution, "
                        "linear, ReLU, max pooling and flatten are)")
 
 
-def _weighted(node, base: dict, s_in: float, logits: bool, graph: Graph) -> QuantLayer:
-    t = node.trained
+def _kind(signed: bool, bits: int) -> str:
+    return f"{'signed' if signed else 'unsigned'} {bits}-bit"
+
+
+def _weighted(node, base: dict, src: QuantLayer, logits: bool, graph: Graph) -> QuantLayer:
+    t, s_in = node.trained, src.scale
+    mag = max(-src.range[0], src.range[1])          # the largest input magnitude: 128 signed, 255 unsigned 8-bit
     if t is None or not t.weight_scales:
         raise WinohdlError(f"layer {node.name!r} has float weights: a QONNX model quantises every weight")
     w = np.asarray(graph.weights[f"{node.name}.weight"], dtype=np.float64)
@@ -77,7 +89,7 @@ def _weighted(node, base: dict, s_in: float, logits: bool, graph: Graph) -> Quan
     wq = _integers(node.name, w, ws, t.weight_bits)
     b = graph.weights.get(f"{node.name}.bias")
     bq = None if b is None else np.array([_bias(b[k], s_in * ws[k]) for k in range(K)], dtype=np.int64)
-    bound = tuple(int(np.abs(wq[k]).sum()) * ACT_MAG + (0 if bq is None else abs(int(bq[k]))) for k in range(K))
+    bound = tuple(int(np.abs(wq[k]).sum()) * mag + (0 if bq is None else abs(int(bq[k]))) for k in range(K))
     common = dict(weight=wq, bias=bq, bound=bound, weight_scales=tuple(ws), weight_bits=t.weight_bits,
                   weight_exponents=(0,) * K)
     if logits:
@@ -87,16 +99,16 @@ def _weighted(node, base: dict, s_in: float, logits: bool, graph: Graph) -> Quan
         return QuantLayer(scale=float(np.float32(s_in)) * float(np.float32(ws[0])), logits=True, **common, **base)
     if t.scale is None:
         raise WinohdlError(f"layer {node.name!r} has no activation quantiser after it (its output would be float)")
-    lo, hi = (0 if node.relu else -ACT_MAG), ACT_MAG - 1
+    out = QuantLayer(signed=t.signed, act_bits=t.bits, **base)
+    lo, hi = (max(0, out.range[0]) if node.relu else out.range[0]), out.range[1]
     chosen = one_shift([multiplier.choose(multiplier.ratio(s_in, ws[k], t.scale), bound[k], lo, hi)
                         for k in range(K)])
     for m in chosen:
-        if (clip_bound(m.M, m.shift) + 1) * m.M >= FLOAT64_EXACT:
+        if (clip_bound(m.M, m.shift, out.bits) + 1) * m.M >= FLOAT64_EXACT:
             raise WinohdlError(f"layer {node.name!r}: its requantisation needs a {m.bits}-bit multiplier and a "
                                f"shift of {m.shift}, beyond float64's exact integers")
-    return QuantLayer(scale=t.scale, multiplier=tuple(m.M for m in chosen),
-                      requant_shift=tuple(m.shift for m in chosen), differ=tuple(m.differ for m in chosen),
-                      **common, **base)
+    return replace(out, scale=t.scale, multiplier=tuple(m.M for m in chosen),
+                   requant_shift=tuple(m.shift for m in chosen), differ=tuple(m.differ for m in chosen), **common)
 
 
 def one_shift(chosen: list) -> list:
@@ -108,10 +120,11 @@ def one_shift(chosen: list) -> list:
     return aligned if max(m.bits for m in aligned) <= multiplier.MAX_BITS else chosen
 
 
-def clip_bound(M: int, shift: int) -> int:
-    """An accumulator beyond ``+-clip_bound`` saturates whatever it is (``|acc * M / 2**shift| > 2**9``):
-    the integer model and network.onnx clip to it first, so ``acc * M`` stays exact in int64 and float64."""
-    return (1 << (shift + ACT_BITS + 1)) // M + 1
+def clip_bound(M: int, shift: int, bits: int = ACT_BITS) -> int:
+    """An accumulator beyond ``+-clip_bound`` saturates whatever it is (``|acc * M / 2**shift| > 2**bits``,
+    beyond any ``bits``-bit word's range): the integer model and network.onnx clip to it first, so
+    ``acc * M`` stays exact in int64 and float64."""
+    return (1 << (shift + bits + 1)) // M + 1
 
 
 def _integers(name: str, w: np.ndarray, ws, bits: int) -> np.ndarray:
