@@ -22,7 +22,10 @@ from winohdl.network.qonnx_import import from_qonnx
 from winohdl.network.quant import quantise_network
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = {"w4-per-tensor": dict(weight_bits=4, per_channel=False), "w8-per-channel": dict(weight_bits=8, per_channel=True)}
+CONFIGS = {"w4-per-tensor": dict(weight_bits=4, per_channel=False), "w8-per-channel": dict(weight_bits=8, per_channel=True),
+           # Brevitas's default QuantReLU: unsigned 8-bit activations ([0, 255]); and unsigned 4-bit ones
+           "w4-unsigned8": dict(weight_bits=4, per_channel=False, unsigned=True),
+           "w8-unsigned4": dict(weight_bits=8, per_channel=True, unsigned=True, act_bits=4)}
 
 
 def _example():
@@ -60,6 +63,12 @@ def test_the_integer_model_agrees_with_brevitas_and_onnxruntime(tiny, config, ex
     assert {q.weight_bits for q in convs} == {CONFIGS[config]["weight_bits"]}
     assert len(set(convs[1].weight_scales)) == (16 if CONFIGS[config]["per_channel"] else 1)
     assert int(np.abs(convs[0].weight).max()) <= (1 << (CONFIGS[config]["weight_bits"] - 1)) - 1
+    unsigned, bits = CONFIGS[config].get("unsigned", False), CONFIGS[config].get("act_bits", 8)
+    assert [(q.signed, q.act_bits) for q in convs] == [(not unsigned, bits)] * 2
+    if unsigned:     # the upper half of the unsigned range is used (at 8 bits: beyond int8's 127)
+        from winohdl.network.integer_model import quantise_input, run_integer
+        first = run_integer(qnet, quantise_input(qnet, x))[convs[0].name]
+        assert first.min() == 0 and 1 << (bits - 1) <= first.max() <= (1 << bits) - 1, (first.min(), first.max())
     assert check_onnxruntime(qnet, x[:8]) == []
     # the exported file's own execution (QCDQ: onnxruntime; QONNX: qonnx's execute_onnx) agrees too
     f = t.file_agreement(qnet, paths[export], x[:40])
@@ -77,10 +86,12 @@ def test_both_exports_give_the_same_integers(tiny):
 
 @pytest.mark.slow(40)
 def test_the_network_is_bit_exact_in_hardware(cli, tiny, tmp_path):
+    # 4-bit weights and Brevitas's default QuantReLU (unsigned 8-bit activations, carried as 9-bit words);
+    # the signed int8 streams are every other network's, the signed trained requantisation test_stream_requant's
     _, made, x, y = tiny
     np.save(tmp_path / "x.npy", x[:16])
     np.save(tmp_path / "y.npy", y[:16])
-    code, out, err = cli("network", "--model", made["w4-per-tensor"][1]["qonnx"], "--calibration", tmp_path / "x.npy",
+    code, out, err = cli("network", "--model", made["w4-unsigned8"][1]["qonnx"], "--calibration", tmp_path / "x.npy",
                          "--labels", tmp_path / "y.npy", "--sim", "icarus", "--images", "3", "-o", tmp_path / "d")
     assert code == 0, err
     assert "icarus    network  PASS  3 of 3 images" in out
@@ -88,10 +99,17 @@ def test_the_network_is_bit_exact_in_hardware(cli, tiny, tmp_path):
     assert " x M (" in out
     assert re.search(r"requant    node_conv2d: acc \* M >> shift, M of \d+( to \d+)? bits \(8 channels\), equals round\(acc \* "
                      r"s_in \* s_w / s_out\) for every reachable accumulator \(proven\)", out), out
-    # the 4-bit weights carried to the hardware: each engine's weight words are 4 bits wide
+    # the 4-bit weights carried to the hardware: each engine's weight words are 4 bits wide; the second
+    # engine, the pooling and the linear layer read the first layer's unsigned 8-bit values as 9-bit words
     import json
     convs = [n for n in json.loads((tmp_path / "d" / "network.json").read_text())["nodes"] if n["kind"] == "conv"]
     assert [n["decision"]["options"]["kernel_width"] for n in convs] == [4, 4]
+    assert [n["decision"]["options"]["data_width"] for n in convs] == [8, 9]
+    assert [n["trained"].get("signed", True) for n in convs] == [False, False]
+    stages = json.loads((tmp_path / "d" / "design.json").read_text())["stages"]
+    assert [(s["stage"], s.get("in_bits", 8), s.get("out_bits", 8)) for s in stages] == [
+        ("conv", 8, 9), ("conv", 9, 9), ("pool", 9, 9), ("linear", 9, None)]
+    assert "u8" in out                       # quant.txt's scale column names the unsigned layers
 
 
 def _modified(path: Path, dest: Path, what: str) -> Path:
@@ -99,10 +117,14 @@ def _modified(path: Path, dest: Path, what: str) -> Path:
     model = onnx.load(str(path))
     inits = {i.name for i in model.graph.initializer}
     node = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] in inits)
-    if what == "unsigned":              # the quantiser after the first ReLU made unsigned (Brevitas's default)
+    if what in ("signed4", "narrow"):   # the quantiser after the first ReLU made 4-bit signed, or narrow
         node = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] not in inits
                     and n.input[0] != model.graph.input[0].name)
-        next(a for a in node.attribute if a.name == "signed").i = 0
+        if what == "narrow":
+            next(a for a in node.attribute if a.name == "narrow").i = 1
+        else:
+            model.graph.initializer.append(numpy_helper.from_array(np.float32(4.0), "bad_value"))
+            node.input[3] = "bad_value"
     elif what == "per_output_logits":   # the final linear layer's weight scale made one per output
         gemm = next(n for n in model.graph.node if n.op_type == "Gemm")
         node = next(n for n in model.graph.node if n.op_type == "Quant" and n.output[0] == gemm.input[1])
@@ -121,7 +143,8 @@ def _modified(path: Path, dest: Path, what: str) -> Path:
 
 @pytest.mark.parametrize("what, message", [("bits", "weights must be signed, 2 to 8 bits, got signed 9"),
                                            ("zero_point", "a non-zero zero point (1)"),
-                                           ("unsigned", "an activation quantised as unsigned 8-bit"),
+                                           ("signed4", "an activation quantised as signed 4-bit"),
+                                           ("narrow", "an activation quantised as signed narrow 8-bit"),
                                            ("per_output_logits", "(the logits) has a weight scale per output")])
 def test_bad_quantisers_are_one_error_line(cli, tiny, tmp_path, what, message):
     _, made, _, _ = tiny

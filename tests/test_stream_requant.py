@@ -73,19 +73,21 @@ def test_large_table_uses_a_rom_and_converts():
     assert "module requant(" in text and "s_axis__tready" in text and "reg " in text
 
 
-def multiplied_model(acc, bias, multiplier, shift, relu):
+def multiplied_model(acc, bias, multiplier, shift, relu, bits=8):
     """The specification with a multiplier: ``requantise((acc + bias[c]) * M[c], shift[c])`` per channel."""
     acc = np.asarray(acc, dtype=np.int64)
     out = np.empty_like(acc)
     for c in range(acc.shape[-1]):
-        out[..., c] = requantise((acc[..., c] + int(bias[c])) * int(multiplier[c]), int(shift[c]), 8, relu)
+        out[..., c] = requantise((acc[..., c] + int(bias[c])) * int(multiplier[c]), int(shift[c]), bits, relu)
     return out
 
 
-@pytest.mark.parametrize("C,L,relu", [(4, 1, False), (6, 2, True), (4, 4, False)], ids=["L1", "L2-relu", "L=C"])
-def test_multiplier_before_the_shift(C, L, relu):
+@pytest.mark.parametrize("C,L,relu,bits", [(4, 1, False, 8), (6, 2, True, 8), (4, 4, False, 8), (4, 2, True, 9)],
+                         ids=["L1", "L2-relu", "L=C", "L2-unsigned-8-in-9-bits"])
+def test_multiplier_before_the_shift(C, L, relu, bits):
     # trained scales: M of up to 20 bits and shifts of 24-27 (as winohdl.network.multiplier chooses them),
-    # the accumulators reaching past the int8 range both ways, ties included (acc * M a multiple of 2**(s-1))
+    # the accumulators reaching past the int8 range both ways, ties included (acc * M a multiple of 2**(s-1));
+    # 9-bit words with the ReLU: an unsigned 8-bit activation, [0, 255] (a trained QuantReLU's)
     rng = np.random.default_rng(40 + C + L)
     w = 18
     mult = rng.integers(1 << 16, 1 << 20, C).tolist()
@@ -93,12 +95,14 @@ def test_multiplier_before_the_shift(C, L, relu):
     bias = rng.integers(-2000, 2000, C).tolist()
     frames = [rng.integers(-(1 << 15), 1 << 15, C * n).tolist() + [(1 << (w - 1)) - 1, -(1 << (w - 1))] * C
               for n in (6, 3)]
-    dut = Requantise(L, w, bias, shift, relu, multiplier=mult)
+    dut = Requantise(L, w, bias, shift, relu, bits, multiplier=mult)
     assert dut.latency == LATENCY + 1
     got, _ = run_stream(dut, {"s_axis": frames_beats(frames, w, L)}, "m_axis", sum(len(f) for f in frames) // L,
                         seed=C, gaps=0.3, backpressure=0.3)
-    want = np.concatenate([multiplied_model(np.reshape(f, (-1, C)), bias, mult, shift, relu).ravel() for f in frames])
-    assert lanes_of(got, 8, L) == want.tolist()
+    want = np.concatenate([multiplied_model(np.reshape(f, (-1, C)), bias, mult, shift, relu, bits).ravel()
+                           for f in frames])
+    assert lanes_of(got, bits, L) == want.tolist()
+    assert bits == 8 or want.max() == 255 and (want > 127).sum() > 3     # the unsigned top half is reached
     assert len(set(want.tolist())) > 12          # not all saturated: the products land inside int8
 
 
