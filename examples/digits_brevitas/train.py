@@ -2,8 +2,10 @@
 it as QONNX and as QCDQ, and measure how the integer model agrees with Brevitas's own quantised model.
 
 ``python examples/digits_brevitas/train.py [--epochs N] [-o build/digits_brevitas]``: the split of
-``examples/digits`` (360 held-out images), two models, each trained with Adam on one CPU thread, seeded:
-``w4a8`` (4-bit weights per tensor, 8-bit activations) and ``w8a8`` (8-bit weights per output channel).
+``examples/digits`` (360 held-out images), four models, each trained with Adam on one CPU thread, seeded:
+``w4a8`` (4-bit weights per tensor, signed 8-bit activations), ``w8a8`` (8-bit weights per output
+channel), ``w8u8`` (8-bit weights per channel, Brevitas's default ``QuantReLU``: unsigned 8-bit
+activations after the ReLUs, 0 to 255) and ``w4u4`` (4-bit weights per tensor, unsigned 4-bit activations).
 Each goes to a subfolder: ``qonnx.onnx`` (``export_qonnx``), ``qcdq.onnx`` (``export_onnx_qcdq``), and the
 folder holds ``test_images.npy`` / ``test_labels.npy``. For each export the script imports it as
 ``winohdl network`` does (the trained scales kept) and prints, on the held-out images, the arg-max
@@ -171,6 +173,11 @@ def file_agreement(qnet, path: Path, x) -> dict:
             "layers": {k: float(np.mean(ours[k] == v)) for k, v in theirs.items()}}
 
 
+def _share(v: float) -> str:
+    """A fraction of equal integers: "100%" only where every one is equal (one in 10**5 shows)."""
+    return "100%" if v == 1.0 else f"{100 * v:.4f}%"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=EPOCHS)
@@ -186,17 +193,18 @@ def main(argv=None) -> int:
         start = time.monotonic()
         net = train(train_x, train_y, epochs=a.epochs, **config)
         paths = export(net, out / name)
+        acts = (f"unsigned {config.get('act_bits', 8)}-bit activations after the ReLUs (QuantReLU's default)"
+                if config.get("unsigned") else "8-bit activations")
         print(f"{name}       trained {a.epochs} epochs in {time.monotonic() - start:.1f} s (one thread, seed {SEED}): "
-              f"{config['weight_bits']}-bit weights {'per channel' if config['per_channel'] else 'per tensor'}, "
-              "8-bit activations")
+              f"{config['weight_bits']}-bit weights {'per channel' if config['per_channel'] else 'per tensor'}, {acts}")
         for kind, path in paths.items():
             r = agreement(net, path, test_x, test_y)
-            layers = ", ".join(f"{k} {100 * v:.2f}%" for k, v in r["layers"].items())
+            layers = ", ".join(f"{k} {_share(v)}" for k, v in r["layers"].items())
             print(f"  {kind:<6} Brevitas {100 * r['brevitas_accuracy']:.2f}%, integer model "
                   f"{100 * r['integer_accuracy']:.2f}%; arg-max agreement {100 * r['argmax']:.2f}%; "
                   f"equal integers: {layers}")
             f = file_agreement(r["qnet"], path, test_x)
-            layers = ", ".join(f"{k} {100 * v:.2f}%" for k, v in f["layers"].items())
+            layers = ", ".join(f"{k} {_share(v)}" for k, v in f["layers"].items())
             runner = "onnxruntime" if kind == "qcdq" else "qonnx execute_onnx"
             print(f"  {'':<6} vs {path.name} on {runner}: arg-max agreement {100 * f['argmax']:.2f}%; "
                   f"equal integers: {layers}")
