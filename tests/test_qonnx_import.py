@@ -154,6 +154,35 @@ def test_bad_quantisers_are_one_error_line(cli, tiny, tmp_path, what, message):
     assert not (tmp_path / "d").exists()
 
 
+def test_an_unsigned_input_quantiser_agrees_with_the_files_execution(tiny, tmp_path):
+    # the input's quantiser made unsigned (QuantIdentity(signed=False), images in [0, 1]): the input is
+    # [0, 255] (the digits' negative pixels 0), read by the first engine as 9-bit words
+    t, made, x, _ = tiny
+    model = onnx.load(str(made["w4-unsigned8"][1]["qonnx"]))
+    first = next(n for n in model.graph.node if n.op_type == "Quant" and n.input[0] == model.graph.input[0].name)
+    next(a for a in first.attribute if a.name == "signed").i = 0
+    onnx.save(model, str(tmp_path / "unsigned_input.onnx"))
+    graph = load_model(str(tmp_path / "unsigned_input.onnx"))
+    qnet = quantise_network(graph, x[:4])
+    assert (qnet.input.signed, qnet.input.bits) == (False, 9)
+    from winohdl.network.passes import decide_smallest
+    convs = [n for n in decide_smallest(graph).nodes if n.kind.value == "conv"]
+    assert [n.decision.options.data_width for n in convs] == [9, 9]
+    assert check_onnxruntime(qnet, x[:8]) == []
+    f = t.file_agreement(qnet, tmp_path / "unsigned_input.onnx", x[:20])
+    assert f["argmax"] == 1.0 and min(f["layers"].values()) == 1.0, f
+
+
+def test_trained_activations_round_trip_and_are_checked():
+    from winohdl.network.trained import Trained
+    t = Trained(0.5, (0.25,), 4, signed=False, bits=8)
+    assert Trained.from_dict(t.to_dict()) == t and t.range == (0, 255) and t.word_bits == 9
+    assert Trained.from_dict({"scale": 0.5}).to_dict() == {"scale": 0.5, "weight_scales": [], "weight_bits": 8}
+    for signed, bits in ((True, 4), (False, 1), (False, 9)):
+        with pytest.raises(WinohdlError, match="trained activations must be signed 8-bit or unsigned 2 to 8-bit"):
+            Trained(0.5, signed=signed, bits=bits)
+
+
 def test_a_model_with_float_parts_is_one_error_line(cli, tiny, tmp_path):
     # the input's quantiser taken out: the first convolution would read float values
     _, made, _, _ = tiny

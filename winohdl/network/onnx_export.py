@@ -5,7 +5,8 @@ Every layer's int8 output is a ``QuantizeLinear`` (scale ``2**e``, zero point 0)
 operator applied to its int8 inputs read as floats (``Cast`` to float, then ``Mul`` by ``2**e``);
 weights are int8 initializers with a per-output-channel ``DequantizeLinear`` (axis 0), biases int32 at
 scale ``2**(e_in + ew[k])``. A fused ReLU is a ``Relu`` before the ``QuantizeLinear``. The logits are
-the float32 ``Gemm`` output itself, ``acc * 2**(e_in + ew)``.
+the float32 ``Gemm`` output itself, ``acc * 2**(e_in + ew)``. A trained unsigned activation (Brevitas's
+``QuantReLU``: ``[0, 2**b - 1]``) is a uint8 tensor (zero point uint8 0), read the same way.
 
 The inputs are read with ``Cast`` and ``Mul``, not ``DequantizeLinear``, so that onnxruntime's
 optimiser finds no QDQ pattern to fuse: its fused integer kernels (QLinearConv, QGemm, ...) differ
