@@ -76,10 +76,9 @@ def _division(odd: int, width: int) -> ShiftAddGraph:
 
 
 @lru_cache(maxsize=256)
-def _y_ranges(geometry: Geometry, data_width: int, kernel_width: int) -> tuple[Range, ...]:
+def _y_ranges(geometry: Geometry, d_range: Range, kernel_width: int) -> tuple[Range, ...]:
     T = geometry.tensor()
-    return tuple(bilinear_range(T[o], word_range(data_width), word_range(kernel_width))[0]
-                 for o in range(geometry.n_y))
+    return tuple(bilinear_range(T[o], d_range, word_range(kernel_width))[0] for o in range(geometry.n_y))
 
 
 @dataclass
@@ -109,9 +108,9 @@ def plan_card(card: AlgorithmCard, options: HardwareOptions, placements: tuple[s
     a plan once made): a design opened for each simulator, each check and each command planned its
     card again, a tenth of the test suite's time."""
     g = card.geometry
-    d_box, g_box = [word_range(options.data_width)] * g.n_d, [word_range(options.kernel_width)] * g.n_g
+    d_box, g_box = [options.d_range] * g.n_d, [word_range(options.kernel_width)] * g.n_g
     hw = options.kernel_transform is KernelTransform.HW
-    y_width = max(r.width for r in _y_ranges(g, options.data_width, options.kernel_width))
+    y_width = max(r.width for r in _y_ranges(g, options.d_range, options.kernel_width))
     best = None
     for placement in placements:
         memo: dict = {}
@@ -193,7 +192,7 @@ class Datapath:
         self.data_graph, self.kernel_graph, self.output_graph = (copy.deepcopy(self.plan.graphs[t])
                                                                  for t in ("BT", "G", "AT"))
         self.realisation: dict = dict(self.plan.realisation)  # "flat" or "row-column" per transform
-        self.d_range = word_range(options.data_width)
+        self.d_range = options.d_range           # the d words' values (signed, or non-negative)
         self.g_range = word_range(options.kernel_width)
         self._analyse()
         self.seconds = time.perf_counter() - t0
@@ -219,7 +218,7 @@ class Datapath:
             rng, wit = bilinear_range(C, self.d_range, self.g_range)
             self.output_node_ranges.append(rng)
             self.output_witnesses.append(wit)
-        self.y_exact_ranges = list(_y_ranges(g, self.options.data_width, self.options.kernel_width))
+        self.y_exact_ranges = list(_y_ranges(g, self.options.d_range, self.options.kernel_width))
         self.pre_ranges = [Range(r.lo * D, r.hi * D, r.tight) for r, D in zip(self.y_exact_ranges, s.divisor)]
         self.y_exact_width = max(r.width for r in self.y_exact_ranges)
         self.divisions = []

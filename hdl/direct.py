@@ -43,7 +43,7 @@ class DirectArithmetic:
 
     @classmethod
     def of(cls, geometry: Geometry, options: HardwareOptions) -> "DirectArithmetic":
-        dr, gr = word_range(options.data_width), word_range(options.kernel_width)
+        dr, gr = options.d_range, word_range(options.kernel_width)
         pairs = tuple(tuple(t) for t in geometry.triples.tolist())
         p = product_range(dr, gr)
         graph = build_graph([[int(t[0] == o) for t in pairs] for o in range(geometry.n_y)], share=False)

@@ -46,6 +46,23 @@ class MultiplierKind(enum.Enum):
     FABRIC = "fabric"
 
 
+class DataValues(enum.Enum):
+    """What the d words hold: any value of their two's-complement width (``signed``), or only the
+    non-negative ones (``non-negative``: ``[0, 2**(w-1) - 1]``, an unsigned ``w - 1``-bit activation
+    such as a trained ``QuantReLU``'s in a ``w``-bit word). Every width after them is computed from
+    that range, so non-negative words save about a bit in each node of the datapath."""
+
+    SIGNED = "signed"
+    NON_NEGATIVE = "non-negative"
+
+
+def data_range(width: int, values: "DataValues" = DataValues.SIGNED):
+    """The values a ``width``-bit d word may hold (:class:`DataValues`), as a :class:`hdl.widths.Range`."""
+    from .widths import Range, word_range
+    values = choice(DataValues, values, "data values")
+    return word_range(width) if values is DataValues.SIGNED else Range(0, (1 << (width - 1)) - 1)
+
+
 class Rounding(enum.Enum):
     """How ``output_shift`` low bits are dropped from y (docs/interfaces.md defines each: the tile)."""
 
@@ -121,6 +138,8 @@ class HardwareOptions:
         Only with ``output_width``; >= 0.
     adders_per_stage : int or None
         Only with ``deep`` (default 1 there): adder levels between register cuts (1..64).
+    data_values : DataValues
+        ``signed`` (default) or ``non-negative`` d words: the range every width is computed from.
     """
 
     data_width: int = 8
@@ -131,9 +150,11 @@ class HardwareOptions:
     rounding: Rounding = Rounding.TRUNCATE
     output_shift: int = 0
     adders_per_stage: int | None = None
+    data_values: DataValues = DataValues.SIGNED
 
     def __post_init__(self):
         _width("data width", self.data_width, MIN_WIDTH, MAX_WIDTH)
+        object.__setattr__(self, "data_values", choice(DataValues, self.data_values, "data values"))
         _width("kernel width", self.kernel_width, MIN_WIDTH, MAX_WIDTH)
         object.__setattr__(self, "pipeline", choice(Pipeline, self.pipeline, "pipeline"))
         object.__setattr__(self, "kernel_transform", choice(KernelTransform, self.kernel_transform,
@@ -173,7 +194,7 @@ class HardwareOptions:
     @property
     def tag(self) -> str:
         """Short suffix naming the options, e.g. ``w8x8``, ``w8x8_stages_offline``."""
-        parts = [f"w{self.data_width}x{self.kernel_width}"]
+        parts = [f"w{self.data_width}{'u' if self.data_values is DataValues.NON_NEGATIVE else ''}x{self.kernel_width}"]
         if self.pipelined:
             parts.append(self.pipeline.value + (f"{self.adders_per_stage}" if self.pipeline is Pipeline.DEEP else ""))
         if self.kernel_transform is not KernelTransform.HW:
@@ -183,11 +204,19 @@ class HardwareOptions:
                          f"{self.rounding.value.replace('round-half-', 'r')}")
         return "_".join(parts)
 
+    @property
+    def d_range(self):
+        """The values a d word holds (:func:`data_range`)."""
+        return data_range(self.data_width, self.data_values)
+
     def to_json(self) -> dict:
-        return {"data_width": self.data_width, "kernel_width": self.kernel_width, "pipeline": self.pipeline.value,
-                "kernel_transform": self.kernel_transform.value, "output_width": self.output_width,
-                "rounding": self.rounding.value, "output_shift": self.output_shift,
-                "adders_per_stage": self.adders_per_stage}
+        out = {"data_width": self.data_width, "kernel_width": self.kernel_width, "pipeline": self.pipeline.value,
+               "kernel_transform": self.kernel_transform.value, "output_width": self.output_width,
+               "rounding": self.rounding.value, "output_shift": self.output_shift,
+               "adders_per_stage": self.adders_per_stage}
+        if self.data_values is not DataValues.SIGNED:       # (a folder written before it has none)
+            out["data_values"] = self.data_values.value
+        return out
 
     @classmethod
     def from_json(cls, data) -> "HardwareOptions":
@@ -195,7 +224,7 @@ class HardwareOptions:
         if not isinstance(data, dict):
             raise WinohdlError(f"options must be a JSON object, got {type(data).__name__}")
         expected = set(cls().to_json())
-        unknown, missing = sorted(set(data) - expected), sorted(expected - set(data))
+        unknown, missing = sorted(set(data) - expected - {"data_values"}), sorted(expected - set(data))
         if unknown:
             raise WinohdlError(f"unknown option {unknown[0]!r}")
         if missing:

@@ -26,7 +26,7 @@ def division(plan: EnginePlan, divisions=None, in_ranges=None) -> ExactDivision:
     a, o = plan.arith, plan.options
     divisions = divisions or a.divisions
     in_ranges = in_ranges or a.hw(a.pre_ranges)[:len(divisions)]
-    return ExactDivision(divisions, in_ranges, a.y_width, HardwareOptions(o.data_width, o.kernel_width),
+    return ExactDivision(divisions, in_ranges, a.y_width, HardwareOptions(o.data_width, o.kernel_width, data_values=o.data_values),
                          plan.stages.per_stage)
 
 

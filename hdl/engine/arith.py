@@ -78,7 +78,7 @@ class EngineArithmetic:
     def __init__(self, opts: EngineOptions, dp: Datapath | None, kind: EngineKind):
         self.opts, self.dp, self.kind = opts, dp, kind
         g, C, PC = opts.geometry, opts.C, opts.PC
-        self.d_range, self.g_range = word_range(opts.data_width), word_range(opts.kernel_width)
+        self.d_range, self.g_range = opts.d_range, word_range(opts.kernel_width)
         if kind is EngineKind.WINOGRAD:
             if dp is None:
                 raise ValueError("the Winograd engine needs the card's datapath")

@@ -46,7 +46,8 @@ def engine_datapath(card: AlgorithmCard, opts: EngineOptions) -> Datapath:
     if card.geometry != opts.geometry:
         raise WinohdlError(f"the card is for {card.geometry.describe()}, the engine options for "
                            f"{opts.geometry.describe()}")
-    return Datapath(card, HardwareOptions(opts.data_width, opts.kernel_width), ENGINE_PLACEMENTS)
+    return Datapath(card, HardwareOptions(opts.data_width, opts.kernel_width, data_values=opts.data_values),
+                    ENGINE_PLACEMENTS)
 
 
 @dataclass(frozen=True)

@@ -26,15 +26,17 @@ from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
 from ..options import KernelTransform
+from ..widths import Range
 from .arith import EngineArithmetic
 from .options import EngineKind, EngineOptions
 
 
-def _check_array(a, shape: tuple, width: int, name: str) -> np.ndarray:
+def _check_array(a, shape: tuple, width: int, name: str, values: Range | None = None) -> np.ndarray:
+    """``a`` of ``shape`` with every value in ``values`` (default: a signed ``width``-bit word's)."""
     a = np.asarray(a, dtype=object)
     if a.shape != tuple(shape):
         raise WinohdlError(f"{name} has shape {a.shape}, the layer needs {tuple(shape)}")
-    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if values is None else (values.lo, values.hi)
     flat = [int(v) for v in a.flat]
     bad = [v for v in flat if not lo <= v <= hi]
     if bad:
@@ -44,7 +46,7 @@ def _check_array(a, shape: tuple, width: int, name: str) -> np.ndarray:
 
 def check_layer(opts: EngineOptions, x, w) -> tuple[np.ndarray, np.ndarray]:
     """x (C, *F) and w (K, C, *kernel) as integer object arrays in range; one-line error otherwise."""
-    x = _check_array(x, (opts.C, *opts.feature_map), opts.data_width, "feature map")
+    x = _check_array(x, (opts.C, *opts.feature_map), opts.data_width, "feature map", opts.d_range)
     return x, check_kernels(opts, w)
 
 
@@ -183,7 +185,7 @@ class EngineModel:
 def fm_beats(opts: EngineOptions, x) -> list[list[int]]:
     """The feature-map stream, channels-last: pixels in raster order (last axis fastest), per
     pixel C / PC beats of PC consecutive channels."""
-    x = _check_array(x, (opts.C, *opts.feature_map), opts.data_width, "feature map")
+    x = _check_array(x, (opts.C, *opts.feature_map), opts.data_width, "feature map", opts.d_range)
     flat = x.reshape(opts.C, -1)
     return [[int(flat[cg * opts.PC + pc, p]) for pc in range(opts.PC)]
             for p in range(flat.shape[1]) for cg in range(opts.channel_groups)]

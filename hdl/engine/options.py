@@ -26,7 +26,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
-from ..options import MAX_WIDTH, MIN_WIDTH, KernelTransform, MultiplierKind, choice
+from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
 from .sparsity import BlockSchedule, KernelMask
 from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
 
@@ -106,6 +106,9 @@ class EngineOptions:
         The kernels known to be zero when the engine is generated (:mod:`hdl.engine.sparsity`): the
         walker skips the blocks of zeros and the multipliers of lanes that are zero in every block
         are not built. None: every kernel may be non-zero (the dense engine).
+    data_values : DataValues
+        ``signed`` (default) feature-map words, or ``non-negative`` ones (an unsigned activation in a
+        word a bit wider): the range every width of the datapath is computed from (:meth:`d_range`).
     """
 
     geometry: Geometry
@@ -124,6 +127,7 @@ class EngineOptions:
     buffering: Buffering = Buffering.FRAMES
     fabric_lanes: int = 0
     kernel_mask: KernelMask | None = None
+    data_values: DataValues = DataValues.SIGNED
 
     def __post_init__(self):
         g = self.geometry
@@ -151,6 +155,7 @@ class EngineOptions:
         object.__setattr__(self, "input_transform", choice(InputTransform, self.input_transform,
                                                            "input transform"))
         object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
+        object.__setattr__(self, "data_values", choice(DataValues, self.data_values, "data values"))
         if isinstance(self.fabric_lanes, bool) or not isinstance(self.fabric_lanes, int) \
                 or not 0 <= self.fabric_lanes <= self.parallel_out:
             raise WinohdlError(f"fabric lanes must be a whole number from 0 to --parallel-out {self.parallel_out}, "
@@ -369,6 +374,11 @@ class EngineOptions:
         return self.outputs * self.C * self.geometry.n_g
 
     @property
+    def d_range(self):
+        """The values a feature-map word holds (:func:`hdl.options.data_range`)."""
+        return data_range(self.data_width, self.data_values)
+
+    @property
     def fm_beats(self) -> int:
         return math.prod(self.feature_map) * self.channel_groups
 
@@ -381,7 +391,8 @@ class EngineOptions:
         j = lambda t: "x".join(map(str, t))  # noqa: E731
         g = self.geometry
         return (f"engine_{g.name}_c{self.C}k{self.K}_f{j(self.feature_map)}_p{j(self.padding)}"
-                f"_pk{self.PK}pc{self.PC}_w{self.data_width}x{self.kernel_width}"
+                f"_pk{self.PK}pc{self.PC}_w{self.data_width}"
+                f"{'u' if self.data_values is DataValues.NON_NEGATIVE else ''}x{self.kernel_width}"
                 + ("_lines" if self.line_buffered else "")
                 + (f"_m{self._mask_tag}" if self.kernel_mask is not None else ""))
 
@@ -400,6 +411,8 @@ class EngineOptions:
                 "fabric_lanes": self.fabric_lanes}
         if self.kernel_mask is not None:
             out["kernel_mask"] = self.kernel_mask.to_json()
+        if self.data_values is not DataValues.SIGNED:
+            out["data_values"] = self.data_values.value
         return out
 
     @classmethod
@@ -411,8 +424,9 @@ class EngineOptions:
                 "output_transform", "input_transform"}
         # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
         # with fabric multipliers, none before; ``kernel_mask``
-        # only where kernels are known zero)
-        unknown, missing = sorted(set(data) - want - {"buffering", "fabric_lanes", "kernel_mask"}), sorted(want - set(data))
+        # only where kernels are known zero; ``data_values`` only where the words are non-negative)
+        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values"}
+        unknown, missing = sorted(set(data) - want - optional), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
         if missing:

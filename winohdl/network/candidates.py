@@ -56,6 +56,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from hdl.options import DataValues
 from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
@@ -164,7 +165,7 @@ def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]
 
 
 @lru_cache(maxsize=64)
-def datapath(geometry: Geometry, data_width: int, kernel_width: int):
+def datapath(geometry: Geometry, data_width: int, kernel_width: int, data_values: DataValues = DataValues.SIGNED):
     """The engine datapath of the geometry's card (:func:`winohdl.cards.best_card`), once per process for a
     geometry and widths: it depends on nothing else (:func:`hdl.engine.design.engine_datapath` reads only
     the options' geometry and widths)."""
@@ -172,7 +173,7 @@ def datapath(geometry: Geometry, data_width: int, kernel_width: int):
     from hdl.engine.options import EngineOptions
     from winohdl.cards import best_card
     probe = EngineOptions(geometry, 1, 1, geometry.input, (0,) * geometry.axes, data_width=data_width,
-                          kernel_width=kernel_width)
+                          kernel_width=kernel_width, data_values=data_values)
     return engine_datapath(best_card(geometry), probe)
 
 
@@ -241,6 +242,7 @@ class Context:
     data_width: int = DATA_WIDTH
     kernel_width: int = KERNEL_WIDTH
     fabric: bool = False   # multipliers may be built in the fabric (where the part has a rule for them)
+    data_values: DataValues = DataValues.SIGNED   # non-negative: an unsigned activation's words
 
     @property
     def fabric_allowed(self) -> bool:
@@ -299,9 +301,9 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
-                                   ctx.data_width, ctx.kernel_width, kernel_mask=mask)
+                                   ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values)
         opts = decision.options
-        dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width)
+        dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
             plan = plan_engine(opts, dp, decision.kind)
     except WinohdlError:

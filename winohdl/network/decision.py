@@ -17,7 +17,7 @@ from winohdl.core.limits import lifted
 from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
 from hdl.engine.sparsity import KernelMask
-from hdl.options import MultiplierKind
+from hdl.options import DataValues, MultiplierKind
 
 DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
 
@@ -136,18 +136,21 @@ def decision_from_json(data) -> Decision:
 def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | None, parallel_out: int = 1,
                     parallel_in: int = 1, buffering: Buffering = Buffering.LINES, data_width: int = DATA_WIDTH,
                     kernel_width: int = KERNEL_WIDTH, fabric_lanes: int = 0,
-                    kernel_mask: KernelMask | None = None) -> EngineDecision:
+                    kernel_mask: KernelMask | None = None,
+                    data_values: DataValues = DataValues.SIGNED) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
     engine's size limits guard its elaboration, not a plan: the budget decides what fits. ``kernel_mask``:
-    the kernels of the layer's weights that are not zero, where some are (:func:`layer_mask`)."""
+    the kernels of the layer's weights that are not zero, where some are (:func:`layer_mask`);
+    ``data_values``: non-negative for the words of an unsigned activation (:mod:`winohdl.network.trained`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
-                                buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask)
+                                buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
+                                data_values=data_values)
     return EngineDecision(options, kind)
 
 
@@ -160,10 +163,11 @@ def layer_mask(weights) -> KernelMask | None:
 
 
 def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], where: str,
-                 kernel_width: int = KERNEL_WIDTH, data_width: int = DATA_WIDTH) -> None:
+                 kernel_width: int = KERNEL_WIDTH, data_width: int = DATA_WIDTH,
+                 data_values: DataValues = DataValues.SIGNED) -> None:
     """That ``decision`` builds the convolution ``conv`` on ``in_shape`` with weight words of ``kernel_width``
-    bits and activation words of ``data_width`` (a plan read from a file, a graph edited by hand):
-    WinohdlError naming what differs."""
+    bits and activation words of ``data_width`` holding ``data_values`` (a plan read from a file, a graph
+    edited by hand): WinohdlError naming what differs."""
     o, g = decision.options, decision.options.geometry
     want = {"in_channels": conv.in_channels, "out_channels": conv.out_channels, "kernel": conv.kernel,
             "stride": conv.stride, "dilation": conv.dilation, "padding": conv.padding,
@@ -177,6 +181,7 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
         raise WinohdlError(f"{where}: a direct engine computes one output per axis, not {g.output}")
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
                            o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
+                           data_values=data_values,
                            kernel_mask=o.kernel_mask)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)

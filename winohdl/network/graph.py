@@ -27,7 +27,7 @@ from winohdl.core.errors import WinohdlError
 
 from .attrs import MAX_SPATIAL, BatchNorm, Clamp, Conv, Linear, Pool, ints
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
-from .trained import Trained, data_width, kernel_width
+from .trained import Trained, data_word, kernel_width
 
 FORMAT = "winohdl-network/1"
 
@@ -230,7 +230,7 @@ class Graph:
             if isinstance(n.decision, EngineDecision):
                 check_engine(n.decision, n.attrs, seen[n.inputs[0]].shape, f"node {n.name!r}",
                              kernel_width(n, KERNEL_WIDTH),   # trained weights below 8 bits: narrower words
-                             data_width(seen.__getitem__, n, DATA_WIDTH))   # unsigned activations: wider
+                             *data_word(seen.__getitem__, n, DATA_WIDTH))   # unsigned activations: wider
             elif isinstance(n.decision, UnitDecision):
                 count, what = (n.attrs.out_features, "outputs") if n.kind == Kind.LINEAR else (n.shape[1], "channels")
                 check_unit(n.decision, count, what, f"node {n.name!r}",

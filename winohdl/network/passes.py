@@ -20,7 +20,7 @@ from __future__ import annotations
 from winohdl.core.errors import WinohdlError
 
 from .decision import DATA_WIDTH, KERNEL_WIDTH, UnitDecision, engine_decision, layer_mask
-from .trained import data_width, kernel_width
+from .trained import data_word, kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
 from .shortcut import with_shortcuts
@@ -40,9 +40,10 @@ def decide_smallest(graph: Graph) -> Graph:
             tile = None if one else (2,) * len(n.attrs.kernel)
             tile = n.attrs.winograd_tile or tile          # a Winograd-domain layer: an engine of its own card
             mask = layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None   # zeros skipped
-            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
-                                                data_width=data_width(graph.node, n, DATA_WIDTH),
-                                                kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=mask)
+            width, values = data_word(graph.node, n, DATA_WIDTH)     # an unsigned activation's: wider
+            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile, data_width=width,
+                                                kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=mask,
+                                                data_values=values)
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:

@@ -40,7 +40,7 @@ from .shortcut import sized_adds
 from .verdict import fits_text, verdict, weights_bits
 from .decision import Decision, decision_from_json, engine_decision, label, layer_mask
 from .graph import DECIDED, Graph, Kind
-from .trained import data_width, kernel_width
+from .trained import data_word, kernel_width
 
 FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
 WINOGRAD_SLACK = 0.005
@@ -247,8 +247,8 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
             continue        # no hardware of its own (the input, ReLU and clamps, flatten)
         x = shapes[n.inputs[0]]
         # trained weights below 8 bits: narrower words; unsigned trained activations: a bit wider
-        ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width),
-                        data_width=data_width(graph.node, n, ctx.data_width))
+        width, values = data_word(graph.node, n, ctx.data_width)
+        ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width), data_width=width, data_values=values)
         if n.kind == Kind.CONV and n.attrs.winograd:      # trained U: only an engine of its own card computes it
             out[n.name] = conv_candidates(n, x, [n.attrs.card().geometry], ctx_n)
         elif n.kind == Kind.CONV:

@@ -175,7 +175,7 @@ def engine_plan(decision):
     from winohdl.core.limits import lifted
     from .candidates import datapath
     o = decision.options
-    dp = None if decision.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width)
+    dp = None if decision.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # a plan's size is the budget's to judge
         return plan_engine(o, dp, decision.kind)
 

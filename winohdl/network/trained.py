@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hdl.options import DataValues
 from winohdl.core.errors import WinohdlError
 
 MIN_WEIGHT_BITS, MAX_WEIGHT_BITS = 2, 8
@@ -105,8 +106,12 @@ def activation(node_of, name: str) -> Trained | None:
     return node.trained
 
 
-def data_width(node_of, node, default: int) -> int:
-    """The width of the activation words a convolution reads in hardware: its input's trained word
-    (:attr:`Trained.word_bits`: 9 for an unsigned 8-bit activation), else ``default`` (8: int8)."""
+def data_word(node_of, node, default: int) -> tuple[int, DataValues]:
+    """The activation words a convolution (or linear layer) reads in hardware: its input's trained word
+    (:attr:`Trained.word_bits`: 9 for an unsigned 8-bit activation, whose values are then
+    non-negative: the engine computes its widths from ``[0, 255]``), else ``default`` bits (8: int8),
+    signed."""
     t = activation(node_of, node.inputs[0]) if node.inputs else None
-    return default if t is None else t.word_bits
+    if t is None:
+        return default, DataValues.SIGNED
+    return t.word_bits, DataValues.SIGNED if t.signed else DataValues.NON_NEGATIVE
