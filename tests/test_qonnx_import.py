@@ -105,6 +105,7 @@ def test_the_network_is_bit_exact_in_hardware(cli, tiny, tmp_path):
     convs = [n for n in json.loads((tmp_path / "d" / "network.json").read_text())["nodes"] if n["kind"] == "conv"]
     assert [n["decision"]["options"]["kernel_width"] for n in convs] == [4, 4]
     assert [n["decision"]["options"]["data_width"] for n in convs] == [8, 9]
+    assert [n["decision"]["options"].get("data_values") for n in convs] == [None, "non-negative"]
     assert [n["trained"].get("signed", True) for n in convs] == [False, False]
     stages = json.loads((tmp_path / "d" / "design.json").read_text())["stages"]
     assert [(s["stage"], s.get("in_bits", 8), s.get("out_bits", 8)) for s in stages] == [

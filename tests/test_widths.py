@@ -97,3 +97,25 @@ def test_datapaths_of_one_card_share_no_graph():
     second = Datapath(card, opts)
     assert plan_card.cache_info().hits > 0 and second.plan is first.plan
     assert second.output_graph.adders == before != first.output_graph.adders
+
+
+def test_non_negative_words_give_the_widths_of_their_range():
+    # an unsigned 8-bit activation (a trained QuantReLU's) in a 9-bit word: every width from [0, 255], one bit
+    # less in each word of V and each product than a signed 9-bit word's, and every range reached
+    from hdl.engine.options import EngineOptions
+    from winohdl.cards import best_card
+    from winohdl.core.geometry import Geometry
+    g = Geometry((2, 2), (3, 3), (1, 1), (1, 1))
+    signed9, unsigned = (Datapath(best_card(g), HardwareOptions(9, 8, data_values=v)) for v in ("signed", "non-negative"))
+    assert (unsigned.d_range, signed9.d_range) == (Range(0, 255), Range(-256, 255))
+    assert (sum(unsigned.v_widths), sum(signed9.v_widths)) == (161, 176)
+    assert (sum(unsigned.m_widths), sum(signed9.m_widths)) == (305, 320)
+    for node, (form, rng) in enumerate(zip(unsigned.data_graph.forms(), unsigned.data_node_ranges)):
+        for maximise, bound in ((True, rng.hi), (False, rng.lo)):
+            d = linear_witness(form, [unsigned.d_range] * g.n_d, maximise)
+            assert min(d) >= 0 and unsigned.data_graph.evaluate_nodes(d)[node] == bound
+    # written only when non-negative (a folder written before reads as signed)
+    assert HardwareOptions.from_json(unsigned.options.to_json()) == unsigned.options
+    assert "data_values" not in signed9.options.to_json() and unsigned.options.tag == "w9ux8"
+    o = EngineOptions(g, 2, 2, (6, 6), (1, 1), data_width=9, data_values="non-negative")
+    assert EngineOptions.from_json(o.to_json()) == o and o.d_range == Range(0, 255) and "_w9ux8" in o.name
