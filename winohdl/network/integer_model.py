@@ -1,5 +1,9 @@
 """The integer reference model of a quantised network: the specification the hardware must meet.
 
+Every activation is a whole number in its layer's range (``QuantLayer.range``): int8, or with trained
+unsigned quantisers (Brevitas's ``QuantReLU``) ``[0, 2**b - 1]``, which the hardware carries as
+``b + 1``-bit two's-complement words (``QuantLayer.bits``) and network.onnx as uint8 tensors.
+
 :func:`run_integer` computes every layer's output from int8 inputs with integers only (int64
 arrays; each accumulator's bound is checked when the network is quantised), rounding and
 saturating with :mod:`winohdl.core.fixed`, the definitions the hardware units share. Every layer's

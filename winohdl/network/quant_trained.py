@@ -5,9 +5,11 @@ A graph whose nodes carry :class:`~winohdl.network.trained.Trained` scales is qu
 
 * Every activation is the integers of its quantiser: signed 8-bit ``[-128, 127]`` or unsigned ``b``-bit
   ``[0, 2**b - 1]`` (Brevitas's default ``QuantReLU``: 8 bits), each carried in hardware as a
-  two's-complement word, one bit wider when unsigned (``[0, 255]`` in 9 bits: the engines, units and
-  streams take any word width and compute their widths from it, and block RAM and multiplier blocks
-  have 9-bit and 18-bit ports, so the extra bit costs no memory block or multiplier block).
+  two's-complement word, one bit wider when unsigned (``[0, 255]`` in 9 bits: the streams, pooling
+  and linear units take any word width, block RAM has 9-bit ports and a 9 x 8 product fits one
+  multiplier block). The engine after an unsigned activation knows its words are non-negative
+  (:class:`hdl.options.DataValues`), so every width inside it is computed from ``[0, 2**b - 1]``: exact
+  and no wider than the unsigned values need.
 * The input is ``round(x / s_in)`` (half to even, saturated to its range): its activation quantiser's scale.
 * A convolution's or linear layer's weights are the trained integers ``w / s_w[k]`` (whole numbers in
   their bit width, checked); the bias is int32 at ``s_in * s_w[k]`` (half to even). The accumulator is
