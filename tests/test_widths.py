@@ -106,7 +106,8 @@ def test_non_negative_words_give_the_widths_of_their_range():
     from winohdl.cards import best_card
     from winohdl.core.geometry import Geometry
     g = Geometry((2, 2), (3, 3), (1, 1), (1, 1))
-    signed9, unsigned = (Datapath(best_card(g), HardwareOptions(9, 8, data_values=v)) for v in ("signed", "non-negative"))
+    signed9, unsigned = (Datapath(best_card(g), HardwareOptions(9, 8, data_values=v))
+                         for v in ("signed", "non-negative"))
     assert (unsigned.d_range, signed9.d_range) == (Range(0, 255), Range(-256, 255))
     assert (sum(unsigned.v_widths), sum(signed9.v_widths)) == (161, 176)
     assert (sum(unsigned.m_widths), sum(signed9.m_widths)) == (305, 320)

@@ -142,8 +142,9 @@ def file_integers(path: Path, x) -> tuple[dict[str, np.ndarray], np.ndarray]:
     quantisers = activation_quantisers(model)
     if all(integer for _, _, integer in quantisers.values()):
         import onnxruntime as ort
-        model.graph.output.extend(helper.make_tensor_value_info(t, TensorProto.INT8 if act.signed else TensorProto.UINT8,
-                                                                None) for t, act, _ in quantisers.values())
+        model.graph.output.extend(
+            helper.make_tensor_value_info(t, TensorProto.INT8 if act.signed else TensorProto.UINT8, None)
+            for t, act, _ in quantisers.values())
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         options.intra_op_num_threads = 1

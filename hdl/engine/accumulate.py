@@ -26,8 +26,8 @@ def division(plan: EnginePlan, divisions=None, in_ranges=None) -> ExactDivision:
     a, o = plan.arith, plan.options
     divisions = divisions or a.divisions
     in_ranges = in_ranges or a.hw(a.pre_ranges)[:len(divisions)]
-    return ExactDivision(divisions, in_ranges, a.y_width, HardwareOptions(o.data_width, o.kernel_width, data_values=o.data_values),
-                         plan.stages.per_stage)
+    options = HardwareOptions(o.data_width, o.kernel_width, data_values=o.data_values)
+    return ExactDivision(divisions, in_ranges, a.y_width, options, plan.stages.per_stage)
 
 
 def accumulators(m: Module, engine: EnginePlan, reg, sums: dict, n_acc: int, valid, clear, clear_next) -> dict:

@@ -26,7 +26,8 @@ import numpy as np
 from winohdl.core.errors import WinohdlError
 
 from .attrs import MAX_SPATIAL, BatchNorm, Clamp, Conv, Linear, Pool, ints
-from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit, decision_from_json
+from .decision import (DATA_WIDTH, KERNEL_WIDTH, Decision, EngineDecision, UnitDecision, check_engine, check_unit,
+                       decision_from_json)
 from .trained import Trained, data_word, kernel_width
 
 FORMAT = "winohdl-network/1"

@@ -184,8 +184,9 @@ def _multiplied(b: _Builder, q: QuantLayer, acc: str) -> None:
     """The trained requantisation ``sat(round(acc * M[k] / 2**shift[k]))`` of the accumulator ``acc``
     (float32 holding whole numbers, exact below 2**24) in float64: the accumulator clipped where it
     saturates anyway, times ``M`` (exact: below 2**53, checked when quantised), times ``2**-shift``
-    (exact), ``Round`` (half to even), the clamps to the layer's range, ``Cast`` to int8 (unsigned: uint8). Every value is a whole number or an
-    exactly scaled one, so every CPU computes the same integers; no integer kernel is involved."""
+    (exact), ``Round`` (half to even), the clamps to the layer's range, ``Cast`` to int8 (unsigned:
+    uint8). Every value is a whole number or an exactly scaled one, so every CPU computes the same
+    integers; no integer kernel is involved."""
     from .quant_trained import clip_bound
     per = (-1,) + (1,) * (len(q.shape) - 2)       # one value per output channel (axis 1)
     clip = np.array([clip_bound(M, s) for M, s in zip(q.multiplier, q.requant_shift)], dtype=np.float64).reshape(per)

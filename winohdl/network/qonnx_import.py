@@ -253,7 +253,8 @@ def activation_quantisers(model: onnx.ModelProto) -> dict[str, tuple[str, Traine
     graph = from_onnx(reader.float_model())
     producers = {o: n for n in reader.nodes for o in n.output}
     names = {n.name for n in graph.nodes}
-    return {_owner(producers, producers[t].input[0], graph, names): (reader.integers.get(t, t), act, t in reader.integers)
+    return {_owner(producers, producers[t].input[0], graph, names): (reader.integers.get(t, t), act,
+                                                                      t in reader.integers)
             for t, act in reader.acts.items()}
 
 

@@ -15,8 +15,8 @@ A graph whose nodes carry :class:`~winohdl.network.trained.Trained` scales is qu
   their bit width, checked); the bias is int32 at ``s_in * s_w[k]`` (half to even). The accumulator is
   exact. Its output, at the scale ``s_out`` of the activation quantiser after it (after its fused ReLU),
   is ``sat(round(acc * M[k] / 2**shift[k]))`` with ``M[k] / 2**shift[k]`` standing for
-  ``s_in * s_w[k] / s_out``, ``sat`` to the output's range (at 0 below unsigned or after a ReLU), proven to round every reachable accumulator as the exact ratio does
-  (:mod:`winohdl.network.multiplier`), every channel at the layer's largest shift where the multipliers
+  ``s_in * s_w[k] / s_out``, ``sat`` to the output's range (at 0 below unsigned or after a ReLU),
+  proven to round every reachable accumulator as the exact ratio does (:mod:`winohdl.network.multiplier`), every channel at the layer's largest shift where the multipliers
   stay within 32 bits (one rounding circuit in the hardware); where no multiplier up to its widest does, ``differ`` counts the
   accumulator values that differ (each by one step) and quant.txt shows them.
 * The final linear layer (the logits) is the exact accumulator at ``s_in * s_w``; its weights need one
