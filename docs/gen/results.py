@@ -231,6 +231,11 @@ TABLES: dict[str, Table] = {
             f"{fmt(a['beats'])} ({a['share']:.0%})" for a in r["adds"])),
         Column("their DP16KD (whole frames)", lambda r: f"{fmt(r['adds_bram'])} ({fmt(r['adds_bram_whole_frames'])})"),
         Column("plan DP16KD (whole frames)", lambda r: f"{fmt(r['plan_bram'])} ({fmt(r['plan_bram_whole_frames'])})"))),
+    "unsigned_words": Table((
+        Column("activation words", "words"), Column("V = B^T d bits", "v_bits"), Column("product bits", "product_bits"),
+        Column("B^T adder bits", "bt_adder_bits"), Column("A^T adder bits", "at_adder_bits"),
+        Column("logic (LUT4 + 2 x CCU2C)", "logic"), Column("MULT18X18D", "dsps"), Column("DP16KD", "brams"),
+        Column("FF", "ffs"))),
     "network_quantised": Table((
         Column("network", "network"), Column("layer kinds", lambda r: ", ".join(r["kinds"])),
         Column("images", "images"), Column("onnxruntime mismatches", "mismatches"),
