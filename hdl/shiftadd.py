@@ -7,7 +7,6 @@ after Hartley); each row's remaining terms are summed by a depth-balanced tree.
 
 from __future__ import annotations
 
-import copy
 import functools
 import heapq
 from collections import Counter
@@ -144,54 +143,77 @@ def _pair_key(t1: Term, t2: Term):
     return (t1.node, t1.shift - m, t2.node, t2.shift - m, t1.sign * t2.sign), t1, m
 
 
+class _Row:
+    """A row's terms with each pair (i, j) of them and its pattern, in order; ``keys``: the patterns,
+    each once, in the order the pairs first show them (the greedy's tie-break reads that order)."""
+
+    def __init__(self, terms: list[Term]):
+        self.terms = terms
+        self.pairs = [(i, j, *_pair_key(terms[i], terms[j])) for i in range(len(terms))
+                      for j in range(i + 1, len(terms))]
+        self.keys = dict.fromkeys(k for _, _, k, _, _ in self.pairs)
+
+    def replaced(self, key, node: int) -> _Row | None:
+        """The row with every disjoint pair of pattern ``key`` (first pairs first) as ``node``; None
+        when the row has none."""
+        if key not in self.keys:
+            return None
+        used, new = set(), []
+        for i, j, k, first, m in self.pairs:
+            if k == key and i not in used and j not in used:
+                used |= {i, j}
+                new.append(Term(node, m, first.sign))
+        return _Row(_normalise_row([t for i, t in enumerate(self.terms) if i not in used] + new))
+
+
+def _most_shared(counts: Counter, shared: set, rows: list[_Row]):
+    """Of the patterns two or more rows share, the most shared (ties: the narrower, then the first seen in
+    row order, as a fresh count over the rows would order them)."""
+    score = {k: (counts[k], -k[1] - k[3]) for k in shared}
+    best = max(score.values())
+    tied = {k for k, v in score.items() if v == best}
+    return next(k for row in rows for k in row.keys if k in tied) if len(tied) > 1 else tied.pop()
+
+
+def _recount(counts: Counter, shared: set, keys, step: int) -> None:
+    """Add ``step`` to the count of each of ``keys``, keeping ``shared`` the set of counts >= 2."""
+    for k in keys:
+        counts[k] += step
+        (shared.add if counts[k] >= 2 else shared.discard)(k)
+
+
 def build_graph(matrix, share: bool = True) -> ShiftAddGraph:
     """Shift-add graph for ``matrix @ x`` (integer matrix, rows = outputs).
 
     Memoised: a datapath asks for the same matrices many times while it compares placements and
     realisations (40 distinct of 140 for F(4x4,3x3)); each caller gets its own copy to extend."""
-    return copy.deepcopy(_build_graph(tuple(tuple(int(v) for v in row) for row in matrix), share))
+    g = _build_graph(tuple(tuple(int(v) for v in row) for row in matrix), share)
+    return ShiftAddGraph(g.n_inputs, list(g.adders), list(g.outputs), g.matrix, list(g.passes))   # terms are frozen
 
 
 @functools.lru_cache(maxsize=1024)
 def _build_graph(matrix: tuple[tuple[int, ...], ...], share: bool) -> ShiftAddGraph:
     n_in = len(matrix[0]) if matrix else 0
     g = ShiftAddGraph(n_in, matrix=matrix)
-    rows = [_normalise_row([Term(j, s, sg * 1) for j, c in enumerate(row) for s, sg in csd(c)]) for row in matrix]
-    patterns: dict = {}
-    while share:
-        counts: Counter = Counter()
-        for row in rows:
-            seen = set()
-            for i in range(len(row)):
-                for j in range(i + 1, len(row)):
-                    key = _pair_key(row[i], row[j])[0]
-                    if key not in seen:  # count rows sharing a pattern, not repeats inside one row
-                        seen.add(key)
-                        counts[key] += 1
-        if not counts:
-            break
-        key, n = max(counts.items(), key=lambda kv: (kv[1], -kv[0][1] - kv[0][3]))
-        if n < 2:
-            break
+    rows = [_Row(_normalise_row([Term(j, s, sg) for j, c in enumerate(row) for s, sg in csd(c)])) for row in matrix]
+    counts: Counter = Counter()   # rows having each pattern (not repeats inside one row), kept up to date
+    shared: set = set()
+    for row in rows:
+        _recount(counts, shared, row.keys, 1)
+    while share and shared:
+        key = _most_shared(counts, shared, rows)
         a, sa, b, sb, rel = key
         node = g.n_nodes
         g.adders.append(Adder(Term(a, sa, 1), Term(b, sb, rel)))
-        patterns[key] = node
         for r, row in enumerate(rows):
-            used, new = set(), []
-            for i in range(len(row)):
-                for j in range(i + 1, len(row)):
-                    if i in used or j in used:
-                        continue
-                    k, first, m = _pair_key(row[i], row[j])
-                    if k == key:
-                        used |= {i, j}
-                        new.append(Term(node, m, first.sign))
-            if used:
-                rows[r] = _normalise_row([t for i, t in enumerate(row) if i not in used] + new)
+            new = row.replaced(key, node)
+            if new is not None:
+                _recount(counts, shared, row.keys, -1)
+                _recount(counts, shared, new.keys, 1)
+                rows[r] = new
     depth = g.depths()
     for row in rows:
-        g.outputs.append(_sum_tree(g, row, depth))
+        g.outputs.append(_sum_tree(g, row.terms, depth))
     return g
 
 
