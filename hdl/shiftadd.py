@@ -147,10 +147,10 @@ class _Row:
     """A row's terms with each pair (i, j) of them and its pattern, in order; ``keys``: the patterns,
     each once, in the order the pairs first show them (the greedy's tie-break reads that order)."""
 
-    def __init__(self, terms: list[Term]):
+    def __init__(self, terms: list[Term], pairs: list | None = None):
         self.terms = terms
-        self.pairs = [(i, j, *_pair_key(terms[i], terms[j])) for i in range(len(terms))
-                      for j in range(i + 1, len(terms))]
+        self.pairs = pairs if pairs is not None else [
+            (i, j, *_pair_key(terms[i], terms[j])) for i in range(len(terms)) for j in range(i + 1, len(terms))]
         self.keys = dict.fromkeys(k for _, _, k, _, _ in self.pairs)
 
     def replaced(self, key, node: int) -> _Row | None:
@@ -163,23 +163,71 @@ class _Row:
             if k == key and i not in used and j not in used:
                 used |= {i, j}
                 new.append(Term(node, m, first.sign))
-        return _Row(_normalise_row([t for i, t in enumerate(self.terms) if i not in used] + new))
+        return self._successor(used, _normalise_row(new))
+
+    def _successor(self, used: set, tail: list[Term]) -> _Row:
+        """The row without the terms ``used``, ``tail`` (terms of the newest node) after the rest: what
+        ``_normalise_row`` gives for the whole (the rest is sorted and the newest node sorts last), with
+        the kept pairs' patterns carried over in the same (i, j) order."""
+        keep = [i for i in range(len(self.terms)) if i not in used]
+        index = {old: new for new, old in enumerate(keep)}
+        terms = [self.terms[i] for i in keep] + tail
+        start, pairs, pos = len(keep), [], 0
+        for i, t1 in enumerate(self.terms):
+            group = self.pairs[pos:pos + len(self.terms) - 1 - i]   # the pairs (i, j > i), in order
+            pos += len(group)
+            if i in used:
+                continue
+            ni = index[i]
+            pairs += [(ni, index[j], *rest) for _, j, *rest in group if j not in used]
+            pairs += [(ni, start + q, *_pair_key(t1, t2)) for q, t2 in enumerate(tail)]
+        pairs += [(start + q1, start + q2, *_pair_key(tail[q1], tail[q2]))
+                  for q1 in range(len(tail)) for q2 in range(q1 + 1, len(tail))]
+        return _Row(terms, pairs)
 
 
-def _most_shared(counts: Counter, shared: set, rows: list[_Row]):
-    """Of the patterns two or more rows share, the most shared (ties: the narrower, then the first seen in
-    row order, as a fresh count over the rows would order them)."""
-    score = {k: (counts[k], -k[1] - k[3]) for k in shared}
-    best = max(score.values())
-    tied = {k for k, v in score.items() if v == best}
-    return next(k for row in rows for k in row.keys if k in tied) if len(tied) > 1 else tied.pop()
+class _Shared:
+    """How many rows have each pattern, and a heap of the patterns two or more rows have (entries made
+    stale by a later count are skipped), so that the most shared is found without a scan."""
 
+    def __init__(self, rows: list[_Row]):
+        self.counts: Counter = Counter()
+        self.heap: list = []
+        for row in rows:
+            self.change(row.keys, 1)
 
-def _recount(counts: Counter, shared: set, keys, step: int) -> None:
-    """Add ``step`` to the count of each of ``keys``, keeping ``shared`` the set of counts >= 2."""
-    for k in keys:
-        counts[k] += step
-        (shared.add if counts[k] >= 2 else shared.discard)(k)
+    def change(self, keys, step: int) -> None:
+        counts = self.counts
+        for k in keys:
+            c = counts[k] = counts[k] + step
+            if c >= 2:
+                heapq.heappush(self.heap, (-c, k[1] + k[3], k))
+
+    def replace(self, old: _Row, new: _Row) -> None:
+        self.change(old.keys.keys() - new.keys.keys(), -1)
+        self.change(new.keys.keys() - old.keys.keys(), 1)
+
+    def _top(self):
+        heap, counts = self.heap, self.counts
+        while heap and counts[heap[0][2]] != -heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def most_shared(self, rows: list[_Row]):
+        """The pattern most rows share (ties: the narrower, then the first seen in row order, as a fresh
+        count over the rows would order them); None when no two rows share one."""
+        top = self._top()
+        if top is None:
+            return None
+        best, tied = top[:2], {}
+        while top is not None and top[:2] == best:
+            tied[top[2]] = heapq.heappop(self.heap)   # a pattern pushed twice at one count is one
+            top = self._top()
+        key = next(k for row in rows for k in row.keys if k in tied) if len(tied) > 1 else next(iter(tied))
+        for k, entry in tied.items():
+            if k != key:
+                heapq.heappush(self.heap, entry)
+        return key
 
 
 def build_graph(matrix, share: bool = True) -> ShiftAddGraph:
@@ -196,20 +244,18 @@ def _build_graph(matrix: tuple[tuple[int, ...], ...], share: bool) -> ShiftAddGr
     n_in = len(matrix[0]) if matrix else 0
     g = ShiftAddGraph(n_in, matrix=matrix)
     rows = [_Row(_normalise_row([Term(j, s, sg) for j, c in enumerate(row) for s, sg in csd(c)])) for row in matrix]
-    counts: Counter = Counter()   # rows having each pattern (not repeats inside one row), kept up to date
-    shared: set = set()
-    for row in rows:
-        _recount(counts, shared, row.keys, 1)
-    while share and shared:
-        key = _most_shared(counts, shared, rows)
+    shared = _Shared(rows)
+    while share:
+        key = shared.most_shared(rows)
+        if key is None:
+            break
         a, sa, b, sb, rel = key
         node = g.n_nodes
         g.adders.append(Adder(Term(a, sa, 1), Term(b, sb, rel)))
         for r, row in enumerate(rows):
             new = row.replaced(key, node)
             if new is not None:
-                _recount(counts, shared, row.keys, -1)
-                _recount(counts, shared, new.keys, 1)
+                shared.replace(row, new)
                 rows[r] = new
     depth = g.depths()
     for row in rows:
