@@ -2,13 +2,14 @@
 
 Each operator family on a small JAX function lowered here, its imported graph's float model checked
 against JAX's own output; the layouts (NHWC, NCHW) giving the same graph; text, a jax.export artifact
-and constants read alike; the digits CNN of examples/digits_jax equal to its PyTorch twin (network.json
-names aside, the same integers); the example trained, exported and built end to end, bit-exact on
-Icarus; every bad input one error line, exit 2, nothing written.
+and constants read alike; the Flax digits CNN of examples/digits_flax equal to its PyTorch twin
+(network.json names aside, the decisions, the same integers); the example trained, exported with
+jax.export and built end to end, bit-exact on Icarus; every bad input one error line, exit 2, nothing
+written.
 """
 
+import hashlib
 import importlib.util
-import json
 from functools import partial
 from pathlib import Path
 
@@ -38,8 +39,17 @@ def _module(name: str, path: Path):
     return module
 
 
+EXAMPLE = ROOT / "examples/digits_flax"
+
+
 def _example():
-    return _module("winohdl_test_digits_jax_train", ROOT / "examples/digits_jax/train.py")
+    """examples/digits_flax/train.py (its ``model`` and ``twin`` beside it)."""
+    return _module("winohdl_test_digits_flax_train", EXAMPLE / "train.py")
+
+
+def _shifted(variables, by: float):
+    """Flax's initial variables moved off zero (every bias too), as float32 numpy arrays."""
+    return jax.tree_util.tree_map(lambda a: np.asarray(a, np.float32) + np.float32(by), variables)
 
 
 def _random(seed: int, tree):
@@ -133,11 +143,12 @@ def test_asymmetric_padding_that_a_window_reads_names_the_layer(conv_pads, pool_
 
 
 def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
-    """The example's CNN in NHWC, and the same weights in NCHW: one graph, the same weights."""
+    """The example's Flax CNN (NHWC), and the same weights in an NCHW function: one graph, the same weights."""
     ex = _example()
-    params = jax.tree_util.tree_map(lambda a: a + 0.01, ex.model.init_params(3))
-    nhwc = _checked(ex.model.apply, params, (1, 8, 8, 1), (0, 3, 1, 2),
+    variables = _shifted(ex.model.random_variables(3), 0.01)
+    nhwc = _checked(ex.model.DigitsCNN().apply, variables, (1, 8, 8, 1), (0, 3, 1, 2),
                     ["input", "conv", "relu", "conv", "relu", "maxpool", "flatten", "linear"])
+    params = variables["params"]
 
     def nchw_apply(p, x):
         for name in ("Conv_0", "Conv_1"):
@@ -145,7 +156,7 @@ def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
                                                      dimension_numbers=NCHW) + p[name]["bias"][:, None, None])
         x = lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
         return x.reshape(1, -1) @ p["Dense_0"]["kernel"] + p["Dense_0"]["bias"]
-    rows = np.arange(256).reshape(4, 4, 16).transpose(2, 0, 1).reshape(-1)   # CHW index -> HWC row
+    rows = ex.twin.hwc_rows(4, 4, 16)
     twin = {**{k: {"kernel": np.transpose(v["kernel"], (3, 2, 0, 1)), "bias": v["bias"]}
                for k, v in params.items() if k.startswith("Conv")},
             "Dense_0": {"kernel": params["Dense_0"]["kernel"][rows], "bias": params["Dense_0"]["bias"]}}
@@ -154,10 +165,12 @@ def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
 
 
 def test_text_bytecode_artifact_and_constants_read_alike(tmp_path):
+    """jax.export's text with the variables as arguments (the example's file), its portable artifact with
+    them as constants (bytecode), and that artifact's text: one graph."""
     ex = _example()
-    params = ex.model.init_params(4)
-    text = from_stablehlo(ex.export(params), ex.weights_npz(params))
-    exported = jax.export.export(jax.jit(partial(ex.model.apply, params)))(
+    variables = ex.model.random_variables(4)
+    text = from_stablehlo(ex.export(variables), ex.weights_npz(variables))
+    exported = jax.export.export(jax.jit(partial(ex.model.DigitsCNN().apply, variables)))(
         jax.ShapeDtypeStruct(ex.model.INPUT_SHAPE, np.float32))
     (tmp_path / "m.mlirbc").write_bytes(exported.mlir_module_serialized)
     artifact = from_stablehlo(tmp_path / "m.mlirbc")          # parameters as constants, a portable artifact
@@ -166,59 +179,66 @@ def test_text_bytecode_artifact_and_constants_read_alike(tmp_path):
     assert from_stablehlo(tmp_path / "m.mlir").to_json() == text.to_json()
 
 
-def _torch_twin(params):
-    """The example's CNN in PyTorch with the same float32 weights (kernels OIHW, dense rows in CHW order)."""
-    import torch
-    from torch import nn
-    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
-                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 10)).eval()
-    rows = np.arange(256).reshape(4, 4, 16).transpose(2, 0, 1).reshape(-1)
-    with torch.no_grad():
-        for layer, name in ((model[0], "Conv_0"), (model[2], "Conv_1")):
-            layer.weight.copy_(torch.from_numpy(np.transpose(params[name]["kernel"], (3, 2, 0, 1)).copy()))
-            layer.bias.copy_(torch.from_numpy(params[name]["bias"]))
-        model[6].weight.copy_(torch.from_numpy(params["Dense_0"]["kernel"][rows].T.copy()))
-        model[6].bias.copy_(torch.from_numpy(params["Dense_0"]["bias"]))
-    return model
-
-
-def test_the_pytorch_twin_gives_the_same_network_and_integers():
+def test_the_pytorch_twin_gives_the_same_network_decisions_and_integers():
+    """The Flax CNN (jax.export's StableHLO) and twin.py's PyTorch module with the same weights: network.json
+    equal names aside (the weights' SHA-256 too), decided alike (the smallest hardware: every engine's
+    options on its node), and every layer's integers equal."""
     from winohdl.network.integer_model import quantise_input, run_integer
     from winohdl.network.load import load_module
+    from winohdl.network.passes import decide_smallest
     from winohdl.network.quant import quantise_network
     from winohdl.network.rewrite import imported
     ex = _example()
-    params = jax.tree_util.tree_map(lambda a: a + np.float32(0.03), ex.model.init_params(5))
-    jax_graph = imported(from_stablehlo(ex.export(params), ex.weights_npz(params)))
-    torch_graph = load_module(_torch_twin(params), (1, 1, 8, 8))
-    text = jax_graph.to_json()
-    for a, b in sorted(zip((n.name for n in jax_graph.nodes), (n.name for n in torch_graph.nodes)),
-                       key=lambda p: -len(p[0])):
-        text = text.replace(f'"{a}', f'"{b}')
-    assert json.loads(text) == json.loads(torch_graph.to_json())   # network.json, names aside, weights' SHA-256 too
+    variables = _shifted(ex.model.random_variables(5), 0.03)
+    flax_graph = imported(from_stablehlo(ex.export(variables), ex.weights_npz(variables)))
+    torch_graph = load_module(ex.twin.pytorch_twin(variables), (1, 1, 8, 8))
+    assert ex.twin.by_position(flax_graph) == ex.twin.by_position(torch_graph)
+    decided = [decide_smallest(g) for g in (flax_graph, torch_graph)]
+    assert ex.twin.by_position(decided[0]) == ex.twin.by_position(decided[1])
+    assert sum(n.decision is not None for n in decided[0].nodes) == 4     # 2 convolutions, the pool, the dense
     x = np.random.default_rng(6).uniform(-1, 1, (32, 1, 8, 8))
-    q_jax, q_torch = quantise_network(jax_graph, x), quantise_network(torch_graph, x)
-    out_jax = run_integer(q_jax, quantise_input(q_jax, x))
+    q_flax, q_torch = quantise_network(decided[0], x), quantise_network(decided[1], x)
+    out_flax = run_integer(q_flax, quantise_input(q_flax, x))
     out_torch = run_integer(q_torch, quantise_input(q_torch, x))
-    assert len(out_jax) == len(out_torch) == 6                  # every layer's integers (ReLUs fused)
-    assert all(np.array_equal(a, b) for a, b in zip(out_jax.values(), out_torch.values()))
+    assert len(out_flax) == len(out_torch) == 6                 # every layer's integers (ReLUs fused)
+    assert all(np.array_equal(a, b) for a, b in zip(out_flax.values(), out_torch.values()))
+
+
+def test_names_aside_still_tells_a_changed_weight():
+    """by_position forgives the names only: one bias moved by 2**-20 in the twin is a different network.json
+    (the weight's SHA-256), its nodes still equal."""
+    from winohdl.network.load import load_module
+    from winohdl.network.rewrite import imported
+    ex = _example()
+    variables = _shifted(ex.model.random_variables(5), 0.03)
+    other = _shifted(variables, 0.0)
+    other["params"]["Conv_1"]["bias"][3] += np.float32(2 ** -20)
+    a = ex.twin.by_position(imported(from_stablehlo(ex.export(variables), ex.weights_npz(variables))))
+    b = ex.twin.by_position(load_module(ex.twin.pytorch_twin(other), (1, 1, 8, 8)))
+    assert a["nodes"] == b["nodes"] and a != b
+    assert [k for k in a["weights"] if a["weights"][k] != b["weights"][k]] == ["n3.bias"]
 
 
 def _trained(tmp: Path) -> None:
     """The example trained a few epochs and written as train.py writes it (cached between runs)."""
     ex = _example()
     train_x, train_y, test_x, test_y = ex.load_split()
-    params = ex.train(train_x, train_y, epochs=6)
-    (tmp / "digits_cnn.mlir").write_text(ex.export(params))
-    np.savez(tmp / "weights.npz", **ex.weights_npz(params))
+    variables = ex.train(train_x, train_y, epochs=6)
+    (tmp / "digits_cnn.mlir").write_text(ex.export(variables))
+    np.savez(tmp / "weights.npz", **ex.weights_npz(variables))
     np.save(tmp / "test_images.npy", ex.nchw(test_x))
     np.save(tmp / "test_labels.npy", test_y)
+
+
+def _example_source() -> str:
+    """The example's files' SHA-256 (the cache's key: an edit there trains again)."""
+    return hashlib.sha256(b"".join((EXAMPLE / f).read_bytes() for f in ("model.py", "train.py"))).hexdigest()
 
 
 @pytest.mark.slow(30)
 def test_the_jax_digits_example_end_to_end(cli, tmp_path):
     pytest.importorskip("sklearn")
-    trained = cached("digits-jax", {"epochs": 6}, _trained)
+    trained = cached("digits-flax", {"epochs": 6, "example": _example_source()}, _trained)
     code, out, err = cli("network", "--model", trained / "digits_cnn.mlir", "--weights", trained / "weights.npz",
                          "--calibration", trained / "test_images.npy", "--labels", trained / "test_labels.npy",
                          "--plan", "smallest", "--sim", "icarus", "--images", "2", "-o", tmp_path / "n")
@@ -230,14 +250,15 @@ def test_the_jax_digits_example_end_to_end(cli, tmp_path):
 
 
 def test_the_jax_factory_form_and_its_weights(tmp_path):
+    """The Flax function and a weights file by path (params/Conv_0/kernel): the graph of the exported file."""
     ex = _example()
-    params = ex.model.init_params(7)
-    np.savez(tmp_path / "w.npz", **ex.weights_npz(params))
-    spec = "examples/digits_jax/model.py:digits_cnn"
+    variables = ex.model.random_variables(7)
+    np.savez(tmp_path / "w.npz", **ex.weights_npz(variables))
+    spec = "examples/digits_flax/model.py:digits_cnn"
     from winohdl.network.load import load_model
     from winohdl.network.rewrite import imported
     graph = load_model(spec, (1, 8, 8, 1), tmp_path / "w.npz")
-    assert graph.to_json() == imported(from_stablehlo(ex.export(params), ex.weights_npz(params))).to_json()
+    assert graph.to_json() == imported(from_stablehlo(ex.export(variables), ex.weights_npz(variables))).to_json()
     with pytest.raises(WinohdlError, match="needs an input shape"):
         load_model(spec)
 
@@ -279,9 +300,9 @@ def _same_pad(p, x):
      ("--model", "{tmp}/m.mlir"), "error: cannot parse StableHLO file '{tmp}/m.mlir' ("),
     ({"m.mlir": "same"}, ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/w.npz"),
      "error: unsupported operator stablehlo.convolution at "),
-    ({"w.npz": {"Conv_0/kernel": np.zeros((3, 3, 1, 8))}},
-     ("--model", "examples/digits_jax/model.py:digits_cnn", "--input-shape", "1x8x8x1", "--weights", "{tmp}/w.npz"),
-     "error: the weights file does not fit the JAX parameters: it lacks 'Conv_0/bias'"),
+    ({"w.npz": {"params/Conv_0/kernel": np.zeros((3, 3, 1, 8))}},
+     ("--model", "examples/digits_flax/model.py:digits_cnn", "--input-shape", "1x8x8x1", "--weights", "{tmp}/w.npz"),
+     "error: the weights file does not fit the JAX parameters: it lacks 'params/Conv_0/bias'"),
     ({"m.onnx": "x"}, ("--model", "{tmp}/m.onnx", "--weights", "{tmp}/m.onnx"),
      "error: --weights applies to a path/to/model.py:factory model or StableHLO"),
 ], ids=["unsupported_op", "dynamic_shape", "missing_weights_file", "no_weights", "wrong_shape", "unknown_key",

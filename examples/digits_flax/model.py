@@ -10,6 +10,7 @@ holds the same network in PyTorch.
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 INPUT_SHAPE = (1, 8, 8, 1)   # NHWC: one 8x8 image, one channel
 
@@ -27,11 +28,26 @@ class DigitsCNN(nn.Module):
 
 
 def init_variables(seed: int = 0) -> dict:
-    """Flax's initialisation (LeCun-normal kernels, zero biases) from ``jax.random.key(seed)``."""
+    """Flax's initialisation (LeCun-normal kernels, zero biases) from ``jax.random.key(seed)``: where
+    training starts (XLA compiles the initialisers first, seconds on a CPU)."""
     return DigitsCNN().init(jax.random.key(seed), jnp.zeros(INPUT_SHAPE))
 
 
+def random_variables(seed: int = 0) -> dict:
+    """The tree :func:`init_variables` gives (its shapes by ``jax.eval_shape``: nothing compiled), filled
+    from numpy's seeded generator (the same on every machine): LeCun-normal kernels, zero biases."""
+    shapes = jax.eval_shape(DigitsCNN().init, jax.random.key(0), jax.ShapeDtypeStruct(INPUT_SHAPE, jnp.float32))
+    rng = np.random.default_rng(seed)
+
+    def value(path, leaf):
+        if path[-1].key == "bias":
+            return np.zeros(leaf.shape, np.float32)
+        return (rng.standard_normal(leaf.shape) / np.sqrt(np.prod(leaf.shape[:-1]))).astype(np.float32)
+    return jax.tree_util.tree_map_with_path(value, shapes)
+
+
 def digits_cnn():
-    """``(apply, variables)``: what ``winohdl network --model examples/digits_flax/model.py:digits_cnn`` takes
-    (``--weights`` an ``.npz`` of trained variables keyed ``params/Conv_0/kernel``, ... replaces them)."""
-    return DigitsCNN().apply, init_variables()
+    """``(apply, variables)``: what ``winohdl network --model examples/digits_flax/model.py:digits_cnn`` takes;
+    the variables seeded (:func:`random_variables`), ``--weights`` (an ``.npz`` of trained ones keyed
+    ``params/Conv_0/kernel``, ..., as ``train.py`` writes it) puts the trained values in their place."""
+    return DigitsCNN().apply, random_variables()
