@@ -19,6 +19,7 @@ import pytest
 jax = pytest.importorskip("jax")
 from jax import lax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import flax.linen as nn  # noqa: E402
 
 from artefacts import cached  # noqa: E402
 from bad_input_helpers import fingerprint  # noqa: E402
@@ -111,6 +112,44 @@ def _asymmetric_net(p, x, conv_pads, pool_pads):
     """A strided convolution and a max pooling whose padding differs between the sides."""
     y = lax.conv_general_dilated(x, p["kernel"], (2, 2), conv_pads, dimension_numbers=NHWC)
     return lax.reduce_window(y, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), *pool_pads, (0, 0)))
+
+
+class _FlaxBatchNorm(nn.Module):
+    """Flax's inference-mode batch norm after a convolution (with or without its bias) and after a dense
+    layer: the mean subtracted, ``scale * rsqrt(var + eps)`` multiplied, the shift added."""
+
+    conv_bias: bool
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.BatchNorm(use_running_average=True)(nn.Conv(4, (3, 3), use_bias=self.conv_bias)(x)))
+        x = nn.max_pool(x, (2, 2), strides=(2, 2)).reshape((1, -1))
+        return nn.BatchNorm(use_running_average=True)(nn.Dense(5)(x))
+
+
+@pytest.mark.parametrize("conv_bias", [False, True])
+def test_flax_batch_norm_folds_into_the_layer_before_it(conv_bias):
+    model = _FlaxBatchNorm(conv_bias)
+    shapes = jax.eval_shape(model.init, jax.random.key(0), jax.ShapeDtypeStruct((1, 6, 6, 2), jnp.float32))
+    rng = np.random.default_rng(8)
+    variables = jax.tree_util.tree_map(lambda s: rng.uniform(0.5, 1.5, s.shape).astype(np.float32), shapes)
+    graph = _checked(model.apply, variables, (1, 6, 6, 2), (0, 3, 1, 2),
+                     ["input", "conv", "relu", "maxpool", "flatten", "linear"])
+    assert graph.nodes[1].attrs.bias and graph.nodes[5].attrs.bias
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda p, x: jax.nn.relu(x @ p) * np.float32([1, 2, 3]), "(multiplying by a constant other than a "
+     "convolution's or linear layer's bias or batch norm)"),
+    (lambda p, x: x @ p - jax.nn.relu(x @ p),
+     "(only a constant subtracted from a feature map (a batch norm's mean))"),
+    (lambda p, x: x @ p / np.float32([1, 0, 1]), "(a division by zero)"),
+    (lambda p, x: x @ p * lax.rsqrt(np.float32([1, -1, 1])), "(multiplying by a constant that is not finite"),
+], ids=["scale_after_relu", "map_minus_map", "divide_by_zero", "negative_variance"])
+def test_what_batch_norm_folding_refuses(fn, message):
+    with pytest.raises(WinohdlError) as info:
+        from_jax(fn, np.ones((4, 3), np.float32), (1, 4))
+    assert str(info.value).startswith("unsupported operator stablehlo.") and message in str(info.value), info.value
 
 
 def test_asymmetric_padding_that_no_window_reads_is_the_begin_sides():
