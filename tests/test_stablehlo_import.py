@@ -237,6 +237,7 @@ def test_the_pytorch_twin_gives_the_same_network_decisions_and_integers():
     assert sum(n.decision is not None for n in decided[0].nodes) == 4     # 2 convolutions, the pool, the dense
     x = np.random.default_rng(6).uniform(-1, 1, (32, 1, 8, 8))
     q_flax, q_torch = quantise_network(decided[0], x), quantise_network(decided[1], x)
+    assert ex.twin.by_position(q_flax.graph) == ex.twin.by_position(q_torch.graph)   # ReLUs fused alike
     out_flax = run_integer(q_flax, quantise_input(q_flax, x))
     out_torch = run_integer(q_torch, quantise_input(q_torch, x))
     assert len(out_flax) == len(out_torch) == 6                 # every layer's integers (ReLUs fused)

@@ -33,8 +33,9 @@ def pytorch_twin(variables) -> nn.Module:
 
 
 def by_position(graph) -> dict:
-    """``graph``'s ``network.json`` with each node named by its position (``n0``, ``n1``, ...): two
-    importers' graphs of the same network compare equal, their names aside (weights' SHA-256 included)."""
+    """``graph``'s ``network.json`` with each node named by its position (``n0``, ``n1``, ...) and a node
+    fused into another by its place there (``n1.fused0``): two importers' graphs of the same network
+    compare equal, their names aside (weights' SHA-256 and decisions included)."""
     import json
     data = json.loads(graph.to_json())
     names = {n["name"]: f"n{i}" for i, n in enumerate(data["nodes"])}
@@ -45,7 +46,7 @@ def by_position(graph) -> dict:
     for n in data["nodes"]:
         n["name"], n["inputs"] = name(n["name"]), [name(i) for i in n["inputs"]]
         if "fused" in n:
-            n["fused"] = [name(f) for f in n["fused"]]
+            n["fused"] = [names.get(f, f"{n['name']}.fused{j}") for j, f in enumerate(n["fused"])]
     data["edges"] = [[name(a), name(b)] for a, b in data["edges"]]
     data["outputs"] = [name(o) for o in data["outputs"]]
     data["weights"] = {name(k): v for k, v in data["weights"].items()}
