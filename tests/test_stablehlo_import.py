@@ -152,6 +152,45 @@ def test_what_batch_norm_folding_refuses(fn, message):
     assert str(info.value).startswith("unsupported operator stablehlo.") and message in str(info.value), info.value
 
 
+def _nnx_cnn():
+    """A Flax NNX CNN (convolution, BatchNorm in eval mode, ReLU, max pooling, a dense layer) as
+    ``(apply, state)``: the state's shapes by ``nnx.eval_shape`` (nothing compiled), seeded numpy values."""
+    from flax import nnx
+
+    class CNN(nnx.Module):
+        def __init__(self, rngs):
+            self.conv, self.bn = nnx.Conv(1, 4, (3, 3), rngs=rngs), nnx.BatchNorm(4, rngs=rngs)
+            self.dense = nnx.Linear(64, 5, rngs=rngs)
+
+        def __call__(self, x):
+            x = nn.max_pool(nnx.relu(self.bn(self.conv(x))), (2, 2), strides=(2, 2))
+            return self.dense(x.reshape((x.shape[0], -1)))
+    model = nnx.eval_shape(lambda: CNN(nnx.Rngs(0)))
+    model.eval()
+    graphdef, shapes = nnx.split(model)
+    rng = np.random.default_rng(9)
+    state = jax.tree_util.tree_map(lambda s: rng.uniform(0.5, 1.5, s.shape).astype(np.float32), shapes)
+    return (lambda st, x: nnx.merge(graphdef, st)(x)), state
+
+
+def test_a_flax_nnx_model_as_a_function_and_exported(tmp_path):
+    """NNX's state through the function form (its batch norm folded), through the function with other values
+    replaced from an .npz, and through jax.export's program with that .npz, keyed as nnx.to_pure_dict spells
+    it (conv/kernel, bn/var: no '.value'): one graph."""
+    from flax import nnx
+    from flax.traverse_util import flatten_dict
+    apply, state = _nnx_cnn()
+    graph = _checked(apply, state, (1, 8, 8, 1), (0, 3, 1, 2), ["input", "conv", "relu", "maxpool", "flatten", "linear"])
+    spec = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), state)
+    exported = jax.export.export(jax.jit(apply))(spec, jax.ShapeDtypeStruct((1, 8, 8, 1), np.float32))
+    weights = flatten_dict(nnx.to_pure_dict(state), sep="/")
+    assert sorted(weights)[:2] == ["bn/bias", "bn/mean"]
+    assert from_stablehlo(str(exported.mlir_module()), weights).to_json() == graph.to_json()
+    np.savez(tmp_path / "w.npz", **weights)
+    zeros = jax.tree_util.tree_map(np.zeros_like, state)
+    assert from_jax(apply, zeros, (1, 8, 8, 1), tmp_path / "w.npz").to_json() == graph.to_json()
+
+
 def test_asymmetric_padding_that_no_window_reads_is_the_begin_sides():
     """Windows 3, stride 2: a convolution over 8x8 padded (2, 1) gives 5x5 as (2, 2) does (no window reads
     the end's second zero), a pooling over 5x5 padded (1, 2) gives 3x3 as (1, 1) does (none reads the end's
