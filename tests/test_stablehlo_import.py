@@ -191,6 +191,39 @@ def test_a_flax_nnx_model_as_a_function_and_exported(tmp_path):
     assert from_jax(apply, zeros, (1, 8, 8, 1), tmp_path / "w.npz").to_json() == graph.to_json()
 
 
+def _clamped_net(p, x, act):
+    """A convolution, an activation ``act`` (ReLU6, a clip or lax.clamp), a dense layer."""
+    y = act(lax.conv_general_dilated(x, p["kernel"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=NHWC) + p["bias"])
+    return y.reshape(1, -1) @ p["dense"]
+
+
+@pytest.mark.parametrize("act, fused", [
+    (jax.nn.relu6, 6.0), (nn.relu6, 6.0), (lambda y: jnp.clip(y, 0, 3.5), 3.5),
+    (lambda y: lax.clamp(np.float32(0), y, np.float32(2)), 2.0)], ids=["jax_relu6", "flax_relu6", "clip", "clamp"])
+def test_relu6_and_clamps_from_zero_fuse_into_the_convolution(act, fused):
+    from winohdl.network.rewrite import fuse_relu
+    params = _random(10, {"kernel": (3, 3, 2, 3), "bias": (3,), "dense": (48, 4)})
+    params = {**params, "kernel": params["kernel"] * 4}       # outputs beyond the clamp's top
+    graph = _checked(partial(_clamped_net, act=act), params, (1, 4, 4, 2), (0, 3, 1, 2),
+                     ["input", "conv", "clamp", "flatten", "linear"])
+    conv = fuse_relu(graph).nodes[1]
+    assert (conv.relu, conv.relu_max) == (True, fused)
+
+
+@pytest.mark.parametrize("act, message", [
+    (lambda y: jnp.minimum(y, 6.0), "only the minimum of a ReLU's output and a constant above 0 (ReLU6)"),
+    (lambda y: jnp.clip(y, -1, 1), "only the maximum with a constant 0 (a ReLU)"),
+    (lambda y: (lambda r: r + jnp.minimum(r, 6.0))(jax.nn.relu(y)), "as it was before a bias, batch norm or clamp"),
+    (lambda y: lax.clamp(np.float32(0), y, np.arange(48, dtype=np.float32).reshape(1, 4, 4, 3)),
+     "a clamp by a constant, the same for every value"),
+], ids=["minimum_without_relu", "clip_below_zero", "relu_read_before_its_clamp", "clamp_per_value"])
+def test_what_the_clamps_refuse(act, message):
+    params = _random(10, {"kernel": (3, 3, 2, 3), "bias": (3,), "dense": (48, 4)})
+    with pytest.raises(WinohdlError) as info:
+        from_jax(partial(_clamped_net, act=act), params, (1, 4, 4, 2))
+    assert str(info.value).startswith("unsupported operator stablehlo.") and message in str(info.value), info.value
+
+
 def test_asymmetric_padding_that_no_window_reads_is_the_begin_sides():
     """Windows 3, stride 2: a convolution over 8x8 padded (2, 1) gives 5x5 as (2, 2) does (no window reads
     the end's second zero), a pooling over 5x5 padded (1, 2) gives 3x3 as (1, 1) does (none reads the end's

@@ -9,7 +9,12 @@ PyTorch and ONNX importers use:
 * ``stablehlo.convolution`` (strides, symmetric padding, kernel dilation, feature groups, any dimension
   numbers: NHWC/HWIO as JAX writes them, NCHW/OIHW) becomes a convolution; a bias added after it
   (``broadcast_in_dim`` of a constant, then ``add``) its bias;
-* ``maximum`` with a constant 0 a ReLU; ``add`` of two feature maps a sum (a residual connection);
+* ``maximum`` with a constant 0 a ReLU, and a ``minimum`` with a constant after it (``jax.nn.relu6``,
+  ``jnp.clip``) or ``clamp`` by constants a clamp; ``add`` of two feature maps a sum (a residual
+  connection);
+* an inference-mode batch norm as Flax lowers it (a constant per channel subtracted, multiplied by
+  ``scale * rsqrt(var + eps)`` folded from constants, a shift added) folded into the convolution's or
+  linear layer's weights and bias;
 * ``reduce_window`` with ``maximum`` (from -inf) max pooling, with ``add`` (from 0) then a division by
   the window's size average pooling; ``reduce`` with ``add`` over every spatial axis a global sum,
   or a global average when a division by (or product with the inverse of) the pixel count follows;

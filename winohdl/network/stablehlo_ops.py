@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .attrs import Conv, Linear, Pool
+from .attrs import Clamp, Conv, Linear, Pool
 from .graph import Kind
-from .importer import one_padding
+from .importer import clamp_kind, one_padding
 from .stablehlo_read import unsupported
 from .stablehlo_values import Map, Pending, conv_layout, layout_of, reshaped, shape_of, valid_layout
 
@@ -187,6 +187,39 @@ def _maximum(w: _Walker, op, ins, at: str):
     return Map(name, x.perm, x.shape)
 
 
+def _bound(value, op, at: str) -> float:
+    """A clamp's bound: a constant with one value throughout."""
+    if not isinstance(value, np.ndarray) or value.size == 0 or np.any(value != value.reshape(-1)[0]):
+        raise unsupported(op.name, at, "a clamp by a constant, the same for every value")
+    return float(value.reshape(-1)[0])
+
+
+def _minimum(w: _Walker, op, ins, at: str):
+    """The minimum of a ReLU's output (which nothing else reads) and a constant: the ReLU becomes a clamp
+    from 0 (``jax.nn.relu6``, ``jnp.clip(x, 0, top)``); constants fold."""
+    if all(isinstance(v, np.ndarray) for v in ins):
+        return np.minimum(*ins)
+    x, top = ins if not isinstance(ins[0], np.ndarray) else ins[::-1]
+    high = _bound(top, op, at)
+    x = w.fresh(x, op.name, at)
+    node = w.b.get(x.node)
+    if node.kind != Kind.RELU or any(node.name in n.inputs for n in w.b.nodes) or not high > 0:
+        raise unsupported(op.name, at, "only the minimum of a ReLU's output and a constant above 0 (ReLU6)")
+    w.b.set_node(node.name, Clamp(0.0, high), kind=Kind.CLAMP)
+    return w.changed(x)
+
+
+def _clamp(w: _Walker, op, ins, at: str) -> Map:
+    """``stablehlo.clamp(low, x, high)`` by constants (``lax.clamp``): a clamp, or a ReLU from 0 to +inf."""
+    low, x, high = ins
+    low, high = _bound(low, op, at), _bound(high, op, at)
+    x = w.fresh(_feature(x, op, at), op.name, at)
+    kind, attrs = clamp_kind(low, None if high == math.inf else high, op.name, at)
+    name = w.name(kind.value)
+    w.b.add(name, kind, (x.node,), w.node_shape(x.node), attrs)
+    return Map(name, x.perm, x.shape)
+
+
 def _scale(w: _Walker, op, ins, at: str):
     """A division by (or product with the inverse of) a sum's count: an average; a convolution's or linear
     layer's output times (or divided by) a constant per channel: a batch norm folded into its weights;
@@ -292,6 +325,7 @@ HANDLERS = {
     "stablehlo.constant": _constant, "stablehlo.convert": _convert, "stablehlo.broadcast_in_dim": _broadcast_in_dim,
     "stablehlo.reshape": _reshape, "stablehlo.transpose": _transpose, "stablehlo.convolution": _convolution,
     "stablehlo.add": _add, "stablehlo.subtract": _subtract, "stablehlo.maximum": _maximum,
+    "stablehlo.minimum": _minimum, "stablehlo.clamp": _clamp,
     "stablehlo.rsqrt": _constant_only(lambda v: 1.0 / np.sqrt(v)), "stablehlo.sqrt": _constant_only(np.sqrt), "stablehlo.divide": _scale, "stablehlo.multiply": _scale,
     "stablehlo.reduce_window": _reduce_window, "stablehlo.reduce": _reduce, "stablehlo.dot_general": _dot_general,
 }

@@ -137,7 +137,8 @@ class Walker:
         if isinstance(value, Pending):
             value = self.settle(value, average=False)
         if self.generation.get(value.node, 0) != value.generation:
-            raise unsupported(op, at, f"it reads {value.node!r} before the bias that was added to it")
+            raise unsupported(op, at, f"it reads {value.node!r} as it was before a bias, batch norm or clamp "
+                              "folded into it")
         return value.node
 
     def fresh(self, value: Map, op: str, at: str) -> Map:
@@ -179,8 +180,8 @@ class Walker:
             raise unsupported(op, at, f"{what} that differs within a channel (not a bias or batch norm)")
         return node, vector[:, 0].astype(np.float64)
 
-    def _changed(self, m: Map) -> Map:
-        """``m`` as the new generation of its node (a reader of the old one is stale)."""
+    def changed(self, m: Map) -> Map:
+        """``m`` as the new generation of its node (a reader of the old one is stale: refused)."""
         self.generation[m.node] = self.generation.get(m.node, 0) + 1
         return Map(m.node, m.perm, m.shape, self.generation[m.node])
 
@@ -190,7 +191,7 @@ class Walker:
         node, vector = self._per_channel(m, const, op, at, "adding a constant")
         old = self.b.weights.get(f"{node.name}.bias", 0.0)
         self.b.set_node(node.name, with_bias(node.attrs), bias=old + vector)
-        return self._changed(m)
+        return self.changed(m)
 
     def scale(self, m: Map, const: np.ndarray, op: str, at: str, divide: bool) -> Map:
         """``m`` times (or divided by) a constant per output channel: a batch norm's ``gamma / sqrt(var +
@@ -207,7 +208,7 @@ class Walker:
             bias = self.b.weights[f"{node.name}.bias"]
             scaled["bias"] = bias / vector if divide else bias * vector
         self.b.set_node(node.name, node.attrs, **scaled)
-        return self._changed(m)
+        return self.changed(m)
 
     def flatten(self, m: Map, op: str, at: str) -> tuple[str, np.ndarray]:
         """The flat node ``m`` reads as a vector, and ``order``: JAX's element ``j`` is its ``order[j]``."""
