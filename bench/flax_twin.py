@@ -89,7 +89,8 @@ def main(argv=None) -> int:
     print(f"{'form':<9} {'nodes':<72} {'frames/s':>11} {'DSP':>4}  network.json  integers  network.v")
     for k, r in results.items():
         same = (twin.by_position(r["decided"]) == twin.by_position(ref["decided"]),
-                len(r["ints"]) == len(ref["ints"]) and all(np.array_equal(x, y) for x, y in zip(r["ints"], ref["ints"])),
+                len(r["ints"]) == len(ref["ints"])
+                and all(np.array_equal(x, y) for x, y in zip(r["ints"], ref["ints"])),
                 r["verilog"] == ref["verilog"])
         print(f"{k:<9} {', '.join(r['names'][1:]):<72} {r['fps']:>11,.1f} {r['dsp']:>4}  "
               + "  ".join(f"{'equal' if s else 'DIFFERENT':<{w}}" for s, w in zip(same, (12, 8, 9))))

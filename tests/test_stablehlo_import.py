@@ -180,7 +180,8 @@ def test_a_flax_nnx_model_as_a_function_and_exported(tmp_path):
     from flax import nnx
     from flax.traverse_util import flatten_dict
     apply, state = _nnx_cnn()
-    graph = _checked(apply, state, (1, 8, 8, 1), (0, 3, 1, 2), ["input", "conv", "relu", "maxpool", "flatten", "linear"])
+    graph = _checked(apply, state, (1, 8, 8, 1), (0, 3, 1, 2),
+                     ["input", "conv", "relu", "maxpool", "flatten", "linear"])
     spec = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), state)
     exported = jax.export.export(jax.jit(apply))(spec, jax.ShapeDtypeStruct((1, 8, 8, 1), np.float32))
     weights = flatten_dict(nnx.to_pure_dict(state), sep="/")

@@ -325,7 +325,7 @@ HANDLERS = {
     "stablehlo.constant": _constant, "stablehlo.convert": _convert, "stablehlo.broadcast_in_dim": _broadcast_in_dim,
     "stablehlo.reshape": _reshape, "stablehlo.transpose": _transpose, "stablehlo.convolution": _convolution,
     "stablehlo.add": _add, "stablehlo.subtract": _subtract, "stablehlo.maximum": _maximum,
-    "stablehlo.minimum": _minimum, "stablehlo.clamp": _clamp,
-    "stablehlo.rsqrt": _constant_only(lambda v: 1.0 / np.sqrt(v)), "stablehlo.sqrt": _constant_only(np.sqrt), "stablehlo.divide": _scale, "stablehlo.multiply": _scale,
+    "stablehlo.minimum": _minimum, "stablehlo.clamp": _clamp, "stablehlo.divide": _scale, "stablehlo.multiply": _scale,
+    "stablehlo.rsqrt": _constant_only(lambda v: 1.0 / np.sqrt(v)), "stablehlo.sqrt": _constant_only(np.sqrt),
     "stablehlo.reduce_window": _reduce_window, "stablehlo.reduce": _reduce, "stablehlo.dot_general": _dot_general,
 }
