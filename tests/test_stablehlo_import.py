@@ -333,10 +333,11 @@ def test_names_aside_still_tells_a_changed_weight():
 
 
 def _trained(tmp: Path) -> None:
-    """The example trained a few epochs and written as train.py writes it (cached between runs)."""
+    """The example trained a few epochs and written as train.py writes it (cached between runs), from the
+    seeded numpy variables (Flax's initialisers take XLA seconds to compile)."""
     ex = _example()
     train_x, train_y, test_x, test_y = ex.load_split()
-    variables = ex.train(train_x, train_y, epochs=6)
+    variables = ex.train(train_x, train_y, epochs=6, start=ex.model.random_variables(0))
     (tmp / "digits_cnn.mlir").write_text(ex.export(variables))
     np.savez(tmp / "weights.npz", **ex.weights_npz(variables))
     np.save(tmp / "test_images.npy", ex.nchw(test_x))
@@ -349,7 +350,7 @@ def _example_source() -> str:
 
 
 @pytest.mark.slow(30)
-def test_the_jax_digits_example_end_to_end(cli, tmp_path):
+def test_the_flax_digits_example_end_to_end(cli, tmp_path):
     pytest.importorskip("sklearn")
     trained = cached("digits-flax", {"epochs": 6, "example": _example_source()}, _trained)
     code, out, err = cli("network", "--model", trained / "digits_cnn.mlir", "--weights", trained / "weights.npz",

@@ -70,10 +70,11 @@ def nchw(images: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(images, (0, 3, 1, 2)))
 
 
-def train(x: np.ndarray, y: np.ndarray, epochs: int = EPOCHS, seed: int = SEED, lr: float = 3e-3) -> dict:
-    """``model.init_variables(seed)`` trained on ``(x, y)``: cross-entropy, ``optax.adam`` with a cosine
-    decay over the run, full batches of 32 in a seeded order per epoch (the last partial one left out);
-    the variables as float32 numpy arrays."""
+def train(x: np.ndarray, y: np.ndarray, epochs: int = EPOCHS, seed: int = SEED, lr: float = 3e-3,
+          start: dict | None = None) -> dict:
+    """``model.init_variables(seed)`` (or ``start``) trained on ``(x, y)``: cross-entropy, ``optax.adam``
+    with a cosine decay over the run, full batches of 32 in a seeded order per epoch (the last partial one
+    left out); the variables as float32 numpy arrays."""
     import jax
     import optax
 
@@ -94,7 +95,7 @@ def train(x: np.ndarray, y: np.ndarray, epochs: int = EPOCHS, seed: int = SEED, 
     def epoch(state, xs, ys):
         return jax.lax.scan(step, state, (xs, ys))[0]
 
-    variables = model.init_variables(seed)
+    variables = model.init_variables(seed) if start is None else start
     state, rng = (variables, optimiser.init(variables)), np.random.default_rng(seed)
     for _ in range(epochs):
         order = rng.permutation(len(x))[:steps * BATCH].reshape(steps, BATCH)
