@@ -277,11 +277,17 @@ def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
 
 
 def test_text_bytecode_artifact_and_constants_read_alike(tmp_path):
-    """jax.export's text with the variables as arguments (the example's file), its portable artifact with
+    """jax.export's text with the variables as arguments (the example's file), Exported.serialize()'s
+    bytes of the same (their keys the arguments' names kept in its module), its portable artifact with
     them as constants (bytecode), and that artifact's text: one graph."""
     ex = _example()
     variables = ex.model.random_variables(4)
     text = from_stablehlo(ex.export(variables), ex.weights_npz(variables))
+    spec = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, np.float32), variables)
+    serialised = jax.export.export(jax.jit(ex.model.DigitsCNN().apply))(
+        spec, jax.ShapeDtypeStruct(ex.model.INPUT_SHAPE, np.float32)).serialize()
+    (tmp_path / "s.mlirbc").write_bytes(serialised)
+    assert from_stablehlo(tmp_path / "s.mlirbc", ex.weights_npz(variables)).to_json() == text.to_json()
     exported = jax.export.export(jax.jit(partial(ex.model.DigitsCNN().apply, variables)))(
         jax.ShapeDtypeStruct(ex.model.INPUT_SHAPE, np.float32))
     (tmp_path / "m.mlirbc").write_bytes(exported.mlir_module_serialized)

@@ -1,8 +1,9 @@
 """Import StableHLO (what JAX lowers to) into a :class:`~winohdl.network.graph.Graph`.
 
 The module is read with the MLIR Python bindings the ``jaxlib`` wheel carries (``jaxlib.mlir``; no C++
-build): StableHLO text (``jax.jit(f).lower(...).as_text()``), MLIR bytecode, or the versioned portable
-artifact ``jax.export`` serialises (``Exported.mlir_module_serialized``). The public function (``main``)
+build): StableHLO text (``jax.jit(f).lower(...).as_text()``), MLIR bytecode, the versioned portable
+artifact ``jax.export`` serialises (``Exported.mlir_module_serialized``), or ``Exported.serialize()``'s
+bytes (that artifact inside a flatbuffer). The public function (``main``)
 is walked op by op, ``func.call`` inlined, into the same :class:`~winohdl.network.importer.Builder` the
 PyTorch and ONNX importers use:
 
