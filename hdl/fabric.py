@@ -60,7 +60,7 @@ def _wrap(v: Value, width: int) -> Value:
     v = v.as_signed()
     if len(v) >= width:
         return v.as_unsigned()[:width]
-    return Cat(v.as_unsigned(), *([v[-1]] * (width - len(v))))
+    return Cat(v.as_unsigned(), v[-1].replicate(width - len(v)))
 
 
 def _partial_products(a: Value, b: Value, width: int) -> list[tuple[Value, int]]:
@@ -80,7 +80,7 @@ def _partial_products(a: Value, b: Value, width: int) -> list[tuple[Value, int]]
         n = width - off
         x = _wrap(a, n)
         mag = Mux(two, Cat(Const(0, 1), x)[:n], Mux(one, x, 0))
-        out.append(((mag ^ Cat(*([neg] * n))).as_unsigned()[:n], off))
+        out.append(((mag ^ neg.replicate(n)).as_unsigned()[:n], off))
         negs.append((neg, off))
     # the ones of the negative digits, each at bit 2i of one word (their bits never collide)
     word = Cat(*[bit for neg, off in negs for bit in (neg, Const(0, 1))])[:width]
@@ -111,12 +111,24 @@ def _carry(m: Module, x: tuple[Value, int], name: str, registered: bool) -> tupl
     return s, x[1]
 
 
+def _named(m: Module, v: Value, name: str) -> Value:
+    """``v`` as a signal of its own (a signal already is one)."""
+    if isinstance(v, Signal):
+        return v
+    s = Signal(v.shape(), name=name)
+    m.d.comb += s.eq(v)
+    return s
+
+
 def fabric_product(m: Module, a, b, width: int, registers: int, name: str) -> Value:
     """``a * b`` (signed) modulo ``2^width`` as a signed ``width``-bit word, built in the fabric,
     ``registers`` registers later (see the module docstring); the narrower operand is recoded."""
     a, b = Value.cast(a).as_signed(), Value.cast(b).as_signed()
     if len(b) > len(a):
         a, b = b, a
+    # named once: each partial product reads the operands bit by bit, and an expression read that
+    # way is rebuilt at every read (a 6x slower elaboration of an engine's fabric lane)
+    a, b = _named(m, a, f"{name}_fa"), _named(m, b, f"{name}_fb")
     level = _partial_products(a, b, width)
     depth = tree_levels(len(level))
     # registers over the levels: the last level's register is the first, the rest trail the tree

@@ -7,7 +7,6 @@ after Hartley); each row's remaining terms are summed by a depth-balanced tree.
 
 from __future__ import annotations
 
-import copy
 import functools
 import heapq
 from collections import Counter
@@ -144,54 +143,123 @@ def _pair_key(t1: Term, t2: Term):
     return (t1.node, t1.shift - m, t2.node, t2.shift - m, t1.sign * t2.sign), t1, m
 
 
+class _Row:
+    """A row's terms with each pair (i, j) of them and its pattern, in order; ``keys``: the patterns,
+    each once, in the order the pairs first show them (the greedy's tie-break reads that order)."""
+
+    def __init__(self, terms: list[Term], pairs: list | None = None):
+        self.terms = terms
+        self.pairs = pairs if pairs is not None else [
+            (i, j, *_pair_key(terms[i], terms[j])) for i in range(len(terms)) for j in range(i + 1, len(terms))]
+        self.keys = dict.fromkeys(k for _, _, k, _, _ in self.pairs)
+
+    def replaced(self, key, node: int) -> _Row | None:
+        """The row with every disjoint pair of pattern ``key`` (first pairs first) as ``node``; None
+        when the row has none."""
+        if key not in self.keys:
+            return None
+        used, new = set(), []
+        for i, j, k, first, m in self.pairs:
+            if k == key and i not in used and j not in used:
+                used |= {i, j}
+                new.append(Term(node, m, first.sign))
+        return self._successor(used, _normalise_row(new))
+
+    def _successor(self, used: set, tail: list[Term]) -> _Row:
+        """The row without the terms ``used``, ``tail`` (terms of the newest node) after the rest: what
+        ``_normalise_row`` gives for the whole (the rest is sorted and the newest node sorts last), with
+        the kept pairs' patterns carried over in the same (i, j) order."""
+        keep = [i for i in range(len(self.terms)) if i not in used]
+        index = {old: new for new, old in enumerate(keep)}
+        terms = [self.terms[i] for i in keep] + tail
+        start, pairs, pos = len(keep), [], 0
+        for i, t1 in enumerate(self.terms):
+            group = self.pairs[pos:pos + len(self.terms) - 1 - i]   # the pairs (i, j > i), in order
+            pos += len(group)
+            if i in used:
+                continue
+            ni = index[i]
+            pairs += [(ni, index[j], *rest) for _, j, *rest in group if j not in used]
+            pairs += [(ni, start + q, *_pair_key(t1, t2)) for q, t2 in enumerate(tail)]
+        pairs += [(start + q1, start + q2, *_pair_key(tail[q1], tail[q2]))
+                  for q1 in range(len(tail)) for q2 in range(q1 + 1, len(tail))]
+        return _Row(terms, pairs)
+
+
+class _Shared:
+    """How many rows have each pattern, and a heap of the patterns two or more rows have (entries made
+    stale by a later count are skipped), so that the most shared is found without a scan."""
+
+    def __init__(self, rows: list[_Row]):
+        self.counts: Counter = Counter()
+        self.heap: list = []
+        for row in rows:
+            self.change(row.keys, 1)
+
+    def change(self, keys, step: int) -> None:
+        counts = self.counts
+        for k in keys:
+            c = counts[k] = counts[k] + step
+            if c >= 2:
+                heapq.heappush(self.heap, (-c, k[1] + k[3], k))
+
+    def replace(self, old: _Row, new: _Row) -> None:
+        self.change(old.keys.keys() - new.keys.keys(), -1)
+        self.change(new.keys.keys() - old.keys.keys(), 1)
+
+    def _top(self):
+        heap, counts = self.heap, self.counts
+        while heap and counts[heap[0][2]] != -heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def most_shared(self, rows: list[_Row]):
+        """The pattern most rows share (ties: the narrower, then the first seen in row order, as a fresh
+        count over the rows would order them); None when no two rows share one."""
+        top = self._top()
+        if top is None:
+            return None
+        best, tied = top[:2], {}
+        while top is not None and top[:2] == best:
+            tied[top[2]] = heapq.heappop(self.heap)   # a pattern pushed twice at one count is one
+            top = self._top()
+        key = next(k for row in rows for k in row.keys if k in tied) if len(tied) > 1 else next(iter(tied))
+        for k, entry in tied.items():
+            if k != key:
+                heapq.heappush(self.heap, entry)
+        return key
+
+
 def build_graph(matrix, share: bool = True) -> ShiftAddGraph:
     """Shift-add graph for ``matrix @ x`` (integer matrix, rows = outputs).
 
     Memoised: a datapath asks for the same matrices many times while it compares placements and
     realisations (40 distinct of 140 for F(4x4,3x3)); each caller gets its own copy to extend."""
-    return copy.deepcopy(_build_graph(tuple(tuple(int(v) for v in row) for row in matrix), share))
+    g = _build_graph(tuple(tuple(int(v) for v in row) for row in matrix), share)
+    return ShiftAddGraph(g.n_inputs, list(g.adders), list(g.outputs), g.matrix, list(g.passes))   # terms are frozen
 
 
 @functools.lru_cache(maxsize=1024)
 def _build_graph(matrix: tuple[tuple[int, ...], ...], share: bool) -> ShiftAddGraph:
     n_in = len(matrix[0]) if matrix else 0
     g = ShiftAddGraph(n_in, matrix=matrix)
-    rows = [_normalise_row([Term(j, s, sg * 1) for j, c in enumerate(row) for s, sg in csd(c)]) for row in matrix]
-    patterns: dict = {}
+    rows = [_Row(_normalise_row([Term(j, s, sg) for j, c in enumerate(row) for s, sg in csd(c)])) for row in matrix]
+    shared = _Shared(rows)
     while share:
-        counts: Counter = Counter()
-        for row in rows:
-            seen = set()
-            for i in range(len(row)):
-                for j in range(i + 1, len(row)):
-                    key = _pair_key(row[i], row[j])[0]
-                    if key not in seen:  # count rows sharing a pattern, not repeats inside one row
-                        seen.add(key)
-                        counts[key] += 1
-        if not counts:
-            break
-        key, n = max(counts.items(), key=lambda kv: (kv[1], -kv[0][1] - kv[0][3]))
-        if n < 2:
+        key = shared.most_shared(rows)
+        if key is None:
             break
         a, sa, b, sb, rel = key
         node = g.n_nodes
         g.adders.append(Adder(Term(a, sa, 1), Term(b, sb, rel)))
-        patterns[key] = node
         for r, row in enumerate(rows):
-            used, new = set(), []
-            for i in range(len(row)):
-                for j in range(i + 1, len(row)):
-                    if i in used or j in used:
-                        continue
-                    k, first, m = _pair_key(row[i], row[j])
-                    if k == key:
-                        used |= {i, j}
-                        new.append(Term(node, m, first.sign))
-            if used:
-                rows[r] = _normalise_row([t for i, t in enumerate(row) if i not in used] + new)
+            new = row.replaced(key, node)
+            if new is not None:
+                shared.replace(row, new)
+                rows[r] = new
     depth = g.depths()
     for row in rows:
-        g.outputs.append(_sum_tree(g, row, depth))
+        g.outputs.append(_sum_tree(g, row.terms, depth))
     return g
 
 

@@ -182,23 +182,17 @@ FABRIC_CASES = {lanes: ("1D, PK=2, block RAMs", ("2", "3", "1", "1"), (16,), (1,
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.slow(40)
-def test_fabric_lanes_leave_the_dsp_blocks(tmp_path, kind):
+@pytest.mark.slow(10)
+def test_fabric_lanes_leave_the_dsp_blocks(kind):
     """Yosys maps a fabric lane's multipliers to LUTs and carry chains: the MULT18X18D count drops by
-    exactly that lane's multipliers (4: R of F(2,3); 6: the direct baseline's 2 outputs x 3 taps); the
-    direct engine's mapped netlist streams layers bit-exact on Icarus with the cell models (a Winograd
-    engine's fabric lane: test_network_sim's fabric network)."""
+    exactly that lane's multipliers (4: R of F(2,3); 6: the direct baseline's 2 outputs x 3 taps). The
+    mapped fabric multipliers stream bit-exact with the cell models in test_network_sim's fabric network;
+    both kinds' fabric lanes stream bit-exact in RTL in test_engine_passes[fabric-*]."""
     mapped = {}
     for lanes, case in FABRIC_CASES.items():
         opened = open_engine_design(case_folder(case))
         core = opened.design.core(kind)
-        mapped[lanes] = opened, synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
+        mapped[lanes] = opened, synthesis(opened.folder, "ecp5", [(core.verilog, core.top)], netlist=False)[core.top]
     lane = 4 if kind == "winograd" else 6
     assert mapped[0][1].dsps == 2 * lane and mapped[1][1].dsps == lane
     assert mapped[1][1].logic > mapped[0][1].logic
-    if kind == "winograd":
-        return
-    opened, syn = mapped[1]
-    r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=syn.netlist,
-                              family="ecp5")
-    assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"

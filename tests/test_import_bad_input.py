@@ -62,10 +62,11 @@ CASES = [
     C("shape-six-axes", f"--model {P}:good --input-shape 1x1x2x2x2x2", "--input-shape must be 3 to 5 positive"),
     C("shape-wrong-channels", f"--model {P}:good --input-shape 1x3x8x8", "expected input[1, 3, 8, 8] to have 1 "
       "channels, but got 3 channels instead)"),
-    C("jax-shape-huge", "--model {r}/examples/digits_jax/model.py:digits_cnn --input-shape 1x1000x1000x8",
+    C("jax-shape-huge", "--model {r}/examples/digits_flax/model.py:digits_cnn --input-shape 1x1000x1000x8",
       "the input shape 1x1000x1000x8 is 8000000 entries, above the limit of 1048576"),
-    C("jax-shape-wrong-channels", "--model {r}/examples/digits_jax/model.py:digits_cnn --input-shape 1x8x8x3",
-      "JAX could not lower the function (ValueError: conv_general_dilated lhs feature dimension"),
+    C("jax-shape-wrong-channels", "--model {r}/examples/digits_flax/model.py:digits_cnn --input-shape 1x8x8x3",
+      "JAX could not lower the function (ScopeParamShapeError: For parameter \"kernel\" in \"/Conv_0\", the given "
+      "initializer is expected to generate shape (3, 3, 3, 8)"),
     C("shape-missing", f"--model {P}:good", "needs an input shape"),
     C("weights-missing", f"--model {P}:good {S88} --weights {{m}}/nope.pt", "weights file '{m}/nope.pt' does not exist"),
     C("weights-not-a-state", f"--model {P}:good {S88} --weights {{m}}/corrupt.pt2", "cannot read weights file"),

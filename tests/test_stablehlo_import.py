@@ -2,13 +2,14 @@
 
 Each operator family on a small JAX function lowered here, its imported graph's float model checked
 against JAX's own output; the layouts (NHWC, NCHW) giving the same graph; text, a jax.export artifact
-and constants read alike; the digits CNN of examples/digits_jax equal to its PyTorch twin (network.json
-names aside, the same integers); the example trained, exported and built end to end, bit-exact on
-Icarus; every bad input one error line, exit 2, nothing written.
+and constants read alike; the Flax digits CNN of examples/digits_flax equal to its PyTorch twin
+(network.json names aside, the decisions, the same integers); the example trained, exported with
+jax.export and built end to end, bit-exact on Icarus; every bad input one error line, exit 2, nothing
+written.
 """
 
+import hashlib
 import importlib.util
-import json
 from functools import partial
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 jax = pytest.importorskip("jax")
 from jax import lax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import flax.linen as nn  # noqa: E402
 
 from artefacts import cached  # noqa: E402
 from bad_input_helpers import fingerprint  # noqa: E402
@@ -38,8 +40,17 @@ def _module(name: str, path: Path):
     return module
 
 
+EXAMPLE = ROOT / "examples/digits_flax"
+
+
 def _example():
-    return _module("winohdl_test_digits_jax_train", ROOT / "examples/digits_jax/train.py")
+    """examples/digits_flax/train.py (its ``model`` and ``twin`` beside it)."""
+    return _module("winohdl_test_digits_flax_train", EXAMPLE / "train.py")
+
+
+def _shifted(variables, by: float):
+    """Flax's initial variables moved off zero (every bias too), as float32 numpy arrays."""
+    return jax.tree_util.tree_map(lambda a: np.asarray(a, np.float32) + np.float32(by), variables)
 
 
 def _random(seed: int, tree):
@@ -103,6 +114,117 @@ def _asymmetric_net(p, x, conv_pads, pool_pads):
     return lax.reduce_window(y, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), *pool_pads, (0, 0)))
 
 
+class _FlaxBatchNorm(nn.Module):
+    """Flax's inference-mode batch norm after a convolution (with or without its bias) and after a dense
+    layer: the mean subtracted, ``scale * rsqrt(var + eps)`` multiplied, the shift added."""
+
+    conv_bias: bool
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.BatchNorm(use_running_average=True)(nn.Conv(4, (3, 3), use_bias=self.conv_bias)(x)))
+        x = nn.max_pool(x, (2, 2), strides=(2, 2)).reshape((1, -1))
+        return nn.BatchNorm(use_running_average=True)(nn.Dense(5)(x))
+
+
+@pytest.mark.parametrize("conv_bias", [False, True])
+def test_flax_batch_norm_folds_into_the_layer_before_it(conv_bias):
+    model = _FlaxBatchNorm(conv_bias)
+    shapes = jax.eval_shape(model.init, jax.random.key(0), jax.ShapeDtypeStruct((1, 6, 6, 2), jnp.float32))
+    rng = np.random.default_rng(8)
+    variables = jax.tree_util.tree_map(lambda s: rng.uniform(0.5, 1.5, s.shape).astype(np.float32), shapes)
+    graph = _checked(model.apply, variables, (1, 6, 6, 2), (0, 3, 1, 2),
+                     ["input", "conv", "relu", "maxpool", "flatten", "linear"])
+    assert graph.nodes[1].attrs.bias and graph.nodes[5].attrs.bias
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda p, x: jax.nn.relu(x @ p) * np.float32([1, 2, 3]), "(multiplying by a constant other than a "
+     "convolution's or linear layer's bias or batch norm)"),
+    (lambda p, x: x @ p - jax.nn.relu(x @ p),
+     "(only a constant subtracted from a feature map (a batch norm's mean))"),
+    (lambda p, x: x @ p / np.float32([1, 0, 1]), "(a division by zero)"),
+    (lambda p, x: x @ p * lax.rsqrt(np.float32([1, -1, 1])), "(multiplying by a constant that is not finite"),
+], ids=["scale_after_relu", "map_minus_map", "divide_by_zero", "negative_variance"])
+def test_what_batch_norm_folding_refuses(fn, message):
+    with pytest.raises(WinohdlError) as info:
+        from_jax(fn, np.ones((4, 3), np.float32), (1, 4))
+    assert str(info.value).startswith("unsupported operator stablehlo.") and message in str(info.value), info.value
+
+
+def _nnx_cnn():
+    """A Flax NNX CNN (convolution, BatchNorm in eval mode, ReLU, max pooling, a dense layer) as
+    ``(apply, state)``: the state's shapes by ``nnx.eval_shape`` (nothing compiled), seeded numpy values."""
+    from flax import nnx
+
+    class CNN(nnx.Module):
+        def __init__(self, rngs):
+            self.conv, self.bn = nnx.Conv(1, 4, (3, 3), rngs=rngs), nnx.BatchNorm(4, rngs=rngs)
+            self.dense = nnx.Linear(64, 5, rngs=rngs)
+
+        def __call__(self, x):
+            x = nn.max_pool(nnx.relu(self.bn(self.conv(x))), (2, 2), strides=(2, 2))
+            return self.dense(x.reshape((x.shape[0], -1)))
+    model = nnx.eval_shape(lambda: CNN(nnx.Rngs(0)))
+    model.eval()
+    graphdef, shapes = nnx.split(model)
+    rng = np.random.default_rng(9)
+    state = jax.tree_util.tree_map(lambda s: rng.uniform(0.5, 1.5, s.shape).astype(np.float32), shapes)
+    return (lambda st, x: nnx.merge(graphdef, st)(x)), state
+
+
+def test_a_flax_nnx_model_as_a_function_and_exported(tmp_path):
+    """NNX's state through the function form (its batch norm folded), through the function with other values
+    replaced from an .npz, and through jax.export's program with that .npz, keyed as nnx.to_pure_dict spells
+    it (conv/kernel, bn/var: no '.value'): one graph."""
+    from flax import nnx
+    from flax.traverse_util import flatten_dict
+    apply, state = _nnx_cnn()
+    graph = _checked(apply, state, (1, 8, 8, 1), (0, 3, 1, 2),
+                     ["input", "conv", "relu", "maxpool", "flatten", "linear"])
+    spec = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), state)
+    exported = jax.export.export(jax.jit(apply))(spec, jax.ShapeDtypeStruct((1, 8, 8, 1), np.float32))
+    weights = flatten_dict(nnx.to_pure_dict(state), sep="/")
+    assert sorted(weights)[:2] == ["bn/bias", "bn/mean"]
+    assert from_stablehlo(str(exported.mlir_module()), weights).to_json() == graph.to_json()
+    np.savez(tmp_path / "w.npz", **weights)
+    zeros = jax.tree_util.tree_map(np.zeros_like, state)
+    assert from_jax(apply, zeros, (1, 8, 8, 1), tmp_path / "w.npz").to_json() == graph.to_json()
+
+
+def _clamped_net(p, x, act):
+    """A convolution, an activation ``act`` (ReLU6, a clip or lax.clamp), a dense layer."""
+    y = act(lax.conv_general_dilated(x, p["kernel"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=NHWC) + p["bias"])
+    return y.reshape(1, -1) @ p["dense"]
+
+
+@pytest.mark.parametrize("act, fused", [
+    (jax.nn.relu6, 6.0), (nn.relu6, 6.0), (lambda y: jnp.clip(y, 0, 3.5), 3.5),
+    (lambda y: lax.clamp(np.float32(0), y, np.float32(2)), 2.0)], ids=["jax_relu6", "flax_relu6", "clip", "clamp"])
+def test_relu6_and_clamps_from_zero_fuse_into_the_convolution(act, fused):
+    from winohdl.network.rewrite import fuse_relu
+    params = _random(10, {"kernel": (3, 3, 2, 3), "bias": (3,), "dense": (48, 4)})
+    params = {**params, "kernel": params["kernel"] * 4}       # outputs beyond the clamp's top
+    graph = _checked(partial(_clamped_net, act=act), params, (1, 4, 4, 2), (0, 3, 1, 2),
+                     ["input", "conv", "clamp", "flatten", "linear"])
+    conv = fuse_relu(graph).nodes[1]
+    assert (conv.relu, conv.relu_max) == (True, fused)
+
+
+@pytest.mark.parametrize("act, message", [
+    (lambda y: jnp.minimum(y, 6.0), "only the minimum of a ReLU's output and a constant above 0 (ReLU6)"),
+    (lambda y: jnp.clip(y, -1, 1), "only the maximum with a constant 0 (a ReLU)"),
+    (lambda y: (lambda r: r + jnp.minimum(r, 6.0))(jax.nn.relu(y)), "as it was before a bias, batch norm or clamp"),
+    (lambda y: lax.clamp(np.float32(0), y, np.arange(48, dtype=np.float32).reshape(1, 4, 4, 3)),
+     "a clamp by a constant, the same for every value"),
+], ids=["minimum_without_relu", "clip_below_zero", "relu_read_before_its_clamp", "clamp_per_value"])
+def test_what_the_clamps_refuse(act, message):
+    params = _random(10, {"kernel": (3, 3, 2, 3), "bias": (3,), "dense": (48, 4)})
+    with pytest.raises(WinohdlError) as info:
+        from_jax(partial(_clamped_net, act=act), params, (1, 4, 4, 2))
+    assert str(info.value).startswith("unsupported operator stablehlo.") and message in str(info.value), info.value
+
+
 def test_asymmetric_padding_that_no_window_reads_is_the_begin_sides():
     """Windows 3, stride 2: a convolution over 8x8 padded (2, 1) gives 5x5 as (2, 2) does (no window reads
     the end's second zero), a pooling over 5x5 padded (1, 2) gives 3x3 as (1, 1) does (none reads the end's
@@ -133,11 +255,12 @@ def test_asymmetric_padding_that_a_window_reads_names_the_layer(conv_pads, pool_
 
 
 def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
-    """The example's CNN in NHWC, and the same weights in NCHW: one graph, the same weights."""
+    """The example's Flax CNN (NHWC), and the same weights in an NCHW function: one graph, the same weights."""
     ex = _example()
-    params = jax.tree_util.tree_map(lambda a: a + 0.01, ex.model.init_params(3))
-    nhwc = _checked(ex.model.apply, params, (1, 8, 8, 1), (0, 3, 1, 2),
+    variables = _shifted(ex.model.random_variables(3), 0.01)
+    nhwc = _checked(ex.model.DigitsCNN().apply, variables, (1, 8, 8, 1), (0, 3, 1, 2),
                     ["input", "conv", "relu", "conv", "relu", "maxpool", "flatten", "linear"])
+    params = variables["params"]
 
     def nchw_apply(p, x):
         for name in ("Conv_0", "Conv_1"):
@@ -145,7 +268,7 @@ def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
                                                      dimension_numbers=NCHW) + p[name]["bias"][:, None, None])
         x = lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
         return x.reshape(1, -1) @ p["Dense_0"]["kernel"] + p["Dense_0"]["bias"]
-    rows = np.arange(256).reshape(4, 4, 16).transpose(2, 0, 1).reshape(-1)   # CHW index -> HWC row
+    rows = ex.twin.hwc_rows(4, 4, 16)
     twin = {**{k: {"kernel": np.transpose(v["kernel"], (3, 2, 0, 1)), "bias": v["bias"]}
                for k, v in params.items() if k.startswith("Conv")},
             "Dense_0": {"kernel": params["Dense_0"]["kernel"][rows], "bias": params["Dense_0"]["bias"]}}
@@ -154,10 +277,18 @@ def test_flatten_of_nhwc_reorders_the_dense_rows_and_the_layouts_agree():
 
 
 def test_text_bytecode_artifact_and_constants_read_alike(tmp_path):
+    """jax.export's text with the variables as arguments (the example's file), Exported.serialize()'s
+    bytes of the same (their keys the arguments' names kept in its module), its portable artifact with
+    them as constants (bytecode), and that artifact's text: one graph."""
     ex = _example()
-    params = ex.model.init_params(4)
-    text = from_stablehlo(ex.export(params), ex.weights_npz(params))
-    exported = jax.export.export(jax.jit(partial(ex.model.apply, params)))(
+    variables = ex.model.random_variables(4)
+    text = from_stablehlo(ex.export(variables), ex.weights_npz(variables))
+    spec = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, np.float32), variables)
+    serialised = jax.export.export(jax.jit(ex.model.DigitsCNN().apply))(
+        spec, jax.ShapeDtypeStruct(ex.model.INPUT_SHAPE, np.float32)).serialize()
+    (tmp_path / "s.mlirbc").write_bytes(serialised)
+    assert from_stablehlo(tmp_path / "s.mlirbc", ex.weights_npz(variables)).to_json() == text.to_json()
+    exported = jax.export.export(jax.jit(partial(ex.model.DigitsCNN().apply, variables)))(
         jax.ShapeDtypeStruct(ex.model.INPUT_SHAPE, np.float32))
     (tmp_path / "m.mlirbc").write_bytes(exported.mlir_module_serialized)
     artifact = from_stablehlo(tmp_path / "m.mlirbc")          # parameters as constants, a portable artifact
@@ -166,59 +297,68 @@ def test_text_bytecode_artifact_and_constants_read_alike(tmp_path):
     assert from_stablehlo(tmp_path / "m.mlir").to_json() == text.to_json()
 
 
-def _torch_twin(params):
-    """The example's CNN in PyTorch with the same float32 weights (kernels OIHW, dense rows in CHW order)."""
-    import torch
-    from torch import nn
-    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
-                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 10)).eval()
-    rows = np.arange(256).reshape(4, 4, 16).transpose(2, 0, 1).reshape(-1)
-    with torch.no_grad():
-        for layer, name in ((model[0], "Conv_0"), (model[2], "Conv_1")):
-            layer.weight.copy_(torch.from_numpy(np.transpose(params[name]["kernel"], (3, 2, 0, 1)).copy()))
-            layer.bias.copy_(torch.from_numpy(params[name]["bias"]))
-        model[6].weight.copy_(torch.from_numpy(params["Dense_0"]["kernel"][rows].T.copy()))
-        model[6].bias.copy_(torch.from_numpy(params["Dense_0"]["bias"]))
-    return model
-
-
-def test_the_pytorch_twin_gives_the_same_network_and_integers():
+def test_the_pytorch_twin_gives_the_same_network_decisions_and_integers():
+    """The Flax CNN (jax.export's StableHLO) and twin.py's PyTorch module with the same weights: network.json
+    equal names aside (the weights' SHA-256 too), decided alike (the smallest hardware: every engine's
+    options on its node), and every layer's integers equal."""
     from winohdl.network.integer_model import quantise_input, run_integer
     from winohdl.network.load import load_module
+    from winohdl.network.passes import decide_smallest
     from winohdl.network.quant import quantise_network
     from winohdl.network.rewrite import imported
     ex = _example()
-    params = jax.tree_util.tree_map(lambda a: a + np.float32(0.03), ex.model.init_params(5))
-    jax_graph = imported(from_stablehlo(ex.export(params), ex.weights_npz(params)))
-    torch_graph = load_module(_torch_twin(params), (1, 1, 8, 8))
-    text = jax_graph.to_json()
-    for a, b in sorted(zip((n.name for n in jax_graph.nodes), (n.name for n in torch_graph.nodes)),
-                       key=lambda p: -len(p[0])):
-        text = text.replace(f'"{a}', f'"{b}')
-    assert json.loads(text) == json.loads(torch_graph.to_json())   # network.json, names aside, weights' SHA-256 too
+    variables = _shifted(ex.model.random_variables(5), 0.03)
+    flax_graph = imported(from_stablehlo(ex.export(variables), ex.weights_npz(variables)))
+    torch_graph = load_module(ex.twin.pytorch_twin(variables), (1, 1, 8, 8))
+    assert ex.twin.by_position(flax_graph) == ex.twin.by_position(torch_graph)
+    decided = [decide_smallest(g) for g in (flax_graph, torch_graph)]
+    assert ex.twin.by_position(decided[0]) == ex.twin.by_position(decided[1])
+    assert sum(n.decision is not None for n in decided[0].nodes) == 4     # 2 convolutions, the pool, the dense
     x = np.random.default_rng(6).uniform(-1, 1, (32, 1, 8, 8))
-    q_jax, q_torch = quantise_network(jax_graph, x), quantise_network(torch_graph, x)
-    out_jax = run_integer(q_jax, quantise_input(q_jax, x))
+    q_flax, q_torch = quantise_network(decided[0], x), quantise_network(decided[1], x)
+    assert ex.twin.by_position(q_flax.graph) == ex.twin.by_position(q_torch.graph)   # ReLUs fused alike
+    out_flax = run_integer(q_flax, quantise_input(q_flax, x))
     out_torch = run_integer(q_torch, quantise_input(q_torch, x))
-    assert len(out_jax) == len(out_torch) == 6                  # every layer's integers (ReLUs fused)
-    assert all(np.array_equal(a, b) for a, b in zip(out_jax.values(), out_torch.values()))
+    assert len(out_flax) == len(out_torch) == 6                 # every layer's integers (ReLUs fused)
+    assert all(np.array_equal(a, b) for a, b in zip(out_flax.values(), out_torch.values()))
+
+
+def test_names_aside_still_tells_a_changed_weight():
+    """by_position forgives the names only: one bias moved by 2**-20 in the twin is a different network.json
+    (the weight's SHA-256), its nodes still equal."""
+    from winohdl.network.load import load_module
+    from winohdl.network.rewrite import imported
+    ex = _example()
+    variables = _shifted(ex.model.random_variables(5), 0.03)
+    other = _shifted(variables, 0.0)
+    other["params"]["Conv_1"]["bias"][3] += np.float32(2 ** -20)
+    a = ex.twin.by_position(imported(from_stablehlo(ex.export(variables), ex.weights_npz(variables))))
+    b = ex.twin.by_position(load_module(ex.twin.pytorch_twin(other), (1, 1, 8, 8)))
+    assert a["nodes"] == b["nodes"] and a != b
+    assert [k for k in a["weights"] if a["weights"][k] != b["weights"][k]] == ["n3.bias"]
 
 
 def _trained(tmp: Path) -> None:
-    """The example trained a few epochs and written as train.py writes it (cached between runs)."""
+    """The example trained a few epochs and written as train.py writes it (cached between runs), from the
+    seeded numpy variables (Flax's initialisers take XLA seconds to compile)."""
     ex = _example()
     train_x, train_y, test_x, test_y = ex.load_split()
-    params = ex.train(train_x, train_y, epochs=6)
-    (tmp / "digits_cnn.mlir").write_text(ex.export(params))
-    np.savez(tmp / "weights.npz", **ex.weights_npz(params))
+    variables = ex.train(train_x, train_y, epochs=6, start=ex.model.random_variables(0))
+    (tmp / "digits_cnn.mlir").write_text(ex.export(variables))
+    np.savez(tmp / "weights.npz", **ex.weights_npz(variables))
     np.save(tmp / "test_images.npy", ex.nchw(test_x))
     np.save(tmp / "test_labels.npy", test_y)
 
 
+def _example_source() -> str:
+    """The example's files' SHA-256 (the cache's key: an edit there trains again)."""
+    return hashlib.sha256(b"".join((EXAMPLE / f).read_bytes() for f in ("model.py", "train.py"))).hexdigest()
+
+
 @pytest.mark.slow(30)
-def test_the_jax_digits_example_end_to_end(cli, tmp_path):
+def test_the_flax_digits_example_end_to_end(cli, tmp_path):
     pytest.importorskip("sklearn")
-    trained = cached("digits-jax", {"epochs": 6}, _trained)
+    trained = cached("digits-flax", {"epochs": 6, "example": _example_source()}, _trained)
     code, out, err = cli("network", "--model", trained / "digits_cnn.mlir", "--weights", trained / "weights.npz",
                          "--calibration", trained / "test_images.npy", "--labels", trained / "test_labels.npy",
                          "--plan", "smallest", "--sim", "icarus", "--images", "2", "-o", tmp_path / "n")
@@ -230,14 +370,15 @@ def test_the_jax_digits_example_end_to_end(cli, tmp_path):
 
 
 def test_the_jax_factory_form_and_its_weights(tmp_path):
+    """The Flax function and a weights file by path (params/Conv_0/kernel): the graph of the exported file."""
     ex = _example()
-    params = ex.model.init_params(7)
-    np.savez(tmp_path / "w.npz", **ex.weights_npz(params))
-    spec = "examples/digits_jax/model.py:digits_cnn"
+    variables = ex.model.random_variables(7)
+    np.savez(tmp_path / "w.npz", **ex.weights_npz(variables))
+    spec = "examples/digits_flax/model.py:digits_cnn"
     from winohdl.network.load import load_model
     from winohdl.network.rewrite import imported
     graph = load_model(spec, (1, 8, 8, 1), tmp_path / "w.npz")
-    assert graph.to_json() == imported(from_stablehlo(ex.export(params), ex.weights_npz(params))).to_json()
+    assert graph.to_json() == imported(from_stablehlo(ex.export(variables), ex.weights_npz(variables))).to_json()
     with pytest.raises(WinohdlError, match="needs an input shape"):
         load_model(spec)
 
@@ -279,9 +420,9 @@ def _same_pad(p, x):
      ("--model", "{tmp}/m.mlir"), "error: cannot parse StableHLO file '{tmp}/m.mlir' ("),
     ({"m.mlir": "same"}, ("--model", "{tmp}/m.mlir", "--weights", "{tmp}/w.npz"),
      "error: unsupported operator stablehlo.convolution at "),
-    ({"w.npz": {"Conv_0/kernel": np.zeros((3, 3, 1, 8))}},
-     ("--model", "examples/digits_jax/model.py:digits_cnn", "--input-shape", "1x8x8x1", "--weights", "{tmp}/w.npz"),
-     "error: the weights file does not fit the JAX parameters: it lacks 'Conv_0/bias'"),
+    ({"w.npz": {"params/Conv_0/kernel": np.zeros((3, 3, 1, 8))}},
+     ("--model", "examples/digits_flax/model.py:digits_cnn", "--input-shape", "1x8x8x1", "--weights", "{tmp}/w.npz"),
+     "error: the weights file does not fit the JAX parameters: it lacks 'params/Conv_0/bias'"),
     ({"m.onnx": "x"}, ("--model", "{tmp}/m.onnx", "--weights", "{tmp}/m.onnx"),
      "error: --weights applies to a path/to/model.py:factory model or StableHLO"),
 ], ids=["unsupported_op", "dynamic_shape", "missing_weights_file", "no_weights", "wrong_shape", "unknown_key",

@@ -136,10 +136,11 @@ class Builder:
                 self.weights[f"{name}.{k}"] = np.asarray(v, dtype=np.float64)
         return node
 
-    def set_node(self, name: str, attrs, **weights) -> None:
-        """Change a node's attributes and weights (a bias added after a matmul)."""
+    def set_node(self, name: str, attrs, kind: Kind | None = None, **weights) -> None:
+        """Change a node's attributes and weights (a bias added after a matmul), or its kind too (a ReLU
+        that a minimum after it makes a clamp)."""
         i = self._index[name]
-        self.nodes[i] = replace(self.nodes[i], attrs=attrs)
+        self.nodes[i] = replace(self.nodes[i], attrs=attrs, kind=self.nodes[i].kind if kind is None else kind)
         for k, v in weights.items():
             self.weights[f"{name}.{k}"] = np.asarray(v, dtype=np.float64)
 

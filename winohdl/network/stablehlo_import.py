@@ -1,15 +1,21 @@
 """Import StableHLO (what JAX lowers to) into a :class:`~winohdl.network.graph.Graph`.
 
 The module is read with the MLIR Python bindings the ``jaxlib`` wheel carries (``jaxlib.mlir``; no C++
-build): StableHLO text (``jax.jit(f).lower(...).as_text()``), MLIR bytecode, or the versioned portable
-artifact ``jax.export`` serialises (``Exported.mlir_module_serialized``). The public function (``main``)
+build): StableHLO text (``jax.jit(f).lower(...).as_text()``), MLIR bytecode, the versioned portable
+artifact ``jax.export`` serialises (``Exported.mlir_module_serialized``), or ``Exported.serialize()``'s
+bytes (that artifact inside a flatbuffer). The public function (``main``)
 is walked op by op, ``func.call`` inlined, into the same :class:`~winohdl.network.importer.Builder` the
 PyTorch and ONNX importers use:
 
 * ``stablehlo.convolution`` (strides, symmetric padding, kernel dilation, feature groups, any dimension
   numbers: NHWC/HWIO as JAX writes them, NCHW/OIHW) becomes a convolution; a bias added after it
   (``broadcast_in_dim`` of a constant, then ``add``) its bias;
-* ``maximum`` with a constant 0 a ReLU; ``add`` of two feature maps a sum (a residual connection);
+* ``maximum`` with a constant 0 a ReLU, and a ``minimum`` with a constant after it (``jax.nn.relu6``,
+  ``jnp.clip``) or ``clamp`` by constants a clamp; ``add`` of two feature maps a sum (a residual
+  connection);
+* an inference-mode batch norm as Flax lowers it (a constant per channel subtracted, multiplied by
+  ``scale * rsqrt(var + eps)`` folded from constants, a shift added) folded into the convolution's or
+  linear layer's weights and bias;
 * ``reduce_window`` with ``maximum`` (from -inf) max pooling, with ``add`` (from 0) then a division by
   the window's size average pooling; ``reduce`` with ``add`` over every spatial axis a global sum,
   or a global average when a division by (or product with the inverse of) the pixel count follows;

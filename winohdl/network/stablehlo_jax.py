@@ -15,10 +15,12 @@ def is_jax_model(obj) -> bool:
 
 
 def path_key(path) -> str:
-    """A parameter's key in a weights file: its path in the tree joined by ``/`` (``Conv_0/kernel``)."""
-    parts = []
-    for k in path:
-        parts.append(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))))
+    """A parameter's key in a weights file: its path in the tree joined by ``/`` (``params/Conv_0/kernel``);
+    a Flax NNX variable's own ``.value`` attribute at the end is left out (``conv1/kernel``, as
+    ``nnx.to_pure_dict`` spells it and as the argument's name in an exported program has it)."""
+    parts = [str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path]
+    if path and type(path[-1]).__name__ == "GetAttrKey" and parts[-1] == "value":
+        parts.pop()
     return "/".join(parts)
 
 

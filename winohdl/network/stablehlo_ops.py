@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .attrs import Conv, Linear, Pool
+from .attrs import Clamp, Conv, Linear, Pool
 from .graph import Kind
-from .importer import one_padding
+from .importer import clamp_kind, one_padding
 from .stablehlo_read import unsupported
 from .stablehlo_values import Map, Pending, conv_layout, layout_of, reshaped, shape_of, valid_layout
 
@@ -131,7 +131,7 @@ def _feature(value, op, at: str):
 def _binary_consts(op, ins):
     if all(isinstance(v, np.ndarray) for v in ins):
         fold = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply, "stablehlo.divide": np.divide,
-                "stablehlo.maximum": np.maximum}[op.name]
+                "stablehlo.maximum": np.maximum, "stablehlo.subtract": np.subtract}[op.name]
         return fold(*ins)
     return None
 
@@ -154,6 +154,26 @@ def _add(w: _Walker, op, ins, at: str):
     return Map(name, d, x.shape)
 
 
+def _subtract(w: _Walker, op, ins, at: str):
+    """A constant minus a constant folds; a feature map minus a constant per channel (a batch norm's mean)
+    goes into the bias of the convolution or linear layer it is."""
+    folded = _binary_consts(op, ins)
+    if folded is not None:
+        return folded
+    x, c = ins
+    if not isinstance(c, np.ndarray):
+        raise unsupported(op.name, at, "only a constant subtracted from a feature map (a batch norm's mean)")
+    return w.bias(w.fresh(x, op.name, at), -c, op.name, at)
+
+
+def _constant_only(fold):
+    """The handler of an elementwise function of constants (a batch norm's ``rsqrt(var + eps)``)."""
+    def handler(w: _Walker, op, ins, at: str) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return fold(_const_input(ins[0], op, at))
+    return handler
+
+
 def _maximum(w: _Walker, op, ins, at: str):
     folded = _binary_consts(op, ins)
     if folded is not None:
@@ -167,19 +187,58 @@ def _maximum(w: _Walker, op, ins, at: str):
     return Map(name, x.perm, x.shape)
 
 
+def _bound(value, op, at: str) -> float:
+    """A clamp's bound: a constant with one value throughout."""
+    if not isinstance(value, np.ndarray) or value.size == 0 or np.any(value != value.reshape(-1)[0]):
+        raise unsupported(op.name, at, "a clamp by a constant, the same for every value")
+    return float(value.reshape(-1)[0])
+
+
+def _minimum(w: _Walker, op, ins, at: str):
+    """The minimum of a ReLU's output (which nothing else reads) and a constant: the ReLU becomes a clamp
+    from 0 (``jax.nn.relu6``, ``jnp.clip(x, 0, top)``); constants fold."""
+    if all(isinstance(v, np.ndarray) for v in ins):
+        return np.minimum(*ins)
+    x, top = ins if not isinstance(ins[0], np.ndarray) else ins[::-1]
+    high = _bound(top, op, at)
+    x = w.fresh(x, op.name, at)
+    node = w.b.get(x.node)
+    if node.kind != Kind.RELU or any(node.name in n.inputs for n in w.b.nodes) or not high > 0:
+        raise unsupported(op.name, at, "only the minimum of a ReLU's output and a constant above 0 (ReLU6)")
+    w.b.set_node(node.name, Clamp(0.0, high), kind=Kind.CLAMP)
+    return w.changed(x)
+
+
+def _clamp(w: _Walker, op, ins, at: str) -> Map:
+    """``stablehlo.clamp(low, x, high)`` by constants (``lax.clamp``): a clamp, or a ReLU from 0 to +inf."""
+    low, x, high = ins
+    low, high = _bound(low, op, at), _bound(high, op, at)
+    x = w.fresh(_feature(x, op, at), op.name, at)
+    kind, attrs = clamp_kind(low, None if high == math.inf else high, op.name, at)
+    name = w.name(kind.value)
+    w.b.add(name, kind, (x.node,), w.node_shape(x.node), attrs)
+    return Map(name, x.perm, x.shape)
+
+
 def _scale(w: _Walker, op, ins, at: str):
-    """A division by (or product with the inverse of) a sum's count: an average; constants fold."""
+    """A division by (or product with the inverse of) a sum's count: an average; a convolution's or linear
+    layer's output times (or divided by) a constant per channel: a batch norm folded into its weights;
+    constants fold."""
     folded = _binary_consts(op, ins)
     if folded is not None:
         return folded
     x, c = ins
     if op.name == "stablehlo.multiply" and isinstance(x, np.ndarray):
         x, c = c, x
+    divide = op.name == "stablehlo.divide"
     if isinstance(x, Pending) and isinstance(c, np.ndarray) and c.size:
-        want = x.count if op.name == "stablehlo.divide" else 1.0 / x.count
+        want = x.count if divide else 1.0 / x.count
         if np.all(np.float32(c) == np.float32(want)):
             return w.settle(x, average=True)
-    raise unsupported(op.name, at, "only a window's or a map's sum divided by its pixel count (average pooling)")
+    if isinstance(x, Map) and isinstance(c, np.ndarray):
+        return w.scale(w.fresh(x, op.name, at), c, op.name, at, divide)
+    raise unsupported(op.name, at, "only a window's or a map's sum divided by its pixel count (average pooling), "
+                      "or a convolution's or linear layer's output scaled per channel (batch norm)")
 
 
 def _body_op(op, at: str) -> str:
@@ -265,6 +324,8 @@ def _dot_general(w: _Walker, op, ins, at: str) -> Map:
 HANDLERS = {
     "stablehlo.constant": _constant, "stablehlo.convert": _convert, "stablehlo.broadcast_in_dim": _broadcast_in_dim,
     "stablehlo.reshape": _reshape, "stablehlo.transpose": _transpose, "stablehlo.convolution": _convolution,
-    "stablehlo.add": _add, "stablehlo.maximum": _maximum, "stablehlo.divide": _scale, "stablehlo.multiply": _scale,
+    "stablehlo.add": _add, "stablehlo.subtract": _subtract, "stablehlo.maximum": _maximum,
+    "stablehlo.minimum": _minimum, "stablehlo.clamp": _clamp, "stablehlo.divide": _scale, "stablehlo.multiply": _scale,
+    "stablehlo.rsqrt": _constant_only(lambda v: 1.0 / np.sqrt(v)), "stablehlo.sqrt": _constant_only(np.sqrt),
     "stablehlo.reduce_window": _reduce_window, "stablehlo.reduce": _reduce, "stablehlo.dot_general": _dot_general,
 }

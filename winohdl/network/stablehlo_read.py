@@ -51,8 +51,9 @@ def _mlir_error(exc: BaseException) -> str:
 
 
 def read_module(source):
-    """``(bindings, module)`` of a StableHLO file (text, bytecode or a ``jax.export`` artifact) or of the
-    text itself (a ``str``); a file that does not parse is one error line."""
+    """``(bindings, module)`` of a StableHLO file (text, bytecode, a portable artifact, or what
+    ``jax.export``'s ``Exported.serialize()`` writes: its module is a portable artifact) or of the text
+    itself (a ``str``); a file that does not parse is one error line."""
     ir, stablehlo, ctx = _mlir()
     if isinstance(source, str):
         data, what = source, "StableHLO text"
@@ -71,8 +72,24 @@ def read_module(source):
         else:
             module = ir.Module.parse(data, ctx)
     except Exception as exc:  # noqa: BLE001  (MLIRError, UnicodeDecodeError...: the user gets one line)
-        raise WinohdlError(f"cannot parse {what} ({_mlir_error(exc)})") from None
+        inner = _exported(data) if isinstance(data, bytes) else None
+        if inner is None:
+            raise WinohdlError(f"cannot parse {what} ({_mlir_error(exc)})") from None
+        try:
+            return ir, stablehlo, _bytecode(ir, stablehlo, ctx, inner)
+        except Exception as exc2:  # noqa: BLE001
+            raise WinohdlError(f"cannot parse the module inside {what} ({_mlir_error(exc2)})") from None
     return ir, stablehlo, module
+
+
+def _exported(data: bytes) -> bytes | None:
+    """The module (a portable artifact, with its arguments' names) inside ``Exported.serialize()``'s bytes
+    (a flatbuffer, read by ``jax.export.deserialize``); None for bytes that are not one."""
+    from .stablehlo_jax import _jax
+    try:
+        return bytes(_jax().export.deserialize(bytearray(data)).mlir_module_serialized)
+    except Exception:  # noqa: BLE001  (other bytes: struct.error, AttributeError, ...)
+        return None
 
 
 def _bytecode(ir, stablehlo, ctx, data: bytes):

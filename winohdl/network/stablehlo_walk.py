@@ -137,7 +137,8 @@ class Walker:
         if isinstance(value, Pending):
             value = self.settle(value, average=False)
         if self.generation.get(value.node, 0) != value.generation:
-            raise unsupported(op, at, f"it reads {value.node!r} before the bias that was added to it")
+            raise unsupported(op, at, f"it reads {value.node!r} as it was before a bias, batch norm or clamp "
+                              "folded into it")
         return value.node
 
     def fresh(self, value: Map, op: str, at: str) -> Map:
@@ -162,23 +163,52 @@ class Walker:
     def node_shape(self, name: str) -> tuple[int, ...]:
         return self.b.get(name).shape
 
-    def bias(self, m: Map, const: np.ndarray, op: str, at: str) -> Map:
-        """``m`` plus a constant: the bias of the convolution or linear layer ``m`` is, which nothing has
-        read yet; the new generation of the node is returned."""
+    def _per_channel(self, m: Map, const: np.ndarray, op: str, at: str, what: str):
+        """The convolution or linear layer ``m`` is (which nothing has read yet) and ``const`` as one value
+        per output channel (it must not vary within a channel)."""
         node = self.b.get(self._read(m, op, at))
         axes = layout_of(m, self.node_shape(node.name), lambda d: True)
         if node.kind not in (Kind.CONV, Kind.LINEAR) or axes is None \
                 or any(node.name in n.inputs for n in self.b.nodes):
-            raise unsupported(op, at, "adding a constant other than a convolution's or linear layer's bias")
+            raise unsupported(op, at, f"{what} other than a convolution's or linear layer's bias or batch norm")
         channel = axes.index(1)
         full = np.broadcast_to(const, m.shape)
         vector = np.moveaxis(full, channel, 0).reshape(m.shape[channel], -1)
+        if not np.all(np.isfinite(vector)):
+            raise unsupported(op, at, f"{what} that is not finite (a batch norm's variance + eps not above 0?)")
         if not np.all(vector == vector[:, :1]):
-            raise unsupported(op, at, "a constant that differs within a channel (not a bias)")
+            raise unsupported(op, at, f"{what} that differs within a channel (not a bias or batch norm)")
+        return node, vector[:, 0].astype(np.float64)
+
+    def changed(self, m: Map) -> Map:
+        """``m`` as the new generation of its node (a reader of the old one is stale: refused)."""
+        self.generation[m.node] = self.generation.get(m.node, 0) + 1
+        return Map(m.node, m.perm, m.shape, self.generation[m.node])
+
+    def bias(self, m: Map, const: np.ndarray, op: str, at: str) -> Map:
+        """``m`` plus a constant: the bias of the convolution or linear layer ``m`` is, which nothing has
+        read yet (a batch norm's mean subtracted, its shift added); the new generation of the node."""
+        node, vector = self._per_channel(m, const, op, at, "adding a constant")
         old = self.b.weights.get(f"{node.name}.bias", 0.0)
-        self.b.set_node(node.name, with_bias(node.attrs), bias=old + vector[:, 0])
-        self.generation[node.name] = self.generation.get(node.name, 0) + 1
-        return Map(m.node, m.perm, m.shape, self.generation[node.name])
+        self.b.set_node(node.name, with_bias(node.attrs), bias=old + vector)
+        return self.changed(m)
+
+    def scale(self, m: Map, const: np.ndarray, op: str, at: str, divide: bool) -> Map:
+        """``m`` times (or divided by) a constant per output channel: a batch norm's ``gamma / sqrt(var +
+        eps)`` folded into the convolution's or linear layer's weights and bias (float64), which nothing
+        has read yet; the new generation of the node."""
+        node, vector = self._per_channel(m, const, op, at, "dividing by a constant" if divide else
+                                         "multiplying by a constant")
+        if divide and np.any(vector == 0):
+            raise unsupported(op, at, "a division by zero")
+        weight = self.b.weights[f"{node.name}.weight"]
+        shape = (-1,) + (1,) * (weight.ndim - 1)
+        scaled = {"weight": weight / vector.reshape(shape) if divide else weight * vector.reshape(shape)}
+        if f"{node.name}.bias" in self.b.weights:
+            bias = self.b.weights[f"{node.name}.bias"]
+            scaled["bias"] = bias / vector if divide else bias * vector
+        self.b.set_node(node.name, node.attrs, **scaled)
+        return self.changed(m)
 
     def flatten(self, m: Map, op: str, at: str) -> tuple[str, np.ndarray]:
         """The flat node ``m`` reads as a vector, and ``order``: JAX's element ``j`` is its ``order[j]``."""
