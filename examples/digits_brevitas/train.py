@@ -194,7 +194,7 @@ def main(argv=None) -> int:
         start = time.monotonic()
         net = train(train_x, train_y, epochs=a.epochs, **config)
         paths = export(net, out / name)
-        acts = (f"unsigned {config.get('act_bits', 8)}-bit activations after the ReLUs (QuantReLU's default)"
+        acts = (f"unsigned {config.get('act_bits', 8)}-bit activations after the ReLUs (QuantReLU's default quantiser)"
                 if config.get("unsigned") else "8-bit activations")
         print(f"{name}       trained {a.epochs} epochs in {time.monotonic() - start:.1f} s (one thread, seed {SEED}): "
               f"{config['weight_bits']}-bit weights {'per channel' if config['per_channel'] else 'per tensor'}, {acts}")
