@@ -96,10 +96,19 @@ def export(net: nn.Module, folder: Path) -> dict[str, Path]:
     return paths
 
 
+def quantisers(net: nn.Module) -> list[nn.Module]:
+    """The modules whose outputs are the quantised layers, in the integer model's order: the digits CNN's
+    input, ReLUs and pooling; the residual one's (``residual.py``) input, first ReLU, main branch, the
+    ReLU after the sum and the quantised average."""
+    if hasattr(net, "pooled"):
+        return [net.inp, net.relu1, net.main, net.relu2, net.pooled]
+    return [net.inp, net.relu1, net.relu2, net.pool]
+
+
 def brevitas_integers(net: nn.Module, x) -> tuple[list[np.ndarray], np.ndarray]:
-    """Brevitas's own integer activations (input, each ReLU, the pooling) and its logits for images ``x``."""
+    """Brevitas's own integer activations (:func:`quantisers`' outputs) and its logits for images ``x``."""
     seen = []
-    mods = [net.inp, net.relu1, net.relu2, net.pool]
+    mods = quantisers(net)
     hooks = [m.register_forward_hook(lambda _m, _i, out: seen.append(out.int().numpy().astype(np.int64)))
              for m in mods]
     try:
@@ -122,7 +131,8 @@ def agreement(net: nn.Module, path: Path, x, y) -> dict:
     qnet = quantise_network(load_model(str(path)), x[:16])
     ours = run_integer(qnet, quantise_input(qnet, x))
     theirs, logits = brevitas_integers(net, x)
-    names = [q.name for q in qnet.layers if q.kind in (Kind.INPUT, Kind.CONV, Kind.MAXPOOL)]
+    kinds = (Kind.INPUT, Kind.CONV, Kind.MAXPOOL, Kind.ADD, Kind.GLOBAL_AVGPOOL)
+    names = [q.name for q in qnet.layers if q.kind in kinds]
     layers = {n: float(np.mean(ours[n] == t)) for n, t in zip(names, theirs)}
     int_logits = ours[qnet.outputs[0]]
     return {"argmax": float(np.mean(int_logits.argmax(1) == logits.argmax(1))), "layers": layers,

@@ -112,6 +112,10 @@ def _unclamped(qnet: QuantNetwork, q: QuantLayer, xs: list[np.ndarray]) -> np.nd
         if q.multiplier:
             return _multiplied(acc, q)
         return _per_channel(acc, shifts["shift"], q.relu)
+    if k == Kind.ADD and q.multiplier:     # trained scales: each input times its multiplier, one rounding shift
+        lo, hi = q.range
+        total = xs[0] * q.multiplier[0] + xs[1] * q.multiplier[1]
+        return np.clip(shift_round(total, shifts["shift"]), max(lo, 0) if q.relu else lo, hi)
     if k == Kind.ADD:
         total = sum(v << a for v, a in zip(xs, shifts["align"]))   # aligned to the finer exponent: exact
         return _requant(total, shifts["shift"], q.relu)
@@ -146,11 +150,13 @@ def _conv(q: QuantLayer, x: np.ndarray) -> np.ndarray:
 
 def _average(q: QuantLayer, x: np.ndarray, shift: int) -> np.ndarray:
     """Window sums shifted by ``log2(count) + shift`` (``shift = e_out - e_in``; the count is a power of
-    two, checked)."""
+    two, checked); with trained scales, the sums times ``M`` shifted (:func:`_multiplied`)."""
     if q.kind == Kind.GLOBAL_AVGPOOL:
         sums = x.sum(axis=tuple(range(2, x.ndim)), keepdims=True)
     else:
         sums = window_sum(x, q.attrs, 0)
+    if q.multiplier:          # trained scales: 1/count is in the multiplier (one count, checked)
+        return _multiplied(sums, q)
     counts = pool_counts(q.attrs, x.shape)
     out = np.empty_like(sums)
     for c in np.unique(counts):

@@ -145,6 +145,12 @@ def _layer(b: _Builder, q: QuantLayer) -> None:
         elif not q.logits:
             b.quantised(q, value)
         return
+    if k == Kind.ADD and q.multiplier:
+        _sum(b, q)
+        return
+    if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL) and q.multiplier:
+        _multiplied(b, q, _window_sum(b, q, xs[0]))
+        return
     if k == Kind.ADD:
         value = b.op("Add", xs, f"{q.name}::add")
     elif k == Kind.RELU:
@@ -195,7 +201,37 @@ def _multiplied(b: _Builder, q: QuantLayer, acc: str) -> None:
     x = b.op("Min", [x, b.const(f"{q.name}::clip::high", clip)], f"{q.name}::clip_high")
     x = b.op("Mul", [x, b.const(f"{q.name}::M", np.array(q.multiplier, dtype=np.float64).reshape(per))],
              f"{q.name}::times_m")
-    scale = np.array([2.0 ** -s for s in q.requant_shift], dtype=np.float64).reshape(per)
+    _rounded(b, q, x, np.array([2.0 ** -s for s in q.requant_shift], dtype=np.float64).reshape(per))
+
+
+def _sum(b: _Builder, q: QuantLayer) -> None:
+    """A sum at trained scales, ``sat(round((a * M_a + b * M_b) / 2**shift))``, in float64: each input's
+    integers times its multiplier and their sum are whole numbers below 2**53 (9-bit inputs, multipliers
+    of at most 32 bits), so exact; then :func:`_rounded`."""
+    terms = []
+    for i, (layer, M) in enumerate(zip(q.inputs, q.multiplier)):
+        x = b.op("Cast", [layer], f"{q.name}::in{i}_64", to=TensorProto.DOUBLE)
+        terms.append(b.op("Mul", [x, b.const(f"{q.name}::M{i}", np.array(float(M)))], f"{q.name}::times_m{i}"))
+    x = b.op("Add", terms, f"{q.name}::sum64")
+    _rounded(b, q, x, np.array(2.0 ** -q.requant_shift[0]))
+
+
+def _window_sum(b: _Builder, q: QuantLayer, x: str) -> str:
+    """Average pooling's window sums (float32 holding whole numbers, exact below 2**24 = the bound,
+    checked): a global ``ReduceSum``, or a depthwise convolution with a kernel of ones (the padding counts
+    as zeros; one count for every window, checked when quantised)."""
+    if q.kind == Kind.GLOBAL_AVGPOOL:     # opset 13: ReduceSum takes its axes as an input
+        axes = b.const(f"{q.name}::axes", np.arange(2, len(q.shape), dtype=np.int64))
+        return b.op("ReduceSum", [x, axes], f"{q.name}::sum", keepdims=1)
+    a, C = q.attrs, q.shape[1]
+    ones = b.const(f"{q.name}::ones", np.ones((C, 1, *a.kernel), dtype=np.float32))
+    return b.op("Conv", [x, ones], f"{q.name}::sum", kernel_shape=list(a.kernel), strides=list(a.stride),
+                pads=list(a.padding) * 2, group=C)
+
+
+def _rounded(b: _Builder, q: QuantLayer, x: str, scale: np.ndarray) -> None:
+    """The float64 whole numbers ``x`` times ``scale`` (``2**-shift``: exact), ``Round`` (half to even), the
+    clamps to the layer's range (at 0 below after a ReLU), ``Cast`` to the layer's integer type."""
     x = b.op("Mul", [x, b.const(f"{q.name}::shift", scale)], f"{q.name}::shifted")
     x = b.op("Round", [x], f"{q.name}::round")
     lo, hi = q.range

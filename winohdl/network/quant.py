@@ -115,15 +115,18 @@ class QuantLayer:
         scale is ``2**exponent``.
     multiplier, requant_shift : tuple of int
         Trained scales: per output channel, the requantisation ``round(acc * M / 2**shift)``
-        (:mod:`winohdl.network.multiplier`); empty for a power-of-two layer (M = 1, the shift is
-        ``shifts()``'s).
+        (:mod:`winohdl.network.multiplier`; average pooling: its window sum, the same ``M`` and shift
+        for every channel); a sum: ``(M_a, M_b)`` per input and one shift,
+        ``round((a * M_a + b * M_b) / 2**shift)`` (:mod:`winohdl.network.sum_multiplier`); empty for a
+        power-of-two layer (M = 1, the shift is ``shifts()``'s).
     weight_scales : tuple of float
         Trained scales: the weights' per output channel.
     weight_bits : int
         The weights' width (2 to 8).
     differ : tuple of int
         Trained scales: per output channel, the accumulator values where ``M / 2**shift`` rounds
-        otherwise than the trained ratio (0 everywhere: exact for every reachable accumulator).
+        otherwise than the trained ratio (0 everywhere: exact for every reachable accumulator); a sum:
+        one entry, the input pairs that differ.
     signed, act_bits : bool, int
         The output's integers: signed ``act_bits`` (8: ``[-128, 127]``) or unsigned (trained scales:
         ``[0, 2**act_bits - 1]``, Brevitas's default ``QuantReLU``), carried in a two's-complement word of
@@ -220,9 +223,13 @@ class QuantNetwork:
             if q.multiplier:
                 return {"shift": list(q.requant_shift), "multiplier": list(q.multiplier)}
             return {"shift": [q.exponent - e_in - ew for ew in q.weight_exponents]}
+        if q.kind == Kind.ADD and q.multiplier:      # trained scales: one multiplier per input, one shift
+            return {"shift": q.requant_shift[0], "multiplier": list(q.multiplier)}
         if q.kind == Kind.ADD:
             es = [self.layer(i).exponent for i in q.inputs]
             return {"align": [e - min(es) for e in es], "shift": q.exponent - min(es)}
+        if q.kind in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL) and q.multiplier:   # 1/N in M (trained scales)
+            return {"shift": list(q.requant_shift), "multiplier": list(q.multiplier)}
         if q.kind in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
             return {"shift": q.exponent - self.layer(q.inputs[0]).exponent, "plus": "log2(window count)"}
         if q.kind == Kind.GLOBAL_SUMPOOL:

@@ -22,10 +22,18 @@ A graph whose nodes carry :class:`~winohdl.network.trained.Trained` scales is qu
 * The final linear layer (the logits) is the exact accumulator at ``s_in * s_w``; its weights need one
   scale (per tensor), so the arg-max compares like with like.
 * ReLU, max pooling and flatten keep their input's scale (a quantiser after them must repeat it).
+* A sum (a residual block's: two quantised tensors at their own scales ``s_a``, ``s_b``, added, quantised
+  at ``s_out``) is ``sat(round((a * M_a + b * M_b) / 2**shift))``, the two multipliers standing for
+  ``s_a / s_out`` and ``s_b / s_out``, proven on every pair of the inputs' ranges
+  (:mod:`winohdl.network.sum_multiplier`); ``multiplier`` holds ``(M_a, M_b)`` in input order.
+* Average pooling (a window, or global) is the window's exact sum times ``M / 2**shift`` standing for
+  ``s_in / (N * s_out)``: the division by the window's count ``N`` (any count, not only a power of two)
+  folded into the requantisation, proven for every reachable sum like a convolution's; every window must
+  count the same ``N`` (else one error line). Its output needs its own quantiser (the average of a
+  Brevitas model is a float until one quantises it).
 
 The layers' ``exponent`` is 0: shifts and ``network.onnx`` work in integer units, the real scale is
-``QuantLayer.scale``. Sums, average pooling and ReLU6 are not quantised with trained scales yet (one
-error line).
+``QuantLayer.scale``. ReLU6 is not quantised with trained scales yet (one error line).
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import numpy as np
 
 from winohdl.core.errors import WinohdlError
 
-from . import multiplier
+from . import multiplier, sum_multiplier
 from .graph import Graph, Kind
 from .quant import ACT_BITS, BIAS_BITS, QuantLayer
 
@@ -70,8 +78,58 @@ def trained_layer(node, layers: dict, graph: Graph) -> QuantLayer:
         return QuantLayer(scale=src.scale, signed=src.signed, act_bits=src.act_bits, **base)
     if k in (Kind.CONV, Kind.LINEAR):
         return _weighted(node, base, src, node.name in graph.outputs and k == Kind.LINEAR, graph)
+    if k == Kind.ADD:
+        return _sum(node, base, [layers[i] for i in node.inputs])
+    if k in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
+        return _average(node, base, src)
     raise WinohdlError(f"layer {node.name!r} ({k.value}) is not quantised with trained scales yet (convolution, "
-                       "linear, ReLU, max pooling and flatten are)")
+                       "linear, sum, average pooling, ReLU, max pooling and flatten are)")
+
+
+def _output(node, base: dict, what: str) -> tuple[QuantLayer, int, int]:
+    """The layer of a node requantised to its own activation quantiser, and the clamp's ``(lo, hi)``."""
+    t = node.trained
+    if t is None or t.scale is None:
+        raise WinohdlError(f"layer {node.name!r} ({what}) has no activation quantiser after it (its output would "
+                           "be float)")
+    out = QuantLayer(scale=t.scale, signed=t.signed, act_bits=t.bits, **base)
+    return out, (max(0, out.range[0]) if node.relu else out.range[0]), out.range[1]
+
+
+def _sum(node, base: dict, srcs: list[QuantLayer]) -> QuantLayer:
+    """A sum of two activations at their own scales: ``round((a * M_a + b * M_b) / 2**shift)``, proven equal to
+    ``round((a * s_a + b * s_b) / s_out)`` on every pair of their ranges (:mod:`winohdl.network.sum_multiplier`)."""
+    out, lo, hi = _output(node, base, "sum")
+    ratios = tuple(multiplier.ratio(s.scale, 1.0, out.scale) for s in srcs)
+    m = sum_multiplier.choose(ratios, srcs[0].range, srcs[1].range, lo, hi)
+    return replace(out, multiplier=m.M, requant_shift=(m.shift,), differ=(m.differ,))
+
+
+def _average(node, base: dict, src: QuantLayer) -> QuantLayer:
+    """Average pooling: the window's exact sum times ``M / 2**shift`` standing for ``s_in / (N * s_out)``, the
+    division by the window's count ``N`` folded into the requantisation (:mod:`winohdl.network.multiplier`:
+    proven for every reachable sum); every window must count the same ``N`` (one multiplier)."""
+    from .quant import pool_counts
+    counts = {int(c) for c in pool_counts(node.attrs, src.shape).flat}
+    if len(counts) != 1:
+        raise WinohdlError(f"average pooling {node.name!r} divides by {sorted(counts)} (padding not counted): with "
+                           "trained scales one multiplier divides by one count (count the padding, or pad none)")
+    out, lo, hi = _output(node, base, "average pooling")
+    n, mag = counts.pop(), max(-src.range[0], src.range[1])
+    r = multiplier.ratio(src.scale, 1.0, out.scale) / n
+    m = multiplier.choose(r, n * mag, lo, hi)
+    _check_float64(node, [m], out.bits)
+    C = out.shape[1]
+    return replace(out, multiplier=(m.M,) * C, requant_shift=(m.shift,) * C, differ=(m.differ,) + (0,) * (C - 1),
+                   bound=(n * mag,))
+
+
+def _check_float64(node, chosen, bits: int) -> None:
+    """network.onnx multiplies the clipped accumulator by ``M`` in float64: exact below 2**53, or one error line."""
+    for m in chosen:
+        if (clip_bound(m.M, m.shift, bits) + 1) * m.M >= FLOAT64_EXACT:
+            raise WinohdlError(f"layer {node.name!r}: its requantisation needs a {m.bits}-bit multiplier and a "
+                               f"shift of {m.shift}, beyond float64's exact integers")
 
 
 def _kind(signed: bool, bits: int) -> str:
@@ -105,10 +163,7 @@ def _weighted(node, base: dict, src: QuantLayer, logits: bool, graph: Graph) -> 
     lo, hi = (max(0, out.range[0]) if node.relu else out.range[0]), out.range[1]
     chosen = one_shift([multiplier.choose(multiplier.ratio(s_in, ws[k], t.scale), bound[k], lo, hi)
                         for k in range(K)])
-    for m in chosen:
-        if (clip_bound(m.M, m.shift, out.bits) + 1) * m.M >= FLOAT64_EXACT:
-            raise WinohdlError(f"layer {node.name!r}: its requantisation needs a {m.bits}-bit multiplier and a "
-                               f"shift of {m.shift}, beyond float64's exact integers")
+    _check_float64(node, chosen, out.bits)
     return replace(out, scale=t.scale, multiplier=tuple(m.M for m in chosen),
                    requant_shift=tuple(m.shift for m in chosen), differ=tuple(m.differ for m in chosen), **common)
 

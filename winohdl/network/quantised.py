@@ -50,8 +50,10 @@ class Quantised:
     def warnings(self) -> tuple[str, ...]:
         return tuple(f"network.onnx computes in float32, which may round in layer {p}"
                      for p in self.qnet.float32_problems()) + tuple(
-            f"layer {q.name}: no multiplier up to 32 bits rounds as its trained scales do; {sum(q.differ)} accumulator "
-            f"values of its {len(q.differ)} channels give one step more or less" for q in self.qnet.layers if any(q.differ))
+            f"layer {q.name}: no multiplier up to 32 bits rounds as its trained scales do; {sum(q.differ)} "
+            + ("pairs of its inputs give" if q.kind.value == "add" else
+               f"accumulator values of its {len(q.differ)} channels give") + " one step more or less"
+            for q in self.qnet.layers if any(q.differ))
 
     @property
     def failed(self) -> bool:
@@ -99,9 +101,20 @@ def quantise_and_check(graph: Graph, calibration_path=None, labels_path=None) ->
 
 def _requant_lines(qnet: QuantNetwork) -> list[str]:
     """With trained scales: each multiplied layer's multipliers and whether they are proven exact."""
+    from .graph import Kind
     lines = []
     for q in qnet.layers:
-        if q.multiplier:
+        if q.multiplier and q.kind == Kind.ADD:
+            proof = ("for every pair of inputs (proven)" if not any(q.differ)
+                     else f"but for {sum(q.differ)} pairs of inputs (one step)")
+            lines.append(f"requant    {q.name}: (a * {q.multiplier[0]} + b * {q.multiplier[1]}) >> {q.requant_shift[0]} "
+                         f"equals round((a * s_a + b * s_b) / s_out) {proof}")
+        elif q.multiplier and q.kind in (Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
+            proof = ("for every reachable sum (proven)" if not any(q.differ)
+                     else f"but for {sum(q.differ)} sums (one step)")
+            lines.append(f"requant    {q.name}: sum * {q.multiplier[0]} >> {q.requant_shift[0]} equals "
+                         f"round(sum * s_in / (N * s_out)) {proof}")
+        elif q.multiplier:
             bits = sorted({m.bit_length() for m in q.multiplier})
             width = f"{bits[0]}" if len(bits) == 1 else f"{bits[0]} to {bits[-1]}"
             proof = ("round(acc * s_in * s_w / s_out) for every reachable accumulator (proven)" if not any(q.differ)

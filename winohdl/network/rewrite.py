@@ -70,6 +70,8 @@ def fold_average_into_linear(graph: Graph) -> Graph:
     function (``W mean(x) = (W / N) sum(x)``), and no division left for the hardware. Other global averages
     stay (a power of two divides exactly by a shift; anything else the quantiser refuses, one line)."""
     weights, nodes = dict(graph.weights), list(graph.nodes)
+    if any(n.trained is not None for n in nodes):     # trained scales: 1/N goes into the pooling's multiplier
+        return graph
     for i, n in enumerate(nodes):
         count = int(np.prod(graph.node(n.inputs[0]).shape[2:])) if n.kind == Kind.GLOBAL_AVGPOOL else 1
         if count & (count - 1) == 0:
