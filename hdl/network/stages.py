@@ -100,7 +100,8 @@ class PoolStage(_Stage):
 @dataclass(frozen=True)
 class GlobalPoolStage(_Stage):
     """Global average pooling over a ``height x width`` map (a power of two of pixels), or with ``divide``
-    false the global sum (any map: its 1/(H*W) went into the next layer's weights)."""
+    false the global sum (any map: its 1/(H*W) went into the next layer's weights, or with trained scales
+    into ``multiplier``)."""
 
     name: str
     height: int
@@ -110,6 +111,9 @@ class GlobalPoolStage(_Stage):
     extra_shift: int = 0
     inputs: tuple[str, ...] = ("input",)
     divide: bool = True
+    multiplier: int = 1     # trained scales: the sum times M (1/(H*W) in it, ``divide`` false), then the shift
+    in_bits: int = ACT_BITS
+    out_bits: int = ACT_BITS
 
     @property
     def in_lanes(self) -> int:
@@ -142,8 +146,8 @@ class LinearStage(_Stage):
 
 @dataclass(frozen=True)
 class AddStage(_Stage):
-    """A residual sum: ``inputs`` = (main branch, shortcut); the aligning left shifts, the output's
-    rounding shift, the fused ReLU, and the shortcut FIFO's depth in beats (deep enough for what the
+    """A residual sum: ``inputs`` = (main branch, shortcut); the aligning left shifts (or, trained scales,
+    the two multipliers), the output's rounding shift, the fused ReLU, and the shortcut FIFO's depth in beats (deep enough for what the
     main branch holds between the fork and the sum: see :class:`hdl.stream.add.ResidualAdd`)."""
 
     name: str
@@ -155,6 +159,9 @@ class AddStage(_Stage):
     shortcut_depth: int
     inputs: tuple[str, ...] = ("input", "input")
     high: int | None = None
+    multiplier: tuple[int, ...] = ()   # trained scales: (M_main, M_shortcut) in place of the aligning shifts
+    in_bits: int = ACT_BITS
+    out_bits: int = ACT_BITS
 
     @property
     def in_lanes(self) -> int:

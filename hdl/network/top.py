@@ -43,7 +43,8 @@ def _unit(m: Module, s, name: str):
     if isinstance(s, PoolStage):
         unit = MaxPool(s.shape, s.bits) if s.kind is PoolKind.MAX else AvgPool(s.shape, s.extra_shift, s.bits, s.bits)
     elif isinstance(s, GlobalPoolStage):
-        unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift, divide=s.divide)
+        unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift, s.in_bits, s.out_bits,
+                             divide=s.divide, multiplier=s.multiplier)
     elif isinstance(s, LinearStage):
         unit = Linear(s.weights, s.bias, s.lanes, s.parallel, s.in_bits)
     else:
@@ -100,7 +101,7 @@ class NetworkTop(wiring.Component):
                 ports, out = [self._final.s_axis], self._final.m_axis
             elif isinstance(s, AddStage):
                 add = ResidualAdd(s.lanes, s.shift_main, s.shift_shortcut, s.out_shift, s.relu, s.shortcut_depth,
-                                  high=s.high)
+                                  s.in_bits, s.out_bits, s.high, s.multiplier or None)
                 m.submodules[name] = add
                 ports, out = [add.s_axis_main, add.s_axis_shortcut], add.m_axis
             else:

@@ -21,7 +21,9 @@ aligned sum, the rounding shift and the saturation, each registered."""
 
 
 class ResidualAdd(CheckedComponent):
-    """``requantise((a << shift_main) + (b << shift_shortcut), out_shift, out_bits, relu)`` per lane.
+    """``requantise((a << shift_main) + (b << shift_shortcut), out_shift, out_bits, relu)`` per lane, or with
+    ``multiplier`` ``(M_a, M_b)``: ``requantise(a * M_a + b * M_b, out_shift, ...)`` (two activations at
+    trained scales that are not powers of two: :mod:`winohdl.network.sum_multiplier`).
 
     ``a`` comes from the main branch, ``b`` from the shortcut, both the same shape and lanes: the
     left shifts align both to the smaller of their exponents (one of them is 0), ``out_shift`` is
@@ -52,6 +54,9 @@ class ResidualAdd(CheckedComponent):
         Beats the shortcut FIFO holds (see above).
     in_width, out_bits : int
         Bits of an input and an output value.
+    multiplier : tuple of int or None
+        ``(M_main, M_shortcut)`` (each >= 1), the inputs' constant multipliers in place of the aligning
+        shifts (then both 0); the products are registered: one cycle more (:attr:`latency`).
 
     Attributes
     ----------
@@ -65,7 +70,11 @@ class ResidualAdd(CheckedComponent):
 
     @classmethod
     def check(cls, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
-              shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8, high: int | None = None) -> None:
+              shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8, high: int | None = None,
+              multiplier=None) -> None:
+        if multiplier is not None and (len(multiplier) != 2 or min(multiplier) < 1 or shift_main or shift_shortcut):
+            raise WinohdlError(f"ResidualAdd: multipliers {multiplier} must be two, each at least 1, without "
+                               "aligning shifts")
         if min(shift_main, shift_shortcut) < 0:
             raise WinohdlError(f"ResidualAdd: aligning shifts {shift_main}, {shift_shortcut} must be left "
                                "shifts (>= 0)")
@@ -76,8 +85,11 @@ class ResidualAdd(CheckedComponent):
             raise WinohdlError(f"ResidualAdd: an upper clamp ({high}) comes with the ReLU and is at least 1")
 
     def __init__(self, lanes: int, shift_main: int, shift_shortcut: int, out_shift: int, relu: bool = False,
-                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8, high: int | None = None):
+                 shortcut_depth: int = 16, in_width: int = 8, out_bits: int = 8, high: int | None = None,
+                 multiplier=None):
         self.lanes, self.shifts, self.out_shift, self.relu = lanes, (shift_main, shift_shortcut), out_shift, relu
+        self.multiplier = None if multiplier is None else tuple(int(v) for v in multiplier)
+        self.latency = LATENCY + (self.multiplier is not None)
         self.high = high
         self.shortcut_depth, self.in_width, self.out_bits = shortcut_depth, in_width, out_bits
         port = axis_stream(lanes * in_width)
@@ -87,7 +99,7 @@ class ResidualAdd(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         L, w = self.lanes, self.in_width
-        q = output_queue(m, self.m_axis, LATENCY)
+        q = output_queue(m, self.m_axis, self.latency)
         a, b = self.s_axis_main, self.s_axis_shortcut
         fifo = m.submodules.shortcut = SyncFIFOBuffered(width=L * w, depth=self.shortcut_depth)
         m.d.comb += [fifo.w_data.eq(b.tdata), fifo.w_en.eq(b.tvalid), b.tready.eq(fifo.w_rdy),
@@ -95,17 +107,27 @@ class ResidualAdd(CheckedComponent):
         hs = a.tvalid & a.tready
         m.d.comb += [fifo.r_en.eq(hs), q.reserve.eq(hs)]
         r = word_range(w)
-        sa, sb = self.shifts
-        sum_r = Range((r.lo << sa) + (r.lo << sb), (r.hi << sa) + (r.hi << sb))
         pair = Signal(2 * L * w, name="pair", reset_less=True)
         with m.If(hs):
             m.d.sync += pair.eq(Cat(a.tdata, fifo.r_data))
         outs = []
         for i in range(L):
-            total = signed_register(m, (lane(pair, i, w) << sa) + (lane(pair, L + i, w) << sb), sum_r, f"sum{i}")
+            total, sum_r = self._sum(m, i, lane(pair, i, w), lane(pair, L + i, w), r)
             rounded, rr = shift_round_value(m, total, sum_r, self.out_shift, f"round{i}")
             outs.append(saturate_register(m, signed_register(m, rounded, rr, f"round{i}"), rr, self.out_bits,
                                           self.relu, f"out{i}", self.high))
-        m.d.comb += [q.push.eq(flag_chain(m, hs, LATENCY, "valid")), q.last.eq(flag_chain(m, a.tlast, LATENCY, "last")),
-                     q.data.eq(Cat(*outs))]
+        m.d.comb += [q.push.eq(flag_chain(m, hs, self.latency, "valid")),
+                     q.last.eq(flag_chain(m, a.tlast, self.latency, "last")), q.data.eq(Cat(*outs))]
         return m
+
+    def _sum(self, m, i, x, y, r: Range):
+        """Lane ``i``'s aligned (or multiplied: the products registered first) sum, registered, and its range."""
+        if self.multiplier is None:
+            sa, sb = self.shifts
+            sum_r = Range((r.lo << sa) + (r.lo << sb), (r.hi << sa) + (r.hi << sb))
+            return signed_register(m, (x << sa) + (y << sb), sum_r, f"sum{i}"), sum_r
+        ranges = [Range(r.lo * M, r.hi * M) for M in self.multiplier]
+        px, py = (signed_register(m, v * M, pr, f"prod{i}_{k}")
+                  for k, (v, M, pr) in enumerate(zip((x, y), self.multiplier, ranges)))
+        sum_r = Range(ranges[0].lo + ranges[1].lo, ranges[0].hi + ranges[1].hi)
+        return signed_register(m, px + py, sum_r, f"sum{i}"), sum_r

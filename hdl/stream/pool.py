@@ -357,6 +357,9 @@ class GlobalAvgPool(CheckedComponent):
         Divide by ``height * width`` (a shift), or not.
     in_width, out_bits : int
         Bits of a value in and out.
+    multiplier : int
+        The sum times this constant before the rounding shift (trained scales: ``M`` standing for
+        ``s_in / (H * W * s_out)``, with ``divide`` false); the product registered: one cycle more.
 
     Attributes
     ----------
@@ -368,7 +371,9 @@ class GlobalAvgPool(CheckedComponent):
 
     @classmethod
     def check(cls, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
-              in_width: int = 8, out_bits: int = 8, divide: bool = True) -> None:
+              in_width: int = 8, out_bits: int = 8, divide: bool = True, multiplier: int = 1) -> None:
+        if multiplier < 1:
+            raise WinohdlError(f"GlobalAvgPool: multiplier {multiplier} (at least 1)")
         if min(height, width, channels, lanes) < 1 or channels % lanes:
             raise WinohdlError(f"GlobalAvgPool: {height}x{width}x{channels} with {lanes} lanes (positive; "
                                "lanes divide channels)")
@@ -376,7 +381,9 @@ class GlobalAvgPool(CheckedComponent):
             raise WinohdlError(f"GlobalAvgPool: H*W = {height * width} is not a power of two")
 
     def __init__(self, height: int, width: int, channels: int, lanes: int, extra_shift: int = 0,
-                 in_width: int = 8, out_bits: int = 8, divide: bool = True):
+                 in_width: int = 8, out_bits: int = 8, divide: bool = True, multiplier: int = 1):
+        self.multiplier = int(multiplier)
+        self.latency = GAP_LATENCY + (self.multiplier != 1)
         self.log2_count = log2_exact(height * width) if divide else 0
         self.pixels, self.channels, self.lanes = height * width, channels, lanes
         self.extra_shift, self.in_width, self.out_bits = extra_shift, in_width, out_bits
@@ -385,7 +392,7 @@ class GlobalAvgPool(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         L, G, w = self.lanes, self.channels // self.lanes, self.in_width
-        q = output_queue(m, self.m_axis, GAP_LATENCY)
+        q = output_queue(m, self.m_axis, self.latency)
         st = self.s_axis
         pix, g = Signal(range(self.pixels), name="pix"), Signal(range(G), name="g")
         last_pix = pix == self.pixels - 1
@@ -406,10 +413,14 @@ class GlobalAvgPool(CheckedComponent):
             with m.If(hs):
                 m.d.sync += [sums[n].eq(sums[n + 1]) for n in range(G - 1)]
                 m.d.sync += sums[-1].eq(Mux(pix == 0, 0, sums[0]) + lane(st.tdata, i, w))
-            shifted, sr = shift_round_value(m, sums[-1], sum_r, self.log2_count + self.extra_shift, f"avg{i}")
+            total, total_r = sums[-1], sum_r
+            if self.multiplier != 1:
+                total_r = Range(sum_r.lo * self.multiplier, sum_r.hi * self.multiplier)
+                total = signed_register(m, total * self.multiplier, total_r, f"prod{i}")
+            shifted, sr = shift_round_value(m, total, total_r, self.log2_count + self.extra_shift, f"avg{i}")
             outs.append(saturate_register(m, signed_register(m, shifted, sr, f"avg{i}"), sr, self.out_bits, False,
                                           f"out{i}"))
-        m.d.comb += [q.push.eq(flag_chain(m, hs & last_pix, GAP_LATENCY, "valid")),
-                     q.last.eq(flag_chain(m, hs & last_pix & (g == G - 1), GAP_LATENCY, "last")),
+        m.d.comb += [q.push.eq(flag_chain(m, hs & last_pix, self.latency, "valid")),
+                     q.last.eq(flag_chain(m, hs & last_pix & (g == G - 1), self.latency, "last")),
                      q.data.eq(Cat(*outs))]
         return m

@@ -69,8 +69,7 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
     elif q.kind in (Kind.GLOBAL_AVGPOOL, Kind.GLOBAL_SUMPOOL):
         # the unit counts the pixels of a raster: a 1D or 3D map is its rows (or planes) one after another
         rows, width = math.prod(shape[2:-1]), shape[-1]
-        stage = GlobalPoolStage(q.name, rows, width, shape[1], q.decision.lanes, qnet.shifts(q)["shift"],
-                                divide=q.kind == Kind.GLOBAL_AVGPOOL)
+        stage = _global_pool(qnet, q, rows, width, shape[1])
     elif q.kind == Kind.LINEAR:
         stage = _linear(q, flat_from, lanes, q.decision.lanes, qnet.layer(q.inputs[0]).bits)
     elif q.kind == Kind.ADD:
@@ -80,17 +79,37 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
     return replace(stage, inputs=names)
 
 
+def _global_pool(qnet: QuantNetwork, q: QuantLayer, rows: int, width: int, channels: int) -> GlobalPoolStage:
+    """Global average pooling (or sum); with trained scales its sum times ``M`` and the shift (the same for
+    every channel: 1/(H*W) is in ``M``)."""
+    shifts, bits = qnet.shifts(q), qnet.layer(q.inputs[0]).bits
+    if q.multiplier:
+        return GlobalPoolStage(q.name, rows, width, channels, q.decision.lanes, shifts["shift"][0], divide=False,
+                               multiplier=q.multiplier[0], in_bits=bits, out_bits=q.bits)
+    return GlobalPoolStage(q.name, rows, width, channels, q.decision.lanes, shifts["shift"],
+                           divide=q.kind == Kind.GLOBAL_AVGPOOL)
+
+
 def _add(qnet: QuantNetwork, q: QuantLayer, shape, srcs) -> AddStage:
     """The residual sum: the input behind more convolutions is the main branch, the other the shortcut,
     whose FIFO is as deep as the node's decision says (sized from the plan's schedule:
     :mod:`winohdl.network.shortcut`), a whole frame where it says nothing. Shallower than the main
     branch holds, the fork, the branches and the sum wait on each other or the network slows."""
     main, short = main_and_shortcut(qnet.layer, q)
-    align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
     lanes = q.decision.lanes
     depth = q.decision.shortcut or math.prod(shape[1:]) // lanes
-    return AddStage(q.name, lanes, align[main], align[short], out, q.relu, depth,
-                    (srcs[main][0], srcs[short][0]), high=q.relu_max)
+    names = (srcs[main][0], srcs[short][0])
+    if not q.multiplier:
+        align, out = qnet.shifts(q)["align"], qnet.shifts(q)["shift"]
+        return AddStage(q.name, lanes, align[main], align[short], out, q.relu, depth, names, high=q.relu_max)
+    bits = {qnet.layer(i).bits for i in q.inputs}
+    if len(bits) != 1:
+        raise WinohdlError(f"layer {q.name!r}: the sum's inputs come in words of {sorted(bits)} bits; the add unit "
+                           "takes one width (quantise both branches alike: both signed or both unsigned)")
+    # trained scales: each branch times its multiplier, one rounding shift; unsigned: the clamp at 0 below
+    return AddStage(q.name, lanes, 0, 0, q.requant_shift[0], q.relu or not q.signed, depth, names,
+                    high=q.relu_max, multiplier=(q.multiplier[main], q.multiplier[short]), in_bits=bits.pop(),
+                    out_bits=q.bits)
 
 
 def _conv(qnet: QuantNetwork, q: QuantLayer, shape) -> ConvStage:
@@ -123,6 +142,9 @@ def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
     ps = PoolShape(shape[2], shape[3], shape[1], lanes, a.kernel[0], a.stride[0], a.padding[0])
     if q.kind == Kind.MAXPOOL:
         return PoolStage(q.name, PoolKind.MAX, ps, bits=q.bits)
+    if q.multiplier:
+        raise WinohdlError(f"layer {q.name!r}: average pooling over a window with trained scales has no unit yet "
+                           "(a global average pool has)")
     return PoolStage(q.name, PoolKind.AVG, ps, qnet.shifts(q)["shift"])
 
 
