@@ -242,3 +242,116 @@ def test_a_narrower_multiplier_is_found_wrong_by_the_proof():
     reach = math.ceil(129 / r) + 2
     assert any(multiplier.reference(a, r, -128, 127) != multiplier.implemented(a, M, s, -128, 127)
                for a in range(-reach, reach + 1))
+
+
+# ---- a residual block and a global average pool (examples/digits_brevitas/residual.py) -------------------------
+
+@pytest.fixture(scope="module")
+def residual(tmp_path_factory):
+    """The residual Brevitas digits CNN trained 3 epochs on 400 images, its two exports, 120 held-out images."""
+    t = _example()
+    train_x, train_y, test_x, test_y = t.load_split()
+    net = t.train_residual(train_x[:400], train_y[:400], epochs=3)
+    return t, net, t.export(net, tmp_path_factory.mktemp("residual")), test_x[:120], test_y[:120]
+
+
+@pytest.mark.parametrize("export", ["qonnx", "qcdq"])
+def test_a_residual_sum_and_a_global_average_agree_with_brevitas(residual, export):
+    t, net, paths, x, y = residual
+    r = t.agreement(net, paths[export], x, y)
+    assert r["argmax"] == 1.0 and len(r["layers"]) == 5 and min(r["layers"].values()) >= 0.999, r["layers"]
+    qnet = r["qnet"]
+    add, = (q for q in qnet.layers if q.kind.value == "add")
+    gap, = (q for q in qnet.layers if q.kind.value == "global_avgpool")
+    # two multipliers, one per branch, proven on every pair; the average's 1/64 folded into its multiplier
+    assert len(add.multiplier) == 2 and add.differ == (0,) and add.relu
+    assert len(set(gap.multiplier)) == 1 and not any(gap.differ) and gap.bound == (64 * 128,)
+    assert check_onnxruntime(qnet, x[:8]) == []
+    f = t.file_agreement(qnet, paths[export], x[:20])
+    assert f["argmax"] == 1.0 and len(f["layers"]) == 5 and min(f["layers"].values()) >= 0.999, f
+
+
+@pytest.mark.slow(20)
+def test_the_residual_network_is_bit_exact_in_hardware(cli, residual, tmp_path):
+    _, _, paths, x, y = residual
+    np.save(tmp_path / "x.npy", x[:8])
+    np.save(tmp_path / "y.npy", y[:8])
+    code, out, err = cli("network", "--model", paths["qcdq"], "--calibration", tmp_path / "x.npy", "--labels",
+                         tmp_path / "y.npy", "--plan", "smallest", "--sim", "icarus", "--images", "2",
+                         "-o", tmp_path / "d")
+    assert code == 0, err
+    assert "icarus    network  PASS  2 of 2 images" in out
+    assert re.search(r"requant    /Add: \(a \* \d+ \+ b \* \d+\) >> \d+ equals round\(\(a \* s_a \+ b \* s_b\) / s_out\) "
+                     r"for every pair of inputs \(proven\)", out), out
+    assert re.search(r"requant    /pool/GlobalAveragePool: sum \* \d+ >> \d+ equals round\(sum \* s_in / \(N \* s_out\)\) "
+                     r"for every reachable sum \(proven\)", out), out
+    import json
+    stages = {s["stage"] for s in json.loads((tmp_path / "d" / "design.json").read_text())["stages"]}
+    assert stages == {"conv", "add", "globalpool", "linear"}
+
+
+def _requantiser(model: onnx.ModelProto, src: str, out: str, scale: float):
+    """A QONNX Quant of ``src`` like the model's last activation quantiser, at ``scale``."""
+    from onnx import helper
+    like = [n for n in model.graph.node if n.op_type == "Quant"
+            and n.input[0] not in {i.name for i in model.graph.initializer}][-1]
+    model.graph.initializer.append(numpy_helper.from_array(np.float32(scale), f"{out}::scale"))
+    return helper.make_node("Quant", [src, f"{out}::scale", *like.input[2:]], [out], name=out,
+                            domain=like.domain, **{a.name: helper.get_attribute_value(a) for a in like.attribute})
+
+
+def test_a_quantiser_on_a_quantised_shortcut_is_one_error_line(cli, residual, tmp_path):
+    # a QuantIdentity on the shortcut, which reads the block's already quantised input: a requantisation of
+    # its own, not a layer (refused; before, its scale silently replaced the block input's)
+    _, _, paths, _, _ = residual
+    model = onnx.load(str(paths["qonnx"]))
+    add = next(n for n in model.graph.node if n.op_type == "Add")
+    conv_inputs = {n.input[0] for n in model.graph.node if n.op_type == "Conv"}
+    k = next(k for k, t in enumerate(add.input) if t in conv_inputs)      # the block input, read by conv2 too
+    short = _requantiser(model, add.input[k], "short", 0.05)
+    add.input[k] = "short"
+    model.graph.node.insert(list(model.graph.node).index(add), short)
+    onnx.save(model, str(tmp_path / "bad.onnx"))
+    code, out, err = cli("network", "--model", tmp_path / "bad.onnx", "--plan", "smallest", "-o", tmp_path / "d")
+    assert code == 2 and err.count("\n") == 1 and "two activation quantisers one after the other" in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def _averaged(path: Path, dest: Path, count_include_pad: int) -> Path:
+    """The residual QONNX model with a 3x3 average pooling (stride 1, padding 1) and its own quantiser put
+    before the global average: a window of 9 values (not a power of two)."""
+    from onnx import helper
+    model = onnx.load(str(path))
+    gap = next(n for n in model.graph.node if n.op_type == "ReduceMean" or n.op_type == "GlobalAveragePool")
+    pool = helper.make_node("AveragePool", [gap.input[0]], ["window"], name="window", kernel_shape=[3, 3],
+                            strides=[1, 1], pads=[1, 1, 1, 1], count_include_pad=count_include_pad)
+    quant = _requantiser(model, "window", "window_q", 0.01)
+    gap.input[0] = "window_q"
+    at = list(model.graph.node).index(gap)
+    model.graph.node.insert(at, quant)
+    model.graph.node.insert(at, pool)
+    onnx.save(model, str(dest))
+    return dest
+
+
+def test_a_window_average_divides_by_nine_exactly(residual, tmp_path):
+    # 3x3 windows, the padding counted: every window divides by 9, folded into the multiplier, proven; the
+    # integer model equals onnxruntime's (window sums by a depthwise convolution of ones)
+    _, _, paths, x, _ = residual
+    qnet = quantise_network(load_model(str(_averaged(paths["qonnx"], tmp_path / "avg.onnx", 1))), x[:4])
+    pool = qnet.layer("window")
+    assert pool.kind.value == "avgpool" and pool.bound == (9 * 128,) and not any(pool.differ)
+    r = multiplier.ratio(qnet.layer(pool.inputs[0]).scale, 1.0, 0.01) / 9
+    assert pool.multiplier[0] == multiplier.choose(r, 9 * 128, -128, 127).M
+    assert check_onnxruntime(qnet, x[:8]) == []
+    from winohdl.network.integer_model import quantise_input, run_integer
+    out = run_integer(qnet, quantise_input(qnet, x[:8]))["window"]
+    assert out.max() > 0 and len(np.unique(out)) > 40
+
+
+def test_a_window_average_with_uneven_counts_is_one_error_line(cli, residual, tmp_path):
+    _, _, paths, _, _ = residual
+    bad = _averaged(paths["qonnx"], tmp_path / "avg.onnx", 0)         # the border windows count 4 or 6 values
+    code, out, err = cli("network", "--model", bad, "--plan", "smallest", "-o", tmp_path / "d")
+    assert code == 2 and err.count("\n") == 1 and "divides by [4, 6, 9] (padding not counted)" in err, err
+    assert not (tmp_path / "d").exists()

@@ -103,3 +103,20 @@ def test_verilog():
 def test_bad_parameters(args, match):
     with pytest.raises(WinohdlError, match=match):
         ResidualAdd(*args)
+
+
+@pytest.mark.parametrize("L,relu", [(1, True), (2, False)], ids=["L1_relu", "L2"])
+def test_trained_multipliers(L, relu):
+    """Trained scales: ``sat(round((a * M_a + b * M_b) / 2**shift))`` (winohdl.network.sum_multiplier's
+    hardware side); multipliers of 20 bits (a real export's), one cycle more for the registered products."""
+    from winohdl.core.fixed import shift_round
+    M, shift = (946493, 194801), 20
+    fa, fb = frames(2, 4, [3, 2], L), frames(2, 4, [3, 2], L + 5)
+    fa[0][:4], fb[0][:4] = [127, -128, 127, -128], [127, -128, -128, 127]       # both ends
+    dut = ResidualAdd(L, 0, 0, shift, relu, 16, multiplier=M)
+    assert dut.latency == LATENCY + 1
+    sources = {"s_axis_main": frames_beats(fa, 8, L), "s_axis_shortcut": frames_beats(fb, 8, L)}
+    got, _ = run_stream(dut, sources, "m_axis", sum(len(f) for f in fa) // L, seed=L, gaps=0.3, backpressure=0.3)
+    want = np.clip(shift_round(np.concatenate(fa) * M[0] + np.concatenate(fb) * M[1], shift), 0 if relu else -128, 127)
+    assert lanes_of(got, 8, L) == want.tolist()
+    assert len(set(want.tolist())) > 5 and (want.min() == 0 if relu else want.min() < 0)

@@ -114,6 +114,20 @@ def test_global_sum_any_map(H, W, C, L, extra):
                                             for f in frames]).astype(int).tolist()
 
 
+@pytest.mark.parametrize("H,W,C,L", [(3, 3, 4, 2), (8, 8, 2, 1)], ids=["3x3_L2", "8x8_L1"])
+def test_global_average_with_a_trained_multiplier(H, W, C, L):
+    """Trained scales: the sum times ``M`` (1/(H*W) in it), then the rounding shift, over any map."""
+    from winohdl.core.fixed import shift_round
+    M, shift = 6065, 17
+    rng = np.random.default_rng(H + C)
+    frames = [rng.integers(-128, 128, (H, W, C)) for _ in range(2)]
+    frames[1][..., 0] = 127                          # 8x8: 127 * 64 * 6065 / 2**17 = 376, saturated to 127
+    unit = GlobalAvgPool(H, W, C, L, shift, divide=False, multiplier=M)
+    got, _ = run(unit, frames, L, C, seed=H)
+    want = np.concatenate([np.clip(shift_round(f.sum(axis=(0, 1)) * M, shift), -128, 127) for f in frames])
+    assert got == want.tolist() and want[C] == min(127, shift_round(127 * H * W * M, shift))
+
+
 def test_global_avg_pool_ties_and_ends():
     # 2x2 sums 2 and 6 over 4 pixels: 0.5 -> 0, 1.5 -> 2; all 127s and all -128s stay there
     frame = np.array([[[1, 3, 127, -128], [1, 3, 127, -128]], [[0, 0, 127, -128], [0, 0, 127, -128]]])

@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 warnings.filterwarnings("ignore", message="fast_hadamard_transform package not found")
 SEED = 0
 EPOCHS = 12
+RESIDUAL_EPOCHS = 20     # residual.py's network (a global average pool at the end) learns more slowly
 CONFIGS = {"w4a8": dict(weight_bits=4, per_channel=False), "w8a8": dict(weight_bits=8, per_channel=True),
            "w8u8": dict(weight_bits=8, per_channel=True, unsigned=True),
            "w4u4": dict(weight_bits=4, per_channel=False, unsigned=True, act_bits=4)}
@@ -81,6 +82,15 @@ def train(x, y, weight_bits: int = 4, per_channel: bool = False, unsigned: bool 
     torch.manual_seed(seed)
     net = model(weight_bits, per_channel, unsigned, act_bits)
     return _digits().fit(net, x, y, epochs, seed, batch, lr)   # the digits' loop
+
+
+def train_residual(x, y, epochs: int = RESIDUAL_EPOCHS, seed: int = SEED, batch: int = 32, lr: float = 3e-3) -> nn.Module:
+    """``residual.py:brevitas_residual`` (8-bit weights per channel, signed 8-bit activations) trained as
+    :func:`train` trains the others."""
+    torch.manual_seed(seed)
+    with quiet():
+        net = _load(HERE / "residual.py", "winohdl_examples_brevitas_residual").brevitas_residual()
+    return _digits().fit(net, x, y, epochs, seed, batch, lr)
 
 
 def export(net: nn.Module, folder: Path) -> dict[str, Path]:

@@ -283,6 +283,10 @@ def _annotated(graph: Graph, reader: _Reader) -> Graph:
             found.setdefault(name, {}).update(weight_scales=wq.scales, weight_bits=wq.bits)
     for tensor, act in reader.acts.items():
         name = _owner(producers, producers[tensor].input[0], graph, names)
+        if "scale" in found.get(name, {}):      # a quantiser of a quantised tensor: a requantisation of its own
+            raise WinohdlError(f"two activation quantisers one after the other on the output of {name!r} (a "
+                               f"QuantIdentity on an already quantised tensor, e.g. on a shortcut): a requantisation "
+                               "without arithmetic has no layer; quantise the tensor once (both branches read it)")
         found.setdefault(name, {}).update(scale=act.scale, signed=act.signed, bits=act.bits)
     nodes = tuple(replace(n, trained=Trained(**found[n.name])) if n.name in found else n for n in graph.nodes)
     return Graph(nodes, weights)
