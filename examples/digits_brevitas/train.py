@@ -1,11 +1,13 @@
 """Train ``model.py:brevitas_digits`` with quantisation in the loop (Brevitas) on scikit-learn's digits, export
 it as QONNX and as QCDQ, and measure how the integer model agrees with Brevitas's own quantised model.
 
-``python examples/digits_brevitas/train.py [--epochs N] [-o build/digits_brevitas]``: the split of
+``python examples/digits_brevitas/train.py [--epochs N] [--residual] [-o build/digits_brevitas]``: the split of
 ``examples/digits`` (360 held-out images), four models, each trained with Adam on one CPU thread, seeded:
 ``w4a8`` (4-bit weights per tensor, signed 8-bit activations), ``w8a8`` (8-bit weights per output
 channel), ``w8u8`` (8-bit weights per channel, Brevitas's default ``QuantReLU``: unsigned 8-bit
 activations after the ReLUs, 0 to 255) and ``w4u4`` (4-bit weights per tensor, unsigned 4-bit activations).
+With ``--residual``, ``residual.py``'s CNN instead (a residual block whose branches are added at their own
+trained scales, a global average pool; 8-bit weights per channel, signed 8-bit activations; ``residual/``).
 Each goes to a subfolder: ``qonnx.onnx`` (``export_qonnx``), ``qcdq.onnx`` (``export_onnx_qcdq``), and the
 folder holds ``test_images.npy`` / ``test_labels.npy``. For each export the script imports it as
 ``winohdl network`` does (the trained scales kept) and prints, on the held-out images, the arg-max
@@ -201,22 +203,29 @@ def _share(v: float) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=EPOCHS)
+    p.add_argument("--epochs", type=int, default=None, help=f"default {EPOCHS} ({RESIDUAL_EPOCHS} with --residual)")
+    p.add_argument("--residual", action="store_true",
+                   help="train residual.py's CNN (a residual block, a global average pool) instead of the four")
     p.add_argument("-o", default="build/digits_brevitas", help="output folder (default build/digits_brevitas)")
     a = p.parse_args(argv)
+    a.epochs = a.epochs or (RESIDUAL_EPOCHS if a.residual else EPOCHS)
     torch.set_num_threads(1)
     out = Path(a.o)
     train_x, train_y, test_x, test_y = load_split()
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "test_images.npy", test_x)
     np.save(out / "test_labels.npy", test_y)
-    for name, config in CONFIGS.items():
+    for name, config in ({"residual": None} if a.residual else CONFIGS).items():
         start = time.monotonic()
-        net = train(train_x, train_y, epochs=a.epochs, **config)
+        if config is None:
+            net, config = train_residual(train_x, train_y, epochs=a.epochs), dict(weight_bits=8, per_channel=True)
+        else:
+            net = train(train_x, train_y, epochs=a.epochs, **config)
         paths = export(net, out / name)
         acts = (f"unsigned {config.get('act_bits', 8)}-bit activations after the ReLUs (QuantReLU's default quantiser)"
                 if config.get("unsigned") else "8-bit activations")
-        print(f"{name}       trained {a.epochs} epochs in {time.monotonic() - start:.1f} s (one thread, seed {SEED}): "
+        acts += ", a residual block and a global average pool" if a.residual else ""
+        print(f"{name:<10} trained {a.epochs} epochs in {time.monotonic() - start:.1f} s (one thread, seed {SEED}): "
               f"{config['weight_bits']}-bit weights {'per channel' if config['per_channel'] else 'per tensor'}, {acts}")
         for kind, path in paths.items():
             r = agreement(net, path, test_x, test_y)
@@ -230,7 +239,8 @@ def main(argv=None) -> int:
             print(f"  {'':<6} vs {path.name} on {runner}: arg-max agreement {100 * f['argmax']:.2f}%; "
                   f"equal integers: {layers}")
     print(f"folder     {out}")
-    print(f"next       winohdl network --model {out}/w4a8/qonnx.onnx --calibration {out}/test_images.npy "
+    print(f"next       winohdl network --model {out}/{'residual' if a.residual else 'w4a8'}/qonnx.onnx "
+          f"--calibration {out}/test_images.npy "
           f"--labels {out}/test_labels.npy --sim verilator --images 360 -o {out}/w4a8/network")
     return 0
 
