@@ -154,3 +154,18 @@ def test_verilog():
 def test_bad_parameters(make, match):
     with pytest.raises(WinohdlError, match=match):
         make()
+
+
+@pytest.mark.parametrize("case", [(5, 6, 4, 2, 3, 1, 1), (6, 6, 2, 1, 3, 3, 0)], ids=["3x3s1p1_L2", "3x3s3_L1"])
+def test_avg_pool_with_a_trained_multiplier(case):
+    """Trained scales: a 3x3 window (9 values: no shift divides) summed, times ``M``, shifted by ``extra``."""
+    from hdl.stream.model import pool_windows
+    from winohdl.core.fixed import shift_round
+    shape, M, extra = PoolShape(*case), 6065, 15
+    frames = maps(shape, 2, sum(case))
+    frames[1][:] = 127                                    # saturates: 9 * 127 * 6065 / 2**15 = 211
+    got, _ = run(AvgPool(shape, extra, multiplier=M), frames, shape.lanes,
+                 shape.out_height * shape.out_width * shape.channels, seed=1)
+    sums = [pool_windows(f, shape.kernel, shape.stride, shape.padding, 0).sum(axis=(2, 3)) for f in frames]
+    want = np.concatenate([np.clip(shift_round(s * M, extra), -128, 127).ravel() for s in sums])
+    assert got == want.tolist() and want.max() == 127 and len(set(want.tolist())) > 5

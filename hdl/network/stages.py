@@ -83,6 +83,7 @@ class PoolStage(_Stage):
     extra_shift: int = 0
     inputs: tuple[str, ...] = ("input",)
     bits: int = ACT_BITS
+    multiplier: int = 1     # average, trained scales: the window sum times M (1/kernel**2 in it), then the shift
 
     @property
     def in_bits(self) -> int:

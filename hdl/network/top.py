@@ -41,7 +41,8 @@ def _conv(m: Module, s: ConvStage, name: str):
 def _unit(m: Module, s, name: str):
     """A unit between convolutions: (input, output) streams."""
     if isinstance(s, PoolStage):
-        unit = MaxPool(s.shape, s.bits) if s.kind is PoolKind.MAX else AvgPool(s.shape, s.extra_shift, s.bits, s.bits)
+        unit = (MaxPool(s.shape, s.bits) if s.kind is PoolKind.MAX
+                else AvgPool(s.shape, s.extra_shift, s.bits, s.bits, s.multiplier))
     elif isinstance(s, GlobalPoolStage):
         unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift, s.in_bits, s.out_bits,
                              divide=s.divide, multiplier=s.multiplier)

@@ -97,6 +97,8 @@ class _Pool2d(CheckedComponent):
     cycles per input beat.
     """
 
+    finish_levels = 0    # registered levels the arithmetic adds to the finish (AvgPool's product)
+
     def __init__(self, shape: PoolShape, in_width: int, out_bits: int):
         self.shape, self.in_width, self.out_bits = shape, in_width, out_bits
         super().__init__({"s_axis": In(axis_stream(shape.lanes * in_width)),
@@ -128,7 +130,7 @@ class _Pool2d(CheckedComponent):
         m = Module()
         sh = self.shape
         G, R, k, s, p = sh.groups, sh.rows, sh.kernel, sh.stride, sh.padding
-        finish = FINISH + self.column_levels
+        finish = FINISH + self.column_levels + self.finish_levels
         q = output_queue(m, self.m_axis, k - 1 + finish)
         st = self.s_axis
         # the writer: row ``wy`` (the rows done before it), bank ``wbank``, word ``waddr`` = x * G + g
@@ -297,6 +299,9 @@ class AvgPool(_Pool2d):
         A further requantisation shift (right if positive, exact left if the total is negative).
     in_width, out_bits : int
         Bits of a value in and out (two's complement).
+    multiplier : int
+        Trained scales: the window's sum times this constant (standing for ``s_in / (kernel**2 * s_out)``),
+        then shifted by ``extra_shift`` alone (any kernel; the product registered: one cycle more).
 
     Attributes
     ----------
@@ -307,13 +312,19 @@ class AvgPool(_Pool2d):
     """
 
     @classmethod
-    def check(cls, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8) -> None:
-        if log2_exact(shape.kernel ** 2) is None:
+    def check(cls, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8,
+              multiplier: int = 1) -> None:
+        if multiplier < 1:
+            raise WinohdlError(f"AvgPool: multiplier {multiplier} (at least 1)")
+        if multiplier == 1 and log2_exact(shape.kernel ** 2) is None:
             raise WinohdlError(f"AvgPool: kernel {shape.kernel}: the window count {shape.kernel ** 2} is "
                                "not a power of two")
 
-    def __init__(self, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8):
-        self.log2_count = log2_exact(shape.kernel ** 2)
+    def __init__(self, shape: PoolShape, extra_shift: int = 0, in_width: int = 8, out_bits: int = 8,
+                 multiplier: int = 1):
+        self.multiplier = int(multiplier)
+        self.finish_levels = int(self.multiplier != 1)
+        self.log2_count = 0 if self.multiplier != 1 else log2_exact(shape.kernel ** 2)
         self.extra_shift = extra_shift
         super().__init__(shape, in_width, out_bits)
 
@@ -330,6 +341,9 @@ class AvgPool(_Pool2d):
         return Range(r.lo * self.shape.kernel ** 2, r.hi * self.shape.kernel ** 2)
 
     def _finish(self, m, acc, r, name):
+        if self.multiplier != 1:
+            r = Range(r.lo * self.multiplier, r.hi * self.multiplier)
+            acc = signed_register(m, acc * self.multiplier, r, f"{name}_prod")
         shifted, sr = shift_round_value(m, acc, r, self.log2_count + self.extra_shift, name)
         return saturate_register(m, shifted, sr, self.out_bits, False, name)
 

@@ -142,9 +142,11 @@ def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
     ps = PoolShape(shape[2], shape[3], shape[1], lanes, a.kernel[0], a.stride[0], a.padding[0])
     if q.kind == Kind.MAXPOOL:
         return PoolStage(q.name, PoolKind.MAX, ps, bits=q.bits)
-    if q.multiplier:
-        raise WinohdlError(f"layer {q.name!r}: average pooling over a window with trained scales has no unit yet "
-                           "(a global average pool has)")
+    if q.multiplier:        # trained scales: the window sum times M (1/count in it), one shift
+        if qnet.layer(q.inputs[0]).bits != q.bits:
+            raise WinohdlError(f"layer {q.name!r}: average pooling from {qnet.layer(q.inputs[0]).bits}-bit words to "
+                               f"{q.bits}-bit ones has no unit (quantise its output as its input is: signed or not)")
+        return PoolStage(q.name, PoolKind.AVG, ps, q.requant_shift[0], bits=q.bits, multiplier=q.multiplier[0])
     return PoolStage(q.name, PoolKind.AVG, ps, qnet.shifts(q)["shift"])
 
 
