@@ -273,21 +273,26 @@ def test_a_residual_sum_and_a_global_average_agree_with_brevitas(residual, expor
 
 @pytest.mark.slow(20)
 def test_the_residual_network_is_bit_exact_in_hardware(cli, residual, tmp_path):
+    # the QONNX export with a 3x3 average pooling (9 values) and its quantiser put before the global average:
+    # the sum, the window average and the global average, each with its trained multiplier, in one network
     _, _, paths, x, y = residual
     np.save(tmp_path / "x.npy", x[:8])
     np.save(tmp_path / "y.npy", y[:8])
-    code, out, err = cli("network", "--model", paths["qcdq"], "--calibration", tmp_path / "x.npy", "--labels",
+    model = _averaged(paths["qonnx"], tmp_path / "avg.onnx", 1)
+    code, out, err = cli("network", "--model", model, "--calibration", tmp_path / "x.npy", "--labels",
                          tmp_path / "y.npy", "--plan", "smallest", "--sim", "icarus", "--images", "2",
                          "-o", tmp_path / "d")
     assert code == 0, err
     assert "icarus    network  PASS  2 of 2 images" in out
-    assert re.search(r"requant    /Add: \(a \* \d+ \+ b \* \d+\) >> \d+ equals round\(\(a \* s_a \+ b \* s_b\) / s_out\) "
+    assert re.search(r"requant    window: sum \* \d+ >> \d+ equals round\(sum \* s_in / \(N \* s_out\)\) "
+                     r"for every reachable sum \(proven\)", out), out
+    assert re.search(r"requant    node_add: \(a \* \d+ \+ b \* \d+\) >> \d+ equals round\(\(a \* s_a \+ b \* s_b\) / s_out\) "
                      r"for every pair of inputs \(proven\)", out), out
-    assert re.search(r"requant    /pool/GlobalAveragePool: sum \* \d+ >> \d+ equals round\(sum \* s_in / \(N \* s_out\)\) "
+    assert re.search(r"requant    node_mean: sum \* \d+ >> \d+ equals round\(sum \* s_in / \(N \* s_out\)\) "
                      r"for every reachable sum \(proven\)", out), out
     import json
     stages = {s["stage"] for s in json.loads((tmp_path / "d" / "design.json").read_text())["stages"]}
-    assert stages == {"conv", "add", "globalpool", "linear"}
+    assert stages == {"conv", "add", "pool", "globalpool", "linear"}
 
 
 def _requantiser(model: onnx.ModelProto, src: str, out: str, scale: float):
