@@ -239,9 +239,9 @@ def main(argv=None) -> int:
             print(f"  {'':<6} vs {path.name} on {runner}: arg-max agreement {100 * f['argmax']:.2f}%; "
                   f"equal integers: {layers}")
     print(f"folder     {out}")
-    print(f"next       winohdl network --model {out}/{'residual' if a.residual else 'w4a8'}/qonnx.onnx "
-          f"--calibration {out}/test_images.npy "
-          f"--labels {out}/test_labels.npy --sim verilator --images 360 -o {out}/w4a8/network")
+    first = "residual" if a.residual else "w4a8"
+    print(f"next       winohdl network --model {out}/{first}/qonnx.onnx --calibration {out}/test_images.npy "
+          f"--labels {out}/test_labels.npy --sim verilator --images 360 -o {out}/{first}/network")
     return 0
 
 
