@@ -248,10 +248,11 @@ def test_a_narrower_multiplier_is_found_wrong_by_the_proof():
 
 @pytest.fixture(scope="module")
 def residual(tmp_path_factory):
-    """The residual Brevitas digits CNN trained 3 epochs on 400 images, its two exports, 120 held-out images."""
+    """The residual Brevitas digits CNN (4 channels: a small network to simulate) trained 3 epochs on 400
+    images, its two exports, 120 held-out images."""
     t = _example()
     train_x, train_y, test_x, test_y = t.load_split()
-    net = t.train_residual(train_x[:400], train_y[:400], epochs=3)
+    net = t.train_residual(train_x[:400], train_y[:400], epochs=3, channels=4)
     return t, net, t.export(net, tmp_path_factory.mktemp("residual")), test_x[:120], test_y[:120]
 
 
@@ -351,7 +352,7 @@ def test_a_window_average_divides_by_nine_exactly(residual, tmp_path):
     assert check_onnxruntime(qnet, x[:8]) == []
     from winohdl.network.integer_model import quantise_input, run_integer
     out = run_integer(qnet, quantise_input(qnet, x[:8]))["window"]
-    assert out.max() > 0 and len(np.unique(out)) > 40
+    assert out.max() > 0 and len(np.unique(out)) > 30
 
 
 def test_a_window_average_with_uneven_counts_is_one_error_line(cli, residual, tmp_path):

@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 
-def brevitas_residual(weight_bits: int = 8, per_channel: bool = True) -> nn.Module:
-    """quant input, conv3x3 16 + ReLU (the block input), [conv3x3 16, quant] + shortcut, ReLU, global
-    average pool, quant, linear 10 (input 1x1x8x8)."""
+def brevitas_residual(weight_bits: int = 8, per_channel: bool = True, channels: int = 16) -> nn.Module:
+    """quant input, conv3x3 ``channels`` + ReLU (the block input), [conv3x3 ``channels``, quant] + shortcut,
+    ReLU, global average pool, quant, linear 10 (input 1x1x8x8)."""
     import brevitas.nn as qnn
     from brevitas.quant import (Int8ActPerTensorFloat, Int8WeightPerChannelFloat, Int8WeightPerTensorFloat,
                                 Int32Bias)
@@ -34,12 +34,12 @@ def brevitas_residual(weight_bits: int = 8, per_channel: bool = True) -> nn.Modu
         def __init__(self):
             super().__init__()
             self.inp = act(False)
-            self.conv1, self.relu1 = conv(1, 16), act(True)
-            self.conv2, self.main = conv(16, 16), act(False)
+            self.conv1, self.relu1 = conv(1, channels), act(True)
+            self.conv2, self.main = conv(channels, channels), act(False)
             self.relu2 = act(True)                     # after the sum
             self.pool = nn.AdaptiveAvgPool2d(1)
             self.pooled = act(False)
-            self.fc = qnn.QuantLinear(16, 10, weight_quant=Int8WeightPerTensorFloat, weight_bit_width=weight_bits,
+            self.fc = qnn.QuantLinear(channels, 10, weight_quant=Int8WeightPerTensorFloat, weight_bit_width=weight_bits,
                                       bias_quant=Int32Bias)
 
         def forward(self, x):

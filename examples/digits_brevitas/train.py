@@ -86,12 +86,13 @@ def train(x, y, weight_bits: int = 4, per_channel: bool = False, unsigned: bool 
     return _digits().fit(net, x, y, epochs, seed, batch, lr)   # the digits' loop
 
 
-def train_residual(x, y, epochs: int = RESIDUAL_EPOCHS, seed: int = SEED, batch: int = 32, lr: float = 3e-3) -> nn.Module:
-    """``residual.py:brevitas_residual`` (8-bit weights per channel, signed 8-bit activations) trained as
-    :func:`train` trains the others."""
+def train_residual(x, y, epochs: int = RESIDUAL_EPOCHS, seed: int = SEED, batch: int = 32, lr: float = 3e-3,
+                   channels: int = 16) -> nn.Module:
+    """``residual.py:brevitas_residual`` (8-bit weights per channel, signed 8-bit activations, ``channels``
+    in the block) trained as :func:`train` trains the others."""
     torch.manual_seed(seed)
     with quiet():
-        net = _load(HERE / "residual.py", "winohdl_examples_brevitas_residual").brevitas_residual()
+        net = _load(HERE / "residual.py", "winohdl_examples_brevitas_residual").brevitas_residual(channels=channels)
     return _digits().fit(net, x, y, epochs, seed, batch, lr)
 
 
