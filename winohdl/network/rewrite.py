@@ -68,7 +68,8 @@ def fold_average_into_linear(graph: Graph) -> Graph:
     """Each global average pooling over N pixels, N not a power of two, whose only reader is a linear layer
     (through a flatten or not) becomes a global sum, the linear layer's weights divided by N: the same
     function (``W mean(x) = (W / N) sum(x)``), and no division left for the hardware. Other global averages
-    stay (a power of two divides exactly by a shift; anything else the quantiser refuses, one line)."""
+    stay (a power of two divides exactly by a shift; anything else the quantiser refuses, one line). A graph
+    with trained scales (QONNX/QCDQ) is left as it is: its averages divide by any count in their multiplier."""
     weights, nodes = dict(graph.weights), list(graph.nodes)
     if any(n.trained is not None for n in nodes):     # trained scales: 1/N goes into the pooling's multiplier
         return graph
