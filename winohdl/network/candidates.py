@@ -261,6 +261,16 @@ class Context:
         return dsp_blocks(a, b, self.device.dsp.size)
 
 
+def _trained_products(node: Node, k: Kind, dw: int, count: int, lanes: int, ctx) -> tuple[int, int]:
+    """A unit's multipliers and their DSP blocks: with trained scales a sum multiplies each of its two inputs
+    (``dw`` bits) and an average pooling its window sum (of ``count`` words) by a constant of up to
+    :data:`MAX_BITS` bits, per lane; none otherwise."""
+    if node.trained is None or k not in (Kind.ADD, Kind.AVGPOOL, Kind.GLOBAL_AVGPOOL):
+        return 0, 0
+    per_lane, width = (2, dw) if k == Kind.ADD else (1, dw + max(1, count - 1).bit_length())
+    return lanes * per_lane, lanes * per_lane * ctx.dsp_per_multiplier(width, MAX_BITS)
+
+
 def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geometry | None],
                     ctx: Context, mask=None) -> list[Candidate]:
     """Every (kind, tile, PK, PC, line buffers) of a convolution whose DSP blocks fit the budget (PK = PC = 1
@@ -420,5 +430,6 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
         else:
             raise AssertionError(k)
         decision = UnitDecision(lanes, beats if k == Kind.ADD and shortcut is not None else None)
-        out.append(Candidate(node.name, decision, name, 0, 0, mem.bram, logic, cycles, cycles))
+        products, dsp = _trained_products(node, k, dw, window if k == Kind.AVGPOOL else pixels, lanes, ctx)
+        out.append(Candidate(node.name, decision, name, products, dsp, mem.bram, logic, cycles, cycles))
     return out
