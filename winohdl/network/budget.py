@@ -132,12 +132,14 @@ def lut_ram_cells(depth: int, width: int, lutram: LutRam) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Memory:
-    """``copies`` memories of ``depth`` words of ``width`` bits; ``block``: the hardware forces block RAM."""
+    """``copies`` memories of ``depth`` words of ``width`` bits; ``block``: the hardware forces block RAM;
+    ``name``: what it holds (reports: ``bench/memories.py``)."""
 
     copies: int
     depth: int
     width: int
     block: bool = False
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -151,15 +153,20 @@ class MemoryCost:
 def memory_cost(memories, part: Device) -> MemoryCost:
     """The cost of ``memories`` (:class:`Memory`) on ``part``: each in block RAM or LUT RAM, as Yosys would
     map it by the costs of the device table."""
-    bram, lutram = part.bram, part.lutram
     blocks = logic = 0
     for m in memories:
-        if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
-            continue
-        n, (cells, banks) = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width, lutram)
-        if m.block or (lutram.max_depth is not None and m.depth > lutram.max_depth) \
-                or cells * lutram.cost >= n * bram.cost:
-            blocks += m.copies * n
-        else:
-            logic += m.copies * (cells * lutram.luts + m.width * (banks - 1))
+        one = memory_placed(m, part)
+        blocks, logic = blocks + one.bram, logic + one.logic
     return MemoryCost(blocks, logic)
+
+
+def memory_placed(m: Memory, part: Device) -> MemoryCost:
+    """What one :class:`Memory` (all its copies) takes on ``part``: block RAM or LUT RAM, whichever Yosys
+    would map it into by the costs of the device table (block RAM where the hardware forces it)."""
+    bram, lutram = part.bram, part.lutram
+    if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
+        return MemoryCost()
+    n, (cells, banks) = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width, lutram)
+    if m.block or (lutram.max_depth is not None and m.depth > lutram.max_depth) or cells * lutram.cost >= n * bram.cost:
+        return MemoryCost(m.copies * n, 0)
+    return MemoryCost(0, m.copies * (cells * lutram.luts + m.width * (banks - 1)))
