@@ -416,3 +416,29 @@ def test_the_planner_costs_the_blocks_and_lanes_a_depthwise_layer_keeps(tmp_path
         assert o.issues_per_tile * o.PK * o.PC == 8 and sparse.performance.period < dense.performance.period
         assert lp.cycles == max(sparse.performance.period, 8 * 36 // o.PK)
     assert plans.winograd.layer("convolution").decision.options.kernel_mask is None    # no kernel all zero
+
+
+def test_byte_enabled_memories_take_whole_bytes():
+    """Yosys 0.70's synth_ecp5 of one memory of 8-bit slots written one at a time (granularity 8, one read
+    port, 2026-12-06): 512x32 one DP16KD, 1024x32 two, 1024x48 three (six 9-bit bytes, 1024x18), 2048x32
+    four. By the same rule (not mapped): 512x40 two, and 512x36 two in 8-bit slots (45 bits) where whole
+    words of 36 bits take one."""
+    b = PART.bram
+    cases = ((512, 32), (1024, 32), (1024, 48), (2048, 32), (512, 40), (512, 36))
+    assert [bram_blocks(d, w, b, 8) for d, w in cases] == [1, 2, 3, 4, 2, 2]
+    assert bram_blocks(512, 36, b) == 1   # whole words: 512x36 is one block; in 8-bit slots 45 bits are two
+
+
+@pytest.mark.parametrize("out, stride, c, fm, kind, buffering, blocks", [
+    ((2, 2), (1, 1), 16, (16, 16), EngineKind.WINOGRAD, Buffering.LINES, 20),
+    ((1, 1), (1, 1), 16, (12, 12), EngineKind.DIRECT, Buffering.LINES, 5),
+    ((1, 1), (2, 2), 8, (12, 12), EngineKind.DIRECT, Buffering.RINGS, 8),
+    ((4, 4), (1, 1), 8, (16, 16), EngineKind.WINOGRAD, Buffering.LINES, 14)])
+def test_line_buffered_engines_take_the_block_rams_yosys_maps(out, stride, c, fm, kind, buffering, blocks):
+    """Line-buffer banks hold the ring's rows side by side in a word (one read per distinct column
+    quotient, not per window word): the plan's DP16KD equal Yosys 0.70's synth_ecp5 of each engine's
+    Verilog (C = K, padding 1, deep pipeline; measured 2026-12-06 with build/ scripts of this branch)."""
+    g = Geometry(out, (3, 3), stride, (1, 1))
+    opts = EngineOptions(g, c, c, fm, (1, 1), pipeline=EnginePipeline.DEEP, buffering=buffering)
+    plan = plan_engine(opts, datapath(g, 8, 8) if kind is EngineKind.WINOGRAD else None, kind)
+    assert memory_cost(engine_memories(plan), PART).bram == blocks

@@ -206,6 +206,9 @@ def feature_map_reads(plan) -> list[int]:
         ax = o.axes - 1
         counts = Counter((j - o.padding[ax]) % o.step[ax] for j in range(o.geometry.input[ax]))
         return [counts[b] for b in o.fibre_banks]
+    if o.line_buffered:   # a word holds every row of the ring: words differing only in their row share a read
+        counts = Counter(b for b, _ in {(res, quo[1:]) for _, res, quo in o.window})
+        return [counts[b] for b in o.banks]
     counts = Counter(w[1] for w in o.window)
     return [counts[b] for b in o.banks]
 
@@ -215,8 +218,8 @@ def engine_memories(plan) -> list[Memory]:
     out = []
     for m in plan.memories:
         if m.name == "feature-map banks":
-            out += [Memory(plan.options.PC * n, m.depth, m.width, name=f"{m.name} (read {n}x)")
-                    for n in feature_map_reads(plan)]
+            out += [Memory(plan.options.PC * n, m.depth, m.width, name=f"{m.name} (read {n}x)",
+                           granularity=m.granularity) for n in feature_map_reads(plan)]
         else:
             out.append(Memory(m.count, m.depth, m.width, block=m.name == "transformed tiles", name=m.name))
     return out
