@@ -59,7 +59,7 @@ def plan_row(name: str, part, clock: float = DEFAULT_CLOCK_MHZ) -> dict:
     equal = None
     if d.fits:   # the Winograd plan within the direct plan's DSP blocks
         equal = plan_network(graph, part, Budget(d.totals["dsp"], budget.bram, budget.logic), clock, fabric=False)
-    # the whole part: multipliers in the fabric too where the DSP blocks bind (the planner's default)
+    # the whole part: multipliers in the fabric too where a resource binds (the planner's default)
     fw = plan_network(graph, part, budget, clock)
     fd = plan_network(graph, part, budget, clock, PlanMode.DIRECT)
     row = {"network": name, "seconds": round(time.perf_counter() - t0, 1), "fits": w.fits,
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
               f"{f(r['equal_dsp_speedup'], '.2f'):>9} {f(r['matched_dsp'], 'd'):>18} {r['seconds']:>8}")
         if not r["fits"]:
             print(f"  {r['network']}: {r['verdict']}")
-    print(f"with multipliers in the fabric where the DSP blocks bind (the planner's default; above: DSP blocks only)")
+    print(f"with multipliers in the fabric where a resource binds (the planner's default; above: DSP blocks only)")
     print(f"{'network':<10} {'winograd fps':>14} {'DSP':>5} {'DP16KD':>7} {'logic':>8} {'fabric mults':>13} "
           f"{'direct fps':>12} {'DSP only: fps':>14} {'logic':>8}")
     for r in rows:

@@ -1,11 +1,14 @@
 """``winohdl network --sim``: the digits CNN generated and streamed end to end through Icarus and
 Verilator as a user runs it, every logit checked; what cannot be simulated is refused up front."""
 
+import contextlib
+import io
 import json
 import re
 
 import pytest
 
+from artefacts import ROOT, cached, copy_of
 from bad_input_helpers import fingerprint
 from engine_helpers import DEPTHWISE_NET
 from hdl_helpers import verilog_ports
@@ -18,14 +21,34 @@ def summary_of(ports) -> dict:
 DIGITS = ("--model", "examples/digits/model.py:digits_cnn", "--input-shape", "1x1x8x8")
 
 
+DIGITS_BOTH = (*DIGITS, "--sim", "both", "--images", "3")
+
+
+def _digits_network(folder) -> None:
+    """``winohdl network`` on the digits CNN with its own plan, both simulators: the folder and the output."""
+    from winohdl import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["network", *DIGITS_BOTH, "-o", str(folder / "d")])
+    (folder / "run.json").write_text(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue()}))
+
+
+def digits_network():
+    """The shared digits network folder (planned, built, simulated on both) and its run: ``(folder, run)``."""
+    model = (ROOT / "examples" / "digits" / "model.py").read_text()
+    folder = cached("digits-network", {"argv": DIGITS_BOTH, "model": model}, _digits_network)
+    return folder / "d", json.loads((folder / "run.json").read_text())
+
+
 @pytest.mark.slow(30)
-def test_digits_network_passes_on_both_simulators(cli, tmp_path):
-    code, out, err = cli("network", *DIGITS, "--sim", "both", "--images", "3", "-o", tmp_path / "d")
-    assert code == 0, err
+def test_digits_network_passes_on_both_simulators():
+    folder, run = digits_network()
+    assert run["code"] == 0, run["err"]
+    out = run["out"]
     assert "icarus    network  PASS  3 of 3 images" in out
     assert "verilator network  PASS  3 of 3 images" in out
     assert "onnx       network.onnx equals the integer model on 3 random images (seed 7)" in out
-    assert {"network.v", "hardware.txt", "network.onnx", "quant.json"} <= {p.name for p in (tmp_path / "d").iterdir()}
+    assert {"network.v", "hardware.txt", "network.onnx", "quant.json"} <= {p.name for p in folder.iterdir()}
 
 
 def test_without_sim_the_hardware_is_written_and_not_simulated(cli, tmp_path):
@@ -59,7 +82,7 @@ def test_network_sim_bad_input(cli, tmp_path, argv, message):
     assert fingerprint(tmp_path) == before
 
 
-@pytest.mark.slow(25)
+@pytest.mark.slow(10)
 def test_the_network_is_built_as_planned_and_reopens(cli, tmp_path):
     """With no --plan, ``winohdl network`` plans and builds that plan: every layer's engine (options,
     kind, card, multipliers, memories) or unit (lanes) in the folder's stages, derived again when the
@@ -69,9 +92,10 @@ def test_the_network_is_built_as_planned_and_reopens(cli, tmp_path):
     from winohdl.cards import best_card
     from winohdl.network.candidates import datapath
     from winohdl.network.folder import open_network
-    code, out, err = cli("network", *DIGITS, "-o", tmp_path / "d")
-    assert code == 0, err
-    net = open_network(tmp_path / "d")
+    shared, run = digits_network()
+    assert run["code"] == 0, run["err"]
+    folder = copy_of(shared, tmp_path / "d")   # winohdl sim writes into it
+    net = open_network(folder)
     stages = {s.name: s for s in net.generated.stages}
     assert len(stages) == len(net.plans.winograd.layers) == 4
     for lp in net.plans.winograd.layers:
@@ -87,9 +111,9 @@ def test_the_network_is_built_as_planned_and_reopens(cli, tmp_path):
             assert stage.parallel == d.lanes
         else:
             assert isinstance(stage, PoolStage) and stage.in_lanes == d.lanes
-    code, out, err = cli("sim", tmp_path / "d", "--sim", "verilator", "--images", "2")
+    code, out, err = cli("sim", folder, "--sim", "icarus", "--images", "2")
     assert code == 0, err
-    assert "verilator network  PASS  2 of 2 images" in out
+    assert "icarus    network  PASS  2 of 2 images" in out
 
 
 @pytest.mark.parametrize("argv, message", [

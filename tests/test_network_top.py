@@ -228,3 +228,31 @@ def test_a_relu6_network_is_bit_exact():
     assert [s.high for s in stages if isinstance(s, ConvStage)] == [q.relu_max for q in clamped]
     values = run_integer(qnet, quantise_input(qnet, cal[:2]))
     assert all((values[q.name] == q.relu_max).any() for q in clamped)   # both clamps are reached
+
+
+@pytest.mark.slow(4)
+def test_direct_engines_stream_in_raster_order_without_a_raster_unit():
+    """A direct engine's tiles are single positions, so its results leave in raster order and no
+    RasterOrder (nor its memory) follows it: 3x3 engines at stride 1 (PK = 2: two channel groups a
+    position) and stride 2, then a pointwise one, streamed with gaps and back-pressure, give the integer
+    model's logits; only the Winograd engine keeps a raster-order unit."""
+    import torch
+    from torch import nn
+    from amaranth.hdl import Fragment
+    from winohdl.network.decision import engine_decision
+    torch.manual_seed(2)
+    module = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, stride=2, padding=1),
+                           nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 6, 1), nn.ReLU(),
+                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 3))
+    graph = _module_graph(module, (1, 1, 8, 8))
+    convs = [n for n in graph.nodes if n.kind.value == "conv"]
+    shape = {n.name: n.shape for n in graph.nodes}
+    direct = {n.name: engine_decision(n.attrs, shape[n.inputs[0]], None, parallel_out=2 if i == 0 else 1)
+              for i, n in enumerate(convs) if i != 2}
+    graph = graph.with_decisions({**{n.name: n.decision for n in graph.nodes if n.decision is not None}, **direct})
+    _, stages = bit_exact(graph, random_calibration(graph, count=4), seed=6)
+    assert [s.plan.kind.value for s in stages if isinstance(s, ConvStage)] == ["direct", "direct", "winograd", "direct"]
+    top = NetworkTop(stages)
+    frag = Fragment.get(top, None)
+    named = [name for _, name, _ in frag.subfragments if name.endswith("_raster")]
+    assert len(named) == 1 and named[0].startswith("s2_"), named

@@ -345,7 +345,7 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                     help="dsp=N,bram=N,logic=N (any of them): overrides the part's counts (ecp5: MULT18X18D, DP16KD, "
                          "LUT4; xc7: DSP48E1, RAMB18E1 halves (a RAMB36E1 counts 2), LUT6)")
     nw.add_argument("--dsp-only", action="store_true",
-                    help="every multiplier in a DSP block (default: where the DSP blocks bound the plan, engines' "
+                    help="every multiplier in a DSP block (default: where a resource bounds the plan, engines' "
                          "output lanes multiply in the fabric too, LUTs within the logic budget, if that raises "
                          "the frames per second)")
     nw.add_argument("--clock", default=None,

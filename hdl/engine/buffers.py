@@ -73,6 +73,12 @@ class FeatureMapWriter:
         return [self.wgen] if self.rings else []
 
     @property
+    def lines_addr(self) -> Value:
+        """Line buffers: the address of :func:`feature_map_reads`' banks without the ring slot (channel
+        group, the other axes' quotients, the frame bit of two rings): the slot picks the word's row."""
+        return Cat(self.wcg, *reversed(self.wquo[1:]), *self.ring_top)
+
+    @property
     def addr(self) -> Value:
         """The bank address of :func:`feature_map_reads`' banks (channel group, position quotients,
         frame buffer; line buffers: the first axis's quotient as its ring slot, no frame buffer)."""
@@ -188,31 +194,78 @@ def _lane_data(reg, o: EngineOptions, tdata: Value) -> list:
     return [reg(tdata[pc * o.data_width:(pc + 1) * o.data_width], f"fm_wdata{pc}") for pc in range(o.PC)]
 
 
+def _line_bank(m: Module, o: EngineOptions, reg, name: str, waddr: tuple, write: Value, wdata: Value):
+    """A line-buffer bank: one word per (channel group, position along the other axes), the ring's slots
+    side by side in it (``line_slots`` words of ``data_width`` bits), each written alone (a byte enable)
+    at ``waddr`` = (address, slot), both registered: the window words of one bank that differ only in
+    their row are one read, not one copy of the bank each."""
+    mem = Memory(shape=unsigned(o.line_slots * o.data_width), depth=o.line_bank_depth, init=[], attrs=NO_COLLISIONS)
+    m.submodules[name] = mem
+    wp = mem.write_port(granularity=o.data_width)
+    we = reg(write, f"fm_we_{name}", reset_less=False)
+    addr, slot = waddr
+    m.d.comb += [wp.addr.eq(addr), wp.en.eq(Cat(*[we & (slot == i) for i in range(o.line_slots)])),
+                 wp.data.eq(wdata.replicate(o.line_slots))]
+    return mem
+
+
+def _line_reads(m: Module, o: EngineOptions, reg, mem, b: tuple, pc: int, where: tuple) -> dict:
+    """The reads of line-buffer bank ``b`` (lane ``pc``): one read port per distinct quotient along the
+    axes after the first, each window word its row's slot of that read, zero outside the feature map."""
+    tidx, cg, rgen = where
+    ring = [rgen] if o.line_rings == 2 else []
+    ports, raw = {}, {}
+    for j, (jj, res, quo) in enumerate(o.window):
+        if res != b:
+            continue
+        if quo[1:] not in ports:
+            rp = mem.read_port(transparent_for=())
+            fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(1, o.axes)]
+            tag = "_".join(map(str, quo[1:])) or "0"
+            m.d.comb += rp.addr.eq(reg(Cat(cg, *reversed(fields), *ring), f"addr{pc}_{'_'.join(map(str, b))}_{tag}"))
+            ports[quo[1:]] = reg(rp.data, f"d{pc}_{'_'.join(map(str, b))}_{tag}_ram", FM_READ_REGISTERS)
+        data = ports[quo[1:]]
+        # the slot and the padding flag as of the address cycle, delayed to meet the read
+        slot = reg(quotient_slot(o, tidx[0], quo[0]), f"d{pc}_{j}_slot", 2 + FM_READ_REGISTERS)
+        keep = reg(Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all(), f"d{pc}_{j}_in",
+                   2 + FM_READ_REGISTERS)
+        q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
+        with m.If(keep):
+            m.d.sync += q.eq(data.word_select(slot, o.data_width).as_signed())
+        with m.Else():
+            m.d.sync += q.eq(0)
+        raw[j, pc] = q
+    return raw
+
+
 def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter, fm_hs: Value, tdata: Value,
                       where: tuple) -> dict:
     """The feature-map banks (by position modulo the tile step, so every input-tile word has a fixed
-    bank and read port), written from ``tdata`` and read at ``where`` = (tile index per axis, input-
-    channel group, frame buffer). Returns ``{(window word j, lane pc): read register}``, zero outside
+    bank and read port; line buffers: :func:`_line_bank`), written from ``tdata`` and read at
+    ``where`` = (tile index per axis, input-channel group, frame buffer). Returns ``{(window word j, lane pc): read register}``, zero outside
     the feature map."""
     tidx, cg, rgen = where
     raw = {}
-    waddr = reg(writer.addr, "fm_waddr")
+    if o.line_buffered:   # the slot picks the word's row: it is not part of the address
+        waddr = (reg(writer.lines_addr, "fm_waddr"), reg(writer.wslot, "fm_wslot"))
+    else:
+        waddr = reg(writer.addr, "fm_waddr")
     wdata = _lane_data(reg, o, tdata)
     for b in o.banks:
         for pc in range(o.PC):
             name = "fm_bank_" + "_".join(map(str, b)) + f"_c{pc}"
             sel = Cat(*[r == bb for r, bb in zip(writer.wres, b)]).all()
+            if o.line_buffered:
+                raw.update(_line_reads(m, o, reg, _line_bank(m, o, reg, name, waddr, fm_hs & sel, wdata[pc]), b, pc,
+                                       where))
+                continue
             mem = _bank(m, o, reg, name, o.bank_depth, waddr, fm_hs & sel, wdata[pc])
             for j, (jj, res, quo) in enumerate(o.window):
                 if res != b:
                     continue
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
-                top = [rgen]
-                if o.line_buffered:   # the ring slot on top, the frame bit (two rings) below it
-                    ring = [rgen] if o.line_rings == 2 else []
-                    fields, top = [quotient_slot(o, tidx[0], quo[0]), *ring, *fields[1:]], []
                 inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
-                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), *top), inside, f"{pc}_{j}")
+                raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), rgen), inside, f"{pc}_{j}")
     return raw
 
 

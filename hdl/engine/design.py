@@ -148,7 +148,8 @@ class EngineDesign:
                  f"parallel   PK={o.PK} output channels, PC={o.PC} input channels; {o.data_width}-bit data, "
                  f"{o.kernel_width}-bit kernels, kernel transform {o.kernel_transform.value}",
                  f"buffers    {self.banks} x {o.PC} feature-map banks of {self.bank_depth} words ("
-                 + (f"lines: {o.line_rows} rows" if o.line_buffered else "two frames") + "), "
+                 + (f"lines: {o.line_rows} rows, a word each slot's value of the {o.line_slots}"
+                    if o.line_buffered else "two frames") + "), "
                  f"{len(o.blocks.lanes)} weight memories of {self.weight_depth} kernels"
                  + (f" (Winograd: each in {self.winograd.serial_fibres[0]} slices, one per accumulator fibre, "
                     "as are the transformed tiles)" if self.winograd.staggered else ""),

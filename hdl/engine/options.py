@@ -296,6 +296,13 @@ class EngineOptions:
             return self.line_slots << (lower + self.line_rings - 1)
         return 2 << (lower + self.quotient_bits[0])
 
+    @property
+    def line_bank_depth(self) -> int:
+        """Words per line-buffer bank of the parallel reads (:func:`~hdl.engine.buffers.feature_map_reads`):
+        the address fields of :attr:`bank_depth` below the ring slot; a word holds every slot's value
+        (``line_slots`` x ``data_width`` bits)."""
+        return self.bank_depth // self.line_slots
+
     @cached_property
     def fibre_banks(self) -> tuple[int, ...]:
         """Serial input transform: the feature map is banked along the last axis only (residue

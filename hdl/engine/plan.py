@@ -66,12 +66,14 @@ class Stages:
 
 @dataclass(frozen=True)
 class MemoryPlan:
-    """``count`` memories of ``depth`` words of ``width`` bits."""
+    """``count`` memories of ``depth`` words of ``width`` bits, written ``granularity`` bits at a time (a
+    byte enable per ``granularity`` bits; 0: whole words)."""
 
     name: str
     count: int
     depth: int
     width: int
+    granularity: int = 0
 
     @property
     def bits(self) -> int:
@@ -321,8 +323,14 @@ class EnginePlan:
         o, g = self.options, self.options.geometry
         serial = bool(self.input_passes)
         banks = len(o.fibre_banks if serial else o.banks)
-        depth = o.fibre_bank_depth if serial else o.bank_depth
-        out = [MemoryPlan("feature-map banks", banks * o.PC, depth, o.data_width),
+        if serial:
+            fm = MemoryPlan("feature-map banks", banks * o.PC, o.fibre_bank_depth, o.data_width)
+        elif o.line_buffered:   # the ring's rows side by side in a word (hdl.engine.buffers._line_bank)
+            fm = MemoryPlan("feature-map banks", banks * o.PC, o.line_bank_depth, o.line_slots * o.data_width,
+                            o.data_width)
+        else:
+            fm = MemoryPlan("feature-map banks", banks * o.PC, o.bank_depth, o.data_width)
+        out = [fm,
                MemoryPlan("weights", len(o.blocks.lanes) * self.slices, o.weight_depth,   # the live lanes
                           self.n_store // self.slices * self.store_width)]
         if serial:

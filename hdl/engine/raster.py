@@ -28,6 +28,13 @@ LATENCY = 3
 (a block RAM's clock-to-out is long), the bank select."""
 
 
+def in_raster_order(opts: EngineOptions) -> bool:
+    """The engine's own output is in raster order already: its tiles are single positions (a direct
+    engine), so tile order is pixel order and each tile's K / PK beats are its PK-channel groups in order.
+    A network builds no :class:`RasterOrder` (and no memory) after such an engine."""
+    return all(t == 1 for t in opts.geometry.output)
+
+
 def raster_beats(opts: EngineOptions) -> int:
     """Beats of one frame in raster order: every output position, K / PK beats each."""
     return math.prod(opts.output_size) * opts.kernel_groups

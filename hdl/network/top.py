@@ -4,7 +4,8 @@ Ports: ``s_axis`` the image (channels-last raster order, int8, the first stage's
 ``m_axis`` the final linear layer's beats (its logits and running arg-max: :class:`hdl.stream.linear.Linear`).
 A convolution is a :class:`~hdl.engine.engine.LayerEngine` with line buffers whose weight memories
 are initialised with the model's kernels (block-RAM contents: stored once, nothing to load), then
-:class:`~hdl.engine.raster.RasterOrder` and :class:`~hdl.stream.requant.Requantise`.
+:class:`~hdl.engine.raster.RasterOrder` (unless the engine's output is in raster order already: a direct
+engine, :func:`~hdl.engine.raster.in_raster_order`) and :class:`~hdl.stream.requant.Requantise`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..engine.engine import LayerEngine, axis_stream
-from ..engine.raster import RasterOrder
+from ..engine.raster import RasterOrder, in_raster_order
 from ..stream.linear import Linear
 from ..stream.pool import AvgPool, GlobalAvgPool, MaxPool
 from ..stream.add import ResidualAdd
@@ -26,13 +27,19 @@ from .stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind,
 
 
 def _conv(m: Module, s: ConvStage, name: str):
-    """The engine (its kernels preloaded), raster order and requantisation: (input, output) streams."""
+    """The engine (its kernels preloaded), raster order (where its output is not in raster order already)
+    and requantisation: (input, output) streams."""
     p = s.plan
     eng = LayerEngine(p, weights=s.weights)   # its weight memories hold the kernels from the start
-    raster = RasterOrder(p.options, p.y_width)
     req = Requantise(p.options.PK, p.y_width, s.bias, s.shift, s.relu, s.out_bits, s.high, s.multiplier or None)
-    for part, c in (("engine", eng), ("raster", raster), ("requant", req)):
-        m.submodules[f"{name}_{part}"] = c
+    m.submodules[f"{name}_engine"], m.submodules[f"{name}_requant"] = eng, req
+    if in_raster_order(p.options):
+        # one position a tile: its tkeep is always all ones, and the requantisation counts channels itself
+        y, r = eng.m_axis_y, req.s_axis
+        m.d.comb += [r.tdata.eq(y.tdata), r.tvalid.eq(y.tvalid), r.tlast.eq(y.tlast), y.tready.eq(r.tready)]
+        return eng.s_axis_fm, req.m_axis
+    raster = RasterOrder(p.options, p.y_width)
+    m.submodules[f"{name}_raster"] = raster
     wiring.connect(m, eng.m_axis_y, raster.s_axis)
     wiring.connect(m, raster.m_axis, req.s_axis)
     return eng.s_axis_fm, req.m_axis

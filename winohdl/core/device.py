@@ -61,14 +61,16 @@ class FabricMultiplier:
 @dataclass(frozen=True)
 class BlockRam:
     """One block RAM: its cell, its size in bits, the data widths a port can take in simple dual port (one
-    write, one read port), Yosys's ``memory_libmap`` cost of one, and how many of this block each mapped
-    cell counts (xc7: a RAMB36E1 is two RAMB18E1; a cell not named counts one)."""
+    write, one read port), Yosys's ``memory_libmap`` cost of one, how many of this block each mapped
+    cell counts (xc7: a RAMB36E1 is two RAMB18E1; a cell not named counts one), and the bits of one byte
+    enable (``byte`` in Yosys's library: 9 for DP16KD and RAMB18E1; 0: not modelled)."""
 
     cell: str
     bits: int
     widths: tuple[int, ...]
     cost: int = 0
     counts: tuple[tuple[str, int], ...] = ()
+    byte: int = 0
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,7 @@ _ECP5 = Device(
     (("logic", r"LUT4$"), ("carry", r"CCU2C$"), ("mux", r"(PFUMX|L6MUX21)$"), ("ff", r"TRELLIS_FF$"),
      ("dsp", r"(MULT18X18D|ALU54B)$"), ("bram", r"(DP16KD|PDPW16KD)$"), ("lutram", r"TRELLIS_DPR16X4$"),
      ("io", r"TRELLIS_IO$")),
-    dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=128),
+    dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=128, byte=9),
     lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=4, cost=4, max_depth=128),
     # a selected bit: 1.2 LUT4 (five inputs); an adder bit: half a CCU2C (bench/fabric_multipliers.py)
     fabric=FabricMultiplier(1.25, 1.0))
@@ -193,7 +195,8 @@ _XC7 = Device(
     dsp=DspBlock("DSP48E1", 25, 18),
     # counted in RAMB18E1 halves (16Kx1 .. 512x36 in simple dual port); a RAMB36E1 (32Kx1 .. 512x72) is two,
     # which holds the same shapes twice, so the count in halves is the fewest either way
-    bram=BlockRam("RAMB18E1", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=129, counts=(("RAMB18E1", 1), ("RAMB36E1", 2))),
+    bram=BlockRam("RAMB18E1", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=129, counts=(("RAMB18E1", 1), ("RAMB36E1", 2)),
+                  byte=9),
     lutram=LutRam((("RAM32M", 32, 6), ("RAM64M", 64, 3)), luts=4, cost=8), lut="LUT6")
 XC7_PARTS = {
     "XC7Z020": replace(_XC7, part="XC7Z020", dsp_capacity=220, bram_capacity=280, lut_capacity=53200),

@@ -59,7 +59,7 @@ def plan(graph: Graph, part: str = DEFAULT_DEVICE, budget: str | None = None, cl
     """The Winograd plan and the direct-only plan of ``graph`` on ``part`` (an ECP5 or xc7 part of
     :data:`winohdl.core.device.PARTS`, any case) within ``budget`` (``"dsp=N,bram=N,logic=N"``, any of them,
     in the part's units; default the part's), frames per second quoted at ``clock_mhz``; ``fabric=False``:
-    every multiplier in a DSP block (default: multipliers in the fabric too where the DSP blocks bind)."""
+    every multiplier in a DSP block (default: multipliers in the fabric too where a resource binds the plan)."""
     p = device(part)
     return plan_both(graph, p, parse_budget(budget, p), DEFAULT_CLOCK_MHZ if clock_mhz is None else clock_mhz,
                      network=name, fabric=fabric)

@@ -112,14 +112,21 @@ def parse_clock(value) -> float:
     return mhz
 
 
-def bram_blocks(depth: int, width: int, bram: BlockRam) -> int:
-    """Blocks of ``bram`` for one memory of ``depth`` words of ``width`` bits (see the module docstring)."""
+def bram_blocks(depth: int, width: int, bram: BlockRam, granularity: int = 0) -> int:
+    """Blocks of ``bram`` for one memory of ``depth`` words of ``width`` bits (see the module docstring).
+
+    Written ``granularity`` bits at a time, a port as wide as the block's byte (:attr:`BlockRam.byte`) or
+    wider takes each such group in whole bytes (Yosys's ``memory_libmap``: 8-bit groups in 9-bit bytes,
+    four to a 36-bit word); narrower ports hold parts of a group."""
     if depth <= 0 or width <= 0:
         return 0
     best = None
     for w in bram.widths:
         words = 1 << ((bram.bits // w).bit_length() - 1)  # the largest power of two of words that fits
-        n = math.ceil(width / w) * math.ceil(depth / words)
+        bits = width
+        if granularity and bram.byte and w >= bram.byte:
+            bits = math.ceil(width / granularity) * math.ceil(granularity / bram.byte) * bram.byte
+        n = math.ceil(bits / w) * math.ceil(depth / words)
         best = n if best is None else min(best, n)
     return best
 
@@ -132,12 +139,16 @@ def lut_ram_cells(depth: int, width: int, lutram: LutRam) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Memory:
-    """``copies`` memories of ``depth`` words of ``width`` bits; ``block``: the hardware forces block RAM."""
+    """``copies`` memories of ``depth`` words of ``width`` bits; ``block``: the hardware forces block RAM;
+    ``name``: what it holds (reports: ``bench/memories.py``); ``granularity``: written that many bits at a
+    time (a byte enable each; 0: whole words), see :func:`bram_blocks`."""
 
     copies: int
     depth: int
     width: int
     block: bool = False
+    name: str = ""
+    granularity: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,15 +162,20 @@ class MemoryCost:
 def memory_cost(memories, part: Device) -> MemoryCost:
     """The cost of ``memories`` (:class:`Memory`) on ``part``: each in block RAM or LUT RAM, as Yosys would
     map it by the costs of the device table."""
-    bram, lutram = part.bram, part.lutram
     blocks = logic = 0
     for m in memories:
-        if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
-            continue
-        n, (cells, banks) = bram_blocks(m.depth, m.width, bram), lut_ram_cells(m.depth, m.width, lutram)
-        if m.block or (lutram.max_depth is not None and m.depth > lutram.max_depth) \
-                or cells * lutram.cost >= n * bram.cost:
-            blocks += m.copies * n
-        else:
-            logic += m.copies * (cells * lutram.luts + m.width * (banks - 1))
+        one = memory_placed(m, part)
+        blocks, logic = blocks + one.bram, logic + one.logic
     return MemoryCost(blocks, logic)
+
+
+def memory_placed(m: Memory, part: Device) -> MemoryCost:
+    """What one :class:`Memory` (all its copies) takes on ``part``: block RAM or LUT RAM, whichever Yosys
+    would map it into by the costs of the device table (block RAM where the hardware forces it)."""
+    bram, lutram = part.bram, part.lutram
+    if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
+        return MemoryCost()
+    n, (cells, banks) = bram_blocks(m.depth, m.width, bram, m.granularity), lut_ram_cells(m.depth, m.width, lutram)
+    if m.block or (lutram.max_depth is not None and m.depth > lutram.max_depth) or cells * lutram.cost >= n * bram.cost:
+        return MemoryCost(m.copies * n, 0)
+    return MemoryCost(0, m.copies * (cells * lutram.luts + m.width * (banks - 1)))

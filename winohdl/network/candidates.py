@@ -207,6 +207,9 @@ def feature_map_reads(plan) -> list[int]:
         ax = o.axes - 1
         counts = Counter((j - o.padding[ax]) % o.step[ax] for j in range(o.geometry.input[ax]))
         return [counts[b] for b in o.fibre_banks]
+    if o.line_buffered:   # a word holds every row of the ring: words differing only in their row share a read
+        counts = Counter(b for b, _ in {(res, quo[1:]) for _, res, quo in o.window})
+        return [counts[b] for b in o.banks]
     counts = Counter(w[1] for w in o.window)
     return [counts[b] for b in o.banks]
 
@@ -216,10 +219,21 @@ def engine_memories(plan) -> list[Memory]:
     out = []
     for m in plan.memories:
         if m.name == "feature-map banks":
-            out += [Memory(plan.options.PC * n, m.depth, m.width) for n in feature_map_reads(plan)]
+            out += [Memory(plan.options.PC * n, m.depth, m.width, name=f"{m.name} (read {n}x)",
+                           granularity=m.granularity) for n in feature_map_reads(plan)]
         else:
-            out.append(Memory(m.count, m.depth, m.width, block=m.name == "transformed tiles"))
+            out.append(Memory(m.count, m.depth, m.width, block=m.name == "transformed tiles", name=m.name))
     return out
+
+
+def conv_memories(plan) -> list[Memory]:
+    """Every memory of a network's convolution: its engine's and the raster-order unit's after it (which
+    holds two tile rows of results), none where the engine's output is in raster order already (a direct
+    engine: :func:`hdl.engine.raster.in_raster_order`)."""
+    from hdl.engine.raster import in_raster_order, raster_banks
+    if in_raster_order(plan.options):
+        return engine_memories(plan)
+    return engine_memories(plan) + [Memory(*raster_banks(plan.options, plan.y_width), name="raster-order rows")]
 
 
 def engine_bound(opts) -> int:
@@ -300,7 +314,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
                       ctx: Context, buffering, mask=None) -> Candidate | None:
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
     from hdl.engine.plan import plan_engine
-    from hdl.engine.raster import raster_banks, raster_beats
+    from hdl.engine.raster import raster_beats
     from hdl.engine.sparsity import BlockSchedule
     from winohdl.core.limits import lifted
     a = node.attrs
@@ -322,8 +336,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     dsp = pk * lane.dsp
     if node.trained is not None:    # trained scales: each output lane multiplies before its rounding shift
         dsp += pk * ctx.dsp_per_multiplier(plan.y_width, MAX_BITS)
-    # the raster-order unit after the engine (a network's convolution) holds two tile rows of results
-    mem = ctx.memory(engine_memories(plan) + [Memory(*raster_banks(opts, plan.y_width))])
+    mem = ctx.memory(conv_memories(plan))
     words = pk * opts.geometry.n_y
     logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
     # the raster-order unit sends a beat (PK channels of one position) a cycle: K / PK beats a position

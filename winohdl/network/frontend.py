@@ -30,7 +30,7 @@ class NetworkSettings:
     pnr_timeout: float
     verify_sim: str | None        # with --verify
     ray: str | None               # the nextpnr seeds on this Ray cluster (None: local processes)
-    fabric: bool = True           # multipliers in the fabric where the DSP blocks bind (not --dsp-only)
+    fabric: bool = True           # multipliers in the fabric where a resource binds (not --dsp-only)
 
 
 def _given(a, *flags: str) -> list[str]:

@@ -8,7 +8,8 @@ node's cycles per frame (every node its own engine, all running at once: a dataf
 direct engines allowed there too is faster or the one without does not fit (a note then names the
 layers kept direct), and every other convolution any candidate (Winograd where it pays, direct
 where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
-the baseline beside it (:func:`plan_both`). Where the DSP blocks bind a plan (or alone do not fit),
+the baseline beside it (:func:`plan_both`). Where a resource binds a plan (DSP blocks, or block RAM or
+logic, which the DSP blocks that fabric lanes free may buy elsewhere) or the DSP blocks alone do not fit,
 it is planned again with multipliers in the fabric too and kept where that is faster (or fits), its
 DSP blocks then refilled (``fabric``: on by default, ``--dsp-only`` off).
 
@@ -372,7 +373,8 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         elif lazy:
             notes.append(f"{', '.join(lazy)} not planned: they save DSP blocks only (their weights take more "
                          f"block RAM), and no plan with them could be faster within this budget's DSP blocks")
-        if fabric and "dsp" in folding.binding and replace(ctx, fabric=True).fabric_allowed:
+        # any binding resource: fabric lanes free DSP blocks, which lets other nodes trade block RAM for them
+        if fabric and folding.binding and replace(ctx, fabric=True).fabric_allowed:
             folding, pool = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, pool, forced_used, notes,
                                          tick)
         chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
@@ -404,7 +406,8 @@ def _shortcuts_sized(graph: Graph, folding, pool: dict, ctx: Context, tick) -> d
 
 def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict, forced_used: bool, notes: list,
                  tick) -> tuple:
-    """Where DSP blocks bound the plan: planned again with multipliers in the fabric too (each engine's
+    """Where a resource bound the plan (DSP blocks, or block RAM or logic, which DSP blocks freed by fabric
+    lanes may let other nodes trade for): planned again with multipliers in the fabric too (each engine's
     output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), kept when
     it is faster, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
     so that the fabric takes only what the blocks cannot. Returns the folding kept and the candidates it
@@ -412,17 +415,32 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
     every = _candidates(graph, mode, ctx, False, tick)
     richer_pool = _winograd_only(graph, every) if forced_used else every
     richer = fold(richer_pool, ctx.budget, tick)
+    if forced_used:   # a Winograd tile on every 3x3 stride-1 convolution only while it costs little here too
+        free = fold(every, ctx.budget, tick)
+        if free.fits and (not richer.fits or _cycles(richer.chosen) > (1 + WINOGRAD_SLACK) * _cycles(free.chosen)):
+            kept = [x for x in every if free.chosen[x].decision.geometry is None and richer_pool[x] is not every[x]]
+            notes.append(f"direct engines kept for {', '.join(kept)} with multipliers in the fabric: with a Winograd "
+                         f"tile on every 3x3 stride-1 convolution the plan " + (
+                             f"takes {_cycles(richer.chosen):,} cycles a frame, not {_cycles(free.chosen):,}"
+                             if richer.fits else "does not fit"))
+            richer, richer_pool = free, every
     if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
-        notes.append("DSP blocks bound the plan; multipliers in the fabric did not make it faster within "
+        notes.append(f"{_bound(folding)} bound the plan; multipliers in the fabric did not make it faster within "
                      "the budget")
         return folding, pool
     chosen = refill_dsp(richer.chosen, ctx.budget)
     lanes = sum(c.fabric_lanes for c in chosen.values())
     mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
     before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
-    notes.append(f"DSP blocks bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
+    notes.append(f"{_bound(folding)} bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
                  f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
     return replace(richer, chosen=chosen), richer_pool
+
+
+def _bound(folding) -> str:
+    """The resources that bound a folding, in words (``DSP blocks and block RAM``)."""
+    words = {"dsp": "DSP blocks", "bram": "block RAM", "logic": "logic"}
+    return " and ".join(words[r] for r in folding.binding) or "nothing"
 
 
 def _winograd_only(graph: Graph, candidates: dict) -> dict:
