@@ -18,7 +18,9 @@ The quantisers are taken out of the model and their numbers kept on the graph's 
   ``s_in * s_w`` by :mod:`winohdl.network.quant_trained`.
 
 Anything else (a bit width above 8, a non-zero zero point, a signed activation narrower than 8 bits or
-narrow-range, a model without quantisers) is one :class:`WinohdlError`.
+narrow-range, a model without quantisers, a quantiser of an already quantised tensor: a requantisation
+without arithmetic, e.g. a ``QuantIdentity`` on a shortcut that reads the block's quantised input) is one
+:class:`WinohdlError`.
 """
 
 from __future__ import annotations
