@@ -27,7 +27,9 @@ Costs (every figure from the engine's plan, the device table, and the rules belo
   some of its output lanes in the fabric too (:func:`fabric_variants`): those lanes take no DSP
   block and add the rule's logic at their operand and product widths (:func:`lane_cost`);
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
-  feature-map bank copied once per address read in the same cycle;
+  feature-map bank copied once per address read in the same cycle; a Winograd engine with a serial
+  B^T is offered with its transformed tiles in block RAM (forced) and, where Yosys's costs put them
+  in LUT RAM, so too (:class:`hdl.engine.modes.TileMemory`: block RAM for logic);
 * logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the
   requantisation of each output word (:data:`REQUANT_LOGIC` + its width) and any LUT RAM. On an xc7
   part the same model counts LUT6: an adder bit is one LUT beside its CARRY4 there as it is half a
