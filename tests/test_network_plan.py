@@ -434,7 +434,7 @@ def test_transformed_tiles_left_to_yosys_take_the_block_rams_yosys_maps(tiles, b
     """ResNet-8's convolution_1 as planned (F(2x2,3x3), C = K = 16, 32x32, PK = 1, PC = 2, rings): its
     serial B^T's 8 memories of 16 transformed tiles x 40 bits take 2 DP16KD each where block RAM is
     forced, none where Yosys's costs place them (10 TRELLIS_DPR16X4 each): the plan's DP16KD equal
-    Yosys 0.70's synth_ecp5 of each engine (40 and 24, 2026-12-06, docs/results/tile_memory.json)."""
+    Yosys 0.70's synth_ecp5 of each engine (40 and 24, 2026-12-06, docs/results/tile_memory_yosys.json)."""
     g = Geometry((2, 2), (3, 3), (1, 1), (1, 1))
     opts = EngineOptions(g, 16, 16, (32, 32), (1, 1), 1, 2, pipeline=EnginePipeline.DEEP,
                          buffering=Buffering.RINGS, tile_memory=tiles)
