@@ -448,9 +448,9 @@ def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, lo
 def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     """Serial B^T (:class:`~hdl.engine.options.InputTransform`): per input-channel lane, the input
     tile read at each read slot of the walker ``wk`` (``raw``: :func:`feature_map_fibres`, one fibre
-    per cycle) goes through the serial transform into a block
-    RAM of transformed tiles (or LUT RAM, :class:`~hdl.engine.modes.TileMemory`; two halves: the tiles being read and the ones being multiplied,
-    ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
+    per cycle) goes through the serial transform into a block RAM of transformed tiles (or LUT RAM,
+    :class:`~hdl.engine.modes.TileMemory`; two halves: the tiles being read and the ones being
+    multiplied, ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
     multiplier operands ``{(lane pc, r): v}``."""
     o, dp = engine.opts, engine.dp
     g, R = o.geometry, dp.rank
