@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
 from hdl.fabric import fabric_bits
@@ -19,7 +19,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.network.budget import (DEFAULT_CLOCK_MHZ, Budget, Memory, MemoryCost, bram_blocks, device, memory_cost,
                                     names, parse_budget, parse_clock)
-from winohdl.network.candidates import Candidate, datapath, engine_logic, engine_memories
+from winohdl.network.candidates import Candidate, Context, conv_candidates, datapath, engine_logic, engine_memories
 from winohdl.network.decision import UnitDecision, engine_decision
 from winohdl.network.fold import fold
 from winohdl.network.load import load_model
@@ -190,7 +190,7 @@ def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
         opts, kind = x.decision.options, x.decision.kind
         assert opts == engine_decision(n.attrs, shapes[n.inputs[0]], x.decision.geometry and x.decision.geometry.output,
                                        x.decision.parallel_out, x.decision.parallel_in,
-                                       Buffering(x.decision.buffering)).options
+                                       Buffering(x.decision.buffering), tile_memory=opts.tile_memory).options
         plan = plan_engine(opts, datapath(opts.geometry, 8, 8) if x.decision.geometry else None, kind)
         # the engine's period, or the raster-order unit's beats after it where those are more
         assert x.cycles == max(plan.performance.period, raster_beats(opts)) and x.multipliers == plan.multipliers
@@ -427,6 +427,36 @@ def test_byte_enabled_memories_take_whole_bytes():
     cases = ((512, 32), (1024, 32), (1024, 48), (2048, 32), (512, 40), (512, 36))
     assert [bram_blocks(d, w, b, 8) for d, w in cases] == [1, 2, 3, 4, 2, 2]
     assert bram_blocks(512, 36, b) == 1   # whole words: 512x36 is one block; in 8-bit slots 45 bits are two
+
+
+@pytest.mark.parametrize("tiles, blocks", [(TileMemory.BLOCK, 40), (TileMemory.COST, 24)])
+def test_transformed_tiles_left_to_yosys_take_the_block_rams_yosys_maps(tiles, blocks):
+    """ResNet-8's convolution_1 as planned (F(2x2,3x3), C = K = 16, 32x32, PK = 1, PC = 2, rings): its
+    serial B^T's 8 memories of 16 transformed tiles x 40 bits take 2 DP16KD each where block RAM is
+    forced, none where Yosys's costs place them (10 TRELLIS_DPR16X4 each): the plan's DP16KD equal
+    Yosys 0.70's synth_ecp5 of each engine (40 and 24, 2026-12-06, docs/results/tile_memory_yosys.json)."""
+    g = Geometry((2, 2), (3, 3), (1, 1), (1, 1))
+    opts = EngineOptions(g, 16, 16, (32, 32), (1, 1), 1, 2, pipeline=EnginePipeline.DEEP,
+                         buffering=Buffering.RINGS, tile_memory=tiles)
+    plan = plan_engine(opts, datapath(g, 8, 8), EngineKind.WINOGRAD)
+    assert plan.input_passes and memory_cost(engine_memories(plan), PART).bram == blocks
+    assert EngineOptions.from_json(opts.to_json()) == opts
+
+
+def test_the_planner_offers_tiles_out_of_block_ram_only_where_they_leave_it(resnet8):
+    """Every Winograd candidate of ResNet-8's last 3x3 stride-1 convolution (64 channels on 8x8) with its
+    transformed tiles left to Yosys takes fewer DP16KD than the same engine with block RAM forced, and
+    none is offered where Yosys's costs keep them in block RAM (PC = 1: 128 tiles x 40 bits, 80 LUT RAM
+    cells cost more than 2 DP16KD in ``memory_libmap``'s units)."""
+    node = resnet8.node("convolution_7")
+    ctx = Context(PART, Budget.of(PART))
+    cands = conv_candidates(node, resnet8.node(node.inputs[0]).shape, [Geometry((2, 2), (3, 3), (1, 1), (1, 1))],
+                            ctx)
+    key = lambda c: (c.decision.options.PK, c.decision.options.PC, c.decision.options.buffering)  # noqa: E731
+    block = {key(c): c for c in cands if c.decision.options.tile_memory is TileMemory.BLOCK}
+    cost = [c for c in cands if c.decision.options.tile_memory is TileMemory.COST]
+    assert cost and all(c.bram < block[key(c)].bram and c.logic > block[key(c)].logic for c in cost)
+    assert {c.decision.options.PC for c in cost} == {pc for pc in {o[1] for o in block} if pc > 1}
 
 
 @pytest.mark.parametrize("out, stride, c, fm, kind, buffering, blocks", [

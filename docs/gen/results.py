@@ -313,6 +313,15 @@ TABLES: dict[str, Table] = {
         Column("Winograd: V = B^T d 0", lambda r: _percent(r["winograd_zero_activation"], ".1f")),
         Column("V or U 0", lambda r: _percent(r["winograd_zero_either"], ".1f")),
         Column("products/frame direct", "direct_products"), Column("Winograd", "winograd_products"))),
+    "tile_memory": Table((
+        Column("plan", "plan"), Column("planned frames/s", "fps", ",.1f"), Column("cycles a frame", "cycles"),
+        Column("MULT18X18D", "dsp"), Column("DP16KD", "bram"), Column("logic (LUT4 + 2 x CCU2C)", "logic"),
+        Column("in the fabric", "fabric_multipliers"), Column("Winograd layers", "winograd"))),
+    "tile_memory_yosys": Table((
+        Column("engine", "engine"), Column("transformed tiles", "tiles"),
+        Column("DP16KD (plan)", lambda r: _with(r, "DP16KD", "plan_bram")),
+        Column("TRELLIS_DPR16X4", "TRELLIS_DPR16X4"), Column("MULT18X18D", "MULT18X18D"),
+        Column("logic (LUT4 + 2 x CCU2C)", "logic"))),
     "cost": Table((
         Column("geometry", "name"), Column("constructive adder bits", "constructive.bits"),
         Column("search adder bits", "search.bits"), Column("constructive CCU2C", "constructive.ecp5.CCU2C"),

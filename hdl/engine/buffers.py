@@ -19,6 +19,7 @@ from ..components import word
 from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
 from .lines import first_row_slot, quotient_slot, ring_step
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
+from .modes import TileMemory
 from .options import EngineOptions, bits_for
 from .serial import SerialTransform
 from .walker import tile_inside
@@ -447,9 +448,9 @@ def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, lo
 def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
     """Serial B^T (:class:`~hdl.engine.options.InputTransform`): per input-channel lane, the input
     tile read at each read slot of the walker ``wk`` (``raw``: :func:`feature_map_fibres`, one fibre
-    per cycle) goes through the serial transform into a block
-    RAM of transformed tiles (two halves: the tiles being read and the ones being multiplied,
-    ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
+    per cycle) goes through the serial transform into a block RAM of transformed tiles (or LUT RAM,
+    :class:`~hdl.engine.modes.TileMemory`; two halves: the tiles being read and the ones being
+    multiplied, ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
     multiplier operands ``{(lane pc, r): v}``."""
     o, dp = engine.opts, engine.dp
     g, R = o.geometry, dp.rank
@@ -477,10 +478,9 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
         for f, raddr in enumerate(v_addrs):
             lanes = range(f * per, (f + 1) * per)
             tag = f"_f{f}" if len(v_addrs) > 1 else ""
-            # block RAM even when shallow: as LUT RAM its read multiplexers would cost more logic
-            # than the transform it replaces
+            # block RAM even when shallow, unless the options leave it to Yosys's costs (TileMemory)
             mem = Memory(shape=unsigned(sum(widths[r] for r in lanes)), depth=2 << cg_bits, init=[],
-                         attrs={**NO_COLLISIONS, "ram_style": "block"})
+                         attrs=tile_attrs(o.tile_memory))
             m.submodules[f"vmem_c{pc}{tag}"] = mem
             wp = mem.write_port()
             wdata = reg(Cat(*[word(bt.y, r) for r in lanes]), f"v_wdata{pc}{tag}", TILE_WRITE_REGISTERS)
@@ -494,6 +494,12 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
                 v[pc, r] = reg(data[lo:lo + widths[r]].as_signed(), f"v{pc}_{r}")
                 lo += widths[r]
     return v
+
+
+def tile_attrs(where: TileMemory) -> dict:
+    """The transformed-tile memory's attributes: no read-write collisions either way (a tile is read a
+    pass after it is written, the other half being written), block RAM forced or left to Yosys."""
+    return {**NO_COLLISIONS, "ram_style": "block"} if where is TileMemory.BLOCK else NO_COLLISIONS
 
 
 def output_fifo(m: Module, packed: Value, write: Value, out, depth: int, nbits: int, n_keep: int) -> None:

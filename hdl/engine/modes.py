@@ -54,6 +54,22 @@ class InputTransform(enum.Enum):
     SERIAL = "serial"
 
 
+class TileMemory(enum.Enum):
+    """Where the serial B^T's transformed tiles are held (:func:`hdl.engine.buffers.transformed_tiles`).
+
+    ``block`` (default): block RAM however shallow (Yosys's ``ram_style``): the block's output register
+    feeds the multipliers with no logic between (the floorplan keeps them side by side), and as LUT RAM
+    the read multiplexers would cost more logic than the serial B^T saves. ``cost``: no attribute, so
+    Yosys's own costs (``memory_libmap``) place it: a shallow buffer (2 x C / PC tiles, a few per cent of
+    a DP16KD) goes to LUT RAM and frees its block RAMs, which a network whose block RAM binds needs more
+    (the network planner offers both, :func:`winohdl.network.candidates.conv_candidates`). Either way
+    the memory says read-write collisions do not matter (a tile is read a pass after it is written).
+    """
+
+    BLOCK = "block"
+    COST = "cost"
+
+
 class Buffering(enum.Enum):
     """How the engine holds its input feature map.
 

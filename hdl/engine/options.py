@@ -28,7 +28,7 @@ from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
 from .sparsity import BlockSchedule, KernelMask
-from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform  # noqa: F401  (EngineKind: re-exported)
+from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform, TileMemory  # noqa: F401  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
 MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-map bank or the weight memory
@@ -109,6 +109,9 @@ class EngineOptions:
     data_values : DataValues
         ``signed`` (default) feature-map words, or ``non-negative`` ones (an unsigned activation in a
         word a bit wider): the range every width of the datapath is computed from (:meth:`d_range`).
+    tile_memory : TileMemory
+        Where the serial B^T's transformed tiles are held: ``block`` (default) RAM, or where Yosys's
+        costs put them (``cost``: LUT RAM when shallow); no effect without a serial B^T.
     """
 
     geometry: Geometry
@@ -128,6 +131,7 @@ class EngineOptions:
     fabric_lanes: int = 0
     kernel_mask: KernelMask | None = None
     data_values: DataValues = DataValues.SIGNED
+    tile_memory: TileMemory = TileMemory.BLOCK
 
     def __post_init__(self):
         g = self.geometry
@@ -156,6 +160,7 @@ class EngineOptions:
                                                            "input transform"))
         object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
         object.__setattr__(self, "data_values", choice(DataValues, self.data_values, "data values"))
+        object.__setattr__(self, "tile_memory", choice(TileMemory, self.tile_memory, "tile memory"))
         if isinstance(self.fabric_lanes, bool) or not isinstance(self.fabric_lanes, int) \
                 or not 0 <= self.fabric_lanes <= self.parallel_out:
             raise WinohdlError(f"fabric lanes must be a whole number from 0 to --parallel-out {self.parallel_out}, "
@@ -401,7 +406,8 @@ class EngineOptions:
                 f"_pk{self.PK}pc{self.PC}_w{self.data_width}"
                 f"{'u' if self.data_values is DataValues.NON_NEGATIVE else ''}x{self.kernel_width}"
                 + ("_lines" if self.line_buffered else "")
-                + (f"_m{self._mask_tag}" if self.kernel_mask is not None else ""))
+                + (f"_m{self._mask_tag}" if self.kernel_mask is not None else "")
+                + ("_tcost" if self.tile_memory is TileMemory.COST else ""))
 
     @property
     def _mask_tag(self) -> str:
@@ -420,6 +426,8 @@ class EngineOptions:
             out["kernel_mask"] = self.kernel_mask.to_json()
         if self.data_values is not DataValues.SIGNED:
             out["data_values"] = self.data_values.value
+        if self.tile_memory is not TileMemory.BLOCK:
+            out["tile_memory"] = self.tile_memory.value
         return out
 
     @classmethod
@@ -431,8 +439,9 @@ class EngineOptions:
                 "output_transform", "input_transform"}
         # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
         # with fabric multipliers, none before; ``kernel_mask``
-        # only where kernels are known zero; ``data_values`` only where the words are non-negative)
-        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values"}
+        # only where kernels are known zero; ``data_values`` only where the words are non-negative;
+        # ``tile_memory`` only where it is not block RAM)
+        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory"}
         unknown, missing = sorted(set(data) - want - optional), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")

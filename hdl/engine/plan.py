@@ -19,6 +19,7 @@ from ..widths import Range
 from . import latency as L
 from .arith import EngineArithmetic
 from .latency import Latency
+from .modes import TileMemory
 from .options import MEMORY_BITS, MULTIPLIERS, EngineKind, EngineOptions, InputTransform, OutputTransform, bits_for
 from .perf import Performance, Timing, performance
 from .serial import Pass, lane_divisions, serial_latency, sharing_pays
@@ -67,13 +68,15 @@ class Stages:
 @dataclass(frozen=True)
 class MemoryPlan:
     """``count`` memories of ``depth`` words of ``width`` bits, written ``granularity`` bits at a time (a
-    byte enable per ``granularity`` bits; 0: whole words)."""
+    byte enable per ``granularity`` bits; 0: whole words); ``block``: the hardware forces block RAM
+    (``ram_style``; otherwise Yosys's costs place it)."""
 
     name: str
     count: int
     depth: int
     width: int
     granularity: int = 0
+    block: bool = False
 
     @property
     def bits(self) -> int:
@@ -337,7 +340,8 @@ class EnginePlan:
             per = self.datapath.rank // self.slices
             widths = self.datapath.v_widths
             out.append(MemoryPlan("transformed tiles", o.PC * self.slices, 2 << bits_for(o.channel_groups),
-                                  max(sum(widths[f * per:(f + 1) * per]) for f in range(self.slices))))
+                                  max(sum(widths[f * per:(f + 1) * per]) for f in range(self.slices)),
+                                  block=o.tile_memory is TileMemory.BLOCK))
         out.append(MemoryPlan("output FIFO", 1, self.fifo_depth, o.PK * g.n_y * self.y_width + g.n_y + 1))
         return tuple(out)
 

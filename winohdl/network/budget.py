@@ -10,9 +10,10 @@ memory of ``depth x width`` takes the fewest blocks over the simple-dual-port wi
 (:func:`bram_blocks`), and a memory read at several addresses in one cycle is copied once per read (a
 block has one read port beside its write port), as Yosys maps the engines' feature-map banks. A memory
 goes to LUT RAM (ECP5 TRELLIS_DPR16X4; xc7 RAM32M, RAM64M) where Yosys's own costs (``memory_libmap``,
-read from the device table) would put it, unless the hardware forces block RAM (the engines' transformed
-tiles); LUT RAM counts in the logic figure. The measurements these rules are checked against are in
-docs/benchmarks.md (ECP5) and ``tests/test_network_plan.py`` (xc7: Yosys's mappings of single memories).
+read from the device table) would put it, unless the hardware forces block RAM (an engine's transformed
+tiles where its options say so, :class:`hdl.engine.modes.TileMemory`); LUT RAM counts in the logic
+figure. The measurements these rules are checked against are in docs/benchmarks.md (ECP5) and
+``tests/test_network_plan.py`` (xc7: Yosys's mappings of single memories).
 
 The clock: one clock for every engine of a network, the same for both plans, so that they differ by
 their cycles and resources only. Its default is the slower engine's measured median Fmax

@@ -27,7 +27,9 @@ Costs (every figure from the engine's plan, the device table, and the rules belo
   some of its output lanes in the fabric too (:func:`fabric_variants`): those lanes take no DSP
   block and add the rule's logic at their operand and product widths (:func:`lane_cost`);
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
-  feature-map bank copied once per address read in the same cycle;
+  feature-map bank copied once per address read in the same cycle; a Winograd engine with a serial
+  B^T is offered with its transformed tiles in block RAM (forced) and, where Yosys's costs put them
+  in LUT RAM, so too (:class:`hdl.engine.modes.TileMemory`: block RAM for logic);
 * logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the
   requantisation of each output word (:data:`REQUANT_LOGIC` + its width) and any LUT RAM. On an xc7
   part the same model counts LUT6: an adder bit is one LUT beside its CARRY4 there as it is half a
@@ -215,14 +217,15 @@ def feature_map_reads(plan) -> list[int]:
 
 
 def engine_memories(plan) -> list[Memory]:
-    """Every physical memory of an engine plan (the transformed tiles are block RAM: the engine says so)."""
+    """Every physical memory of an engine plan (block RAM where the engine forces it: its transformed tiles
+    unless its options leave them to Yosys's costs, :class:`hdl.engine.modes.TileMemory`)."""
     out = []
     for m in plan.memories:
         if m.name == "feature-map banks":
             out += [Memory(plan.options.PC * n, m.depth, m.width, name=f"{m.name} (read {n}x)",
                            granularity=m.granularity) for n in feature_map_reads(plan)]
         else:
-            out.append(Memory(m.count, m.depth, m.width, block=m.name == "transformed tiles", name=m.name))
+            out.append(Memory(m.count, m.depth, m.width, block=m.block, name=m.name))
     return out
 
 
@@ -291,7 +294,7 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     always): one ring of rows, and a ring per frame in flight (frames overlap: fewer cycles, more memory).
     ``mask``: the layer's kernels that are not zero (:func:`winohdl.network.decision.layer_mask`), so each
     engine visits and builds only their blocks and lanes (and is costed so)."""
-    from hdl.engine.modes import Buffering
+    from hdl.engine.modes import Buffering, TileMemory
     a = node.attrs
     if a.grouped:
         raise WinohdlError(f"node {node.name!r}: plan a grouped convolution ({a.describe()}) dense "
@@ -300,8 +303,8 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     for g in geometries:
         for pk in divisors(a.out_channels):
             for pc in divisors(a.in_channels):
-                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b, mask)
-                      for b in (Buffering.LINES, Buffering.RINGS)]
+                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b, mask, t)
+                      for b in (Buffering.LINES, Buffering.RINGS) for t in TileMemory]
                 cs = [v for c in cs if c is not None for v in fabric_variants(c, ctx)]
                 cs = [c for c in cs if c.dsp <= ctx.budget.dsp or pk * pc == 1]
                 if not cs and pk * pc > 1:
@@ -311,7 +314,10 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
 
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
-                      ctx: Context, buffering, mask=None) -> Candidate | None:
+                      ctx: Context, buffering, mask=None, tile_memory=None) -> Candidate | None:
+    """One engine's candidate; ``tile_memory`` other than block RAM only where it moves a memory (None:
+    the serial B^T's transformed tiles, if any, stay in block RAM either way)."""
+    from hdl.engine.modes import TileMemory
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
     from hdl.engine.plan import plan_engine
     from hdl.engine.raster import raster_beats
@@ -319,19 +325,25 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
+    tile_memory = TileMemory(tile_memory or TileMemory.BLOCK)
+    if direct and tile_memory is not TileMemory.BLOCK:
+        return None   # no transformed tiles
     lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)   # those not zero throughout
     n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
     if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
-                                   ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values)
+                                   ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values,
+                                   tile_memory=tile_memory)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
             plan = plan_engine(opts, dp, decision.kind)
     except WinohdlError:
         return None  # options the engine cannot take
+    if tile_memory is not TileMemory.BLOCK and not _tiles_leave_block_ram(plan, ctx):
+        return None   # the same engine as with block RAM forced: Yosys's costs put them there too
     lane = lane_cost(plan, dp, ctx)
     dsp = pk * lane.dsp
     if node.trained is not None:    # trained scales: each output lane multiplies before its rounding shift
@@ -344,6 +356,11 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
                      lambda: max(plan.performance.period, out_beats), lane)
+
+
+def _tiles_leave_block_ram(plan, ctx: Context) -> bool:
+    """Whether the engine of ``plan`` holds transformed tiles that Yosys's costs put outside block RAM."""
+    return any(m.name == "transformed tiles" and not ctx.memory([m]).bram for m in engine_memories(plan))
 
 
 def lane_cost(plan, dp, ctx: Context) -> LaneCost:

@@ -14,7 +14,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.limits import lifted
 
-from hdl.engine.modes import Buffering, EngineKind, EnginePipeline
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
 from hdl.engine.sparsity import KernelMask
 from hdl.options import DataValues, MultiplierKind
@@ -137,20 +137,22 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     parallel_in: int = 1, buffering: Buffering = Buffering.LINES, data_width: int = DATA_WIDTH,
                     kernel_width: int = KERNEL_WIDTH, fabric_lanes: int = 0,
                     kernel_mask: KernelMask | None = None,
-                    data_values: DataValues = DataValues.SIGNED) -> EngineDecision:
+                    data_values: DataValues = DataValues.SIGNED,
+                    tile_memory: TileMemory = TileMemory.BLOCK) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
     engine's size limits guard its elaboration, not a plan: the budget decides what fits. ``kernel_mask``:
     the kernels of the layer's weights that are not zero, where some are (:func:`layer_mask`);
-    ``data_values``: non-negative for the words of an unsigned activation (:mod:`winohdl.network.trained`)."""
+    ``data_values``: non-negative for the words of an unsigned activation (:mod:`winohdl.network.trained`);
+    ``tile_memory``: where a serial B^T's transformed tiles go (:class:`hdl.engine.modes.TileMemory`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
-                                data_values=data_values)
+                                data_values=data_values, tile_memory=tile_memory)
     return EngineDecision(options, kind)
 
 
@@ -182,12 +184,12 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
                            o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
                            data_values=data_values,
-                           kernel_mask=o.kernel_mask)
+                           kernel_mask=o.kernel_mask, tile_memory=o.tile_memory)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
                            f"{free.options.to_json()[differs]!r} (only the tile, PK, PC, line buffers and "
-                           "fabric lanes are chosen)")
+                           "fabric lanes and where the transformed tiles go are chosen)")
 
 
 def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None) -> None:
