@@ -78,8 +78,8 @@ from winohdl.core.errors import WinohdlError
 from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
-from .buffers import (feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles,
-                      preloaded_weights, weight_counters, weight_memories)
+from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
+from .weights import preloaded_weights, weight_counters, weight_memories
 from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
 from .plan import EnginePlan
