@@ -14,7 +14,6 @@ model, their arg-max agreement, the share of equal integers per quantised layer 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import subprocess
 import sys
@@ -24,15 +23,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from example_scripts import load
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _example():
-    spec = importlib.util.spec_from_file_location("winohdl_examples_brevitas_train",
-                                                  ROOT / "examples/digits_brevitas/train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("winohdl_examples_brevitas_train", "examples/digits_brevitas/train.py")
 
 
 def simulate(model: Path, images: Path, labels: Path, out: Path) -> tuple[str, list[str]]:

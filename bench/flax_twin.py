@@ -21,7 +21,6 @@ carry the nodes' names, made alike) equal the ``mlir`` form's. Simulation is lef
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from example_scripts import load  # noqa: E402
 from winohdl.network import api  # noqa: E402
 from winohdl.network.integer_model import quantise_input, run_integer  # noqa: E402
 
@@ -38,10 +38,7 @@ EXAMPLE = ROOT / "examples" / "digits_flax"
 
 
 def _module(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(name, path)
 
 
 def graphs(data: Path) -> dict:

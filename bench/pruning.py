@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import subprocess
@@ -49,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from example_scripts import load  # noqa: E402
 from winohdl.network import prune as P  # noqa: E402
 
 MACHINE = "shared 2-core machine (loaded)"
@@ -57,10 +57,7 @@ SIM_FRACTION = 0.9
 
 
 def _load(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(name, path)
 
 
 def examples() -> dict:

