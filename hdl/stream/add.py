@@ -11,8 +11,8 @@ from winohdl.core.errors import WinohdlError
 from ..engine.engine import axis_stream
 from ..widths import Range
 from ..components import CheckedComponent
-from .axis import (flag_chain, lane, output_queue, saturate_register, shift_round_value, signed_register,
-                   word_range)
+from .axis import (flag_chain, lane, output_queue, product_register, saturate_register, shift_round_value,
+                   signed_register, word_range)
 
 LATENCY = 4
 """Cycles from a pair's handshake to its result's push: the pair registered (the FIFO's block RAM has a
@@ -126,8 +126,7 @@ class ResidualAdd(CheckedComponent):
             sa, sb = self.shifts
             sum_r = Range((r.lo << sa) + (r.lo << sb), (r.hi << sa) + (r.hi << sb))
             return signed_register(m, (x << sa) + (y << sb), sum_r, f"sum{i}"), sum_r
-        ranges = [Range(r.lo * M, r.hi * M) for M in self.multiplier]
-        px, py = (signed_register(m, v * M, pr, f"prod{i}_{k}")
-                  for k, (v, M, pr) in enumerate(zip((x, y), self.multiplier, ranges)))
-        sum_r = Range(ranges[0].lo + ranges[1].lo, ranges[0].hi + ranges[1].hi)
+        (px, rx), (py, ry) = (product_register(m, v, r, M, f"prod{i}_{k}")
+                              for k, (v, M) in enumerate(zip((x, y), self.multiplier)))
+        sum_r = Range(rx.lo + ry.lo, rx.hi + ry.hi)
         return signed_register(m, px + py, sum_r, f"sum{i}"), sum_r

@@ -133,6 +133,13 @@ def signed_register(m: Module, value: Value, r: Range, name: str) -> Signal:
     return reg
 
 
+def product_register(m: Module, value: Value, r: Range, M: int, name: str) -> tuple[Signal, Range]:
+    """``value`` (values in ``r``) times the constant ``M`` >= 1 (a trained scale's multiplier), registered at
+    the product's exact width, and the product's range."""
+    pr = Range(r.lo * M, r.hi * M)
+    return signed_register(m, value * M, pr, name), pr
+
+
 def saturate_register(m: Module, x: Value, r: Range, bits: int, relu: bool, name: str,
                       high: int | None = None) -> Signal:
     """``x`` (values in ``r``) saturated to a signed ``bits``-bit word (at 0 below with ``relu``, at ``high``

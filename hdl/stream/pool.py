@@ -15,7 +15,7 @@ from ..engine.engine import axis_stream
 from ..pipeline import less
 from ..widths import Range, signed_width
 from ..components import CheckedComponent
-from .axis import (MUX_ENTRIES, flag_chain, lane, log2_exact, output_queue, saturate_register,
+from .axis import (MUX_ENTRIES, flag_chain, lane, log2_exact, output_queue, product_register, saturate_register,
                    shift_round_value, signed_register, table_lookup, word_range)
 
 FINISH = 4
@@ -342,8 +342,7 @@ class AvgPool(_Pool2d):
 
     def _finish(self, m, acc, r, name):
         if self.multiplier != 1:
-            r = Range(r.lo * self.multiplier, r.hi * self.multiplier)
-            acc = signed_register(m, acc * self.multiplier, r, f"{name}_prod")
+            acc, r = product_register(m, acc, r, self.multiplier, f"{name}_prod")
         shifted, sr = shift_round_value(m, acc, r, self.log2_count + self.extra_shift, name)
         return saturate_register(m, shifted, sr, self.out_bits, False, name)
 
@@ -429,8 +428,7 @@ class GlobalAvgPool(CheckedComponent):
                 m.d.sync += sums[-1].eq(Mux(pix == 0, 0, sums[0]) + lane(st.tdata, i, w))
             total, total_r = sums[-1], sum_r
             if self.multiplier != 1:
-                total_r = Range(sum_r.lo * self.multiplier, sum_r.hi * self.multiplier)
-                total = signed_register(m, total * self.multiplier, total_r, f"prod{i}")
+                total, total_r = product_register(m, total, sum_r, self.multiplier, f"prod{i}")
             shifted, sr = shift_round_value(m, total, total_r, self.log2_count + self.extra_shift, f"avg{i}")
             outs.append(saturate_register(m, signed_register(m, shifted, sr, f"avg{i}"), sr, self.out_bits, False,
                                           f"out{i}"))
