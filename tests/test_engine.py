@@ -95,7 +95,9 @@ def test_preloaded_weights_need_no_load_and_a_load_replaces_them(kind="winograd"
         LayerEngine(plan, weights=[0])
 
 
-@pytest.mark.parametrize("kw", [{"kernel_transform": "hw"}, {"pipeline": "deep"}], ids=["hw_transform", "deep"])
+@pytest.mark.parametrize("kw", [{"kernel_transform": "hw"}, {"pipeline": "deep"},
+                                {"kernel_transform": "hw", "weight_store": "kernels"}],
+                         ids=["hw_transform", "deep", "kernels_stored"])
 @pytest.mark.parametrize("case", [LAYERS[0], LAYERS[5]], ids=[IDS[0], IDS[5]])
 def test_engine_options_stream_bit_exact(case, kw):
     o = options(case, **kw)
@@ -198,6 +200,39 @@ def test_serial_input_transform_streams_bit_exact(case):
     assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
     # the drain: one pass of C / PC x K / PK issues more than the reads per frame
     assert all(s["last_issue"] - s["walked"] == o.channel_groups * o.kernel_groups for s in sched)
+
+
+@pytest.mark.parametrize("case", [SERIAL_IN[0], SERIAL_IN[2], SERIAL_IN[5]], ids=["f2x2", "s2_pk2pc2", "f4x4_shared"])
+@pytest.mark.slow(10)
+def test_kernels_stored_and_transformed_as_read(case):
+    """Weight memories holding g, each kernel transformed as it is read (``weight_store`` kernels): one
+    memory of |g| words per live lane instead of R words per fibre, staggered fibres served through
+    registers; bit-exact with gaps, back-pressure and extremes (kernels loaded through the port and
+    preloaded), and the performance model cycle for cycle."""
+    geo, F, P, C, K, PK, PC, pipeline = case
+    o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial",
+                      kernel_transform="hw", weight_store="kernels")
+    dp, plan, eng = build_engine(o, "winograd")
+    assert plan.staggered and plan.kernel_read_cycles > 0
+    (weights,) = [mem for mem in plan.memories if mem.name == "weights"]
+    assert (weights.count, weights.width) == (o.PK * o.PC, o.geometry.n_g * o.kernel_width)
+    rng = np.random.default_rng(1)
+    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
+    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
+    assert_frames_exact(o, dp, layers, got)
+    _, cycles = amaranth_run(eng, layers[:2])
+    sched = schedule(o, plan.timing, 2, (True, True))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    model = EngineModel(o, dp, "winograd")
+    (x0, w0), (x1, w1) = layers[:2]
+    preloaded = LayerEngine(plan, weights=[pack(b, plan.w_width) for b in model.weight_beats(w0)])
+    got, _ = amaranth_run(preloaded, [(x0, None), (x1, w1)], seed=5, gaps=0.2, backpressure=0.2)
+    assert got == [model.output_beats(x0, w0), model.output_beats(x1, w1)]
+
+
+def test_kernels_stored_need_the_kernels_on_the_port():
+    with pytest.raises(WinohdlError, match="kernel transform 'hw'"):
+        EngineOptions(Geometry.parse("2x2", "3x3"), 2, 2, (5, 5), (1, 1), weight_store="kernels")
 
 
 @pytest.mark.parametrize("case, merged", [(SERIAL_IN[0], (True, True, False, True)),

@@ -172,6 +172,7 @@ class LayerEngine(CheckedComponent):
             m.d.comb += ctl.space.eq(line_space(m, o, wk.tidx[0], writer, ctl.rgen))
         valid1, last1, tlast1, keep1, w_raddrs = _issue_stage(m, p, reg, ctl, wk, mul_issue)
         sw_bits = p.store_width
+        w_raddrs = w_raddrs[:p.weight_slices]
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
         init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
         w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init)
@@ -183,6 +184,8 @@ class LayerEngine(CheckedComponent):
                                     (wk.tidx, wk.read_cg, ctl.rgen))
         wstore = {(pk, pc): [w_read[pk, pc][i * sw_bits:(i + 1) * sw_bits].as_signed() for i in range(p.n_store)]
                   for pk, pc in w_read}
+        if p.reads_kernels:
+            wstore = {lane: _kernel_transform(m, p, reg, g, f"{lane[0]}_{lane[1]}") for lane, g in wstore.items()}
         if p.winograd:
             sums, n_acc = _winograd_sums(m, p, reg, wk, raw, wstore), p.datapath.rank
         else:
@@ -287,6 +290,20 @@ def _walker(m: Module, p: EnginePlan, c: _Control, writer, my):
     return wk, mul_issue
 
 
+def _kernel_transform(m: Module, p: EnginePlan, reg, g: list, tag: str) -> list:
+    """u = G_int g of one lane's kernel as read from its memory (:attr:`EnginePlan.reads_kernels`), each
+    word registered as the multiplier's operand, :attr:`EnginePlan.kernel_read_cycles` after the read;
+    a staggered fibre's words (:attr:`EnginePlan.staggered`) one register more per fibre, as its own
+    memory's read was a cycle later per fibre."""
+    o, dp = p.options, p.datapath
+    m.submodules[f"gt{tag}"] = gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * o.geometry.n_g,
+                                                          dp.kernel_node_ranges, dp.u_ranges, f"gt{tag}", o.per_stage)
+    for i, v in enumerate(g):
+        m.d.comb += word(gt.x, i).eq(v)
+    per = dp.rank // p.slices
+    return [reg(word(gt.y, r), f"u{tag}_{r}", 1 + r // per) for r in range(dp.rank)]
+
+
 def _issue_stage(m: Module, p: EnginePlan, reg, c: _Control, wk, mul_issue):
     """Stage 1, the issue registered: ``(valid, last, tlast, keep, weight read addresses)``."""
     keep0 = output_keep(p.options, wk.mtidx)
@@ -322,6 +339,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
             m.d.comb += word(bt.x, j).eq(raw[j, pc])
         for r in range(R):
             v[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}")          # the multiplier operand register
+    if p.kernel_read_cycles:    # the operand waits for u, transformed from g as it is read
+        v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.kernel_read_cycles) for k, x in v.items()}
     prods = {}
     for pk in range(o.PK):
         for pc in range(o.PC):

@@ -70,6 +70,21 @@ class TileMemory(enum.Enum):
     COST = "cost"
 
 
+class WeightStore(enum.Enum):
+    """What a Winograd engine's weight memories hold (the direct engine holds g either way).
+
+    ``transformed`` (default): u = G_int g, R words a kernel at u's widths, as the multipliers read
+    them. ``kernels``: g itself, |g| words of the kernel width, and a kernel transform per live lane
+    between each memory and its multipliers forms u as it is read (the weight port then takes g:
+    ``kernel_transform`` ``hw``). Fewer bits stored and read a cycle (F(2x2,3x3) at 8 bits: 72
+    against 192) for the transform's adders and the registers that delay the data operand to meet
+    it: what lets a network whose block RAM binds give its layers larger or more parallel tiles.
+    """
+
+    TRANSFORMED = "transformed"
+    KERNELS = "kernels"
+
+
 class Buffering(enum.Enum):
     """How the engine holds its input feature map.
 

@@ -28,7 +28,7 @@ from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
 from .sparsity import BlockSchedule, KernelMask
-from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform, TileMemory  # noqa: F401  (EngineKind: re-exported)
+from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
 MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-map bank or the weight memory
@@ -112,6 +112,10 @@ class EngineOptions:
     tile_memory : TileMemory
         Where the serial B^T's transformed tiles are held: ``block`` (default) RAM, or where Yosys's
         costs put them (``cost``: LUT RAM when shallow); no effect without a serial B^T.
+    weight_store : WeightStore
+        What a Winograd engine's weight memories hold: ``transformed`` (default) u, or ``kernels`` g,
+        transformed as read (needs ``kernel_transform`` ``hw``: the port takes g); no effect on a direct
+        engine.
     """
 
     geometry: Geometry
@@ -132,6 +136,7 @@ class EngineOptions:
     kernel_mask: KernelMask | None = None
     data_values: DataValues = DataValues.SIGNED
     tile_memory: TileMemory = TileMemory.BLOCK
+    weight_store: WeightStore = WeightStore.TRANSFORMED
 
     def __post_init__(self):
         g = self.geometry
@@ -161,6 +166,10 @@ class EngineOptions:
         object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
         object.__setattr__(self, "data_values", choice(DataValues, self.data_values, "data values"))
         object.__setattr__(self, "tile_memory", choice(TileMemory, self.tile_memory, "tile memory"))
+        object.__setattr__(self, "weight_store", choice(WeightStore, self.weight_store, "weight store"))
+        if self.weight_store is WeightStore.KERNELS and self.kernel_transform is not KernelTransform.HW:
+            raise WinohdlError("an engine that stores the kernels g takes g on its weight port: kernel "
+                               "transform 'hw', not 'offline'")
         if isinstance(self.fabric_lanes, bool) or not isinstance(self.fabric_lanes, int) \
                 or not 0 <= self.fabric_lanes <= self.parallel_out:
             raise WinohdlError(f"fabric lanes must be a whole number from 0 to --parallel-out {self.parallel_out}, "
@@ -407,7 +416,8 @@ class EngineOptions:
                 f"{'u' if self.data_values is DataValues.NON_NEGATIVE else ''}x{self.kernel_width}"
                 + ("_lines" if self.line_buffered else "")
                 + (f"_m{self._mask_tag}" if self.kernel_mask is not None else "")
-                + ("_tcost" if self.tile_memory is TileMemory.COST else ""))
+                + ("_tcost" if self.tile_memory is TileMemory.COST else "")
+                + ("_gstore" if self.weight_store is WeightStore.KERNELS else ""))
 
     @property
     def _mask_tag(self) -> str:
@@ -428,6 +438,8 @@ class EngineOptions:
             out["data_values"] = self.data_values.value
         if self.tile_memory is not TileMemory.BLOCK:
             out["tile_memory"] = self.tile_memory.value
+        if self.weight_store is not WeightStore.TRANSFORMED:
+            out["weight_store"] = self.weight_store.value
         return out
 
     @classmethod
@@ -440,8 +452,8 @@ class EngineOptions:
         # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
         # with fabric multipliers, none before; ``kernel_mask``
         # only where kernels are known zero; ``data_values`` only where the words are non-negative;
-        # ``tile_memory`` only where it is not block RAM)
-        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory"}
+        # ``tile_memory`` only where it is not block RAM; ``weight_store`` only where it holds g)
+        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory", "weight_store"}
         unknown, missing = sorted(set(data) - want - optional), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")

@@ -19,7 +19,7 @@ from ..widths import Range
 from . import latency as L
 from .arith import EngineArithmetic
 from .latency import Latency
-from .modes import TileMemory
+from .modes import TileMemory, WeightStore
 from .options import MEMORY_BITS, MULTIPLIERS, EngineKind, EngineOptions, InputTransform, OutputTransform, bits_for
 from .perf import Performance, Timing, performance
 from .serial import Pass, lane_divisions, serial_latency, sharing_pays
@@ -130,28 +130,53 @@ class EnginePlan:
 
     # ---- ports ------------------------------------------------------------------------------------
     @property
+    def reads_kernels(self) -> bool:
+        """The weight memories hold g and the kernel transform forms u as each kernel is read
+        (:class:`~hdl.engine.modes.WeightStore` ``kernels``)."""
+        return self.winograd and self.options.weight_store is WeightStore.KERNELS
+
+    @property
     def hw_transform(self) -> bool:
-        """The kernel transform is on chip (the weight port takes g)."""
-        return self.winograd and self.options.kernel_transform is KernelTransform.HW
+        """The kernel transform is on chip where the weights are loaded (the weight port takes g, the
+        memories hold u)."""
+        return self.winograd and self.options.kernel_transform is KernelTransform.HW and not self.reads_kernels
+
+    @property
+    def _port_takes_u(self) -> bool:
+        return self.winograd and self.options.kernel_transform is KernelTransform.OFFLINE
 
     @property
     def n_w(self) -> int:
         """Words per weight beat: u (R words) with the transform offline, else g."""
-        return self.datapath.rank if self.winograd and not self.hw_transform else self.options.geometry.n_g
+        return self.datapath.rank if self._port_takes_u else self.options.geometry.n_g
 
     @property
     def w_width(self) -> int:
         """Bits per weight word."""
-        return self.datapath.u_port_width if self.winograd and not self.hw_transform else self.options.kernel_width
+        return self.datapath.u_port_width if self._port_takes_u else self.options.kernel_width
 
     @property
     def n_store(self) -> int:
-        """Words per stored kernel: u (Winograd) or g (direct)."""
-        return self.datapath.rank if self.winograd else self.options.geometry.n_g
+        """Words per stored kernel: u (Winograd) or g (direct, or the kernels stored)."""
+        return self.datapath.rank if self.winograd and not self.reads_kernels else self.options.geometry.n_g
 
     @property
     def store_width(self) -> int:
-        return self.datapath.u_port_width if self.winograd else self.options.kernel_width
+        return self.datapath.u_port_width if self.winograd and not self.reads_kernels else self.options.kernel_width
+
+    @property
+    def weight_slices(self) -> int:
+        """Weight memories per live lane: one per fibre of staggered accumulators (each read a cycle after
+        the previous one), or one whose kernels, transformed as read, reach the fibres through registers."""
+        return 1 if self.reads_kernels else self.slices
+
+    @cached_property
+    def kernel_read_cycles(self) -> int:
+        """Registers the kernel transform adds after a weight read (its cuts and its result registered
+        as the multiplier's operand), which the data operand waits for; 0 when u is stored."""
+        if not self.reads_kernels:
+            return 0
+        return graph_latency(self.datapath.kernel_graph, self.options.per_stage) + 1
 
     @property
     def y_width(self) -> int:
@@ -253,7 +278,9 @@ class EnginePlan:
             bt = [L.PADDING, Latency("B^T", self._bt_cycles, "the data transform's cuts")]
         lane = ([Latency("lane sum", graph_latency(a.lane_graph, ps), "the sum over the PC lanes' adder cuts"),
                  L.LANE] if self.options.PC > 1 else [])
-        return tuple(front + bt + [L.OPERAND, L.PRODUCT, *self._split()] + lane)
+        wait = ([Latency("kernel transform", self.kernel_read_cycles, "the data operand delayed to meet u, "
+                         "transformed from g as it is read")] if self.reads_kernels else [])
+        return tuple(front + bt + [L.OPERAND] + wait + [L.PRODUCT, *self._split()] + lane)
 
     @cached_property
     def _bt_cycles(self) -> int:
@@ -334,8 +361,8 @@ class EnginePlan:
         else:
             fm = MemoryPlan("feature-map banks", banks * o.PC, o.bank_depth, o.data_width)
         out = [fm,
-               MemoryPlan("weights", len(o.blocks.lanes) * self.slices, o.weight_depth,   # the live lanes
-                          self.n_store // self.slices * self.store_width)]
+               MemoryPlan("weights", len(o.blocks.lanes) * self.weight_slices, o.weight_depth,   # the live lanes
+                          self.n_store // self.weight_slices * self.store_width)]
         if serial:
             per = self.datapath.rank // self.slices
             widths = self.datapath.v_widths
