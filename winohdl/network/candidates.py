@@ -29,7 +29,9 @@ Costs (every figure from the engine's plan, the device table, and the rules belo
 * block RAM: :func:`winohdl.network.budget.memory_cost` of ``EnginePlan.memories``, each
   feature-map bank copied once per address read in the same cycle; a Winograd engine with a serial
   B^T is offered with its transformed tiles in block RAM (forced) and, where Yosys's costs put them
-  in LUT RAM, so too (:class:`hdl.engine.modes.TileMemory`: block RAM for logic);
+  in LUT RAM, so too (:class:`hdl.engine.modes.TileMemory`: block RAM for logic); a Winograd engine is
+  offered storing u and, where that takes fewer blocks, storing the kernels g and transforming them as
+  they are read (:class:`hdl.engine.modes.WeightStore`: block RAM for a kernel transform per lane);
 * logic (LUT4 + 2 x CCU2C, the engines' measured formula): :func:`engine_logic`, plus the
   requantisation of each output word (:data:`REQUANT_LOGIC` + its width) and any LUT RAM. On an xc7
   part the same model counts LUT6: an adder bit is one LUT beside its CARRY4 there as it is half a
@@ -197,7 +199,8 @@ def engine_logic(plan) -> int:
         lanes = sum(sum(r.width for r in nodes[a.lane_graph.n_inputs:]) for nodes in a.lane_node_ranges)
         bt = dp.adder_bits["BT"] * (SERIAL_LOGIC if plan.input_passes else 1)
         at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
-        return CONTROL_LOGIC["winograd"] + o.PK * (acc + lanes) + round(o.PC * bt + o.PK * at)
+        gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
+        return CONTROL_LOGIC["winograd"] + o.PK * (acc + lanes) + round(o.PC * bt + o.PK * at) + gt
     tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
     return CONTROL_LOGIC["direct"] + o.PK * (acc + tree)
 
@@ -294,7 +297,7 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     always): one ring of rows, and a ring per frame in flight (frames overlap: fewer cycles, more memory).
     ``mask``: the layer's kernels that are not zero (:func:`winohdl.network.decision.layer_mask`), so each
     engine visits and builds only their blocks and lanes (and is costed so)."""
-    from hdl.engine.modes import Buffering, TileMemory
+    from hdl.engine.modes import Buffering, TileMemory, WeightStore
     a = node.attrs
     if a.grouped:
         raise WinohdlError(f"node {node.name!r}: plan a grouped convolution ({a.describe()}) dense "
@@ -303,8 +306,8 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     for g in geometries:
         for pk in divisors(a.out_channels):
             for pc in divisors(a.in_channels):
-                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b, mask, t)
-                      for b in (Buffering.LINES, Buffering.RINGS) for t in TileMemory]
+                cs = [_engine_candidate(node, in_shape, g, pk, pc, ctx, b, mask, t, s)
+                      for b in (Buffering.LINES, Buffering.RINGS) for t in TileMemory for s in WeightStore]
                 cs = [v for c in cs if c is not None for v in fabric_variants(c, ctx)]
                 cs = [c for c in cs if c.dsp <= ctx.budget.dsp or pk * pc == 1]
                 if not cs and pk * pc > 1:
@@ -314,10 +317,11 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
 
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
-                      ctx: Context, buffering, mask=None, tile_memory=None) -> Candidate | None:
+                      ctx: Context, buffering, mask=None, tile_memory=None, weight_store=None) -> Candidate | None:
     """One engine's candidate; ``tile_memory`` other than block RAM only where it moves a memory (None:
-    the serial B^T's transformed tiles, if any, stay in block RAM either way)."""
-    from hdl.engine.modes import TileMemory
+    the serial B^T's transformed tiles, if any, stay in block RAM either way), ``weight_store`` other than
+    u only where the kernels g take fewer blocks (None otherwise)."""
+    from hdl.engine.modes import TileMemory, WeightStore
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
     from hdl.engine.plan import plan_engine
     from hdl.engine.raster import raster_beats
@@ -326,8 +330,11 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     a = node.attrs
     direct = geometry is None
     tile_memory = TileMemory(tile_memory or TileMemory.BLOCK)
-    if direct and tile_memory is not TileMemory.BLOCK:
-        return None   # no transformed tiles
+    weight_store = WeightStore(weight_store or WeightStore.TRANSFORMED)
+    if direct and (tile_memory is not TileMemory.BLOCK or weight_store is not WeightStore.TRANSFORMED):
+        return None   # no transformed tiles, no u
+    if weight_store is WeightStore.KERNELS and (node.attrs.winograd or not _kernels_are_narrower(geometry, ctx)):
+        return None   # a Winograd-domain layer has no g; u no wider than g saves nothing
     lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)   # those not zero throughout
     n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
     if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:
@@ -335,7 +342,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
                                    ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values,
-                                   tile_memory=tile_memory)
+                                   tile_memory=tile_memory, weight_store=weight_store)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
@@ -344,6 +351,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         return None  # options the engine cannot take
     if tile_memory is not TileMemory.BLOCK and not _tiles_leave_block_ram(plan, ctx):
         return None   # the same engine as with block RAM forced: Yosys's costs put them there too
+    if weight_store is WeightStore.KERNELS and not _kernels_save_block_ram(plan, ctx):
+        return None   # the weights take as many blocks either way: the transform would only cost
     lane = lane_cost(plan, dp, ctx)
     dsp = pk * lane.dsp
     if node.trained is not None:    # trained scales: each output lane multiplies before its rounding shift
@@ -356,6 +365,25 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
                      lambda: max(plan.performance.period, out_beats), lane)
+
+
+def _kernels_are_narrower(geometry: Geometry, ctx: Context) -> bool:
+    """Whether g (|g| words of the kernel width) is fewer bits a kernel than u (R words at its port width)."""
+    dp = datapath(geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
+    return geometry.n_g * ctx.kernel_width < dp.rank * dp.u_port_width
+
+
+def _kernels_save_block_ram(plan, ctx: Context) -> bool:
+    """Whether the engine of ``plan``, storing g, takes fewer blocks for its weights than storing u."""
+    from hdl.engine.modes import WeightStore
+    from hdl.engine.plan import plan_engine
+    from winohdl.core.limits import lifted
+    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
+    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
+        stored_u = plan_engine(replace(plan.options, weight_store=WeightStore.TRANSFORMED,
+                                       kernel_transform="offline"), plan.datapath, plan.kind)
+    weights = lambda p: ctx.memory([m for m in engine_memories(p) if m.name == "weights"]).bram  # noqa: E731
+    return weights(plan) < weights(stored_u)
 
 
 def _tiles_leave_block_ram(plan, ctx: Context) -> bool:

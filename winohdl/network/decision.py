@@ -14,7 +14,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.limits import lifted
 
-from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory, WeightStore
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
 from hdl.engine.sparsity import KernelMask
 from hdl.options import DataValues, MultiplierKind
@@ -69,6 +69,11 @@ class EngineDecision:
     @property
     def buffering(self) -> str:
         return self.options.buffering.value
+
+    @property
+    def stores_kernels(self) -> bool:
+        """A Winograd engine whose weight memories hold g, transformed as read (:class:`WeightStore`)."""
+        return self.kind is EngineKind.WINOGRAD and self.options.weight_store is WeightStore.KERNELS
 
     @property
     def fabric_lanes(self) -> int:
@@ -138,21 +143,28 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     kernel_width: int = KERNEL_WIDTH, fabric_lanes: int = 0,
                     kernel_mask: KernelMask | None = None,
                     data_values: DataValues = DataValues.SIGNED,
-                    tile_memory: TileMemory = TileMemory.BLOCK) -> EngineDecision:
+                    tile_memory: TileMemory = TileMemory.BLOCK,
+                    weight_store: WeightStore = WeightStore.TRANSFORMED) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
     engine's size limits guard its elaboration, not a plan: the budget decides what fits. ``kernel_mask``:
     the kernels of the layer's weights that are not zero, where some are (:func:`layer_mask`);
     ``data_values``: non-negative for the words of an unsigned activation (:mod:`winohdl.network.trained`);
-    ``tile_memory``: where a serial B^T's transformed tiles go (:class:`hdl.engine.modes.TileMemory`)."""
+    ``tile_memory``: where a serial B^T's transformed tiles go (:class:`hdl.engine.modes.TileMemory`);
+    ``weight_store``: whether a Winograd engine stores u or the kernels g (:class:`hdl.engine.modes.WeightStore`:
+    its weight port then takes g, as the direct engine's)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
+    weight_store = WeightStore(weight_store)
+    if kind is EngineKind.DIRECT and weight_store is not WeightStore.TRANSFORMED:
+        raise WinohdlError("a direct engine stores its kernels as they are: no weight store to choose")
     geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
-                                data_values=data_values, tile_memory=tile_memory)
+                                data_values=data_values, tile_memory=tile_memory, weight_store=weight_store,
+                                kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline")
     return EngineDecision(options, kind)
 
 
@@ -184,12 +196,13 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
                            o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
                            data_values=data_values,
-                           kernel_mask=o.kernel_mask, tile_memory=o.tile_memory)
+                           kernel_mask=o.kernel_mask, tile_memory=o.tile_memory,
+                           weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
                            f"{free.options.to_json()[differs]!r} (only the tile, PK, PC, line buffers and "
-                           "fabric lanes and where the transformed tiles go are chosen)")
+                           "fabric lanes, where the transformed tiles go and what the weights store are chosen)")
 
 
 def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None) -> None:

@@ -25,7 +25,8 @@ def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
         d = x.decision
         # "4f2/1": PK 4, the last 2 of them multiplying in the fabric
         fabric = f"f{d.fabric_lanes}" if d.fabric_lanes else ""
-        rows.append((x.node, x.operator, x.shape, x.algorithm, d.buffering, f"{d.parallel_out}{fabric}/{d.parallel_in}",
+        buffer = d.buffering + (" g" if getattr(d, "stores_kernels", False) else "")   # the kernels stored
+        rows.append((x.node, x.operator, x.shape, x.algorithm, buffer, f"{d.parallel_out}{fabric}/{d.parallel_in}",
                      f"{x.cycles:,}",
                      f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", density(x), mark))
     use = plan.totals
