@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory, WeightStore
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
 from hdl.fabric import fabric_bits
@@ -452,11 +452,29 @@ def test_the_planner_offers_tiles_out_of_block_ram_only_where_they_leave_it(resn
     ctx = Context(PART, Budget.of(PART))
     cands = conv_candidates(node, resnet8.node(node.inputs[0]).shape, [Geometry((2, 2), (3, 3), (1, 1), (1, 1))],
                             ctx)
-    key = lambda c: (c.decision.options.PK, c.decision.options.PC, c.decision.options.buffering)  # noqa: E731
+    key = lambda c: (c.decision.options.PK, c.decision.options.PC, c.decision.options.buffering,  # noqa: E731
+                     c.decision.options.weight_store, c.decision.options.fabric_lanes)
     block = {key(c): c for c in cands if c.decision.options.tile_memory is TileMemory.BLOCK}
     cost = [c for c in cands if c.decision.options.tile_memory is TileMemory.COST]
     assert cost and all(c.bram < block[key(c)].bram and c.logic > block[key(c)].logic for c in cost)
     assert {c.decision.options.PC for c in cost} == {pc for pc in {o[1] for o in block} if pc > 1}
+
+
+def test_the_planner_offers_kernels_stored_only_where_they_take_fewer_blocks(resnet8):
+    """Every Winograd candidate of ResNet-8's last 3x3 stride-1 convolution that stores the kernels g
+    (72 bits a kernel against u's 16 x 12) takes fewer DP16KD than the same engine storing u, and more
+    logic (a kernel transform per live lane); every one of its other options has a twin storing u."""
+    node = resnet8.node("convolution_7")
+    ctx = Context(PART, Budget.of(PART))
+    cands = conv_candidates(node, resnet8.node(node.inputs[0]).shape, [Geometry((2, 2), (3, 3), (1, 1), (1, 1))],
+                            ctx)
+    o = lambda c: c.decision.options  # noqa: E731
+    key = lambda c: (o(c).PK, o(c).PC, o(c).buffering, o(c).tile_memory, o(c).fabric_lanes)  # noqa: E731
+    stored_u = {key(c): c for c in cands if o(c).weight_store is WeightStore.TRANSFORMED}
+    stored_g = [c for c in cands if o(c).weight_store is WeightStore.KERNELS]
+    assert stored_g and all(c.bram < stored_u[key(c)].bram and c.logic > stored_u[key(c)].logic for c in stored_g)
+    assert all(o(c).kernel_transform.value == "hw" and c.decision.stores_kernels for c in stored_g)
+    assert EngineOptions.from_json(o(stored_g[0]).to_json()) == o(stored_g[0])
 
 
 @pytest.mark.parametrize("out, stride, c, fm, kind, buffering, blocks", [

@@ -243,3 +243,33 @@ def test_a_depthwise_layer_is_built_for_its_zeros_and_passes(cli, tmp_path):
     mask = conv["decision"]["options"]["kernel_mask"]
     assert mask == {"channels": 8, "rows": [format(1 << k, "x") for k in range(8)]}
     assert re.search(r"convolution_1 .* 16 multipliers; a frame every 307 cycles", out)
+
+
+@pytest.mark.slow(20)
+def test_an_engine_storing_its_kernels_streams_bit_exact_in_the_network(cli, tmp_path):
+    """A plan.json whose convolution is a Winograd engine storing the kernels g (``weight_store`` kernels:
+    transformed as read, the weight port taking g): the hardware takes it from ``--plan``, preloads g, and
+    streams images bit-exact on Icarus against the integer model; plan.txt marks such an engine ``g``."""
+    (tmp_path / "m.py").write_text(TINY)
+    model = ("--model", tmp_path / "m.py:net", "--input-shape", "1x1x6x6")
+    code, out, err = cli("network", *model, "--plan-only", "-o", tmp_path / "p")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    conv = next(x for x in plan["plans"]["winograd"]["layers"] if x["operator"] == "conv")
+    opts = conv["decision"]["options"]
+    conv["decision"]["engine"] = "winograd"
+    opts.update(geometry={**opts["geometry"], "output": [2, 2]}, kernel_transform="hw", weight_store="kernels",
+                fabric_lanes=0)
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    code, out, err = cli("network", *model, "--plan", tmp_path / "plan.json", "--sim", "icarus", "--images", "3",
+                         "-o", tmp_path / "n")
+    assert code == 0, err
+    assert "icarus    network  PASS  3 of 3 images" in out
+    built = json.loads((tmp_path / "n" / "network.json").read_text())
+    got = next(n for n in built["nodes"] if n["name"] == conv["node"])["decision"]["options"]
+    assert got["weight_store"] == "kernels" and got["kernel_transform"] == "hw"
+    assert re.search(rf"^{conv['node']} +conv +\S+ +F\(2x2,3x3\) +\w+ g ", (tmp_path / "n" / "plan.txt").read_text(), re.M)
+    opts["kernel_transform"] = "offline"     # a plan that stores g but takes u on its port: one line
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    code, out, err = cli("network", *model, "--plan", tmp_path / "plan.json", "-o", tmp_path / "bad")
+    assert code == 2 and "kernel transform 'hw'" in err and err.count("\n") == 1, err

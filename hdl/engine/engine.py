@@ -3,7 +3,8 @@
 Ports (AXI4-Stream conventions; Verilog names ``<bundle>__<member>``):
 
 ``s_axis_w``  (in)  the weight stream: ``tdata`` one kernel per beat (u[k, c] = G_int g[k, c],
-                    R words, with the kernel transform offline; otherwise g[k, c], |g| words),
+                    R words, with the kernel transform offline; otherwise g[k, c], |g| words,
+                    transformed as loaded or, storing the kernels, as read),
                     beats k-major then c; ``tvalid``, ``tready``, ``tlast`` (ignored: the engine
                     counts K x C beats).
 ``s_axis_fm`` (in)  the feature map, channels-last: pixels in raster order (last axis fastest),
@@ -31,6 +32,12 @@ input tile of PC channels through B^T, R x PK x PC multipliers, the Winograd-dom
 lanes into R x PK accumulators (exact widths for C channels), and once per (tile, output channel)
 after C / PC cycles: A^T and the exact division. Loop order: tiles, output-channel groups, input
 channel groups (innermost).
+
+Kernels stored (:class:`~hdl.engine.modes.WeightStore` ``kernels``): the weight memories hold g,
+one memory of |g| words per live lane, and a kernel transform per lane forms u between the memory's
+read registers and the multipliers; the data operand waits for it in as many registers
+(:attr:`~hdl.engine.plan.EnginePlan.kernel_read_cycles`), and staggered fibres (below) take their u
+words through one register more per fibre instead of memories of their own.
 
 Known zeros (:mod:`hdl.engine.sparsity`, ``EngineOptions.kernel_mask``): the walker visits only the
 (kg, cg) blocks with a kernel that may be non-zero (a constant table; its last block of each kg
@@ -149,8 +156,9 @@ class LayerEngine(CheckedComponent):
     @classmethod
     def check(cls, plan: EnginePlan, weights=None) -> None:
         if weights is not None and (plan.hw_transform or len(weights) != plan.options.weight_beats):
-            raise WinohdlError(f"preloaded weights: {plan.options.weight_beats} beats with the kernel transform "
-                               f"offline, got {len(weights)}{' (transform on chip)' if plan.hw_transform else ''}")
+            raise WinohdlError(f"preloaded weights: {plan.options.weight_beats} beats of u with the kernel transform "
+                               f"offline or of g with the kernels stored, got {len(weights)}"
+                               f"{' (transform on chip as loaded)' if plan.hw_transform else ''}")
 
     def __init__(self, plan: EnginePlan, weights=None):
         self.plan = plan
