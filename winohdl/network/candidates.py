@@ -374,16 +374,12 @@ def _kernels_are_narrower(geometry: Geometry, ctx: Context) -> bool:
 
 
 def _kernels_save_block_ram(plan, ctx: Context) -> bool:
-    """Whether the engine of ``plan``, storing g, takes fewer blocks for its weights than storing u."""
-    from hdl.engine.modes import WeightStore
-    from hdl.engine.plan import plan_engine
-    from winohdl.core.limits import lifted
-    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
-    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
-        stored_u = plan_engine(replace(plan.options, weight_store=WeightStore.TRANSFORMED,
-                                       kernel_transform="offline"), plan.datapath, plan.kind)
-    weights = lambda p: ctx.memory([m for m in engine_memories(p) if m.name == "weights"]).bram  # noqa: E731
-    return weights(plan) < weights(stored_u)
+    """Whether the engine of ``plan``, storing g, takes fewer blocks for its weights than it would storing u
+    (R words at u's port width, a memory per live lane and fibre: :attr:`hdl.engine.plan.EnginePlan.memories`)."""
+    o, dp = plan.options, plan.datapath
+    (g,) = [Memory(m.count, m.depth, m.width, name=m.name) for m in plan.memories if m.name == "weights"]
+    u = Memory(len(o.blocks.lanes) * plan.slices, o.weight_depth, dp.rank // plan.slices * dp.u_port_width)
+    return ctx.memory([g]).bram < ctx.memory([u]).bram
 
 
 def _tiles_leave_block_ram(plan, ctx: Context) -> bool:
