@@ -147,8 +147,9 @@ def _modified(path: Path, dest: Path, what: str) -> Path:
 def test_bad_quantisers_are_one_error_line(cli, tiny, tmp_path, what, message):
     _, made, _, _ = tiny
     bad = _modified(made["w4-per-tensor"][1]["qonnx"], tmp_path / "bad.onnx", what)
-    # --plan smallest: a quantiser refused at quantisation is refused without the plan's tens of seconds first
-    code, out, err = cli("network", "--model", bad, "--plan", "smallest", "-o", tmp_path / "d")
+    # --plan-only, which plans and does not quantise: what the trained scales cannot quantise is refused right
+    # after the import, before the plan's tens of seconds (winohdl.network.load)
+    code, out, err = cli("network", "--model", bad, "--plan-only", "-o", tmp_path / "d")
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "d").exists()
 
@@ -353,6 +354,6 @@ def test_a_window_average_divides_by_nine_exactly(residual, tmp_path):
 def test_a_window_average_with_uneven_counts_is_one_error_line(cli, residual, tmp_path):
     _, _, paths, _, _ = residual
     bad = _averaged(paths["qonnx"], tmp_path / "avg.onnx", 0)         # the border windows count 4 or 6 values
-    code, out, err = cli("network", "--model", bad, "--plan", "smallest", "-o", tmp_path / "d")
+    code, out, err = cli("network", "--model", bad, "--plan-only", "-o", tmp_path / "d")   # refused before planning
     assert code == 2 and err.count("\n") == 1 and "divides by [4, 6, 9] (padding not counted)" in err, err
     assert not (tmp_path / "d").exists()

@@ -62,7 +62,7 @@ def load_model(spec: str, input_shape=None, weights=None) -> Graph:
     from .rewrite import imported
     with framework_output():
         graph = _imported(spec, input_shape, weights)
-    return imported(graph)
+    return _trained_checked(imported(graph))
 
 
 def load_module(module, input_shape) -> Graph:
@@ -75,7 +75,19 @@ def load_module(module, input_shape) -> Graph:
     shape = _checked_shape(input_shape)
     with framework_output():
         graph = from_torch(module, torch.zeros(shape))
-    return imported(graph)
+    return _trained_checked(imported(graph))
+
+
+def _trained_checked(graph: Graph) -> Graph:
+    """``graph``, where it carries trained scales (QONNX, QCDQ), once quantised with them: what they cannot
+    quantise (ReLU6, a quantiser on a quantised shortcut, ...) is refused in one line here, right after the
+    import, not after minutes of planning. The scales alone decide it; the plan changes nothing."""
+    from .quant import quantise_with
+    from .quant_trained import is_trained
+    from .rewrite import fuse_relu
+    if is_trained(graph) and graph.weights:
+        quantise_with(fuse_relu(graph), {})
+    return graph
 
 
 def _checked_shape(input_shape) -> tuple[int, ...]:
