@@ -229,15 +229,15 @@ class Datapath:
                                            _division(odd, self.y_exact_width) if odd > 1 else division_graph(1, 1)))
 
     # ---- widths -----------------------------------------------------------------------------------
-    @property
+    @cached_property
     def v_widths(self) -> list[int]:
         return [r.width for r in self.v_ranges]
 
-    @property
+    @cached_property
     def u_widths(self) -> list[int]:
         return [r.width for r in self.u_ranges]
 
-    @property
+    @cached_property
     def m_widths(self) -> list[int]:
         return [r.width for r in self.m_ranges]
 

@@ -34,10 +34,9 @@ class Range:
 
 
 def signed_width(lo: int, hi: int) -> int:
-    w = 1
-    while not (-(1 << (w - 1)) <= lo and hi <= (1 << (w - 1)) - 1):
-        w += 1
-    return w
+    """Bits of the narrowest signed two's complement word holding ``lo`` and ``hi`` (and all between)."""
+    bits = lambda v: (v if v >= 0 else ~v).bit_length() + 1  # noqa: E731  (~v = -v - 1: -2**(w-1) fits w bits)
+    return max(bits(lo), bits(hi))
 
 
 def word_range(width: int) -> Range:

@@ -25,6 +25,7 @@ bits fewer than 36 x W. The ``*_ranges`` stay the exact ranges
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -75,8 +76,15 @@ class EngineArithmetic:
         output reads, at most W: the word is kept modulo ``2^word_bits[r]``.
     """
 
+    @classmethod
+    def of(cls, opts: EngineOptions, dp: Datapath | None, kind: EngineKind) -> "EngineArithmetic":
+        """The arithmetic of ``opts``, shared by every engine of the same card, widths, C and PC (what it
+        depends on; not K, PK, buffers or memories): a network's planner builds thousands of engine plans
+        of a few arithmetics. Treat it as immutable."""
+        return _shared(kind, dp, _Fields(opts.geometry, opts.C, opts.PC, opts.d_range, opts.kernel_width))
+
     def __init__(self, opts: EngineOptions, dp: Datapath | None, kind: EngineKind):
-        self.opts, self.dp, self.kind = opts, dp, kind
+        self.dp, self.kind = dp, kind
         g, C, PC = opts.geometry, opts.C, opts.PC
         self.d_range, self.g_range = opts.d_range, word_range(opts.kernel_width)
         if kind is EngineKind.WINOGRAD:
@@ -168,3 +176,18 @@ class EngineArithmetic:
             if col.size and (min(col) < r.lo or max(col) > r.hi):
                 raise RangeViolation(f"{where} word {i} outside [{r.lo}, {r.hi}]: "
                                      f"{min(col)}..{max(col)}")
+
+
+class _Fields(NamedTuple):
+    """What :class:`EngineArithmetic` reads of an engine's options (its cache key with the card and kind)."""
+
+    geometry: object
+    C: int
+    PC: int
+    d_range: Range
+    kernel_width: int
+
+
+@lru_cache(maxsize=1024)
+def _shared(kind: EngineKind, dp: Datapath | None, fields: _Fields) -> EngineArithmetic:
+    return EngineArithmetic(fields, dp, kind)

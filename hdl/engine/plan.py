@@ -387,7 +387,7 @@ def plan_engine(opts: EngineOptions, dp: Datapath | None, kind: EngineKind = Eng
     kind = EngineKind(kind)
     if kind is EngineKind.WINOGRAD and dp is None:
         raise ValueError("the Winograd engine needs the card's datapath")
-    arith = EngineArithmetic(opts, dp, kind)
+    arith = EngineArithmetic.of(opts, dp, kind)
     signs = passes = inputs = lanes = None
     if kind is EngineKind.WINOGRAD:
         found = serial_output_passes(opts, dp)

@@ -6,6 +6,8 @@ one-line error.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from winohdl.core.errors import WinohdlError
 
 from ..datapath import Datapath
@@ -19,8 +21,7 @@ def serial_output_passes(o: EngineOptions, dp: Datapath) -> tuple[list[int], lis
     """(accumulator signs, passes) of the serial output transform, or None for the parallel one."""
     if o.output_transform is OutputTransform.PARALLEL:
         return None
-    found = signed_kronecker_factors(dp.scaled.AT, o.geometry.output)
-    passes = plan_passes(found[1]) if found is not None and len(found[1]) > 1 else None
+    found, passes = _output_factors(dp, o.geometry.output)
     # cycles between two groups' totals: C / PC, or with a kernel mask the smallest group's blocks
     if passes is not None and serial_fits(passes, o.group_cycles):
         return found[0], passes
@@ -48,11 +49,7 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
                                "use parallel or auto")
         return None
     g = o.geometry
-    # B^T = diag(s) (F_1^T (x) ... (x) F_N^T): factor its transpose over the input tile's axes;
-    # a sign would negate a Winograd-domain word, so only sign-free factorisations are used
-    found = signed_kronecker_factors(transpose(dp.scaled.BT), g.input)
-    kron = found is not None and g.axes > 1 and all(sg > 0 for sg in found[0])
-    passes = plan_passes([transpose(f) for f in found[1]]) if kron else None
+    passes = _input_factors(dp, g.input)
     need = None
     if passes is not None:
         # the last group's transformed tile is written before the next pass reads it
@@ -71,3 +68,20 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
                f"cycles per input tile (and that plus --in-channels / --parallel-in = {o.channel_groups}) allow")
         raise WinohdlError(f"--input-transform serial: {why}; use parallel or auto")
     return None
+
+
+@lru_cache(maxsize=256)
+def _output_factors(dp: Datapath, output: tuple[int, ...]):
+    """A^T's signed Kronecker factors over the output tile's axes and their passes (None where it has none):
+    the card's alone, so once per card however many engines are planned on it. Treat them as immutable."""
+    found = signed_kronecker_factors(dp.scaled.AT, output)
+    return found, (plan_passes(found[1]) if found is not None and len(found[1]) > 1 else None)
+
+
+@lru_cache(maxsize=256)
+def _input_factors(dp: Datapath, input_tile: tuple[int, ...]) -> list[Pass] | None:
+    """B^T's passes over the input tile's axes (B^T = diag(s) (F_1^T (x) ... (x) F_N^T), its transpose
+    factored; a sign would negate a Winograd-domain word, so only sign-free factorisations), or None."""
+    found = signed_kronecker_factors(transpose(dp.scaled.BT), input_tile)
+    kron = found is not None and len(input_tile) > 1 and all(sg > 0 for sg in found[0])
+    return plan_passes([transpose(f) for f in found[1]]) if kron else None

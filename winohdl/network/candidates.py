@@ -322,11 +322,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     the serial B^T's transformed tiles, if any, stay in block RAM either way), ``weight_store`` other than
     u only where the kernels g take fewer blocks (None otherwise)."""
     from hdl.engine.modes import TileMemory, WeightStore
-    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
-    from hdl.engine.plan import plan_engine
     from hdl.engine.raster import raster_beats
     from hdl.engine.sparsity import BlockSchedule
-    from winohdl.core.limits import lifted
     a = node.attrs
     direct = geometry is None
     tile_memory = TileMemory(tile_memory or TileMemory.BLOCK)
@@ -345,8 +342,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
                                    tile_memory=tile_memory, weight_store=weight_store)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
-        with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # they guard elaboration; the budget judges a plan
-            plan = plan_engine(opts, dp, decision.kind)
+        plan = _engine_plan(opts, dp, decision.kind)
     except WinohdlError:
         return None  # options the engine cannot take
     if tile_memory is not TileMemory.BLOCK and not _tiles_leave_block_ram(plan, ctx):
@@ -365,6 +361,17 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
                      lambda: max(plan.performance.period, out_beats), lane)
+
+
+@lru_cache(maxsize=16384)
+def _engine_plan(opts, dp, kind):
+    """The engine plan of ``opts`` (the same options come again: in the plan with multipliers in the fabric,
+    in the direct-only plan), its size limits lifted: they guard elaboration; the budget judges a plan."""
+    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
+    from hdl.engine.plan import plan_engine
+    from winohdl.core.limits import lifted
+    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
+        return plan_engine(opts, dp, kind)
 
 
 def _kernels_are_narrower(geometry: Geometry, ctx: Context) -> bool:
