@@ -202,7 +202,8 @@ def test_xc7_part_and_family_on_the_smallest_network(cli, tmp_path):
     assert code == 0, err
     assert "plan       winograd (every algorithm) on XC7Z020" in out and "DSP: DSP48E1 per multiplier" in out
     line = next(x for x in out.splitlines() if x.startswith("synth      xilinx"))
-    assert re.search(r"fits XC7Z020 \(DSP \d+/220, block RAM \d+/280, logic [\d,]+/53,200\)", line), line
+    assert re.search(r"fits XC7Z020 \(DSP \d+/220, block RAM \d+/280, logic [\d,]+/53,200, FF [\d,]+/106,400\)",
+                     line), line
     assert "no Fmax" in line and re.search(r"planned [\d,.]+ frames/s at 143 MHz \(the plan's clock, not measured\)",
                                            line), line
     assert "icarus    netlist (xilinx)  PASS  2 of 2 images" in out

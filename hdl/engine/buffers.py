@@ -361,7 +361,10 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
         m.d.sync += half.eq(~half)
     start = reg(wk.read_slot, "bt_start", READ_TO_TILE.cycles, reset_less=False)
     # staggered accumulators: fibre f of the tile reads its own memory f cycles after fibre 0
-    v_addrs = register_chain(m, Cat(wk.cg, ~half), ["v_addr", *numbered("v_addr_f", engine.slices - 1, 1)])[1:]
+    # (and all of them later by the cycles the kernels transformed as read take: EnginePlan.operand_wait)
+    wait = numbered("v_addr_wait", engine.operand_wait)
+    v_addrs = register_chain(m, Cat(wk.cg, ~half), ["v_addr", *wait, *numbered("v_addr_f", engine.slices - 1, 1)])
+    v_addrs = v_addrs[1 + len(wait):]
     widths = dp.v_widths
     per = R // len(v_addrs)
     v = {}

@@ -36,7 +36,8 @@ channel groups (innermost).
 Kernels stored (:class:`~hdl.engine.modes.WeightStore` ``kernels``): the weight memories hold g,
 one memory of |g| words per live lane, and a kernel transform per lane forms u between the memory's
 read registers and the multipliers; the data operand waits for it in as many registers
-(:attr:`~hdl.engine.plan.EnginePlan.kernel_read_cycles`), and staggered fibres (below) take their u
+(:attr:`~hdl.engine.plan.EnginePlan.operand_wait`, less the cycles the weight read's address can be
+issued earlier; with a serial B^T the transformed tiles' read address waits, not their words), and staggered fibres (below) take their u
 words through one register more per fibre instead of memories of their own.
 
 Known zeros (:mod:`hdl.engine.sparsity`, ``EngineOptions.kernel_mask``): the walker visits only the
@@ -347,8 +348,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
             m.d.comb += word(bt.x, j).eq(raw[j, pc])
         for r in range(R):
             v[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}")          # the multiplier operand register
-    if p.kernel_read_cycles:    # the operand waits for u, transformed from g as it is read
-        v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.kernel_read_cycles) for k, x in v.items()}
+    if p.operand_wait and p.input_passes is None:    # the operand waits for u, transformed as read
+        v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.operand_wait) for k, x in v.items()}
     prods = {}
     for pk in range(o.PK):
         for pc in range(o.PC):

@@ -179,6 +179,18 @@ class EnginePlan:
         return graph_latency(self.datapath.kernel_graph, self.options.per_stage) + 1
 
     @property
+    def operand_wait(self) -> int:
+        """Cycles the data operand waits for u transformed as read: :attr:`kernel_read_cycles` less those
+        the weight read moves earlier (its address is delayed to meet a parallel B^T's output, so that
+        delay shrinks first). With a serial B^T the transformed tiles' read address waits, not their words."""
+        return self.kernel_read_cycles - min(self.kernel_read_cycles, self._weight_read_base)
+
+    @property
+    def _weight_read_base(self) -> int:
+        """The weight read address's delay that meets B^T's output when u is stored."""
+        return L.FM_READ_REGISTERS + self._bt_cycles if self.winograd else L.FM_READ_REGISTERS
+
+    @property
     def y_width(self) -> int:
         return self.arith.y_width
 
@@ -278,8 +290,8 @@ class EnginePlan:
             bt = [L.PADDING, Latency("B^T", self._bt_cycles, "the data transform's cuts")]
         lane = ([Latency("lane sum", graph_latency(a.lane_graph, ps), "the sum over the PC lanes' adder cuts"),
                  L.LANE] if self.options.PC > 1 else [])
-        wait = ([Latency("kernel transform", self.kernel_read_cycles, "the data operand delayed to meet u, "
-                         "transformed from g as it is read")] if self.reads_kernels else [])
+        wait = ([Latency("kernel transform", self.operand_wait, "the data operand delayed to meet u, "
+                         "transformed from g as it is read")] if self.operand_wait else [])
         return tuple(front + bt + [L.OPERAND] + wait + [L.PRODUCT, *self._split()] + lane)
 
     @cached_property
@@ -320,8 +332,10 @@ class EnginePlan:
             return Stages(self.options.per_stage, 0, L.FM_READ_REGISTERS, accumulate, write)
         ps, dp = self.options.per_stage, self.datapath
         wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
-        # the weight read is registered twice, its address delayed to meet B^T's output
-        return Stages(ps, wdelay, L.FM_READ_REGISTERS + self._bt_cycles, accumulate, write, self.slices - 1)
+        # the weight read is registered twice, its address delayed to meet B^T's output (less the cycles the
+        # kernel transform as read takes, where it has them)
+        lead = self.kernel_read_cycles - self.operand_wait
+        return Stages(ps, wdelay, self._weight_read_base - lead, accumulate, write, self.slices - 1)
 
     @property
     def latency(self) -> int:

@@ -111,9 +111,10 @@ class Device:
         The package synthesis places in, "" when the part names none or it is part of ``part``.
     dsp : DspBlock or None
         The multiplier block (None: no hard multiplier).
-    dsp_capacity, bram_capacity, lut_capacity : int or None
-        How many multiplier blocks, block RAMs (in units of :attr:`bram`: xc7 counts RAMB18E1 halves)
-        and LUTs (:attr:`lut`) the part has; None where no part is named.
+    dsp_capacity, bram_capacity, lut_capacity, ff_capacity : int or None
+        How many multiplier blocks, block RAMs (in units of :attr:`bram`: xc7 counts RAMB18E1 halves),
+        LUTs (:attr:`lut`) and flip-flops the part has; None where no part is named (or, flip-flops, not
+        tabled).
     bram : BlockRam or None
         The block RAM (None: none).
     lutram : LutRam or None
@@ -140,6 +141,7 @@ class Device:
     bram: BlockRam | None = None
     bram_capacity: int | None = None
     lut_capacity: int | None = None
+    ff_capacity: int | None = None
     lutram: LutRam | None = None
     lut: str = "LUT4"
     fabric: FabricMultiplier | None = None
@@ -181,11 +183,15 @@ _ECP5 = Device(
     # a selected bit: 1.2 LUT4 (five inputs); an adder bit: half a CCU2C (bench/fabric_multipliers.py)
     fabric=FabricMultiplier(1.25, 1.0))
 ECP5_PARTS = {
-    "LFE5U-25F": replace(_ECP5, part="LFE5U-25F", dsp_capacity=28, bram_capacity=56, lut_capacity=24288),
-    "LFE5U-45F": replace(_ECP5, part="LFE5U-45F", dsp_capacity=72, bram_capacity=108, lut_capacity=43848),
-    "LFE5U-85F": replace(_ECP5, part="LFE5U-85F", dsp_capacity=156, bram_capacity=208, lut_capacity=83640),
+    "LFE5U-25F": replace(_ECP5, part="LFE5U-25F", dsp_capacity=28, bram_capacity=56, lut_capacity=24288,
+                         ff_capacity=24288),
+    "LFE5U-45F": replace(_ECP5, part="LFE5U-45F", dsp_capacity=72, bram_capacity=108, lut_capacity=43848,
+                         ff_capacity=43848),
+    "LFE5U-85F": replace(_ECP5, part="LFE5U-85F", dsp_capacity=156, bram_capacity=208, lut_capacity=83640,
+                         ff_capacity=83640),
 }
-"""The ECP5 parts a network planner sizes against (MULT18X18D, DP16KD, LUT4)."""
+"""The ECP5 parts a network planner sizes against (MULT18X18D, DP16KD, LUT4; a slice holds two LUT4 and two
+flip-flops, so as many flip-flops as LUT4: nextpnr's TRELLIS_FF count)."""
 
 _XC7 = Device(
     "xilinx", "xc7 (7-series)", "LUT1..LUT6 + INV (CARRY4 listed)", (("LUT[1-6]", 1), ("INV", 1)),
@@ -199,10 +205,13 @@ _XC7 = Device(
                   byte=9),
     lutram=LutRam((("RAM32M", 32, 6), ("RAM64M", 64, 3)), luts=4, cost=8), lut="LUT6")
 XC7_PARTS = {
-    "XC7Z020": replace(_XC7, part="XC7Z020", dsp_capacity=220, bram_capacity=280, lut_capacity=53200),
-    "XC7A100T": replace(_XC7, part="XC7A100T", dsp_capacity=240, bram_capacity=270, lut_capacity=63400),
+    "XC7Z020": replace(_XC7, part="XC7Z020", dsp_capacity=220, bram_capacity=280, lut_capacity=53200,
+                       ff_capacity=106400),
+    "XC7A100T": replace(_XC7, part="XC7A100T", dsp_capacity=240, bram_capacity=270, lut_capacity=63400,
+                        ff_capacity=126800),
 }
-"""The xc7 parts a network planner sizes against (DSP48E1, RAMB18E1 halves: 140 and 135 RAMB36E1, LUT6):
+"""The xc7 parts a network planner sizes against (DSP48E1, RAMB18E1 halves: 140 and 135 RAMB36E1, LUT6, and
+two flip-flops a LUT6, DS190):
 the ZedBoard's and Pynq-Z2's Zynq-7020 and the Arty A7-100T's Artix-7."""
 PARTS = {**ECP5_PARTS, **XC7_PARTS}
 """Every part a network can be planned for, by name."""
@@ -215,7 +224,8 @@ FAMILY_DEVICES = {
         (("logic", r"SB_LUT4$"), ("carry", r"SB_CARRY$"), ("ff", r"SB_DFF\w*$"), ("dsp", r"SB_MAC16$"),
          ("bram", r"(SB_RAM40_4K\w*|SB_SPRAM256KA)$"), ("io", r"SB_IO\w*$")),
         package="SG48", dsp=DspBlock("SB_MAC16", 16, 16), dsp_capacity=8,
-        bram=BlockRam("SB_RAM40_4K", 4 * 1024, (2, 4, 8, 16)), bram_capacity=30, lut_capacity=5280),
+        bram=BlockRam("SB_RAM40_4K", 4 * 1024, (2, 4, 8, 16)), bram_capacity=30, lut_capacity=5280,
+        ff_capacity=5280),
     "xilinx": _XC7,
     "gowin": Device(
         "gowin", "GW2A-LV18PG256C8/I7", "LUT1..LUT4 + ALU (an ALU is one LUT4 of a slice in carry mode)",

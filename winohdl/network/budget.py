@@ -35,7 +35,9 @@ MEASURED_FMAX_MHZ = {"winograd": 178.3, "direct": 96.1}
 """Median Fmax of the F(4x4,3x3) int8 engines, C=K=16 on 32x32, LFE5U-85F (docs/benchmarks.md)."""
 DEFAULT_CLOCK_MHZ = min(MEASURED_FMAX_MHZ.values())
 MAX_CLOCK_MHZ = 1000.0
-RESOURCES = ("dsp", "bram", "logic")
+RESOURCES = ("dsp", "bram", "logic", "ff")
+UNBOUNDED = 10 ** 9
+"""A budget's flip-flops where none is given (a budget built before they were counted, or by hand)."""
 
 
 def device(part: str) -> Device:
@@ -50,16 +52,19 @@ def names(part: Device) -> dict:
     """Each resource as the part counts it: ``{"dsp": "DSP (DSP48E1)", ...}``."""
     unit = f"{part.bram.cell} halves, a RAMB36E1 counting 2" if dict(part.bram.counts).get("RAMB36E1") == 2 \
         else part.bram.cell
-    return {"dsp": f"DSP ({part.dsp.cell})", "bram": f"block RAM ({unit})", "logic": f"logic ({part.lut})"}
+    return {"dsp": f"DSP ({part.dsp.cell})", "bram": f"block RAM ({unit})", "logic": f"logic ({part.lut})",
+            "ff": "flip-flops"}
 
 
 @dataclass(frozen=True)
 class Budget:
-    """How many DSP blocks, block RAMs and LUTs a plan may use, in the part's units (:func:`names`)."""
+    """How many DSP blocks, block RAMs, LUTs and flip-flops a plan may use, in the part's units (:func:`names`);
+    flip-flops :data:`UNBOUNDED` where not given."""
 
     dsp: int
     bram: int
     logic: int
+    ff: int = UNBOUNDED
 
     def __post_init__(self):
         for r in RESOURCES:
@@ -69,7 +74,7 @@ class Budget:
 
     @classmethod
     def of(cls, part: Device) -> "Budget":
-        return cls(part.dsp_capacity, part.bram_capacity, part.lut_capacity)
+        return cls(part.dsp_capacity, part.bram_capacity, part.lut_capacity, part.ff_capacity or UNBOUNDED)
 
     def get(self, resource: str) -> int:
         return getattr(self, resource)
@@ -79,7 +84,8 @@ class Budget:
 
     @classmethod
     def from_json(cls, data) -> "Budget":
-        if not isinstance(data, dict) or set(data) != set(RESOURCES):
+        # (``ff`` came with the flip-flops counted: a plan written before has none, unbounded)
+        if not isinstance(data, dict) or not set(RESOURCES) - {"ff"} <= set(data) <= set(RESOURCES):
             raise WinohdlError(f"a budget is an object with {', '.join(RESOURCES)}")
         return cls(**data)
 
@@ -93,7 +99,7 @@ def parse_budget(text: str | None, part: Device) -> Budget:
     for item in str(text).split(","):
         key, sep, value = (s.strip() for s in item.partition("="))
         if not sep or key not in RESOURCES or not (value.isascii() and value.isdigit()) or len(value) > 9:
-            raise WinohdlError(f"--budget must be dsp=N,bram=N,logic=N (any of them, whole numbers), "
+            raise WinohdlError(f"--budget must be dsp=N,bram=N,logic=N,ff=N (any of them, whole numbers), "
                                f"got {str(text)[:60]!r}")
         if key in seen:
             raise WinohdlError(f"--budget names {key} twice")

@@ -82,6 +82,25 @@ SERIAL_LOGIC = 1 / 3
 """A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
 F(4x4,3x3) engine's B^T and A^T as synthesised)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
+FF_PER_LOGIC = {"winograd": 1.10, "direct": 0.81}
+FF_PER_DSP = {"winograd": 116, "direct": 38}
+UNIT_FF = 200
+"""The flip-flop model (:func:`flip_flops`): per engine kind, flip-flops per logic cell and per DSP block;
+a unit's flip-flops beside its logic."""
+
+
+def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
+    """Flip-flops of a node built as ``decision`` with ``logic`` cells and ``dsp`` blocks, a model: an engine
+    registers its adders (deep pipelines: about one flip-flop per logic cell) and each multiplier's operands,
+    product and sums (more per DSP block, whose logic the cells do not count; a Winograd engine more: its
+    transformed words, staggered fibres and kernels transformed as read). Fitted on Yosys 0.70's mapping of
+    ResNet-8's two networks of 2026-12-06 (the Winograd plan with kernels stored as g, and the direct-only
+    plan: every engine with its requantisation and raster-order unit) within 17% per engine but three small
+    direct ones (-26 to -35%), 2-3% under on each network's total (docs/benchmarks.md)."""
+    if isinstance(decision, UnitDecision):
+        return logic + UNIT_FF
+    kind = "direct" if decision.geometry is None else "winograd"
+    return round(FF_PER_LOGIC[kind] * logic + FF_PER_DSP[kind] * dsp)
 
 
 class Candidate:
@@ -95,6 +114,8 @@ class Candidate:
     algorithm : str
         ``direct``, a Winograd tile such as ``F(4x4,3x3)``, or the unit's name.
     multipliers, dsp, bram, logic : int
+    ff : int
+        Flip-flops, from the others (:func:`flip_flops`).
     bound : int
         A lower bound of the cycles, known without the cycle model.
     """
@@ -108,6 +129,11 @@ class Candidate:
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
         self._period, self._cycles = period, None
         self.lane = lane
+
+    @property
+    def ff(self) -> int:
+        """Flip-flops, a model (:func:`flip_flops`)."""
+        return flip_flops(self.decision, self.logic, self.dsp)
 
     @property
     def fabric_lanes(self) -> int:

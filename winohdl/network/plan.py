@@ -75,6 +75,9 @@ class LayerPlan:
     cycles : int
         Cycles per frame, back to back (a convolution: ``EnginePlan.performance.period``).
     multipliers, dsp, bram, logic : int
+    ff : int
+        Flip-flops, a model (:func:`~winohdl.network.candidates.flip_flops`); 0 in a plan.json written before
+        they were counted.
     weights : int
         A convolution's or linear layer's weights (biases aside); 0 for other nodes.
     nonzeros : int or None
@@ -94,12 +97,13 @@ class LayerPlan:
     logic: int
     weights: int = 0
     nonzeros: int | None = None
+    ff: int = 0
 
     def __post_init__(self):
         for k in ("node", "operator", "shape", "algorithm"):
             if not isinstance(getattr(self, k), str):
                 raise WinohdlError(f"plan.json: a layer's {k} must be text, got {getattr(self, k)!r}"[:200])
-        for k in ("cycles", "multipliers", "dsp", "bram", "logic", "weights"):
+        for k in ("cycles", "multipliers", "dsp", "bram", "logic", "weights", "ff"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise WinohdlError(f"plan.json: layer {self.node[:40]!r}: {k} must be a whole number >= 0, "
@@ -228,7 +232,8 @@ class Plans:
             raise WinohdlError(f"plan.json must have format {FORMAT!r} and an object 'plans'")
         p = data["plans"]
         matched = data.get("matched")
-        if matched is not None and (not isinstance(matched, dict) or set(matched) != set(RESOURCES)):
+        if matched is not None and (not isinstance(matched, dict)
+                                    or not set(RESOURCES) - {"ff"} <= set(matched) <= set(RESOURCES)):
             raise WinohdlError(f"plan.json: 'matched' must be null or an object of {', '.join(RESOURCES)}")
         return cls(str(data.get("network", "")), NetworkPlan.from_json(p.get("winograd")),
                    NetworkPlan.from_json(p.get("direct")), float(data.get("seconds", 0.0)), matched)
@@ -317,7 +322,7 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
         if c is None:
             continue
         out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.decision, c.algorithm, c.cycles, c.multipliers,
-                             c.dsp, c.bram, c.logic, n.weight_count, n.nonzeros))
+                             c.dsp, c.bram, c.logic, n.weight_count, n.nonzeros, c.ff))
     return tuple(out)
 
 

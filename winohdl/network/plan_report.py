@@ -6,10 +6,11 @@ import io
 
 from winohdl.core.device import PARTS
 
-from .budget import RESOURCES
+from .budget import RESOURCES, UNBOUNDED
 from .plan import NetworkPlan, Plans
 
-HEADER = ("node", "operator", "shape", "algorithm", "buffer", "PK/PC", "cycles", "DSP", "BRAM", "logic", "density", "")
+HEADER = ("node", "operator", "shape", "algorithm", "buffer", "PK/PC", "cycles", "DSP", "BRAM", "logic", "FF", "density",
+          "")
 
 
 def density(x) -> str:
@@ -28,15 +29,16 @@ def _rows(plan: NetworkPlan) -> list[tuple[str, ...]]:
         buffer = d.buffering + (" g" if getattr(d, "stores_kernels", False) else "")   # the kernels stored
         rows.append((x.node, x.operator, x.shape, x.algorithm, buffer, f"{d.parallel_out}{fabric}/{d.parallel_in}",
                      f"{x.cycles:,}",
-                     f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", density(x), mark))
+                     f"{x.dsp:,}", f"{x.bram:,}", f"{x.logic:,}", f"{x.ff:,}", density(x), mark))
     use = plan.totals
     counted = [x for x in plan.layers if x.density is not None]
     total = (f"{100 * sum(x.nonzeros for x in counted) / sum(x.weights for x in counted):.1f}%"
              if counted and sum(x.weights for x in counted) else "")
     rows.append(("total", "", "", "", "", "", f"{plan.cycles:,}", f"{use['dsp']:,}", f"{use['bram']:,}",
-                 f"{use['logic']:,}", total, ""))
+                 f"{use['logic']:,}", f"{use['ff']:,}", total, ""))
+    ff = "-" if plan.budget.ff == UNBOUNDED else f"{plan.budget.ff:,}"
     rows.append(("budget", "", "", "", "", "", "", f"{plan.budget.dsp:,}", f"{plan.budget.bram:,}",
-                 f"{plan.budget.logic:,}", "", ""))
+                 f"{plan.budget.logic:,}", ff, "", ""))
     return rows
 
 
@@ -44,7 +46,7 @@ def table(plan: NetworkPlan) -> str:
     """One plan: the per-layer table, totals against the budget, frames per second, the verdict."""
     rows = _rows(plan)
     widths = [max(len(r[c]) for r in rows) for c in range(len(HEADER))]
-    right = {6, 7, 8, 9, 10}
+    right = {6, 7, 8, 9, 10, 11}
     lines = ["  ".join(v.rjust(w) if c in right else v.ljust(w) for c, (v, w) in enumerate(zip(r, widths))).rstrip()
              for r in rows]
     fps = f"{plan.fps:,.1f} frames/s at {plan.clock_mhz:g} MHz ({plan.cycles:,} cycles a frame)"
@@ -83,7 +85,8 @@ def _rules(part: str) -> str:
             f"operand widths (PK 4f2: the last 2 output lanes' multipliers in the fabric, counted in logic by "
             f"{'no rule: never planned on this part' if p.fabric is None else 'the rule of the device table, fitted on Yosys mappings'}); BRAM: {bram} (LUT RAM where Yosys would put it; an add's shortcut FIFO as deep as its "
             f"branches need at the plan's period, winohdl/network/shortcut.py); logic: {logic} "
-            "(winohdl/network/candidates.py); ReLU, clamps, flatten and the input take no hardware; density: the "
+            "(winohdl/network/candidates.py); FF: flip-flops, a model from each node's logic and DSP blocks fitted "
+            "on Yosys mappings (winohdl/network/candidates.py, flip_flops); ReLU, clamps, flatten and the input take no hardware; density: the "
             "share of a layer's weights that are not zero (a pruned network's); a convolution's kernels that are "
             "all zero (a grouped layer expanded dense, a pruned one) cost no cycle, multiplier or weight word "
             "where a whole block of PK x PC of them or a lane is zero (the engines skip them), other zeros are "
@@ -107,12 +110,13 @@ def svg(plans: Plans) -> str:
     top.set_ylabel("cycles per frame")
     top.set_title(f"{plans.network or 'network'} on {w.device} at {w.clock_mhz:g} MHz")
     top.legend(fontsize=8)
-    names = [f"{r} (budget {w.budget.get(r):,})" for r in RESOURCES]
+    shown = [r for r in RESOURCES if w.budget.get(r) != UNBOUNDED]
+    names = [f"{r} (budget {w.budget.get(r):,})" for r in shown]
     for i, (plan, label) in enumerate(((w, "winograd"), (d, "direct only"))):
-        use = [100.0 * plan.totals[r] / max(1, plan.budget.get(r)) for r in RESOURCES]
-        bottom.bar([x + (i - 0.5) * 0.4 for x in range(len(RESOURCES))], use, 0.4, label=label)
+        use = [100.0 * plan.totals[r] / max(1, plan.budget.get(r)) for r in shown]
+        bottom.bar([x + (i - 0.5) * 0.4 for x in range(len(shown))], use, 0.4, label=label)
     bottom.axhline(100.0, color="black", linewidth=0.8)
-    bottom.set_xticks(range(len(RESOURCES)), names)
+    bottom.set_xticks(range(len(shown)), names)
     bottom.set_ylabel("% of the budget")
     bottom.legend(fontsize=8)
     fig.tight_layout()

@@ -36,7 +36,7 @@ class NetworkSynthesis:
     netlist: str = ""   # the mapped netlist (Verilog) when asked for: the post-synthesis check's input
     bram_cells: tuple[tuple[str, int], ...] = ()   # the block-RAM cells ``brams`` counts (xc7: RAMB36E1 twice)
     part: str = ""                 # the part planned for, where it is of this family
-    capacity: dict | None = None   # its {"dsp", "bram", "logic"} (the units of dsps, brams, logic)
+    capacity: dict | None = None   # its {"dsp", "bram", "logic", "ff"} (the units of dsps, brams, logic, ffs)
     planned_mhz: float | None = None   # the plan's clock
 
     @property
@@ -44,8 +44,11 @@ class NetworkSynthesis:
         """Whether Yosys's mapping fits :attr:`part` (None: no part of this family was planned for)."""
         if self.capacity is None:
             return None
-        return self.dsps <= self.capacity["dsp"] and self.brams <= self.capacity["bram"] \
-            and self.logic <= self.capacity["logic"]
+        return all(v <= self.capacity[r] for _, v, r in self._uses() if r in self.capacity)
+
+    def _uses(self) -> tuple:
+        return (("DSP", self.dsps, "dsp"), ("block RAM", self.brams, "bram"), ("logic", self.logic, "logic"),
+                ("FF", self.ffs, "ff"))
 
     @property
     def planned_fps(self) -> float | None:
@@ -78,9 +81,8 @@ class NetworkSynthesis:
         """``; fits PART (DSP a/b, ...)`` where a part of this family was planned for."""
         if self.fits is None:
             return ""
-        use = (("DSP", self.dsps, "dsp"), ("block RAM", self.brams, "bram"), ("logic", self.logic, "logic"))
         return (f"; {'fits' if self.fits else 'does NOT fit'} {self.part} ("
-                + ", ".join(f"{k} {v:,}/{self.capacity[r]:,}" for k, v, r in use) + ")")
+                + ", ".join(f"{k} {v:,}/{self.capacity[r]:,}" for k, v, r in self._uses() if r in self.capacity) + ")")
 
     def to_json(self) -> dict:
         return {"family": self.family, "dsps": self.dsps, "brams": self.brams, "logic": self.logic,
@@ -142,11 +144,20 @@ def synthesise_network(generated: GeneratedNetwork, folder: Path, family: str, w
     progress.status(f"synthesising the network for {family} (Yosys)")
     r = synthesise(folder / "network.v", TOP, family, work, netlist=netlist)
     spec = FAMILY_SPECS[family]
-    fm = FmaxResult(reason=spec.no_pnr) if spec.pnr is None else _fmax(generated, family, work, seeds, timeout,
-                                                                         ray_address)
+    over = _over(spec.device, r.ffs)
+    fm = FmaxResult(reason=spec.no_pnr) if spec.pnr is None else FmaxResult(reason=over) if over else \
+        _fmax(generated, family, work, seeds, timeout, ray_address)
     return NetworkSynthesis(family, r.dsps, spec.device.bram_count(r.cells), r.logic, r.luts, r.carries, r.ffs,
                             spec.formula, fm.to_json(), frame_cycles(generated), str(r.netlist) if netlist else "",
                             tuple(sorted(r.kinds.get("bram", {}).items())), **_planned(family, plan))
+
+
+def _over(dev, ffs: int) -> str:
+    """Why the mapped network cannot be placed on the device place and route uses (its flip-flops more than
+    it has: nextpnr would only fail after its placer's minutes), or ""."""
+    if dev.ff_capacity is not None and ffs > dev.ff_capacity:
+        return f"{ffs:,} flip-flops do not fit the {dev.name} ({dev.ff_capacity:,}); nextpnr not run"
+    return ""
 
 
 def _fmax(generated: GeneratedNetwork, family: str, work: Path, seeds: int, timeout: float, ray_address):

@@ -8,12 +8,13 @@ import math
 
 from winohdl.core.device import PARTS, Device
 
-from .budget import RESOURCES, Budget, names
+from .budget import RESOURCES, UNBOUNDED, Budget, names
 from .graph import Graph, Kind
 
 
 def fits_text(use: dict, budget: Budget) -> str:
-    return ", ".join(f"{r} {use[r]:,}/{budget.get(r):,}" for r in RESOURCES)
+    """``dsp 10/156, ...``: each resource against its budget (flip-flops only where they are bounded)."""
+    return ", ".join(f"{r} {use.get(r, 0):,}/{budget.get(r):,}" for r in RESOURCES if budget.get(r) != UNBOUNDED)
 
 
 def bigger_part(use: dict, current: Device) -> str:
