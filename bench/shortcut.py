@@ -2,7 +2,7 @@
 streamed back to back (no gaps, no back-pressure) on Verilator with each add's FIFO at the planned
 depth and at shallower or deeper ones, the measured period against the plan's, every image bit-exact.
 
-    .venv/bin/python bench/shortcut.py [--network resnet8] [--mode winograd|direct] [--images 8]
+    .venv/bin/python bench/shortcut.py [--network resnet8] [--mode winograd|direct] [--plan plan.json] [--images 8]
                                        [--variants planned,data,quarter,frame] [-o build/bench/shortcut.json]
     .venv/bin/python bench/shortcut.py --plans resnet8,resnet18 [-o build/bench/shortcut_plans.json]
 
@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from winohdl.network import api  # noqa: E402
 from winohdl.network.hardware import TOP, GeneratedNetwork, generate_network  # noqa: E402
 from winohdl.network.integer_model import quantise_input, run_integer  # noqa: E402
+from winohdl.network.plan import Plans  # noqa: E402
 from winohdl.network.shortcut import graph_terms, shortcut_beats  # noqa: E402
 
 NETWORKS = {"resnet8": ("examples/resnet8/model.py:resnet8", (1, 3, 32, 32)),
@@ -119,6 +120,7 @@ def main(argv=None) -> int:
     ap.add_argument("--network", default="resnet8", choices=sorted(NETWORKS))
     ap.add_argument("--mode", default="winograd", choices=("winograd", "direct"))
     ap.add_argument("--images", type=int, default=8)
+    ap.add_argument("--plan", help="a plan.json (winograd --budget ...): its --mode plan instead of the default plan")
     ap.add_argument("--variants", default="planned,data,quarter")
     ap.add_argument("--stall", type=float, default=3.0, help="periods without an image out that end a run")
     ap.add_argument("-o", default="build/bench/shortcut.json")
@@ -132,7 +134,7 @@ def main(argv=None) -> int:
     model, shape = NETWORKS[args.network]
     work = Path(args.o).parent / f"shortcut_{args.network}_{args.mode}"
     graph = api.import_model(str(ROOT / model), shape)
-    plans = api.plan(graph, name=args.network)
+    plans = Plans.from_json(Path(args.plan).read_text()) if args.plan else api.plan(graph, name=args.network)
     plan = plans.winograd if args.mode == "winograd" else plans.direct
     quantised = api.quantise(api.decide(graph, plan))
     generated = generate_network(quantised.qnet)

@@ -316,12 +316,16 @@ TABLES: dict[str, Table] = {
     "tile_memory": Table((
         Column("plan", "plan"), Column("planned frames/s", "fps", ",.1f"), Column("cycles a frame", "cycles"),
         Column("MULT18X18D", "dsp"), Column("DP16KD", "bram"), Column("logic (LUT4 + 2 x CCU2C)", "logic"),
-        Column("in the fabric", "fabric_multipliers"), Column("Winograd layers", "winograd"))),
+        Column("FF", "ff"), Column("in the fabric", "fabric_multipliers"), Column("Winograd layers", "winograd"))),
+    "flip_flops": Table((
+        Column("plan", "plan"), Column("node", "node"), Column("algorithm", "algorithm"), Column("logic", "logic"),
+        Column("MULT18X18D", "dsp"), Column("FF mapped", "mapped_ff"), Column("FF model", "model_ff"),
+        Column("model error", lambda r: f"{100 * r['error']:+.0f}%"), Column("note", "note"))),
     "tile_memory_yosys": Table((
-        Column("engine", "engine"), Column("transformed tiles", "tiles"),
+        Column("engine", "engine"), Column("transformed tiles", "tiles"), Column("weights", "weights"),
         Column("DP16KD (plan)", lambda r: _with(r, "DP16KD", "plan_bram")),
         Column("TRELLIS_DPR16X4", "TRELLIS_DPR16X4"), Column("MULT18X18D", "MULT18X18D"),
-        Column("logic (LUT4 + 2 x CCU2C)", "logic"))),
+        Column("logic (LUT4 + 2 x CCU2C)", "logic"), Column("FF", "ff"))),
     "cost": Table((
         Column("geometry", "name"), Column("constructive adder bits", "constructive.bits"),
         Column("search adder bits", "search.bits"), Column("constructive CCU2C", "constructive.ecp5.CCU2C"),
