@@ -178,6 +178,19 @@ def assert_frames_exact(o, dp, layers, got):
         assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
 
 
+def _serial_frames_exact(o, dp, plan, eng):
+    """Three frames (loaded, extremes, the same kernels) bit-exact with gaps and back-pressure, and two frames'
+    cycles equal to the performance model's (a reload before each): ``(layers, schedule)``."""
+    rng = np.random.default_rng(1)
+    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
+    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
+    assert_frames_exact(o, dp, layers, got)
+    _, cycles = amaranth_run(eng, layers[:2])
+    sched = schedule(o, plan.timing, 2, (True, True))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    return layers, sched
+
+
 @pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "f4x4_shared"])
 @pytest.mark.slow(10)
 def test_serial_input_transform_streams_bit_exact(case):
@@ -191,13 +204,7 @@ def test_serial_input_transform_streams_bit_exact(case):
     # F(4x4) at C = K = 16: both transforms share their unit (elsewhere the B^T's windows do not fit)
     assert plan.input_unit_shared == (o.C == o.K == 16)
     assert plan.output_unit_shared or o.C != 16
-    rng = np.random.default_rng(1)
-    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
-    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
-    assert_frames_exact(o, dp, layers, got)
-    _, cycles = amaranth_run(eng, layers[:2])
-    sched = schedule(o, plan.timing, 2, (True, True))
-    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    layers, sched = _serial_frames_exact(o, dp, plan, eng)
     # the drain: one pass of C / PC x K / PK issues more than the reads per frame
     assert all(s["last_issue"] - s["walked"] == o.channel_groups * o.kernel_groups for s in sched)
 
@@ -216,13 +223,7 @@ def test_kernels_stored_and_transformed_as_read(case):
     assert plan.staggered and plan.kernel_read_cycles > 0
     (weights,) = [mem for mem in plan.memories if mem.name == "weights"]
     assert (weights.count, weights.width) == (o.PK * o.PC, o.geometry.n_g * o.kernel_width)
-    rng = np.random.default_rng(1)
-    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
-    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
-    assert_frames_exact(o, dp, layers, got)
-    _, cycles = amaranth_run(eng, layers[:2])
-    sched = schedule(o, plan.timing, 2, (True, True))
-    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    layers, _ = _serial_frames_exact(o, dp, plan, eng)
     model = EngineModel(o, dp, "winograd")
     (x0, w0), (x1, w1) = layers[:2]
     preloaded = LayerEngine(plan, weights=[pack(b, plan.w_width) for b in model.weight_beats(w0)])
