@@ -38,6 +38,9 @@ MAX_CLOCK_MHZ = 1000.0
 RESOURCES = ("dsp", "bram", "logic", "ff")
 UNBOUNDED = 10 ** 9
 """A budget's flip-flops where none is given (a budget built before they were counted, or by hand)."""
+FF_HEADROOM = 0.9
+"""The share of a part's flip-flops a plan may use by default: the model runs 2-3% under Yosys's count
+(:func:`winohdl.network.candidates.flip_flops`) and nextpnr needs room to pack them beside the logic."""
 
 
 def device(part: str) -> Device:
@@ -59,7 +62,8 @@ def names(part: Device) -> dict:
 @dataclass(frozen=True)
 class Budget:
     """How many DSP blocks, block RAMs, LUTs and flip-flops a plan may use, in the part's units (:func:`names`);
-    flip-flops :data:`UNBOUNDED` where not given."""
+    flip-flops :data:`UNBOUNDED` where not given; a part's own budget (:meth:`of`) its capacities but
+    :data:`FF_HEADROOM` of its flip-flops."""
 
     dsp: int
     bram: int
@@ -74,7 +78,8 @@ class Budget:
 
     @classmethod
     def of(cls, part: Device) -> "Budget":
-        return cls(part.dsp_capacity, part.bram_capacity, part.lut_capacity, part.ff_capacity or UNBOUNDED)
+        ff = UNBOUNDED if part.ff_capacity is None else int(FF_HEADROOM * part.ff_capacity)
+        return cls(part.dsp_capacity, part.bram_capacity, part.lut_capacity, ff)
 
     def get(self, resource: str) -> int:
         return getattr(self, resource)

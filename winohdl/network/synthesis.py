@@ -127,7 +127,7 @@ def _planned(family: str, plan) -> dict:
     except WinohdlError:
         return out
     if part.family == family:
-        out.update(part=part.part, capacity=Budget.of(part).to_json())
+        out.update(part=part.part, capacity={**Budget.of(part).to_json(), "ff": part.ff_capacity})   # all of them
     return out
 
 
