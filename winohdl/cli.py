@@ -342,8 +342,9 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                     "XC7Z020, XC7A100T (xilinx), any case. Default: the part of --family xilinx (XC7Z020) or ecp5 "
                     "(LFE5U-85F), else LFE5U-85F; --family must be the part's family")
     nw.add_argument("--budget", default=None,
-                    help="dsp=N,bram=N,logic=N (any of them): overrides the part's counts (ecp5: MULT18X18D, DP16KD, "
-                         "LUT4; xc7: DSP48E1, RAMB18E1 halves (a RAMB36E1 counts 2), LUT6)")
+                    help="dsp=N,bram=N,logic=N,ff=N (any of them): overrides the part's counts (ecp5: MULT18X18D, "
+                         "DP16KD, LUT4; xc7: DSP48E1, RAMB18E1 halves (a RAMB36E1 counts 2), LUT6; ff: flip-flops, "
+                         "by default 90%% of the part's)")
     nw.add_argument("--dsp-only", action="store_true",
                     help="every multiplier in a DSP block (default: where a resource bounds the plan, engines' "
                          "output lanes multiply in the fabric too, LUTs within the logic budget, if that raises "

@@ -57,7 +57,7 @@ def import_model(model, input_shape=None, weights=None) -> Graph:
 def plan(graph: Graph, part: str = DEFAULT_DEVICE, budget: str | None = None, clock_mhz: float | None = None,
          name: str = "", fabric: bool = True) -> Plans:
     """The Winograd plan and the direct-only plan of ``graph`` on ``part`` (an ECP5 or xc7 part of
-    :data:`winohdl.core.device.PARTS`, any case) within ``budget`` (``"dsp=N,bram=N,logic=N"``, any of them,
+    :data:`winohdl.core.device.PARTS`, any case) within ``budget`` (``"dsp=N,bram=N,logic=N,ff=N"``, any of them,
     in the part's units; default the part's), frames per second quoted at ``clock_mhz``; ``fabric=False``:
     every multiplier in a DSP block (default: multipliers in the fabric too where a resource binds the plan)."""
     p = device(part)

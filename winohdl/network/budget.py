@@ -2,8 +2,9 @@
 
 The part comes from the device table (:data:`winohdl.core.device.PARTS`): an ECP5 part (MULT18X18D,
 DP16KD and LUT4 counts as nextpnr reports them) or an xc7 part (DSP48E1, block RAM in RAMB18E1 halves,
-a RAMB36E1 counting two, and LUT6, as the data sheets count them); ``--budget dsp=N,bram=N,logic=N``
-overrides any of the three, in the part's own units (:func:`names`).
+a RAMB36E1 counting two, and LUT6, as the data sheets count them), and flip-flops (a model,
+:func:`winohdl.network.candidates.flip_flops`; by default :data:`FF_HEADROOM` of the part's);
+``--budget dsp=N,bram=N,logic=N,ff=N`` overrides any of the four, in the part's own units (:func:`names`).
 
 Block RAM is counted in whole blocks per memory (DP16KD; RAMB18E1 halves), never as bits / 18 kbit: a
 memory of ``depth x width`` takes the fewest blocks over the simple-dual-port widths of the device table
