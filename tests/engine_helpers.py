@@ -12,11 +12,12 @@ from hdl_helpers import run_simulation
 
 from hdl.engine.design import engine_datapath
 from hdl.engine.engine import LayerEngine
-from hdl.engine.model import EngineModel, fm_beats
+from hdl.engine.model import EngineModel, decode_output, fm_beats, torch_reference
+from hdl.engine.perf import schedule
 from hdl.engine.plan import plan_engine
 from hdl.engine.sparsity import KernelMask
 from miner.constructive import constructive_card
-from sim.stimulus import unpack
+from sim.stimulus import random_layer, unpack
 from sim.streams import FEATURE_MAP, WEIGHTS, HostOrder, input_frames, layer_cycles
 from winohdl.core.netlist import YosysNetlist
 
@@ -125,3 +126,37 @@ def read_registers(net: YosysNetlist, prefixes) -> list[str]:
         else:
             out.append(cell["type"])
     return out
+
+
+# serial B^T cases: (geometry, feature map, padding, C, K, PK, PC, pipeline), K / PK cycles a tile fitting its passes
+SERIAL_IN = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, "stages"),
+             (("4x4", "3x3", "1", "1"), (9, 7), (1, 0), 13, 24, 2, 1, "deep"),
+             (("2x2", "3x3", "2", "1"), (9, 8), (1, 1), 22, 20, 2, 2, "deep"),
+             (("2x2", "3x3", "2x1", "1"), (9, 8), (0, 1), 9, 11, 1, 1, "stages"),
+             (("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 10, 9, 1, 1, "stages"),
+             # K / PK = C / PC = 16: both transforms' passes share their unit (the target layer's case)
+             (("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, "deep")]
+
+
+def assert_frames_exact(o, dp, layers, got):
+    """Each frame's beats are the golden model's and decode to torch's convolution (a frame given
+    no kernels runs on the last ones loaded)."""
+    model = EngineModel(o, dp, "winograd")
+    w = None
+    for (x, wl), beats in zip(layers, got):
+        w = wl if wl is not None else w
+        assert beats == model.output_beats(x, w)
+        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
+
+
+def serial_frames_exact(o, dp, plan, eng):
+    """Three frames (loaded, extremes, the same kernels) bit-exact with gaps and back-pressure, and two frames'
+    cycles equal to the performance model's (a reload before each): ``(layers, schedule)``."""
+    rng = np.random.default_rng(1)
+    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
+    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
+    assert_frames_exact(o, dp, layers, got)
+    _, cycles = amaranth_run(eng, layers[:2])
+    sched = schedule(o, plan.timing, 2, (True, True))
+    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
+    return layers, sched

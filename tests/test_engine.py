@@ -25,7 +25,8 @@ from winohdl.core.geometry import Geometry
 from winohdl.core.netlist import YosysNetlist
 from winohdl.core.words import pack
 
-from engine_helpers import amaranth_run, build_engine, datapath, read_registers
+from engine_helpers import (SERIAL_IN, amaranth_run, assert_frames_exact, build_engine, datapath, read_registers,
+                            serial_frames_exact)
 
 # (why, geometry (output, kernel, stride, dilation), feature map, padding, C, K, PK, PC)
 LAYERS = [
@@ -158,39 +159,6 @@ def test_output_transform_choice():
 
 # (geometry, feature map, padding, C, K, PK, PC, pipeline): K / PK cycles per input tile fit the
 # serial B^T's passes and K / PK + C / PC its result's latency
-SERIAL_IN = [(("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 11, 8, 1, 1, "stages"),
-             (("4x4", "3x3", "1", "1"), (9, 7), (1, 0), 13, 24, 2, 1, "deep"),
-             (("2x2", "3x3", "2", "1"), (9, 8), (1, 1), 22, 20, 2, 2, "deep"),
-             (("2x2", "3x3", "2x1", "1"), (9, 8), (0, 1), 9, 11, 1, 1, "stages"),
-             (("2x3", "3x2", "1", "1"), (4, 6), (0, 1), 10, 9, 1, 1, "stages"),
-             # K / PK = C / PC = 16: both transforms' passes share their unit (the target layer's case)
-             (("4x4", "3x3", "1", "1"), (7, 6), (1, 1), 16, 16, 1, 1, "deep")]
-
-
-def assert_frames_exact(o, dp, layers, got):
-    """Each frame's beats are the golden model's and decode to torch's convolution (a frame given
-    no kernels runs on the last ones loaded)."""
-    model = EngineModel(o, dp, "winograd")
-    w = None
-    for (x, wl), beats in zip(layers, got):
-        w = wl if wl is not None else w
-        assert beats == model.output_beats(x, w)
-        assert (decode_output(o, [b["data"] for b in beats]) == torch_reference(o, x, w)).all()
-
-
-def _serial_frames_exact(o, dp, plan, eng):
-    """Three frames (loaded, extremes, the same kernels) bit-exact with gaps and back-pressure, and two frames'
-    cycles equal to the performance model's (a reload before each): ``(layers, schedule)``."""
-    rng = np.random.default_rng(1)
-    layers = [random_layer(o, rng), random_layer(o, rng, "min"), (random_layer(o, rng, "max")[0], None)]
-    got, _ = amaranth_run(eng, layers, seed=3, gaps=0.2, backpressure=0.2)
-    assert_frames_exact(o, dp, layers, got)
-    _, cycles = amaranth_run(eng, layers[:2])
-    sched = schedule(o, plan.timing, 2, (True, True))
-    assert cycles == [s["last_out"] - s["first"] + 1 for s in sched]
-    return layers, sched
-
-
 @pytest.mark.parametrize("case", SERIAL_IN, ids=["f2x2", "f4x4_pk2", "s2_pk2pc2", "s21", "asym", "f4x4_shared"])
 @pytest.mark.slow(10)
 def test_serial_input_transform_streams_bit_exact(case):
@@ -204,36 +172,9 @@ def test_serial_input_transform_streams_bit_exact(case):
     # F(4x4) at C = K = 16: both transforms share their unit (elsewhere the B^T's windows do not fit)
     assert plan.input_unit_shared == (o.C == o.K == 16)
     assert plan.output_unit_shared or o.C != 16
-    layers, sched = _serial_frames_exact(o, dp, plan, eng)
+    layers, sched = serial_frames_exact(o, dp, plan, eng)
     # the drain: one pass of C / PC x K / PK issues more than the reads per frame
     assert all(s["last_issue"] - s["walked"] == o.channel_groups * o.kernel_groups for s in sched)
-
-
-@pytest.mark.parametrize("case", [SERIAL_IN[0], SERIAL_IN[2], SERIAL_IN[5]], ids=["f2x2", "s2_pk2pc2", "f4x4_shared"])
-@pytest.mark.slow(10)
-def test_kernels_stored_and_transformed_as_read(case):
-    """Weight memories holding g, each kernel transformed as it is read (``weight_store`` kernels): one
-    memory of |g| words per live lane instead of R words per fibre, staggered fibres served through
-    registers; bit-exact with gaps, back-pressure and extremes (kernels loaded through the port and
-    preloaded), and the performance model cycle for cycle."""
-    geo, F, P, C, K, PK, PC, pipeline = case
-    o = EngineOptions(Geometry.parse(*geo), C, K, F, P, PK, PC, pipeline=pipeline, input_transform="serial",
-                      kernel_transform="hw", weight_store="kernels")
-    dp, plan, eng = build_engine(o, "winograd")
-    assert plan.staggered and plan.kernel_read_cycles > 0
-    (weights,) = [mem for mem in plan.memories if mem.name == "weights"]
-    assert (weights.count, weights.width) == (o.PK * o.PC, o.geometry.n_g * o.kernel_width)
-    layers, _ = _serial_frames_exact(o, dp, plan, eng)
-    model = EngineModel(o, dp, "winograd")
-    (x0, w0), (x1, w1) = layers[:2]
-    preloaded = LayerEngine(plan, weights=[pack(b, plan.w_width) for b in model.weight_beats(w0)])
-    got, _ = amaranth_run(preloaded, [(x0, None), (x1, w1)], seed=5, gaps=0.2, backpressure=0.2)
-    assert got == [model.output_beats(x0, w0), model.output_beats(x1, w1)]
-
-
-def test_kernels_stored_need_the_kernels_on_the_port():
-    with pytest.raises(WinohdlError, match="kernel transform 'hw'"):
-        EngineOptions(Geometry.parse("2x2", "3x3"), 2, 2, (5, 5), (1, 1), weight_store="kernels")
 
 
 @pytest.mark.parametrize("case, merged", [(SERIAL_IN[0], (True, True, False, True)),

@@ -66,6 +66,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
 from .budget import Budget, Memory, MemoryCost, memory_cost
+from .cells import REQUANT_LOGIC, engine_logic, flip_flops  # noqa: F401  (engine_logic: re-exported)
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
 from .multiplier import MAX_BITS
@@ -75,34 +76,6 @@ TILES = (2, 4)                   # Winograd output tile per axis, any kernel, st
 TILES_3_TAP = (2, 4, 6)          # and for a 3-tap kernel at stride 1, dilation 1
 EAGER_RANK = 36                  # cards with more multiplications are derived only when DSP binds
 MAX_RANK = 81                    # cards with more multiplications are not planned
-CONTROL_LOGIC = {"winograd": 500, "direct": 400}
-"""Per engine, logic besides the arithmetic the model counts (walker, writer, FIFO, counters):
-calibrated on the measured engines (see :func:`engine_logic`)."""
-SERIAL_LOGIC = 1 / 3
-"""A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
-F(4x4,3x3) engine's B^T and A^T as synthesised)."""
-REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FF_PER_LOGIC = {"winograd": 1.10, "direct": 0.81}
-FF_PER_DSP = {"winograd": 116, "direct": 38}
-UNIT_FF = 200
-"""The flip-flop model (:func:`flip_flops`): per engine kind, flip-flops per logic cell and per DSP block;
-a unit's flip-flops beside its logic."""
-
-
-def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
-    """Flip-flops of a node built as ``decision`` with ``logic`` cells and ``dsp`` blocks, a model: an engine
-    registers its adders (deep pipelines: about one flip-flop per logic cell) and each multiplier's operands,
-    product and sums (more per DSP block, whose logic the cells do not count; a Winograd engine more: its
-    transformed words, staggered fibres and kernels transformed as read). Fitted on Yosys 0.70's mapping of
-    ResNet-8's two networks of 2026-12-06 (the Winograd plan with kernels stored as g, and the direct-only
-    plan: every engine with its requantisation and raster-order unit) within 17% per engine but three small
-    direct ones (-26 to -35%), 2-3% under on each network's total (docs/benchmarks.md)."""
-    if isinstance(decision, UnitDecision):
-        return logic + UNIT_FF
-    kind = "direct" if decision.geometry is None else "winograd"
-    return round(FF_PER_LOGIC[kind] * logic + FF_PER_DSP[kind] * dsp)
-
-
 class Candidate:
     """One way to build one node: its decision and what it costs (cycles computed on first use).
 
@@ -205,30 +178,6 @@ def datapath(geometry: Geometry, data_width: int, kernel_width: int, data_values
     probe = EngineOptions(geometry, 1, 1, geometry.input, (0,) * geometry.axes, data_width=data_width,
                           kernel_width=kernel_width, data_values=data_values)
     return engine_datapath(best_card(geometry), probe)
-
-
-def engine_logic(plan) -> int:
-    """Logic cells (LUT4 + 2 x CCU2C) of an engine, a model: one cell per adder bit, plus control.
-
-    Adder bits: the accumulators (``PK`` x their widths as built) and the sums over the ``PC`` lanes
-    (Winograd) or the product tree over taps and lanes (direct), per output channel; B^T once per
-    input lane and A^T with the exact division once per output lane, at the card's flat adder bits,
-    times :data:`SERIAL_LOGIC` where the engine builds the transform serially (its 1D units and
-    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibrated on the int8 engines of
-    docs/benchmarks.md (C=K=16, 32x32, PK=PC=1, deep); tests/test_network_plan.py holds the model within
-    12 % of them.
-    """
-    o, a = plan.options, plan.arith
-    acc = sum(plan.accumulator_widths)
-    if plan.winograd:
-        dp = plan.datapath
-        lanes = sum(sum(r.width for r in nodes[a.lane_graph.n_inputs:]) for nodes in a.lane_node_ranges)
-        bt = dp.adder_bits["BT"] * (SERIAL_LOGIC if plan.input_passes else 1)
-        at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
-        gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
-        return CONTROL_LOGIC["winograd"] + o.PK * (acc + lanes) + round(o.PC * bt + o.PK * at) + gt
-    tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
-    return CONTROL_LOGIC["direct"] + o.PK * (acc + tree)
 
 
 def feature_map_reads(plan) -> list[int]:

@@ -1,0 +1,43 @@
+"""The planner's cell models (:mod:`winohdl.network.cells`): flip-flops against the mappings they were fitted
+on; and a mapped network with more flip-flops than its part is not placed."""
+
+import pytest
+
+from winohdl.network.budget import device
+from winohdl.network.cells import UNIT_FF, flip_flops
+from winohdl.network.decision import UnitDecision, engine_decision
+from winohdl.network.load import load_model
+
+from artefacts import ROOT
+
+
+@pytest.fixture(scope="module")
+def resnet8():
+    return load_model(str(ROOT / "examples" / "resnet8" / "model.py") + ":resnet8", (1, 3, 32, 32))
+
+
+
+# ResNet-8's nodes as Yosys 0.70 mapped them (synth_ecp5, 2026-12-06; docs/results/flip_flops.json): the plan's
+# (engine kind, logic, DSP blocks) and the mapped flip-flops of the engine with its requantisation and raster unit
+FLIP_FLOP_ENGINES = [("winograd", 1996, 16, 3972), ("winograd", 4712, 48, 11501), ("winograd", 8826, 0, 11207),
+                     ("winograd", 15192, 0, 16804), ("winograd", 9809, 0, 11218), ("winograd", 11280, 32, 13851),
+                     ("direct", 3358, 0, 2919), ("direct", 12068, 0, 9514), ("direct", 5484, 0, 4856),
+                     ("direct", 6140, 36, 6322), ("direct", 1284, 36, 2612), ("direct", 1940, 72, 4077)]
+
+
+def test_the_flip_flop_model_is_within_its_calibration(resnet8):
+    """The planner's flip-flops (:func:`flip_flops`) against the mapped engines it was fitted on: each within 17%
+    (the larger engines; three small direct ones, under 1,500 flip-flops, are 26-35% under), and a unit its
+    logic plus a constant."""
+    for kind, logic, dsp, mapped in FLIP_FLOP_ENGINES:
+        node = resnet8.node("convolution_1")
+        decision = engine_decision(node.attrs, resnet8.node(node.inputs[0]).shape, None if kind == "direct" else (2, 2))
+        assert abs(flip_flops(decision, logic, dsp) - mapped) <= 0.17 * mapped, (kind, logic, dsp, mapped)
+    assert flip_flops(UnitDecision(1), 75, 0) == 75 + UNIT_FF
+
+
+def test_a_network_with_more_flip_flops_than_its_part_is_not_placed():
+    from winohdl.network.synthesis import _over
+    part = device("LFE5U-85F")
+    assert _over(part, 83640) == ""
+    assert _over(part, 93020) == "93,020 flip-flops do not fit the LFE5U-85F (83,640); nextpnr not run"
