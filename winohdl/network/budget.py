@@ -3,7 +3,7 @@
 The part comes from the device table (:data:`winohdl.core.device.PARTS`): an ECP5 part (MULT18X18D,
 DP16KD and LUT4 counts as nextpnr reports them) or an xc7 part (DSP48E1, block RAM in RAMB18E1 halves,
 a RAMB36E1 counting two, and LUT6, as the data sheets count them), and flip-flops (a model,
-:func:`winohdl.network.candidates.flip_flops`; by default :data:`FF_HEADROOM` of the part's);
+:func:`winohdl.network.cells.flip_flops`; by default :data:`FF_HEADROOM` of the part's);
 ``--budget dsp=N,bram=N,logic=N,ff=N`` overrides any of the four, in the part's own units (:func:`names`).
 
 Block RAM is counted in whole blocks per memory (DP16KD; RAMB18E1 halves), never as bits / 18 kbit: a
@@ -41,7 +41,7 @@ UNBOUNDED = 10 ** 9
 """A budget's flip-flops where none is given (a budget built before they were counted, or by hand)."""
 FF_HEADROOM = 0.9
 """The share of a part's flip-flops a plan may use by default: the model runs 2-3% under Yosys's count
-(:func:`winohdl.network.candidates.flip_flops`) and nextpnr needs room to pack them beside the logic."""
+(:func:`winohdl.network.cells.flip_flops`) and nextpnr needs room to pack them beside the logic."""
 
 
 def device(part: str) -> Device:

@@ -76,7 +76,7 @@ class LayerPlan:
         Cycles per frame, back to back (a convolution: ``EnginePlan.performance.period``).
     multipliers, dsp, bram, logic : int
     ff : int
-        Flip-flops, a model (:func:`~winohdl.network.candidates.flip_flops`); 0 in a plan.json written before
+        Flip-flops, a model (:func:`~winohdl.network.cells.flip_flops`); 0 in a plan.json written before
         they were counted.
     weights : int
         A convolution's or linear layer's weights (biases aside); 0 for other nodes.
