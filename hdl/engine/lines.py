@@ -66,7 +66,10 @@ def line_space(m: Module, o: EngineOptions, tile0: Value, writer, rgen: Value) -
     and for the one after it, and the writer's row step selects (no comparison before ``tready``)."""
     s, p = o.step[0], o.padding[0]
     late = register_chain(m, Cat(tile0, rgen), numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
-    limit = Signal(range((o.tiles[0] + o.line_slots) * s + 1), name="line_limit")
+    # reset to its value at tile row 0: its bits that never change then equal their reset value, so synthesis
+    # drops them (otherwise each was a flip-flop stepping once after reset, merged by Yosys across engines
+    # into one whose route across the die held a ResNet-8 network at 92.5 MHz)
+    limit = Signal(range((o.tiles[0] + o.line_slots) * s + 1), name="line_limit", init=o.line_slots * s - p)
     m.d.sync += limit.eq((late[:len(tile0)] + o.line_slots) * s - p)
     late_gen = Signal(name="line_gen")
     m.d.sync += late_gen.eq(late[-1])
