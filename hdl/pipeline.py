@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 
 Branch = Iterable | Callable[[], None]
 
@@ -66,7 +66,11 @@ def delay(m: Module, value, cycles: int, name: str):
 
 def register(m: Module, value, name: str, cycles: int = 1, reset_less: bool = True, init: int = 0):
     """``value`` ``cycles`` registers later: one register ``name``, or ``<name>_d0``, ... when
-    ``cycles`` is not 1 (the engine's naming; ``functools.partial(register, m)`` is its ``reg``)."""
+    ``cycles`` is not 1 (the engine's naming; ``functools.partial(register, m)`` is its ``reg``). A
+    constant is itself later: no register (a flip-flop from its reset value to the constant would step
+    once, and synthesis merges such flip-flops across a network's engines into one long route)."""
+    if isinstance(value, Const):
+        return value
     names = [name] if cycles == 1 else numbered(f"{name}_d", cycles)
     return register_chain(m, value, names, reset_less=reset_less, init=init)[-1]
 

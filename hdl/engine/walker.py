@@ -415,4 +415,6 @@ def output_keep(o: EngineOptions, tidx: list) -> Value:
             if oo[ax] >= rem:
                 conds.append(tidx[ax] != T[ax] - 1)
         keep_bits.append(Cat(*conds).all() if conds else Const(1))
+    if all(isinstance(k, Const) for k in keep_bits):      # no tile is cut: a constant, no registers
+        return Const((1 << len(keep_bits)) - 1, len(keep_bits))
     return Cat(*keep_bits)
