@@ -45,7 +45,7 @@ def plan_row(plan) -> dict:
     """The plan's figures and, per convolution, its algorithm and where its transformed tiles go."""
     layers = {x.node: {"algorithm": x.algorithm, "tiles": x.decision.options.tile_memory.value
                        if engine_plan(x.decision).input_passes else None,   # None: no transformed tiles
-                       "weights": "g" if x.decision.stores_kernels else "u" if x.algorithm != "direct" else "g"}
+                       "weights": "u" if x.decision.geometry and not x.decision.stores_kernels else "g"}
               for x in plan.layers if isinstance(x.decision, EngineDecision)}
     return {"fps": plan.fps, "cycles": max(x.cycles for x in plan.layers), **plan.totals,
             "winograd": [n for n, v in layers.items() if v["algorithm"] != "direct"], "layers": layers}

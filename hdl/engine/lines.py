@@ -67,8 +67,8 @@ def line_space(m: Module, o: EngineOptions, tile0: Value, writer, rgen: Value) -
     s, p = o.step[0], o.padding[0]
     late = register_chain(m, Cat(tile0, rgen), numbered("line_tile", LINE_RELEASE.cycles), reset_less=False)[-1]
     # reset to its value at tile row 0: its bits that never change then equal their reset value, so synthesis
-    # drops them (otherwise each was a flip-flop stepping once after reset, merged by Yosys across engines
-    # into one whose route across the die held a ResNet-8 network at 92.5 MHz)
+    # drops them (otherwise each is a flip-flop stepping once after reset, which Yosys merges across a
+    # network's engines into one long route: docs/benchmarks.md)
     limit = Signal(range((o.tiles[0] + o.line_slots) * s + 1), name="line_limit", init=o.line_slots * s - p)
     m.d.sync += limit.eq((late[:len(tile0)] + o.line_slots) * s - p)
     late_gen = Signal(name="line_gen")

@@ -164,6 +164,18 @@ class EnginePlan:
     def store_width(self) -> int:
         return self.datapath.u_port_width if self.winograd and not self.reads_kernels else self.options.kernel_width
 
+    def weight_memory(self, kernels: bool | None = None) -> "MemoryPlan":
+        """The weight memories of the live lanes as built (``kernels`` None), or holding g (True) or u (False):
+        u as R words at u's port width, one memory per fibre of staggered accumulators; g as |g| words of the
+        kernel width, one memory a lane (the direct engine's, or the kernels transformed as read)."""
+        o = self.options
+        kernels = self.reads_kernels if kernels is None else kernels
+        if self.winograd and not kernels:
+            slices, words, width = self.slices, self.datapath.rank, self.datapath.u_port_width
+        else:
+            slices, words, width = 1, o.geometry.n_g, o.kernel_width
+        return MemoryPlan("weights", len(o.blocks.lanes) * slices, o.weight_depth, words // slices * width)
+
     @property
     def weight_slices(self) -> int:
         """Weight memories per live lane: one per fibre of staggered accumulators (each read a cycle after
@@ -374,9 +386,7 @@ class EnginePlan:
                             o.data_width)
         else:
             fm = MemoryPlan("feature-map banks", banks * o.PC, o.bank_depth, o.data_width)
-        out = [fm,
-               MemoryPlan("weights", len(o.blocks.lanes) * self.weight_slices, o.weight_depth,   # the live lanes
-                          self.n_store // self.weight_slices * self.store_width)]
+        out = [fm, self.weight_memory()]
         if serial:
             per = self.datapath.rank // self.slices
             widths = self.datapath.v_widths

@@ -408,8 +408,8 @@ class GlobalAvgPool(CheckedComponent):
         q = output_queue(m, self.m_axis, self.latency)
         st = self.s_axis
         pix, g = Signal(range(self.pixels), name="pix"), Signal(range(G), name="g")
-        # the pixel's first and last as registers beside the counter: its comparison was on the handshake's
-        # path (tready, the counter's enable) and held ResNet-8's network at 98.8 MHz
+        # the pixel's first and last as registers beside the counter: a comparison of it would sit on the
+        # handshake's path (tready, the counter's enable), the network's critical path (docs/benchmarks.md)
         first_pix = Signal(name="first_pix", init=1)
         last_pix = Signal(name="last_pix", init=int(self.pixels == 1))
         m.d.comb += st.tready.eq(~last_pix | q.ok)

@@ -357,11 +357,9 @@ def _kernels_are_narrower(geometry: Geometry, ctx: Context) -> bool:
 
 def _kernels_save_block_ram(plan, ctx: Context) -> bool:
     """Whether the engine of ``plan``, storing g, takes fewer blocks for its weights than it would storing u
-    (R words at u's port width, a memory per live lane and fibre: :attr:`hdl.engine.plan.EnginePlan.memories`)."""
-    o, dp = plan.options, plan.datapath
-    (g,) = [Memory(m.count, m.depth, m.width, name=m.name) for m in plan.memories if m.name == "weights"]
-    u = Memory(len(o.blocks.lanes) * plan.slices, o.weight_depth, dp.rank // plan.slices * dp.u_port_width)
-    return ctx.memory([g]).bram < ctx.memory([u]).bram
+    (:meth:`hdl.engine.plan.EnginePlan.weight_memory` either way)."""
+    blocks = lambda m: ctx.memory([Memory(m.count, m.depth, m.width)]).bram  # noqa: E731
+    return blocks(plan.weight_memory(kernels=True)) < blocks(plan.weight_memory(kernels=False))
 
 
 def _tiles_leave_block_ram(plan, ctx: Context) -> bool:

@@ -28,10 +28,9 @@ def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
     """Flip-flops of a node built as ``decision`` with ``logic`` cells and ``dsp`` blocks, a model: an engine
     registers its adders (deep pipelines: about one flip-flop per logic cell) and each multiplier's operands,
     product and sums (more per DSP block, whose logic the cells do not count; a Winograd engine more: its
-    transformed words, staggered fibres and kernels transformed as read). Fitted on Yosys 0.70's mapping of
-    ResNet-8's two networks of 2026-12-06 (the Winograd plan with kernels stored as g, and the direct-only
-    plan: every engine with its requantisation and raster-order unit) within 17% per engine but three small
-    direct ones (-26 to -35%), 2-3% under on each network's total (docs/benchmarks.md)."""
+    transformed words, staggered fibres and kernels transformed as read). Fitted on Yosys's mappings of
+    ResNet-8's Winograd (kernels stored as g) and direct-only networks, each engine with its requantisation
+    and raster-order unit; how close it comes is docs/results/flip_flops.json."""
     if isinstance(decision, UnitDecision):
         return logic + UNIT_FF
     kind = "direct" if decision.geometry is None else "winograd"
