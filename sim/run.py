@@ -155,7 +155,7 @@ def verilator_make_flags() -> list[str]:
 
 
 def run_cocotb(runner, module: str, top: str, build_dir: Path, stimulus: Path, result_file: Path,
-               waves: bool = False) -> str | None:
+               waves: bool = False, plusargs=()) -> str | None:
     """Run the cocotb testbench ``module`` on a built core, reading ``stimulus`` and writing ``result_file``
     (passed through the environment); returns a one-line crash message, or None when the runner ended
     normally (test failures are in ``build_dir/results.xml``)."""
@@ -167,7 +167,7 @@ def run_cocotb(runner, module: str, top: str, build_dir: Path, stimulus: Path, r
     try:
         runner.test(test_module=module, hdl_toplevel=top, build_dir=build_dir,
                     test_dir=Path(__file__).resolve().parent, extra_env=env, waves=waves,
-                    results_xml=str(build_dir / "results.xml"), log_file=build_dir / "sim.log")
+                    results_xml=str(build_dir / "results.xml"), log_file=build_dir / "sim.log", plusargs=list(plusargs))
     except (SystemExit, Exception) as exc:  # the runner exits non-zero when a test failed
         return f"simulation failed: {exc} (see {build_dir / 'sim.log'})"
     return None

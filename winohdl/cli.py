@@ -349,6 +349,10 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                     help="every multiplier in a DSP block (default: where a resource bounds the plan, engines' "
                          "output lanes multiply in the fabric too, LUTs within the logic budget, if that raises "
                          "the frames per second)")
+    nw.add_argument("--gating", choices=["none", "zero-operand"], default="none",
+                    help="zero-operand: every engine's multipliers hold their operand registers on a zero data "
+                         "operand, the product taken as zero (the same results and cycles; toggles fall where "
+                         "activations are zero, for a comparator and a multiplexer per multiplier). Default: none")
     nw.add_argument("--clock", default=None,
                     help="MHz the plan's frames per second are quoted at (default: the slower ECP5 engine's measured "
                          "Fmax, docs/benchmarks.md); with --family xilinx (no place and route) the frames per second "

@@ -345,13 +345,13 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
     return raw
 
 
-def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
+def transformed_tiles(m: Module, engine, reg, wk, raw, final: bool = True) -> dict:
     """Serial B^T (:class:`~hdl.engine.options.InputTransform`): per input-channel lane, the input
     tile read at each read slot of the walker ``wk`` (``raw``: :func:`feature_map_fibres`, one fibre
     per cycle) goes through the serial transform into a block RAM of transformed tiles (or LUT RAM,
     :class:`~hdl.engine.modes.TileMemory`; two halves: the tiles being read and the ones being
     multiplied, ``C / PC`` tiles each), which the multipliers read once per output-channel group. Returns the
-    multiplier operands ``{(lane pc, r): v}``."""
+    multiplier operands ``{(lane pc, r): v}`` (without their register, ``final`` False: gating adds it)."""
     o, dp = engine.opts, engine.dp
     g, R = o.geometry, dp.rank
     cg_bits = bits_for(o.channel_groups)
@@ -394,7 +394,7 @@ def transformed_tiles(m: Module, engine, reg, wk, raw) -> dict:
             data = reg(rp.data, f"v_q{pc}{tag}", FM_READ_REGISTERS)
             lo = 0
             for r in lanes:
-                v[pc, r] = reg(data[lo:lo + widths[r]].as_signed(), f"v{pc}_{r}")
+                v[pc, r] = reg(data[lo:lo + widths[r]].as_signed(), f"v{pc}_{r}", int(final))
                 lo += widths[r]
     return v
 

@@ -86,10 +86,12 @@ from winohdl.core.errors import WinohdlError
 from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
+from .gating import flag_register, held, zero_flag, zeroed
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
 from .weights import preloaded_weights, weight_counters, weight_memories
 from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
+from .modes import Gating
 from .plan import EnginePlan
 from .walker import WriterState, output_keep, walk
 
@@ -184,7 +186,11 @@ class LayerEngine(CheckedComponent):
         w_raddrs = w_raddrs[:p.weight_slices]
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
         init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
-        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init)
+        # gated, the operand registers are the multipliers' own (gating.py): the memories' read one fewer
+        # (the kernels stored: the transform's last register)
+        gate = o.gating is Gating.ZERO_OPERAND
+        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init,
+                                 operand_register=not gate or p.reads_kernels)
         if p.input_passes is not None:
             raw = feature_map_fibres(m, o, reg, writer, ctl.fm_hs, self.s_axis_fm.tdata, (wk.tidx, wk.read_cg, ctl.rgen),
                                      wk.read_slot, windowed=p.input_unit_shared)
@@ -194,7 +200,8 @@ class LayerEngine(CheckedComponent):
         wstore = {(pk, pc): [w_read[pk, pc][i * sw_bits:(i + 1) * sw_bits].as_signed() for i in range(p.n_store)]
                   for pk, pc in w_read}
         if p.reads_kernels:
-            wstore = {lane: _kernel_transform(m, p, reg, g, f"{lane[0]}_{lane[1]}") for lane, g in wstore.items()}
+            wstore = {lane: _kernel_transform(m, p, reg, g, f"{lane[0]}_{lane[1]}", final=not gate)
+                      for lane, g in wstore.items()}
         if p.winograd:
             sums, n_acc = _winograd_sums(m, p, reg, wk, raw, wstore), p.datapath.rank
         else:
@@ -299,18 +306,18 @@ def _walker(m: Module, p: EnginePlan, c: _Control, writer, my):
     return wk, mul_issue
 
 
-def _kernel_transform(m: Module, p: EnginePlan, reg, g: list, tag: str) -> list:
+def _kernel_transform(m: Module, p: EnginePlan, reg, g: list, tag: str, final: bool = True) -> list:
     """u = G_int g of one lane's kernel as read from its memory (:attr:`EnginePlan.reads_kernels`), each
     word registered as the multiplier's operand, :attr:`EnginePlan.kernel_read_cycles` after the read;
     a staggered fibre's words (:attr:`EnginePlan.staggered`) one register more per fibre, as its own
-    memory's read was a cycle later per fibre."""
+    memory's read was a cycle later per fibre. ``final`` False: without the operand register (gating adds it)."""
     o, dp = p.options, p.datapath
     m.submodules[f"gt{tag}"] = gt = ConstantMatrixProduct(dp.kernel_graph, [o.kernel_width] * o.geometry.n_g,
                                                           dp.kernel_node_ranges, dp.u_ranges, f"gt{tag}", o.per_stage)
     for i, v in enumerate(g):
         m.d.comb += word(gt.x, i).eq(v)
     per = dp.rank // p.slices
-    return [reg(word(gt.y, r), f"u{tag}_{r}", 1 + r // per) for r in range(dp.rank)]
+    return [reg(word(gt.y, r), f"u{tag}_{r}", int(final) + r // per) for r in range(dp.rank)]
 
 
 def _issue_stage(m: Module, p: EnginePlan, reg, c: _Control, wk, mul_issue):
@@ -340,16 +347,19 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
     ``{(pk, r): sum}``, registered."""
     o, a, dp, ps = p.options, p.arith, p.datapath, p.stages.per_stage
     g, R = o.geometry, dp.rank
-    v = transformed_tiles(m, p, reg, wk, raw) if p.input_passes is not None else {}
+    gate = o.gating is Gating.ZERO_OPERAND       # the operands without their last register (gating.py)
+    v = transformed_tiles(m, p, reg, wk, raw, final=not gate) if p.input_passes is not None else {}
     for pc in range(o.PC if p.input_passes is None else 0):
         m.submodules[f"bt{pc}"] = bt = ConstantMatrixProduct(
             dp.data_graph, [o.data_width] * g.n_d, dp.data_node_ranges, dp.v_ranges, f"bt{pc}", ps)
         for j in range(g.n_d):
             m.d.comb += word(bt.x, j).eq(raw[j, pc])
         for r in range(R):
-            v[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}")          # the multiplier operand register
+            v[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}", int(not gate or p.operand_wait > 0))   # the operand register
     if p.operand_wait and p.input_passes is None:    # the operand waits for u, transformed as read
-        v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.operand_wait) for k, x in v.items()}
+        v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.operand_wait - int(gate)) for k, x in v.items()}
+    gated = _Gated.make(m, v) if gate else None
+    v = gated.operands if gate else v
     prods = {}
     for pk in range(o.PK):
         for pc in range(o.PC):
@@ -358,10 +368,12 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
                     prods[pk, pc, r] = _ZERO
                     continue
                 u = wstore[pk, pc][r][:dp.u_widths[r]].as_signed()
+                name = f"p{pk}_{pc}_{r}"
+                u = gated.weight(m, u, (pc, r), name) if gate else u
                 # the product registers (and the registered sums of a split product)
-                prods[pk, pc, r] = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]),
-                                                PRODUCT_REGISTERS, p.split_levels, f"p{pk}_{pc}_{r}", split=True,
-                                                kind=o.multiplier_kind(pk))
+                prod = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS,
+                                    p.split_levels, name, split=True, kind=o.multiplier_kind(pk))
+                prods[pk, pc, r] = gated.product(m, prod, (pc, r), p, name) if gate else prod
     sums = {}
     for pk in range(o.PK):
         for r in range(R):
@@ -384,7 +396,10 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
     # weight's first register then stays beside its block RAM (a network's critical path ran from a
     # weight block RAM to a distant multiplier)
     taps = {(dj, pc) for _, dj, _ in a.pairs for pc in range(o.PC)}
-    operand = {(dj, pc): reg(raw[dj, pc], f"x{dj}_{pc}") for dj, pc in sorted(taps)}
+    gate = o.gating is Gating.ZERO_OPERAND       # the weights come without their last register then
+    operand = {(dj, pc): raw[dj, pc] if gate else reg(raw[dj, pc], f"x{dj}_{pc}") for dj, pc in sorted(taps)}
+    gated = _Gated.make(m, operand, "x") if gate else None
+    operand = gated.operands if gate else operand
     sums = {}
     for pk in range(o.PK):
         prods = []
@@ -393,14 +408,41 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
                 if (pk, pc) not in wstore:      # a lane zero in every block: no multiplier, a zero term
                     prods.append(_ZERO)
                     continue
-                prods.append(emit_product(m, operand[dj, pc], wstore[pk, pc][gk], pw, PRODUCT_REGISTERS,
-                                          p.split_levels, f"p{pk}_{i}_{pc}", split=True, kind=o.multiplier_kind(pk)))
+                name = f"p{pk}_{i}_{pc}"
+                w = gated.weight(m, wstore[pk, pc][gk], (dj, pc), name) if gate else wstore[pk, pc][gk]
+                prod = emit_product(m, operand[dj, pc], w, pw, PRODUCT_REGISTERS, p.split_levels, name, split=True,
+                                    kind=o.multiplier_kind(pk))
+                prods.append(gated.product(m, prod, (dj, pc), p, name) if gate else prod)
         rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
         for oi, val in enumerate(rows):
             s = Signal(signed(a.lane_ranges[oi].width), name=f"lane{pk}_{oi}")
             m.d.comb += s.eq(val)
             sums[pk, oi] = reg(s, f"lane{pk}_{oi}_q")
     return sums
+
+
+@dataclass(frozen=True)
+class _Gated:
+    """Zero-operand gating (:mod:`hdl.engine.gating`): each data operand's held register and zero flags,
+    keyed as the operands are; :meth:`weight` holds a weight operand with its data operand's flag, and
+    :meth:`product` zeroes a product whose data operand was zero."""
+
+    operands: dict
+    zero: dict       # entering the operand registers: they hold
+    flags: dict      # beside the operand registers
+
+    @classmethod
+    def make(cls, m: Module, pre: dict, prefix: str = "v") -> "_Gated":
+        names = {k: f"{prefix}{k[0]}_{k[1]}" for k in pre}
+        zero = {k: zero_flag(m, x, names[k]) for k, x in pre.items()}
+        return cls({k: held(m, x, zero[k], names[k]) for k, x in pre.items()}, zero,
+                   {k: flag_register(m, zero[k], names[k]) for k in pre})
+
+    def weight(self, m: Module, w, key, name: str):
+        return held(m, w, self.zero[key], f"{name}_w")
+
+    def product(self, m: Module, prod, key, p: EnginePlan, name: str):
+        return zeroed(m, prod, self.flags[key], PRODUCT_REGISTERS + p.split_levels, name)
 
 
 def _accumulate_and_emit(m: Module, p: EnginePlan, reg, sums: dict, n_acc: int, stage1, my) -> None:

@@ -85,6 +85,21 @@ class WeightStore(enum.Enum):
     KERNELS = "kernels"
 
 
+class Gating(enum.Enum):
+    """Whether a multiplier whose data operand is zero is held still (the dynamic-power lever).
+
+    ``none`` (default): every operand register loads every cycle. ``zero-operand``: a zero data operand
+    (a zero activation, or a zero Winograd-domain word V = B^T d) does not load its multiplier's operand
+    registers, the data's and each weight's (their clock enable low: the multiplier's inputs do not
+    toggle), and a flag beside the product selects zero for it at the adder tree. The results are the
+    same bit for bit; it costs a comparator per data operand and a multiplexer per product. Whether it
+    pays is measured (toggle counts in simulation: there is no power analysis in the open flow).
+    """
+
+    NONE = "none"
+    ZERO_OPERAND = "zero-operand"
+
+
 class Buffering(enum.Enum):
     """How the engine holds its input feature map.
 

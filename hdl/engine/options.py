@@ -28,7 +28,7 @@ from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
 from .sparsity import BlockSchedule, KernelMask
-from .modes import Buffering, EngineKind, EnginePipeline, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401  (EngineKind: re-exported)
+from .modes import Buffering, EngineKind, EnginePipeline, Gating, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401,E501  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
 MEMORY_DEPTH = Limit("engine_memory_depth", 1 << 16, "words")   # one feature-map bank or the weight memory
@@ -116,6 +116,8 @@ class EngineOptions:
         What a Winograd engine's weight memories hold: ``transformed`` (default) u, or ``kernels`` g,
         transformed as read (needs ``kernel_transform`` ``hw``: the port takes g); no effect on a direct
         engine.
+    gating : Gating
+        ``zero-operand``: a multiplier whose data operand is zero is held still (:class:`Gating`).
     """
 
     geometry: Geometry
@@ -137,6 +139,7 @@ class EngineOptions:
     data_values: DataValues = DataValues.SIGNED
     tile_memory: TileMemory = TileMemory.BLOCK
     weight_store: WeightStore = WeightStore.TRANSFORMED
+    gating: Gating = Gating.NONE
 
     def __post_init__(self):
         g = self.geometry
@@ -167,6 +170,7 @@ class EngineOptions:
         object.__setattr__(self, "data_values", choice(DataValues, self.data_values, "data values"))
         object.__setattr__(self, "tile_memory", choice(TileMemory, self.tile_memory, "tile memory"))
         object.__setattr__(self, "weight_store", choice(WeightStore, self.weight_store, "weight store"))
+        object.__setattr__(self, "gating", choice(Gating, self.gating, "gating"))
         if self.weight_store is WeightStore.KERNELS and self.kernel_transform is not KernelTransform.HW:
             raise WinohdlError("an engine that stores the kernels g takes g on its weight port: kernel "
                                "transform 'hw', not 'offline'")
@@ -417,7 +421,8 @@ class EngineOptions:
                 + ("_lines" if self.line_buffered else "")
                 + (f"_m{self._mask_tag}" if self.kernel_mask is not None else "")
                 + ("_tcost" if self.tile_memory is TileMemory.COST else "")
-                + ("_gstore" if self.weight_store is WeightStore.KERNELS else ""))
+                + ("_gstore" if self.weight_store is WeightStore.KERNELS else "")
+                + ("_gated" if self.gating is Gating.ZERO_OPERAND else ""))
 
     @property
     def _mask_tag(self) -> str:
@@ -440,6 +445,8 @@ class EngineOptions:
             out["tile_memory"] = self.tile_memory.value
         if self.weight_store is not WeightStore.TRANSFORMED:
             out["weight_store"] = self.weight_store.value
+        if self.gating is not Gating.NONE:
+            out["gating"] = self.gating.value
         return out
 
     @classmethod
@@ -452,8 +459,9 @@ class EngineOptions:
         # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
         # with fabric multipliers, none before; ``kernel_mask``
         # only where kernels are known zero; ``data_values`` only where the words are non-negative;
-        # ``tile_memory`` only where it is not block RAM; ``weight_store`` only where it holds g)
-        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory", "weight_store"}
+        # ``tile_memory`` only where it is not block RAM; ``weight_store`` only where it holds g; ``gating``
+        # only where a zero operand holds its multiplier)
+        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory", "weight_store", "gating"}
         unknown, missing = sorted(set(data) - want - optional), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")

@@ -51,13 +51,14 @@ def _write_address(m: Module, o: EngineOptions, cg_w: Value, kg_w: Value) -> tup
 
 
 def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: Value, write: Value, counters: tuple,
-                    raddrs: list[Value], init: dict | None = None) -> dict:
+                    raddrs: list[Value], init: dict | None = None, operand_register: bool = True) -> dict:
     """The weight memories of each (output lane pk, input lane pc): one per slice of the stored
     words (``widths`` bits each, in order; more than one when the accumulators are staggered),
     written with ``data`` when ``write`` at the loader's ``counters`` (pc, cg, pk, kg), slice i
     read at ``raddrs[i]``; ``init``: their contents from the start (:func:`preloaded_weights`).
     Returns ``{(pk, pc): the slices' read data, concatenated}`` after two registers, for the live
-    lanes only (a lane zero in every block has no memory; :mod:`hdl.engine.sparsity`)."""
+    lanes only (a lane zero in every block has no memory; :mod:`hdl.engine.sparsity`); after one
+    register without ``operand_register`` (gating: the multipliers' own, :mod:`hdl.engine.gating`)."""
     # the write registered twice: once here, once beside each memory, since the route from the
     # central control to every weight block RAM's write enable is long. A read follows the last
     # write by many cycles (a frame's first tile). No reset: a write still in the registers at a
@@ -86,7 +87,8 @@ def weight_memories(m: Module, o: EngineOptions, reg, widths: list[int], data: V
                 # the block RAM's output straight into a register (its clock-to-out is long); the
                 # engines register it again, the multiplier operand register a DSP block absorbs, so
                 # the first one stays beside the block RAM
-                parts.append(reg(reg(rp.data, f"w_q{pk}_{pc}{tag}"), f"u_q{pk}_{pc}{tag}"))
+                q = reg(rp.data, f"w_q{pk}_{pc}{tag}")
+                parts.append(reg(q, f"u_q{pk}_{pc}{tag}") if operand_register else q)
                 lo += width
             w_read[pk, pc] = Cat(*parts)
     return w_read

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdl.engine.modes import Gating
 from winohdl.core.errors import WinohdlError
 from winohdl.core.io import make_run_folder
 from winohdl.core.limits import VECTORS
@@ -32,7 +33,7 @@ from .folder import NetworkFolder, folder_files, open_network, write_network_fol
 from .graph import Graph
 from .hardware import TOP, generate_network
 from .load import load_model, load_module
-from .passes import decide_by_plan, decide_smallest
+from .passes import decide_by_plan, decide_smallest, gate_engines
 from .plan import NetworkPlan, Plans, plan_both
 from .onnx_export import check_onnxruntime
 from .quantised import Quantised, quantise_and_check
@@ -65,9 +66,20 @@ def plan(graph: Graph, part: str = DEFAULT_DEVICE, budget: str | None = None, cl
                      network=name, fabric=fabric)
 
 
-def decide(graph: Graph, plans: Plans | NetworkPlan | None = None) -> Graph:
+def decide(graph: Graph, plans: Plans | NetworkPlan | None = None, gating: str = "none") -> Graph:
     """``graph`` with every node's decision: the Winograd plan's (``plans``), or, with None, the smallest
-    hardware (:func:`winohdl.network.passes.decide_smallest`). A plan that does not fit is refused."""
+    hardware (:func:`winohdl.network.passes.decide_smallest`). A plan that does not fit is refused.
+    ``gating`` ``"zero-operand"``: every engine's multipliers held still on a zero data operand
+    (:class:`hdl.engine.modes.Gating`, :func:`winohdl.network.passes.gate_engines`)."""
+    try:
+        gating = Gating(gating)
+    except ValueError:
+        raise WinohdlError(f"gating is one of {', '.join(g.value for g in Gating)}, not {str(gating)[:40]!r}") from None
+    decided = _decide(graph, plans)
+    return decided if gating is Gating.NONE else gate_engines(decided, gating)
+
+
+def _decide(graph: Graph, plans) -> Graph:
     if plans is None:
         return decide_smallest(graph)
     if not isinstance(plans, (Plans, NetworkPlan)):
@@ -115,9 +127,11 @@ def images(graph: Graph, count: int, calibration=None, seed: int = IMAGE_SEED) -
 
 
 def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path | None = None,
-             family: str | None = None, work: Path | None = None):
+             family: str | None = None, work: Path | None = None, toggles: bool = False):
     """Stream ``images_`` (floats) through the folder's network.v (or a ``family`` ``netlist``) on each
-    simulator: (onnxruntime's disagreements with the integer model on them, the simulation results)."""
+    simulator: (onnxruntime's disagreements with the integer model on them, the simulation results).
+    ``toggles`` (Verilator only): every bit's toggles counted, in each result's ``toggles``
+    (:class:`sim.toggles.Toggles`)."""
     from sim.network_run import run_network_simulation
     from .integer_model import quantise_input, run_integer
     generated = net.hardware()
@@ -125,7 +139,7 @@ def simulate(net: NetworkFolder, simulators, images_: np.ndarray, netlist: Path 
     x = quantise_input(net.qnet, images_)
     stimulus = generated.stimulus(x, run_integer(net.qnet, x)[net.qnet.outputs[0]])
     work = work or make_run_folder(net.folder / "sim_build", "network")
-    results = [run_network_simulation(netlist or net.folder / "network.v", TOP, stimulus, s, work, family)
+    results = [run_network_simulation(netlist or net.folder / "network.v", TOP, stimulus, s, work, family, toggles)
                for s in simulators]
     return onnx, results
 

@@ -8,7 +8,7 @@ becomes engine options; :func:`winohdl.cards.best_card` the one card every engin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
@@ -198,11 +198,12 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            data_values=data_values,
                            kernel_mask=o.kernel_mask, tile_memory=o.tile_memory,
                            weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
+    free = replace(free, options=replace(free.options, gating=o.gating))     # gating is the user's to choose
     if free.options != o:
-        differs = next(k for k, v in o.to_json().items() if free.options.to_json()[k] != v)
+        differs = next(k for k, v in o.to_json().items() if free.options.to_json().get(k) != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
                            f"{free.options.to_json()[differs]!r} (only the tile, PK, PC, line buffers and "
-                           "fabric lanes, where the transformed tiles go and what the weights store are chosen)")
+                           "fabric lanes, where the transformed tiles go, what the weights store and gating are chosen)")
 
 
 def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None) -> None:

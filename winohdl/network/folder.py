@@ -21,11 +21,12 @@ import numpy as np
 from winohdl.core.errors import WinohdlError
 from winohdl.core.io import npz_bytes, read_bytes_bounded, read_json, read_npz, write_folder_atomic
 
+from hdl.engine.modes import Gating
 from hdl.folder import manifest_of, sha256
 
 from .graph import Graph
 from .hardware import TOP, GeneratedNetwork, network_stages, stage_json
-from .passes import decide_by_plan
+from .passes import decide_by_plan, gate_engines
 from .plan import Plans
 from .onnx_export import to_onnx
 from .quant import QuantNetwork, quantise_with
@@ -121,7 +122,8 @@ def _opened(path: Path, data: dict[str, bytes]) -> NetworkFolder:
     plans = None
     if "plan.json" in data:
         plans = Plans.from_json(data["plan.json"].decode())
-        if decide_by_plan(graph, plans.winograd) != graph:
+        # gating is chosen after the plan (passes.gate_engines): everything else is the plan's
+        if decide_by_plan(graph, plans.winograd) != gate_engines(graph, Gating.NONE):
             raise WinohdlError(f"{path}: network.json's decisions are not plan.json's")
     qnet = _quantised(path, graph, data)
     generated = _hardware(path, qnet, data) if "design.json" in data else None

@@ -31,6 +31,7 @@ class NetworkSettings:
     verify_sim: str | None        # with --verify
     ray: str | None               # the nextpnr seeds on this Ray cluster (None: local processes)
     fabric: bool = True           # multipliers in the fabric where a resource binds (not --dsp-only)
+    gating: str = "none"          # hdl.engine.modes.Gating of every engine
 
 
 def _given(a, *flags: str) -> list[str]:
@@ -47,7 +48,7 @@ def check_settings(a) -> NetworkSettings:
     if a.plan is not None and (bad := _given(a, "part", "budget", "clock", "dsp_only")):
         raise WinohdlError(f"{bad[0]} sizes a plan: it does not apply with --plan {a.plan}")
     if a.plan_only and (bad := _given(a, "plan", "calibration", "labels", "sim", "images", "family", "verify",
-                                      "ray")):
+                                      "ray", "gating")):
         raise WinohdlError(f"{bad[0]} does not apply with --plan-only (it stops after the plan)")
     for flag, needs in (("seeds", "family"), ("pnr_timeout", "family"), ("verify", "family"), ("ray", "family"),
                         ("verify_sim", "verify")):
@@ -64,7 +65,7 @@ def check_settings(a) -> NetworkSettings:
     target = None if a.plan is not None else _target(a, families)
     plan_file = None if a.plan is None or smallest else Path(a.plan)
     return NetworkSettings(plan_file, smallest, target, sims, a.images or DEFAULT_IMAGES, families, seeds, timeout,
-                           verify_sim, a.ray, not a.dsp_only)
+                           verify_sim, a.ray, not a.dsp_only, a.gating)
 
 
 def _target(a, families) -> tuple:
@@ -124,7 +125,7 @@ def run_network(a, shape, name: str, folder: Path) -> bool:
     if a.plan_only:
         _write_plan_only(graph, plans, folder)
         return False
-    decided = api.decide(graph, plans)
+    decided = api.decide(graph, plans, s.gating)
     progress.status("quantising, and checking network.onnx with onnxruntime")
     quantised = api.quantise(decided, a.calibration, a.labels)
     sample = None

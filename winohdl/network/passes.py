@@ -7,7 +7,7 @@ The compiler is one typed graph (:class:`~winohdl.network.graph.Graph`) and the 
    :func:`~winohdl.network.rewrite.fold_batch_norm`: each batch norm into its convolution's weights;
 2. plan (:func:`winohdl.network.plan.plan_both`, no hardware elaborated) and decide:
    :func:`decide_by_plan` (or :func:`decide_smallest`): every convolution's engine options and every
-   unit's lanes on its node (:mod:`winohdl.network.decision`);
+   unit's lanes on its node (:mod:`winohdl.network.decision`); then, where asked, :func:`gate_engines`;
 3. quantise (:func:`winohdl.network.quant.quantise_network`): first
    :func:`~winohdl.network.rewrite.fuse_relu` (a ReLU into the convolution, linear layer or sum before
    it), then exponents, shifts and integer weights; each layer keeps its node's decision;
@@ -17,9 +17,12 @@ The compiler is one typed graph (:class:`~winohdl.network.graph.Graph`) and the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from hdl.engine.modes import Gating
 from winohdl.core.errors import WinohdlError
 
-from .decision import DATA_WIDTH, KERNEL_WIDTH, UnitDecision, engine_decision, layer_mask
+from .decision import DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, engine_decision, layer_mask
 from .trained import data_word, kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
@@ -69,3 +72,11 @@ def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:
     if by_node:
         raise WinohdlError(f"the plan has a node {next(iter(by_node))!r} the network does not")
     return graph.with_decisions(decisions)
+
+
+def gate_engines(graph: Graph, gating: Gating) -> Graph:
+    """Every engine of a decided ``graph`` with ``gating`` (:class:`hdl.engine.modes.Gating`): a multiplier
+    whose data operand is zero held still. The same cycles, multipliers and memories, the same results."""
+    gating = Gating(gating)
+    return graph.with_decisions({n.name: EngineDecision(replace(n.decision.options, gating=gating), n.decision.kind)
+                                 for n in graph.nodes if isinstance(n.decision, EngineDecision)})
