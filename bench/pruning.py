@@ -2,7 +2,7 @@
 retrained under their masks; accuracy, products per frame counted from the weights, zero operands, Verilator.
 
     .venv/bin/python bench/pruning.py [--examples digits,mnist] [--fractions 0,0.5,0.8,0.9,0.95] [--retrain N]
-                                      [--sim 1000] [--threads 1] [-o build/bench/pruning.json]
+                                      [--sim 1000] [--hardware] [--threads 1] [-o build/bench/pruning.json]
 
 Per example (examples/digits, examples/mnist: trained dense as their train.py does, one thread unless
 --threads, seeded) and per fraction pruned (0: the dense network retrained as long, the baseline), the
@@ -23,6 +23,9 @@ Zero operands (winohdl/network/zero_operands.py) of the dense and the 90% global
 Winograd domain; the latter has no direct products), per
 convolution: the share of products with a zero activation (and with a zero activation or weight),
 direct and in the Winograd domain, from the integer model on every held-out image.
+
+``--hardware``: each row's network planned on LFE5U-85F (the Winograd plan, and for a spatial model the
+direct-only plan): frames per second, multipliers, multiplier-cycles per frame, DP16KD and logic, as planned.
 
 ``--sim N``: the dense and the 90% global networks (spatial and Winograd domain: its layers Winograd
 engines of their card reading the trained U) of each example planned, quantised (calibrated on
@@ -103,7 +106,26 @@ def products(model, input_shape) -> dict:
     return {"direct": direct, "winograd": sum(r.winograd for r in rows)}
 
 
-def row(prune_mod, example, trained, split, fraction: float, pruning: P.Pruning, epochs: int) -> tuple[dict, object]:
+def hardware(model, input_shape, domain: P.Domain) -> dict:
+    """The planner's hardware for ``model`` on LFE5U-85F (its default budget): per plan (Winograd, and direct
+    for a spatial model), frames per second at the plan's clock, multipliers, multiplier-cycles per frame
+    (each node's multipliers x its cycles per frame, summed: the work its engines do, idle issues included),
+    DP16KD, logic. The engines skip whole zero kernels (hdl/engine/sparsity.py), not zero words inside one."""
+    from winohdl.network import api
+    plans = api.plan(api.import_model(model, input_shape))
+    out = {}
+    for name, plan in (("winograd", plans.winograd), ("direct", plans.direct)):
+        if name == "direct" and domain is P.Domain.WINOGRAD:
+            continue                   # a Winograd-domain layer has no spatial kernel to build direct
+        t = plan.totals
+        out[name] = {"fps": round(plan.fps, 1), "cycles": plan.cycles, "multipliers": sum(x.multipliers for x in plan.layers),
+                     "mult_cycles": sum(x.multipliers * x.cycles for x in plan.layers), "dsp": t["dsp"],
+                     "bram": t["bram"], "logic": t["logic"]}
+    return out
+
+
+def row(prune_mod, example, trained, split, fraction: float, pruning: P.Pruning, epochs: int,
+        with_hardware: bool = False) -> tuple[dict, object]:
     t0 = time.monotonic()
     r = prune_mod.prune_and_retrain(trained, split, pruning, epochs, example)
     weights = P.torch_weights(r.model)              # every layer's, the dense ones (2:4's first) included
@@ -116,6 +138,8 @@ def row(prune_mod, example, trained, split, fraction: float, pruning: P.Pruning,
            "int8": None if r.int8 is None else round(100 * r.int8, 2), "products": products(r.model, shape),
            "density": ", ".join(f"{k} {100 * d:.1f}%" for k, d in kept.items()),
            "seconds": round(time.monotonic() - t0, 1), **_stamp()}
+    if with_hardware:
+        out["hardware"] = hardware(r.model, shape, pruning.domain)
     return out, r.model
 
 
@@ -129,6 +153,9 @@ def print_row(r: dict, base: int) -> None:
     print(f"{r['fraction']:>5}% {r['method']:<21} {r['domain']:<9} {r['removed']:>7.2f}% {r['pruned_float']:>7.2f}% "
           f"{r['retrained_float']:>9.2f}% {int8:>7} {_ratio(p['direct'], base):>8} {_ratio(p['winograd'], base):>8} "
           f"{r['seconds']:>5.1f}  {r['density']}")
+    for name, h in r.get("hardware", {}).items():
+        print(f"{'':>7}{name + ' plan:':<15} {h['fps']:>10,.1f} frames/s  {h['multipliers']:>4} multipliers  "
+              f"{h['mult_cycles']:>9,} multiplier-cycles a frame  {h['bram']:>3} DP16KD  {h['logic']:>6,} logic")
 
 
 def quantised(model, split, calibration: int):
@@ -176,7 +203,8 @@ def simulate(example, name: str, model, split, calibration: int, images: int, wo
             "checked": s.checked, "cycles": s.cycles, "seconds": round(time.monotonic() - t0, 1), **_stamp()}
 
 
-def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path) -> tuple[list, list, list]:
+def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path,
+          with_hardware: bool = False) -> tuple[list, list, list]:
     prune_mod, example = ex["_prune"], ex[name]
     epochs = example.retrain_epochs if retrain is None else retrain
     t0 = time.monotonic()
@@ -189,7 +217,7 @@ def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path) -> tupl
           f"{'direct':>8} {'Winograd':>8} {'s':>5}  density per layer")
     rows, models = [], {}
     for fraction, pruning in rules(fractions):
-        r, model = row(prune_mod, example, trained, split, fraction, pruning, epochs)
+        r, model = row(prune_mod, example, trained, split, fraction, pruning, epochs, with_hardware)
         rows.append(r)
         print_row(r, base)
         if pruning.method is P.Method.MAGNITUDE_GLOBAL:
@@ -210,6 +238,7 @@ def main(argv=None) -> int:
     ap.add_argument("--retrain", type=int, default=None, help="epochs under the masks (default each example's)")
     ap.add_argument("--sim", type=int, default=0, help="held-out images streamed through Verilator (default 0)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--hardware", action="store_true", help="each row planned on LFE5U-85F (Winograd and direct)")
     ap.add_argument("-o", default="build/bench/pruning.json")
     a = ap.parse_args(argv)
     ex = examples()
@@ -228,7 +257,7 @@ def main(argv=None) -> int:
     out = Path(a.o)
     rows, zero_rows, sims = [], [], []
     for name in names:
-        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks")
+        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks", a.hardware)
         rows, zero_rows, sims = rows + r, zero_rows + z, sims + s
     result = {"what": "the digits and MNIST CNNs pruned and retrained under their masks: held-out accuracy and "
                       "products per frame counted from the weights (bench/pruning.py)",

@@ -33,6 +33,7 @@ from hdl.engine.options import EngineOptions  # noqa: E402
 from hdl.engine.plan import plan_engine  # noqa: E402
 from hdl.engine.sparsity import KernelMask  # noqa: E402
 from hdl.verilog import to_verilog  # noqa: E402
+from winohdl.network.cells import engine_logic  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
 from winohdl.core.geometry import Geometry  # noqa: E402
 
@@ -62,7 +63,7 @@ def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> di
     wbits = sum(m.bits for m in plan.memories if m.name == "weights")
     out = {"layer": name, "engine": kind, "masked": opts.kernel_mask is not None, "multipliers": plan.multipliers,
            "issues_per_tile": opts.issues_per_tile, "cycles": perf.cycles, "period": perf.period,
-           "weight_bits": wbits}
+           "weight_bits": wbits, "plan_logic": engine_logic(plan)}
     if synth_dir is not None:
         from synth.yosys import synthesise
         top = f"{kind}_{'mask' if opts.kernel_mask else 'dense'}_{opts.PK}_{abs(hash(name)) % 10000}"
@@ -78,7 +79,7 @@ def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> di
 def line(r: dict) -> str:
     cells = f" {r['mult18']:>6} {r['dp16kd']:>6} {r['logic']:>7}" if "mult18" in r else ""
     return (f"{r['layer']:<20} {r['engine']:<8} {'masked' if r['masked'] else 'dense':<6} {r['multipliers']:>5} "
-            f"{r['issues_per_tile']:>6} {r['cycles']:>7} {r['period']:>7} {r['weight_bits']:>8}{cells}")
+            f"{r['issues_per_tile']:>6} {r['cycles']:>7} {r['period']:>7} {r['weight_bits']:>8} {r['plan_logic']:>7}{cells}")
 
 
 def main(argv=None) -> int:
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "zeroskip")
     a = ap.parse_args(argv)
     head = (f"{'layer':<20} {'engine':<8} {'':<6} {'mult':>5} {'issues':>6} {'cycles':>7} {'period':>7} "
-            f"{'w bits':>8}" + (f" {'MULT':>6} {'DP16KD':>6} {'logic':>7}" if a.synth else ""))
+            f"{'w bits':>8} {'planned':>7}" + (f" {'MULT':>6} {'DP16KD':>6} {'logic':>7}" if a.synth else ""))
     print(head)
     rows = []
     for name, opts in layers():
@@ -96,7 +97,8 @@ def main(argv=None) -> int:
                 rows.append(row(name, o, kind, a.work if a.synth else None))
                 print(line(rows[-1]), flush=True)
     print("issues: the walker's cycles per tile ((K/PK)(C/PC) dense); cycles: one frame alone; period: back to "
-          "back (the performance model); w bits: weight memories")
+          "back (the performance model); w bits: weight memories; planned: the planner's logic (network/cells.engine_logic); "
+          "logic: Yosys's LUT4 + 2 x CCU2C")
     a.work.mkdir(parents=True, exist_ok=True)
     (a.work / "zeroskip.json").write_text(json.dumps({"command": " ".join(["bench/zeroskip.py", *(argv or sys.argv[1:])]),
                                                       "rows": rows}, indent=1))

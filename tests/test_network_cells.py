@@ -41,3 +41,32 @@ def test_a_network_with_more_flip_flops_than_its_part_is_not_placed():
     part = device("LFE5U-85F")
     assert _over(part, 83640) == ""
     assert _over(part, 93020) == "93,020 flip-flops do not fit the LFE5U-85F (83,640); nextpnr not run"
+
+
+# bench/zeroskip.py --synth (Yosys 0.70 synth_ecp5): a depthwise 16-channel layer expanded dense at PK = PC = P,
+# its lanes off the diagonal not built; (P, kind, LUT4 + 2 x CCU2C mapped)
+DEPTHWISE_MAPPED = [(2, "winograd", 3083), (2, "direct", 1876), (4, "winograd", 5834), (4, "direct", 3446)]
+
+
+@pytest.mark.parametrize("P, kind, mapped", DEPTHWISE_MAPPED)
+def test_the_logic_model_counts_only_the_lanes_built(P, kind, mapped):
+    """A kernel mask's dead lanes cost no logic in the planner either (:func:`engine_logic`): a depthwise layer
+    expanded dense is within 15% of its mapping (counting every lane it was 55-212% over at P = 4), and a mask
+    that leaves every lane is the dense engine's figure exactly."""
+    import numpy as np
+    from dataclasses import replace
+    from hdl.engine.design import engine_datapath
+    from hdl.engine.options import EngineOptions
+    from hdl.engine.plan import plan_engine
+    from hdl.engine.sparsity import KernelMask
+    from miner.constructive import constructive_card
+    from winohdl.core.geometry import Geometry
+    from winohdl.network.cells import engine_logic
+    g = Geometry.parse("2x2", "3x3", "1", "1")
+
+    def logic(o):
+        return engine_logic(plan_engine(o, engine_datapath(constructive_card(g), o) if kind == "winograd" else None, kind))
+    o = EngineOptions(g, 16, 16, (16, 16), (1, 1), P, P, pipeline="deep", kernel_mask=KernelMask.depthwise(16, 16))
+    assert abs(logic(o) - mapped) <= 0.15 * mapped
+    full = KernelMask.from_array(np.ones((16, 16), bool))
+    assert logic(replace(o, kernel_mask=full)) == logic(replace(o, kernel_mask=None, input_transform="parallel"))

@@ -111,6 +111,17 @@ def _xc7_brams(r: dict) -> str:
 
 # ---- pruning: bench/pruning.py's rows ---------------------------------------------------------------------
 
+def _ratio(row: dict, key: str) -> str:
+    """``<key>_gated / <key>_plain`` as a factor, or - where the row has neither."""
+    plain, gated = row.get(f"{key}_plain"), row.get(f"{key}_gated")
+    return "-" if plain is None or gated is None else f"{gated / plain:.3f}x"
+
+
+def _pair(row: dict, key: str) -> str:
+    plain, gated = row.get(f"{key}_plain"), row.get(f"{key}_gated")
+    return "-" if plain is None else f"{plain:,} / {gated:,}"
+
+
 def _percent(value, spec: str = ".2f") -> str:
     return "-" if value is None else f"{value:{spec}}%"
 
@@ -313,6 +324,19 @@ TABLES: dict[str, Table] = {
         Column("Winograd: V = B^T d 0", lambda r: _percent(r["winograd_zero_activation"], ".1f")),
         Column("V or U 0", lambda r: _percent(r["winograd_zero_either"], ".1f")),
         Column("products/frame direct", "direct_products"), Column("Winograd", "winograd_products"))),
+    "zeroskip": Table((
+        Column("layer", "layer"), Column("engine", "engine"), Column("kernels", lambda r: "masked" if r["masked"] else "dense"),
+        Column("multipliers", "multipliers"), Column("issues a tile", "issues_per_tile"), Column("period", "period", ","),
+        Column("weight bits", "weight_bits", ","), Column("MULT18X18D", "mult18"), Column("DP16KD", "dp16kd"),
+        Column("logic (planned)", lambda r: _with(r, "logic", "plan_logic")))),
+    "gating": Table((
+        Column("example", "example"), Column("engine", "engine"), Column("kind", lambda r: r.get("kind") or "-"),
+        Column("zero data operands", lambda r: _percent(r.get("zero_operands_pct"), ".1f")),
+        Column("data-operand toggles, gated / plain", lambda r: _ratio(r, "data")),
+        Column("product toggles", lambda r: _ratio(r, "products")),
+        Column("all toggles", lambda r: _ratio(r, "engine")),
+        Column("cycles (both)", lambda r: f"{r['cycles_plain']:,}" if "cycles_plain" in r else "-"),
+        Column("logic plain / gated", lambda r: _pair(r, "logic")), Column("FF plain / gated", lambda r: _pair(r, "ffs")))),
     "tile_memory": Table((
         Column("plan", "plan"), Column("planned frames/s", "fps", ",.1f"), Column("cycles a frame", "cycles"),
         Column("MULT18X18D", "dsp"), Column("DP16KD", "bram"), Column("logic (LUT4 + 2 x CCU2C)", "logic"),

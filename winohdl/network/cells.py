@@ -50,12 +50,24 @@ def engine_logic(plan) -> int:
     """
     o, a = plan.options, plan.arith
     acc = sum(plan.accumulator_widths)
+    # lanes a kernel mask leaves zero in every block are not built (hdl/engine/sparsity.py): an output lane
+    # sums only its live input lanes' terms, one with none (its outputs zero) and an input lane no output
+    # lane reads are not built at all
+    live = [sum((pk, pc) in o.blocks.lanes for pc in range(o.PC)) for pk in range(o.PK)]
+    out_lanes, in_lanes = sum(n > 0 for n in live), len({pc for _, pc in o.blocks.lanes})
     if plan.winograd:
         dp = plan.datapath
         lanes = sum(sum(r.width for r in nodes[a.lane_graph.n_inputs:]) for nodes in a.lane_node_ranges)
         bt = dp.adder_bits["BT"] * (SERIAL_LOGIC if plan.input_passes else 1)
         at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
         gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
-        return CONTROL_LOGIC["winograd"] + o.PK * (acc + lanes) + round(o.PC * bt + o.PK * at) + gt
+        sums = sum(acc + lanes * _terms(n, o.PC) for n in live if n)
+        return CONTROL_LOGIC["winograd"] + round(sums + in_lanes * bt + out_lanes * at) + gt
     tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
-    return CONTROL_LOGIC["direct"] + o.PK * (acc + tree)
+    taps = a.tree.n_inputs // o.PC
+    return CONTROL_LOGIC["direct"] + round(sum(acc + tree * _terms(n * taps, o.PC * taps) for n in live if n))
+
+
+def _terms(n: int, full: int) -> float:
+    """The share of a sum of ``full`` terms' adders that a sum of ``n`` of them takes (n - 1 of full - 1)."""
+    return (n - 1) / (full - 1) if full > 1 else 1.0
