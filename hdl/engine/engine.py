@@ -85,10 +85,10 @@ from winohdl.core.errors import WinohdlError
 
 from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
-from ..pipeline import numbered, register, register_chain
+from ..pipeline import delay, numbered, register, register_chain
 from .gating import flag_register, held, zero_flag, zeroed
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
-from .weights import preloaded_weights, weight_counters, weight_memories
+from .weights import preloaded_weights, weight_counters, weight_memories, word_contents, word_memory
 from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
 from .modes import Gating
@@ -158,6 +158,8 @@ class LayerEngine(CheckedComponent):
 
     @classmethod
     def check(cls, plan: EnginePlan, weights=None) -> None:
+        if plan.options.word_mask is not None and weights is None:
+            raise WinohdlError("a word-sparse engine (a word mask) is generated with its weights: give them")
         if weights is not None and (plan.hw_transform or len(weights) != plan.options.weight_beats):
             raise WinohdlError(f"preloaded weights: {plan.options.weight_beats} beats of u with the kernel transform "
                                f"offline or of g with the kernels stored, got {len(weights)}"
@@ -185,12 +187,18 @@ class LayerEngine(CheckedComponent):
         sw_bits = p.store_width
         w_raddrs = w_raddrs[:p.weight_slices]
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
-        init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
+        init = None if self.weights is None or o.word_mask is not None else preloaded_weights(o, self.weights, widths)
         # gated, the operand registers are the multipliers' own (gating.py): the memories' read one fewer
         # (the kernels stored: the transform's last register)
         gate = o.gating is Gating.ZERO_OPERAND
-        w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init,
-                                 operand_register=not gate or p.reads_kernels)
+        selects = None
+        if o.word_mask is not None:     # one memory of each issue's words and their lanes, fixed (weights.py)
+            words, selects = word_memory(m, o, reg, sw_bits, w_raddrs[0], word_contents(o, self.weights, sw_bits),
+                                         operand_register=not gate)
+            w_read = {(0, 0): Cat(*words)}
+        else:
+            w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init,
+                                     operand_register=not gate or p.reads_kernels)
         if p.input_passes is not None:
             raw = feature_map_fibres(m, o, reg, writer, ctl.fm_hs, self.s_axis_fm.tdata, (wk.tidx, wk.read_cg, ctl.rgen),
                                      wk.read_slot, windowed=p.input_unit_shared)
@@ -203,7 +211,7 @@ class LayerEngine(CheckedComponent):
             wstore = {lane: _kernel_transform(m, p, reg, g, f"{lane[0]}_{lane[1]}", final=not gate)
                       for lane, g in wstore.items()}
         if p.winograd:
-            sums, n_acc = _winograd_sums(m, p, reg, wk, raw, wstore), p.datapath.rank
+            sums, n_acc = _winograd_sums(m, p, reg, wk, raw, wstore, selects), p.datapath.rank
         else:
             sums, n_acc = _direct_sums(m, p, reg, raw, wstore), o.geometry.n_y
         _accumulate_and_emit(m, p, reg, sums, n_acc, (valid1, last1, tlast1, keep1), self.m_axis_y)
@@ -229,7 +237,8 @@ def _control(m: Module, p: EnginePlan, ports, preloaded: bool = False) -> _Contr
         draining=Signal(name="draining"), w_hs=None, fm_hs=None, frame_end=None, walk_end=None,
         # line buffers: room in the ring for the writer's row (set by the engine once the walker exists)
         space=Signal(name="line_space_ok", init=1), gap=Const(0))
-    m.d.comb += [sw.tready.eq((inflight == 0) & ~c.reading & ~c.draining),
+    # (a word-sparse engine's weights are fixed at generation: it takes none)
+    m.d.comb += [sw.tready.eq((inflight == 0) & ~c.reading & ~c.draining if o.word_mask is None else 0),
                  # (two rings: ``fm_open`` stays high inside a frame, so the ring's limit must gate it there)
                  sfm.tready.eq(Mux(c.wbusy, c.space, c.fm_open & ~sw.tvalid) if o.line_buffered else
                                c.wbusy | (c.fm_open & ~sw.tvalid)),
@@ -342,9 +351,10 @@ _ZERO = Const(0, signed(1))
 a constant, so synthesis builds neither the multiplier nor its adder-tree term."""
 
 
-def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
+def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None) -> dict:
     """B^T (or the transformed tiles), the R x PK x PC multipliers and the sums over the PC lanes:
-    ``{(pk, r): sum}``, registered."""
+    ``{(pk, r): sum}``, registered. Word-sparse (``selects``, a word mask): R multipliers, each product
+    into the accumulator of the output lane its select names (:func:`_word_sums`)."""
     o, a, dp, ps = p.options, p.arith, p.datapath, p.stages.per_stage
     g, R = o.geometry, dp.rank
     gate = o.gating is Gating.ZERO_OPERAND       # the operands without their last register (gating.py)
@@ -360,6 +370,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
         v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.operand_wait - int(gate)) for k, x in v.items()}
     gated = _Gated.make(m, v) if gate else None
     v = gated.operands if gate else v
+    if selects is not None:
+        return _word_sums(m, p, v, wstore[0, 0], selects, gated)
     prods = {}
     for pk in range(o.PK):
         for pc in range(o.PC):
@@ -385,6 +397,28 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore) -> dict:
             s = Signal(signed(a.word_width(r, a.lane_ranges[r].width)), name=f"lane{pk}_{r}")
             m.d.comb += s.eq(row)
             sums[pk, r] = reg(s, f"lane{pk}_{r}_q")
+    return sums
+
+
+def _word_sums(m: Module, p: EnginePlan, v: dict, words: list, selects: list, gated) -> dict:
+    """A word-sparse engine's R multipliers (one input channel an issue, PC = 1): position r's product goes
+    to output lane ``selects[r]``'s accumulator, the others of its position add zero (its select travels
+    beside the product; a position with no word this issue multiplies a zero weight)."""
+    o, a, dp = p.options, p.arith, p.datapath
+    sums = {}
+    for r in range(dp.rank):
+        name = f"p0_0_{r}"
+        u = words[r][:dp.u_widths[r]].as_signed()
+        u = gated.weight(m, u, (0, r), name) if gated else u
+        prod = emit_product(m, v[0, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS, p.split_levels, name,
+                            split=True, kind=o.multiplier_kind(0))
+        prod = gated.product(m, prod, (0, r), p, name) if gated else prod
+        if o.PK == 1:
+            sums[0, r] = prod
+            continue
+        sel = delay(m, delay(m, selects[r], 1, f"sel{r}_q") if gated else selects[r], PRODUCT_REGISTERS + p.split_levels, f"sel{r}")
+        for pk in range(o.PK):
+            sums[pk, r] = Mux(sel == pk, prod, 0)
     return sums
 
 

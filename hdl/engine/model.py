@@ -141,12 +141,24 @@ class EngineModel:
             acc = np.einsum("ydg,tcd,kcg->tky", Tm.astype(dt), D.astype(dt), wf.astype(dt))
             a.check(acc, a.acc_ranges, "accumulator")
             return acc
-        s = self.dp.scaled
+        return self._winograd(D, self.host_transform(w))
+
+    def tile_outputs_u(self, x, u) -> np.ndarray:
+        """:meth:`tile_outputs` of the Winograd-domain kernels ``u`` (K, C, R) themselves (a layer trained in
+        that domain, or a word-sparse engine's weights: zero outside its word mask)."""
+        o = self.opts
+        x = _check_array(x, (o.C, *o.feature_map), o.data_width, "feature map", o.d_range)
+        u = np.asarray(u, dtype=object).reshape(o.K, o.C, self.dp.rank)
+        if o.word_mask is not None:
+            o.word_mask.check(u)
+        return self._winograd(input_tiles(o, x), u)
+
+    def _winograd(self, D: np.ndarray, U: np.ndarray) -> np.ndarray:
+        a, s = self.arith, self.dp.scaled
         BT, AT = np.array(s.BT, dtype=object), np.array(s.AT, dtype=object)
         dt = _dtype(a.acc_width_max)
         V = D.dot(BT.T)                                                 # (T, C, R)
         a.check(V, self.dp.v_ranges, "transformed data")
-        U = self.host_transform(w)                                      # (K, C, R)
         a.check(U, self.dp.u_ranges, "transformed kernel")
         acc = np.einsum("tcr,kcr->tkr", V.astype(dt), U.astype(dt))    # Winograd-domain sum over C
         a.check(acc, a.acc_ranges, "accumulator")

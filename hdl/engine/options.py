@@ -27,7 +27,7 @@ from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
-from .sparsity import BlockSchedule, KernelMask
+from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule
 from .modes import Buffering, EngineKind, EnginePipeline, Gating, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401,E501  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
@@ -118,6 +118,10 @@ class EngineOptions:
         engine.
     gating : Gating
         ``zero-operand``: a multiplier whose data operand is zero is held still (:class:`Gating`).
+    word_mask : WordMask or None
+        The Winograd-domain words U[k, c, r] known to be zero (:class:`~hdl.engine.sparsity.WordSchedule`):
+        R multipliers, each walking its position's non-zero words, into PK x R accumulators; one input
+        channel an issue (PC = 1), the parallel B^T, u preloaded (the weights are fixed at generation).
     """
 
     geometry: Geometry
@@ -140,6 +144,7 @@ class EngineOptions:
     tile_memory: TileMemory = TileMemory.BLOCK
     weight_store: WeightStore = WeightStore.TRANSFORMED
     gating: Gating = Gating.NONE
+    word_mask: WordMask | None = None
 
     def __post_init__(self):
         g = self.geometry
@@ -199,6 +204,7 @@ class EngineOptions:
         if m is not None and (not isinstance(m, KernelMask) or (m.K, m.channels) != (self.K, self.C)):
             shape = f"{m.K}x{m.channels}" if isinstance(m, KernelMask) else type(m).__name__
             raise WinohdlError(f"the kernel mask is {shape}, the layer has {self.K} out x {self.C} in channels")
+        self._check_word_mask()
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
 
@@ -340,11 +346,36 @@ class EngineOptions:
             return self.line_rows << (lower + self.line_rings - 1)
         return 2 << (lower + bits_for(self.feature_map[0]))
 
+    def _check_word_mask(self) -> None:
+        w = self.word_mask
+        if w is None:
+            return
+        if not isinstance(w, WordMask) or (w.K, w.channels) != (self.K, self.C):
+            shape = f"{w.K}x{w.channels}" if isinstance(w, WordMask) else type(w).__name__
+            raise WinohdlError(f"the word mask is {shape}, the layer has {self.K} out x {self.C} in channels")
+        why = ("a kernel mask as well" if self.kernel_mask is not None else
+               f"--parallel-in {self.PC} (it takes one input channel an issue)" if self.PC != 1 else
+               "the serial input transform" if self.input_transform is InputTransform.SERIAL else
+               "the kernel transform on chip (it stores u, preloaded)" if self.kernel_transform is not KernelTransform.OFFLINE
+               else "")
+        if why:
+            raise WinohdlError(f"a word-sparse engine (a word mask) does not take {why}")
+
+    @property
+    def select_width(self) -> int:
+        """Bits of a word-sparse engine's output-lane select per position (none without a word mask)."""
+        return (self.PK - 1).bit_length() if self.word_mask is not None else 0
+
+    @property
+    def skips(self) -> bool:
+        """Zeros known at generation are skipped: a kernel mask or a word mask (:mod:`hdl.engine.sparsity`)."""
+        return self.kernel_mask is not None or self.word_mask is not None
+
     @property
     def weight_depth(self) -> int:
         """Words per weight memory: one per (kg, cg) block (power-of-two fields), or with a kernel
-        mask one per visited block."""
-        if self.kernel_mask is not None:
+        mask one per visited block (with a word mask, one per issue)."""
+        if self.skips:
             return len(self.blocks.blocks)
         return (1 << bits_for(self.channel_groups)) * (1 << bits_for(self.kernel_groups))
 
@@ -352,6 +383,8 @@ class EngineOptions:
     @cached_property
     def blocks(self) -> BlockSchedule:
         """The (kg, cg) blocks the walker visits and the live lanes: every one without a kernel mask."""
+        if self.word_mask is not None:
+            return WordSchedule.make_words(self.word_mask, self.PK)
         if self.kernel_mask is None:
             every = tuple(product(range(self.kernel_groups), range(self.channel_groups)))
             return BlockSchedule(every, frozenset(product(range(self.PK), range(self.PC))))
@@ -365,7 +398,7 @@ class EngineOptions:
     @property
     def group_cycles(self) -> int:
         """The fewest issues between two output groups' totals: C / PC, or the smallest group of blocks."""
-        return self.channel_groups if self.kernel_mask is None else self.blocks.group_cycles
+        return self.blocks.group_cycles if self.skips else self.channel_groups
 
     @cached_property
     def window(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
@@ -422,12 +455,17 @@ class EngineOptions:
                 + (f"_m{self._mask_tag}" if self.kernel_mask is not None else "")
                 + ("_tcost" if self.tile_memory is TileMemory.COST else "")
                 + ("_gstore" if self.weight_store is WeightStore.KERNELS else "")
-                + ("_gated" if self.gating is Gating.ZERO_OPERAND else ""))
+                + ("_gated" if self.gating is Gating.ZERO_OPERAND else "")
+                + (f"_w{self._hash(self.word_mask)}" if self.word_mask is not None else ""))
 
     @property
     def _mask_tag(self) -> str:
         """A short content hash of the kernel mask (engines of different masks differ by name)."""
-        return hashlib.sha256(repr(self.kernel_mask.to_json()).encode()).hexdigest()[:8]
+        return self._hash(self.kernel_mask)
+
+    @staticmethod
+    def _hash(mask) -> str:
+        return hashlib.sha256(repr(mask.to_json()).encode()).hexdigest()[:8]
 
     def to_json(self) -> dict:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
@@ -447,6 +485,8 @@ class EngineOptions:
             out["weight_store"] = self.weight_store.value
         if self.gating is not Gating.NONE:
             out["gating"] = self.gating.value
+        if self.word_mask is not None:
+            out["word_mask"] = self.word_mask.to_json()
         return out
 
     @classmethod
@@ -461,7 +501,8 @@ class EngineOptions:
         # only where kernels are known zero; ``data_values`` only where the words are non-negative;
         # ``tile_memory`` only where it is not block RAM; ``weight_store`` only where it holds g; ``gating``
         # only where a zero operand holds its multiplier)
-        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory", "weight_store", "gating"}
+        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory", "weight_store", "gating",
+                    "word_mask"}
         unknown, missing = sorted(set(data) - want - optional), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
@@ -475,6 +516,8 @@ class EngineOptions:
             d[k] = tuple(d[k])
         if "kernel_mask" in d:
             d["kernel_mask"] = KernelMask.from_json(d["kernel_mask"])
+        if "word_mask" in d:
+            d["word_mask"] = WordMask.from_json(d["word_mask"])
         return cls(**d)
 
     @classmethod

@@ -14,6 +14,8 @@ from functools import cached_property
 
 from ..components import division_latency, graph_latency, split_levels
 from ..datapath import Datapath
+from winohdl.core.errors import WinohdlError
+
 from ..options import KernelTransform
 from ..widths import Range
 from . import latency as L
@@ -171,7 +173,7 @@ class EnginePlan:
         o = self.options
         kernels = self.reads_kernels if kernels is None else kernels
         if self.winograd and not kernels:
-            slices, words, width = self.slices, self.datapath.rank, self.datapath.u_port_width
+            slices, words, width = self.slices, self.datapath.rank, self.datapath.u_port_width + o.select_width
         else:
             slices, words, width = 1, o.geometry.n_g, o.kernel_width
         return MemoryPlan("weights", len(o.blocks.lanes) * slices, o.weight_depth, words // slices * width)
@@ -421,6 +423,9 @@ def plan_engine(opts: EngineOptions, dp: Datapath | None, kind: EngineKind = Eng
             lanes = tuple(found_lanes) if found_lanes else None
         found_in = serial_input_passes(opts, dp)
         inputs = tuple(found_in) if found_in else None
+    if opts.word_mask is not None and (kind is not EngineKind.WINOGRAD or opts.word_mask.rank != dp.rank):
+        raise WinohdlError(f"a word mask is for a Winograd engine of its rank ({opts.word_mask.rank} words a kernel)"
+                           + (f", not {dp.rank}" if kind is EngineKind.WINOGRAD else ", not a direct one"))
     plan = EnginePlan(opts, kind, dp, arith, signs, passes, inputs, lanes)
     plan.check_limits()
     return plan

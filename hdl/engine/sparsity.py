@@ -142,3 +142,106 @@ class BlockSchedule:
         for kg, _ in self.blocks:
             counts[kg] = counts.get(kg, 0) + 1
         return min(counts.values())
+
+
+@dataclass(frozen=True)
+class WordMask:
+    """Which Winograd-domain words U[k, c, r] of a K x C layer may be non-zero (a layer pruned in the
+    Winograd domain: its zeros are where the multiplications are).
+
+    Attributes
+    ----------
+    words : tuple of int
+        Per output channel k, a bit mask of C x R bits (bit ``c * R + r`` set: U[k, c, r] may be non-zero).
+    channels, rank : int
+        C and R.
+    """
+
+    words: tuple[int, ...]
+    channels: int
+    rank: int
+
+    def __post_init__(self):
+        if not self.words or self.channels < 1 or self.rank < 1:
+            raise WinohdlError("a word mask needs at least one output channel, input channel and word")
+        n = self.channels * self.rank
+        if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < 1 << n for r in self.words):
+            raise WinohdlError(f"a word mask row must be a bit mask of {self.channels} x {self.rank} words")
+
+    @classmethod
+    def from_array(cls, nonzero) -> "WordMask":
+        """From a (K, C, R) array of truth values."""
+        a = np.asarray(nonzero).astype(bool)
+        if a.ndim != 3:
+            raise WinohdlError(f"a word mask is (out channels, in channels, words), got shape {a.shape}")
+        rows = tuple(int(sum(1 << i for i in np.flatnonzero(a[k].reshape(-1)))) for k in range(a.shape[0]))
+        return cls(rows, a.shape[1], a.shape[2])
+
+    @property
+    def K(self) -> int:
+        return len(self.words)
+
+    def array(self) -> np.ndarray:
+        """The mask as a (K, C, R) boolean array."""
+        n = self.channels * self.rank
+        return np.array([[(w >> i) & 1 for i in range(n)] for w in self.words], bool).reshape(
+            self.K, self.channels, self.rank)
+
+    def check(self, u) -> None:
+        """Winograd-domain words u (K, C, R) are zero outside the mask; one-line error otherwise."""
+        bad = np.argwhere((np.asarray(u) != 0) & ~self.array())
+        if len(bad):
+            k, c, r = (int(v) for v in bad[0])
+            raise WinohdlError(f"word {r} of kernel ({k}, {c}) is non-zero, but the engine was generated with it zero")
+
+    def to_json(self) -> dict:
+        return {"channels": self.channels, "rank": self.rank, "words": [format(w, "x") for w in self.words]}
+
+    @classmethod
+    def from_json(cls, data) -> "WordMask":
+        if not isinstance(data, dict) or set(data) != {"channels", "rank", "words"} or not isinstance(data["words"], list):
+            raise WinohdlError("word_mask must be an object with 'channels', 'rank' and 'words' (hexadecimal bit masks)")
+        try:
+            words = tuple(int(w, 16) for w in data["words"])
+        except (TypeError, ValueError):
+            raise WinohdlError("word_mask words must be hexadecimal bit masks") from None
+        return cls(words, data["channels"], data["rank"])
+
+
+@dataclass(frozen=True)
+class WordSchedule(BlockSchedule):
+    """A word-sparse engine's walk (:class:`WordMask`, one input channel an issue): per output-channel
+    group kg and input channel c, as many issues as the position r with the most non-zero words among the
+    group's PK output channels has; at issue j each position multiplies its j-th such word (zero where it
+    has fewer) into the accumulator of that word's output lane. ``blocks`` repeats (kg, c) once per issue
+    (a group with no word keeps one issue, as :class:`BlockSchedule`), ``lanes`` is the one weight memory.
+
+    Attributes
+    ----------
+    selects : tuple of tuple of int
+        Per issue, per position r: the output lane pk whose word it multiplies (0 where it has none: its
+        weight is then zero).
+    words : tuple of tuple of int
+        Per issue, per position r: the output channel k of that word, or -1 where none.
+    """
+
+    selects: tuple[tuple[int, ...], ...] = ()
+    words: tuple[tuple[int, ...], ...] = ()
+
+    @classmethod
+    def make_words(cls, mask: WordMask, PK: int) -> "WordSchedule":
+        a, R = mask.array(), mask.rank
+        blocks, selects, words = [], [], []
+        for kg in range(mask.K // PK):
+            start = len(blocks)
+            for c in range(mask.channels):
+                lists = [[pk for pk in range(PK) if a[kg * PK + pk, c, r]] for r in range(R)]
+                for j in range(max(len(x) for x in lists)):
+                    blocks.append((kg, c))
+                    selects.append(tuple(x[j] if j < len(x) else 0 for x in lists))
+                    words.append(tuple(kg * PK + x[j] if j < len(x) else -1 for x in lists))
+            if len(blocks) == start:          # no word in the group: one issue of zeros still emits it
+                blocks.append((kg, 0))
+                selects.append((0,) * R)
+                words.append((-1,) * R)
+        return cls(tuple(blocks), frozenset({(0, 0)}), tuple(selects), tuple(words))

@@ -29,7 +29,7 @@ def serial_output_passes(o: EngineOptions, dp: Datapath) -> tuple[list[int], lis
         why = ("the card's A^T is not a Kronecker product of per-axis matrices" if passes is None else
                f"its passes read {'+'.join(str(p.fibres) for p in passes)} fibres, more than "
                + (f"--in-channels / --parallel-in = {o.channel_groups} cycles between output tiles allow"
-                  if o.kernel_mask is None else
+                  if not o.skips else
                   f"the {o.group_cycles} visited blocks of the kernel mask's smallest output group allow"))
         raise WinohdlError(f"--output-transform serial: {why}; use parallel or auto")
     return None
@@ -41,7 +41,7 @@ def serial_input_passes(o: EngineOptions, dp: Datapath) -> list[Pass] | None:
     :attr:`EngineOptions.fibre_bank_depth`, would pass the memory-depth limit)."""
     if o.input_transform is InputTransform.PARALLEL:
         return None
-    if o.kernel_mask is not None:
+    if o.skips:
         # its passes read a tile every K / PK issues and the multipliers lag one pass of K/PK x C/PC
         # issues: a walk that skips blocks has neither
         if o.input_transform is InputTransform.SERIAL:

@@ -107,7 +107,7 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
     the pass begins (frames back to back then cost no pass more than their tiles), and otherwise
     reads nothing (``drain``, no stored input needed), and the next frame's first pass multiplies
     nothing."""
-    groups = _Groups.make(o) if o.kernel_mask is None else _Blocks.make(o)
+    groups = _Blocks.make(o) if o.skips else _Groups.make(o)
     ptr = _Pointers.make(o)
     full = [Signal(name=f"full{b}") for b in range(2)]   # buffer b holds a whole frame not yet walked
     now = _checks(m, o, writer, rgen, ptr, full)
