@@ -85,10 +85,11 @@ from winohdl.core.errors import WinohdlError
 
 from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, emit_product, word
 from .accumulate import accumulators, output_words
-from ..pipeline import delay, numbered, register, register_chain
-from .gating import flag_register, held, zero_flag, zeroed
+from ..pipeline import numbered, register, register_chain
+from .gating import Gated
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
-from .weights import preloaded_weights, weight_counters, weight_memories, word_contents, word_memory
+from .weights import preloaded_weights, weight_counters, weight_memories
+from .words import word_contents, word_memory, word_sums
 from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
 from .modes import Gating
@@ -354,7 +355,7 @@ a constant, so synthesis builds neither the multiplier nor its adder-tree term."
 def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None) -> dict:
     """B^T (or the transformed tiles), the R x PK x PC multipliers and the sums over the PC lanes:
     ``{(pk, r): sum}``, registered. Word-sparse (``selects``, a word mask): R multipliers, each product
-    into the accumulator of the output lane its select names (:func:`_word_sums`)."""
+    into the accumulator of the output lane its select names (:func:`hdl.engine.words.word_sums`)."""
     o, a, dp, ps = p.options, p.arith, p.datapath, p.stages.per_stage
     g, R = o.geometry, dp.rank
     gate = o.gating is Gating.ZERO_OPERAND       # the operands without their last register (gating.py)
@@ -368,10 +369,10 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
             v[pc, r] = reg(word(bt.y, r), f"v{pc}_{r}", int(not gate or p.operand_wait > 0))   # the operand register
     if p.operand_wait and p.input_passes is None:    # the operand waits for u, transformed as read
         v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.operand_wait - int(gate)) for k, x in v.items()}
-    gated = _Gated.make(m, v) if gate else None
+    gated = Gated.make(m, v) if gate else None
     v = gated.operands if gate else v
     if selects is not None:
-        return _word_sums(m, p, v, wstore[0, 0], selects, gated)
+        return word_sums(m, p, v, wstore[0, 0], selects, gated)
     prods = {}
     for pk in range(o.PK):
         for pc in range(o.PC):
@@ -400,28 +401,6 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
     return sums
 
 
-def _word_sums(m: Module, p: EnginePlan, v: dict, words: list, selects: list, gated) -> dict:
-    """A word-sparse engine's R multipliers (one input channel an issue, PC = 1): position r's product goes
-    to output lane ``selects[r]``'s accumulator, the others of its position add zero (its select travels
-    beside the product; a position with no word this issue multiplies a zero weight)."""
-    o, a, dp = p.options, p.arith, p.datapath
-    sums = {}
-    for r in range(dp.rank):
-        name = f"p0_0_{r}"
-        u = words[r][:dp.u_widths[r]].as_signed()
-        u = gated.weight(m, u, (0, r), name) if gated else u
-        prod = emit_product(m, v[0, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS, p.split_levels, name,
-                            split=True, kind=o.multiplier_kind(0))
-        prod = gated.product(m, prod, (0, r), p, name) if gated else prod
-        if o.PK == 1:
-            sums[0, r] = prod
-            continue
-        sel = delay(m, delay(m, selects[r], 1, f"sel{r}_q") if gated else selects[r], PRODUCT_REGISTERS + p.split_levels, f"sel{r}")
-        for pk in range(o.PK):
-            sums[pk, r] = Mux(sel == pk, prod, 0)
-    return sums
-
-
 def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
     """The |y| x |g| x PK x PC multipliers and their sum per output: ``{(pk, o): sum}``, registered."""
     o, a, ps = p.options, p.arith, p.stages.per_stage
@@ -432,7 +411,7 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
     taps = {(dj, pc) for _, dj, _ in a.pairs for pc in range(o.PC)}
     gate = o.gating is Gating.ZERO_OPERAND       # the weights come without their last register then
     operand = {(dj, pc): raw[dj, pc] if gate else reg(raw[dj, pc], f"x{dj}_{pc}") for dj, pc in sorted(taps)}
-    gated = _Gated.make(m, operand, "x") if gate else None
+    gated = Gated.make(m, operand, "x") if gate else None
     operand = gated.operands if gate else operand
     sums = {}
     for pk in range(o.PK):
@@ -453,30 +432,6 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
             m.d.comb += s.eq(val)
             sums[pk, oi] = reg(s, f"lane{pk}_{oi}_q")
     return sums
-
-
-@dataclass(frozen=True)
-class _Gated:
-    """Zero-operand gating (:mod:`hdl.engine.gating`): each data operand's held register and zero flags,
-    keyed as the operands are; :meth:`weight` holds a weight operand with its data operand's flag, and
-    :meth:`product` zeroes a product whose data operand was zero."""
-
-    operands: dict
-    zero: dict       # entering the operand registers: they hold
-    flags: dict      # beside the operand registers
-
-    @classmethod
-    def make(cls, m: Module, pre: dict, prefix: str = "v") -> "_Gated":
-        names = {k: f"{prefix}{k[0]}_{k[1]}" for k in pre}
-        zero = {k: zero_flag(m, x, names[k]) for k, x in pre.items()}
-        return cls({k: held(m, x, zero[k], names[k]) for k, x in pre.items()}, zero,
-                   {k: flag_register(m, zero[k], names[k]) for k in pre})
-
-    def weight(self, m: Module, w, key, name: str):
-        return held(m, w, self.zero[key], f"{name}_w")
-
-    def product(self, m: Module, prod, key, p: EnginePlan, name: str):
-        return zeroed(m, prod, self.flags[key], PRODUCT_REGISTERS + p.split_levels, name)
 
 
 def _accumulate_and_emit(m: Module, p: EnginePlan, reg, sums: dict, n_acc: int, stage1, my) -> None:

@@ -10,9 +10,12 @@ product of a zero operand is zero, so the sums are the same bit for bit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Module, Mux, Signal, Value
 
 from ..pipeline import delay
+from .latency import PRODUCT_REGISTERS
 
 
 def zero_flag(m: Module, value: Value, name: str) -> Signal:
@@ -42,3 +45,27 @@ def zeroed(m: Module, product: Value, flag: Value, cycles: int, name: str) -> Va
     """``product``, or zero where the operands' flag, ``cycles`` registers behind it, is set."""
     late = delay(m, flag, cycles, f"{name}_zf") if cycles else flag
     return Mux(late, 0, product)
+
+
+@dataclass(frozen=True)
+class Gated:
+    """Zero-operand gating (:mod:`hdl.engine.gating`): each data operand's held register and zero flags,
+    keyed as the operands are; :meth:`weight` holds a weight operand with its data operand's flag, and
+    :meth:`product` zeroes a product whose data operand was zero."""
+
+    operands: dict
+    zero: dict       # entering the operand registers: they hold
+    flags: dict      # beside the operand registers
+
+    @classmethod
+    def make(cls, m: Module, pre: dict, prefix: str = "v") -> "Gated":
+        names = {k: f"{prefix}{k[0]}_{k[1]}" for k in pre}
+        zero = {k: zero_flag(m, x, names[k]) for k, x in pre.items()}
+        return cls({k: held(m, x, zero[k], names[k]) for k, x in pre.items()}, zero,
+                   {k: flag_register(m, zero[k], names[k]) for k in pre})
+
+    def weight(self, m: Module, w, key, name: str):
+        return held(m, w, self.zero[key], f"{name}_w")
+
+    def product(self, m: Module, prod, key, plan, name: str):
+        return zeroed(m, prod, self.flags[key], PRODUCT_REGISTERS + plan.split_levels, name)

@@ -27,7 +27,7 @@ from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
-from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule
+from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule, check_word_mask
 from .modes import Buffering, EngineKind, EnginePipeline, Gating, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401,E501  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
@@ -69,6 +69,15 @@ def _check_width(name: str, w) -> None:
 def bits_for(n: int) -> int:
     """Bits of an unsigned counter/field holding 0 .. n-1 (at least 1)."""
     return max(1, (n - 1).bit_length())
+
+
+def _hash(mask) -> str:
+    """A short content hash of a mask (engines of different masks differ by name)."""
+    return hashlib.sha256(repr(mask.to_json()).encode()).hexdigest()[:8]
+
+
+_OPTIONAL = {"kernel_mask": None, "data_values": DataValues.SIGNED, "tile_memory": TileMemory.BLOCK,  # in JSON
+             "weight_store": WeightStore.TRANSFORMED, "gating": Gating.NONE, "word_mask": None}  # where not these
 
 
 @dataclass(frozen=True)
@@ -119,9 +128,8 @@ class EngineOptions:
     gating : Gating
         ``zero-operand``: a multiplier whose data operand is zero is held still (:class:`Gating`).
     word_mask : WordMask or None
-        The Winograd-domain words U[k, c, r] known to be zero (:class:`~hdl.engine.sparsity.WordSchedule`):
-        R multipliers, each walking its position's non-zero words, into PK x R accumulators; one input
-        channel an issue (PC = 1), the parallel B^T, u preloaded (the weights are fixed at generation).
+        The Winograd-domain words U[k, c, r] that may be non-zero: R multipliers walk them into PK x R
+        accumulators (:class:`~hdl.engine.sparsity.WordSchedule`; PC = 1, parallel B^T, u preloaded).
     """
 
     geometry: Geometry
@@ -204,7 +212,7 @@ class EngineOptions:
         if m is not None and (not isinstance(m, KernelMask) or (m.K, m.channels) != (self.K, self.C)):
             shape = f"{m.K}x{m.channels}" if isinstance(m, KernelMask) else type(m).__name__
             raise WinohdlError(f"the kernel mask is {shape}, the layer has {self.K} out x {self.C} in channels")
-        self._check_word_mask()
+        check_word_mask(self)
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
 
@@ -346,29 +354,12 @@ class EngineOptions:
             return self.line_rows << (lower + self.line_rings - 1)
         return 2 << (lower + bits_for(self.feature_map[0]))
 
-    def _check_word_mask(self) -> None:
-        w = self.word_mask
-        if w is None:
-            return
-        if not isinstance(w, WordMask) or (w.K, w.channels) != (self.K, self.C):
-            shape = f"{w.K}x{w.channels}" if isinstance(w, WordMask) else type(w).__name__
-            raise WinohdlError(f"the word mask is {shape}, the layer has {self.K} out x {self.C} in channels")
-        why = ("a kernel mask as well" if self.kernel_mask is not None else
-               f"--parallel-in {self.PC} (it takes one input channel an issue)" if self.PC != 1 else
-               "the serial input transform" if self.input_transform is InputTransform.SERIAL else
-               "the kernel transform on chip (it stores u, preloaded)" if self.kernel_transform is not KernelTransform.OFFLINE
-               else "")
-        if why:
-            raise WinohdlError(f"a word-sparse engine (a word mask) does not take {why}")
-
     @property
-    def select_width(self) -> int:
-        """Bits of a word-sparse engine's output-lane select per position (none without a word mask)."""
+    def select_width(self) -> int:     # a word-sparse engine's output-lane select per position
         return (self.PK - 1).bit_length() if self.word_mask is not None else 0
 
     @property
-    def skips(self) -> bool:
-        """Zeros known at generation are skipped: a kernel mask or a word mask (:mod:`hdl.engine.sparsity`)."""
+    def skips(self) -> bool:     # zeros known at generation are skipped (hdl.engine.sparsity)
         return self.kernel_mask is not None or self.word_mask is not None
 
     @property
@@ -452,20 +443,11 @@ class EngineOptions:
                 f"_pk{self.PK}pc{self.PC}_w{self.data_width}"
                 f"{'u' if self.data_values is DataValues.NON_NEGATIVE else ''}x{self.kernel_width}"
                 + ("_lines" if self.line_buffered else "")
-                + (f"_m{self._mask_tag}" if self.kernel_mask is not None else "")
+                + (f"_m{_hash(self.kernel_mask)}" if self.kernel_mask is not None else "")
                 + ("_tcost" if self.tile_memory is TileMemory.COST else "")
                 + ("_gstore" if self.weight_store is WeightStore.KERNELS else "")
                 + ("_gated" if self.gating is Gating.ZERO_OPERAND else "")
-                + (f"_w{self._hash(self.word_mask)}" if self.word_mask is not None else ""))
-
-    @property
-    def _mask_tag(self) -> str:
-        """A short content hash of the kernel mask (engines of different masks differ by name)."""
-        return self._hash(self.kernel_mask)
-
-    @staticmethod
-    def _hash(mask) -> str:
-        return hashlib.sha256(repr(mask.to_json()).encode()).hexdigest()[:8]
+                + (f"_w{_hash(self.word_mask)}" if self.word_mask is not None else ""))
 
     def to_json(self) -> dict:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
@@ -475,18 +457,10 @@ class EngineOptions:
                 "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
                 "input_transform": self.input_transform.value, "buffering": self.buffering.value,
                 "fabric_lanes": self.fabric_lanes}
-        if self.kernel_mask is not None:
-            out["kernel_mask"] = self.kernel_mask.to_json()
-        if self.data_values is not DataValues.SIGNED:
-            out["data_values"] = self.data_values.value
-        if self.tile_memory is not TileMemory.BLOCK:
-            out["tile_memory"] = self.tile_memory.value
-        if self.weight_store is not WeightStore.TRANSFORMED:
-            out["weight_store"] = self.weight_store.value
-        if self.gating is not Gating.NONE:
-            out["gating"] = self.gating.value
-        if self.word_mask is not None:
-            out["word_mask"] = self.word_mask.to_json()
+        for name, default in _OPTIONAL.items():     # written only where not their default
+            v = getattr(self, name)
+            if v != default:
+                out[name] = v.to_json() if hasattr(v, "to_json") else v.value
         return out
 
     @classmethod
@@ -497,12 +471,8 @@ class EngineOptions:
                 "parallel_in", "data_width", "kernel_width", "kernel_transform", "pipeline",
                 "output_transform", "input_transform"}
         # (``buffering`` came with line buffers, a folder written before it holds frames; ``fabric_lanes``
-        # with fabric multipliers, none before; ``kernel_mask``
-        # only where kernels are known zero; ``data_values`` only where the words are non-negative;
-        # ``tile_memory`` only where it is not block RAM; ``weight_store`` only where it holds g; ``gating``
-        # only where a zero operand holds its multiplier)
-        optional = {"buffering", "fabric_lanes", "kernel_mask", "data_values", "tile_memory", "weight_store", "gating",
-                    "word_mask"}
+        # with fabric multipliers, none before; the others only where they are not their default)
+        optional = {"buffering", "fabric_lanes", *_OPTIONAL}
         unknown, missing = sorted(set(data) - want - optional), sorted(want - set(data))
         if unknown:
             raise WinohdlError(f"unknown engine option {unknown[0]!r}")
@@ -514,10 +484,9 @@ class EngineOptions:
             if not isinstance(d[k], list):
                 raise WinohdlError(f"engine option {k} must be a list")
             d[k] = tuple(d[k])
-        if "kernel_mask" in d:
-            d["kernel_mask"] = KernelMask.from_json(d["kernel_mask"])
-        if "word_mask" in d:
-            d["word_mask"] = WordMask.from_json(d["word_mask"])
+        for name, mask in (("kernel_mask", KernelMask), ("word_mask", WordMask)):
+            if name in d:
+                d[name] = mask.from_json(d[name])
         return cls(**d)
 
     @classmethod

@@ -174,7 +174,7 @@ class WordMask:
         a = np.asarray(nonzero).astype(bool)
         if a.ndim != 3:
             raise WinohdlError(f"a word mask is (out channels, in channels, words), got shape {a.shape}")
-        rows = tuple(int(sum(1 << i for i in np.flatnonzero(a[k].reshape(-1)))) for k in range(a.shape[0]))
+        rows = tuple(sum(1 << int(i) for i in np.flatnonzero(a[k].reshape(-1))) for k in range(a.shape[0]))
         return cls(rows, a.shape[1], a.shape[2])
 
     @property
@@ -245,3 +245,23 @@ class WordSchedule(BlockSchedule):
                 selects.append((0,) * R)
                 words.append((-1,) * R)
         return cls(tuple(blocks), frozenset({(0, 0)}), tuple(selects), tuple(words))
+
+
+def check_word_mask(o) -> None:
+    """That engine options ``o`` (:class:`~hdl.engine.options.EngineOptions`) can take their word mask, if any:
+    its shape is the layer's, and it goes with one input lane, the parallel B^T and u preloaded."""
+    from ..options import KernelTransform
+    from .modes import InputTransform
+    w = o.word_mask
+    if w is None:
+        return
+    if not isinstance(w, WordMask) or (w.K, w.channels) != (o.K, o.C):
+        shape = f"{w.K}x{w.channels}" if isinstance(w, WordMask) else type(w).__name__
+        raise WinohdlError(f"the word mask is {shape}, the layer has {o.K} out x {o.C} in channels")
+    why = ("a kernel mask as well" if o.kernel_mask is not None else
+           f"--parallel-in {o.PC} (it takes one input channel an issue)" if o.PC != 1 else
+           "the serial input transform" if o.input_transform is InputTransform.SERIAL else
+           "the kernel transform on chip (it stores u, preloaded)" if o.kernel_transform is not KernelTransform.OFFLINE
+           else "")
+    if why:
+        raise WinohdlError(f"a word-sparse engine (a word mask) does not take {why}")

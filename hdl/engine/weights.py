@@ -116,34 +116,3 @@ def weight_counters(m: Module, o: EngineOptions, write: Value, count: Signal, lo
                     advance_counter(m, sig, n)
             carry = carry & (sig == n - 1)
     return pc_w, cg_w, pk_w, kg_w
-
-
-def word_contents(o: EngineOptions, beats, width: int) -> list[int]:
-    """A word-sparse engine's weight memory (:class:`~hdl.engine.sparsity.WordSchedule`), from the K x C
-    beats of u (R words of ``width`` bits each, packed; k-major, c fastest): per issue, the R words it
-    multiplies (zero where a position has none) at ``width`` bits, then the R output-lane selects at
-    :attr:`~hdl.engine.options.EngineOptions.select_width` bits."""
-    s, R, sw = o.blocks, o.word_mask.rank, o.select_width
-    mask = (1 << width) - 1
-    out = []
-    for (_, c), words, selects in zip(s.blocks, s.words, s.selects):
-        u = [(int(beats[k * o.C + c]) >> (r * width)) & mask if k >= 0 else 0 for r, k in enumerate(words)]
-        sel = sum(pk << (r * sw) for r, pk in enumerate(selects)) if sw else 0
-        out.append(sum(v << (r * width) for r, v in enumerate(u)) | sel << (R * width))
-    return out
-
-
-def word_memory(m: Module, o: EngineOptions, reg, width: int, raddr: Value, contents: list[int],
-                operand_register: bool = True) -> tuple[list[Value], list[Value]]:
-    """A word-sparse engine's one weight memory, fixed at generation (a ROM of :func:`word_contents`), read
-    at ``raddr`` and registered as :func:`weight_memories` registers its reads: ``(R words, R selects)``."""
-    R, sw = o.word_mask.rank, o.select_width
-    mem = Memory(shape=unsigned(R * (width + sw)), depth=o.weight_depth, init=contents)
-    m.submodules["wmem_words"] = mem
-    rp = mem.read_port(transparent_for=())
-    m.d.comb += rp.addr.eq(raddr)
-    q = reg(rp.data, "w_q0_0")
-    q = reg(q, "u_q0_0") if operand_register else q
-    words = [q[r * width:(r + 1) * width] for r in range(R)]
-    selects = [q[R * width + r * sw:R * width + (r + 1) * sw] for r in range(R)] if sw else []
-    return words, selects

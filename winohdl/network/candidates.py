@@ -267,11 +267,13 @@ def _trained_products(node: Node, k: Kind, dw: int, count: int, lanes: int, ctx)
 
 
 def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geometry | None],
-                    ctx: Context, mask=None) -> list[Candidate]:
+                    ctx: Context, mask=None, words=None) -> list[Candidate]:
     """Every (kind, tile, PK, PC, line buffers) of a convolution whose DSP blocks fit the budget (PK = PC = 1
     always): one ring of rows, and a ring per frame in flight (frames overlap: fewer cycles, more memory).
     ``mask``: the layer's kernels that are not zero (:func:`winohdl.network.decision.layer_mask`), so each
-    engine visits and builds only their blocks and lanes (and is costed so)."""
+    engine visits and builds only their blocks and lanes (and is costed so). ``words``: a Winograd-domain layer's
+    words that are not zero (:func:`winohdl.network.decision.word_mask`): word-sparse engines are offered too,
+    one input channel an issue and any PK (:class:`hdl.engine.sparsity.WordSchedule`)."""
     from hdl.engine.modes import Buffering, TileMemory, WeightStore
     a = node.attrs
     if a.grouped:
@@ -288,11 +290,15 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
                 if not cs and pk * pc > 1:
                     break  # more input lanes only add multipliers and memory
                 out += cs
+    if words is not None:
+        out += [c for pk in divisors(a.out_channels) for b in (Buffering.LINES, Buffering.RINGS)
+                if (c := _engine_candidate(node, in_shape, geometries[0], pk, 1, ctx, b, words=words)) is not None]
     return out
 
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
-                      ctx: Context, buffering, mask=None, tile_memory=None, weight_store=None) -> Candidate | None:
+                      ctx: Context, buffering, mask=None, tile_memory=None, weight_store=None,
+                      words=None) -> Candidate | None:
     """One engine's candidate; ``tile_memory`` other than block RAM only where it moves a memory (None:
     the serial B^T's transformed tiles, if any, stay in block RAM either way), ``weight_store`` other than
     u only where the kernels g take fewer blocks (None otherwise)."""
@@ -307,14 +313,15 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         return None   # no transformed tiles, no u
     if weight_store is WeightStore.KERNELS and (node.attrs.winograd or not _kernels_are_narrower(geometry, ctx)):
         return None   # a Winograd-domain layer has no g; u no wider than g saves nothing
-    lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)   # those not zero throughout
+    # those not zero throughout; a word-sparse engine's multipliers are R whatever PK
+    lanes = 1 if words is not None else pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
     n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
     if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
                                    ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values,
-                                   tile_memory=tile_memory, weight_store=weight_store)
+                                   tile_memory=tile_memory, weight_store=weight_store, word_mask=words)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
         plan = _engine_plan(opts, dp, decision.kind)
@@ -325,7 +332,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     if weight_store is WeightStore.KERNELS and not _kernels_save_block_ram(plan, ctx):
         return None   # the weights take as many blocks either way: the transform would only cost
     lane = lane_cost(plan, dp, ctx)
-    dsp = pk * lane.dsp
+    dsp = lane.dsp if words is not None else pk * lane.dsp
+    lane = None if words is not None else lane      # no output lane of its own to move into the fabric
     if node.trained is not None:    # trained scales: each output lane multiplies before its rounding shift
         dsp += pk * ctx.dsp_per_multiplier(plan.y_width, MAX_BITS)
     mem = ctx.memory(conv_memories(plan))

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.limits import lifted
 
 from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory, WeightStore
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
-from hdl.engine.sparsity import KernelMask
+from hdl.engine.sparsity import KernelMask, WordMask
 from hdl.options import DataValues, MultiplierKind
 
 DATA_WIDTH = KERNEL_WIDTH = 8    # int8 activations and weights (the quantised network)
@@ -144,7 +146,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     kernel_mask: KernelMask | None = None,
                     data_values: DataValues = DataValues.SIGNED,
                     tile_memory: TileMemory = TileMemory.BLOCK,
-                    weight_store: WeightStore = WeightStore.TRANSFORMED) -> EngineDecision:
+                    weight_store: WeightStore = WeightStore.TRANSFORMED,
+                    word_mask: WordMask | None = None) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
@@ -153,7 +156,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     ``data_values``: non-negative for the words of an unsigned activation (:mod:`winohdl.network.trained`);
     ``tile_memory``: where a serial B^T's transformed tiles go (:class:`hdl.engine.modes.TileMemory`);
     ``weight_store``: whether a Winograd engine stores u or the kernels g (:class:`hdl.engine.modes.WeightStore`:
-    its weight port then takes g, as the direct engine's)."""
+    its weight port then takes g, as the direct engine's); ``word_mask``: a Winograd-domain layer's words that
+    are not zero, for a word-sparse engine (:class:`hdl.engine.sparsity.WordSchedule`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     weight_store = WeightStore(weight_store)
     if kind is EngineKind.DIRECT and weight_store is not WeightStore.TRANSFORMED:
@@ -164,8 +168,15 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                                 parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
                                 data_values=data_values, tile_memory=tile_memory, weight_store=weight_store,
-                                kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline")
+                                kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline",
+                                word_mask=word_mask)
     return EngineDecision(options, kind)
+
+
+def word_mask(weights) -> WordMask | None:
+    """The word mask of a Winograd-domain layer's U (K, C, R), or None where no word is zero."""
+    nonzero = np.asarray(weights) != 0
+    return None if nonzero.all() else WordMask.from_array(nonzero)
 
 
 def layer_mask(weights) -> KernelMask | None:
@@ -196,7 +207,7 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
     free = engine_decision(conv, in_shape, None if decision.kind is EngineKind.DIRECT else g.output, o.PK, o.PC,
                            o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
                            data_values=data_values,
-                           kernel_mask=o.kernel_mask, tile_memory=o.tile_memory,
+                           kernel_mask=o.kernel_mask, tile_memory=o.tile_memory, word_mask=o.word_mask,
                            weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
     free = replace(free, options=replace(free.options, gating=o.gating))     # gating is the user's to choose
     if free.options != o:

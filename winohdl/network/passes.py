@@ -22,7 +22,7 @@ from dataclasses import replace
 from hdl.engine.modes import Gating
 from winohdl.core.errors import WinohdlError
 
-from .decision import DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, engine_decision, layer_mask
+from .decision import DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, engine_decision, layer_mask, word_mask
 from .trained import data_word, kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
@@ -31,7 +31,9 @@ from .shortcut import with_shortcuts
 
 def decide_smallest(graph: Graph) -> Graph:
     """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
-    (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers;
+    (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers (a
+    Winograd-domain layer with zero words: a word-sparse engine, its R multipliers walking the others, one
+    output group: the fewest issues);
     pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
     build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises. Each sum's
     shortcut FIFO is sized from these engines at their period, as a plan sizes it
@@ -42,11 +44,16 @@ def decide_smallest(graph: Graph) -> Graph:
             one = all(k == 1 for k in n.attrs.kernel)
             tile = None if one else (2,) * len(n.attrs.kernel)
             tile = n.attrs.winograd_tile or tile          # a Winograd-domain layer: an engine of its own card
-            mask = layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None   # zeros skipped
+            weights = graph.weights[f"{n.name}.weight"] if graph.weights else None
+            mask = layer_mask(weights) if weights is not None else None   # zeros skipped
+            # a Winograd-domain layer's zero words: R multipliers walk the others, one output group (fewest issues)
+            words = word_mask(weights) if weights is not None and n.attrs.winograd else None
             width, values = data_word(graph.node, n, DATA_WIDTH)     # an unsigned activation's: wider
-            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile, data_width=width,
-                                                kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=mask,
-                                                data_values=values)
+            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
+                                                n.attrs.out_channels if words else 1, data_width=width,
+                                                kernel_width=kernel_width(n, KERNEL_WIDTH),
+                                                kernel_mask=None if words else mask, data_values=values,
+                                                word_mask=words)
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:

@@ -39,7 +39,7 @@ from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, diviso
 from .fold import fold, least_dsp, over, totals
 from .shortcut import sized_adds
 from .verdict import fits_text, verdict, weights_bits
-from .decision import Decision, decision_from_json, engine_decision, label, layer_mask
+from .decision import Decision, decision_from_json, engine_decision, label, layer_mask, word_mask
 from .graph import DECIDED, Graph, Kind
 from .trained import data_word, kernel_width
 
@@ -256,7 +256,8 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
         width, values = data_word(graph.node, n, ctx.data_width)
         ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width), data_width=width, data_values=values)
         if n.kind == Kind.CONV and n.attrs.winograd:      # trained U: only an engine of its own card computes it
-            out[n.name] = conv_candidates(n, x, [n.attrs.card().geometry], ctx_n)
+            words = word_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None
+            out[n.name] = conv_candidates(n, x, [n.attrs.card().geometry], ctx_n, words=words)
         elif n.kind == Kind.CONV:
             geometries: list = [None]
             if mode is PlanMode.WINOGRAD and not n.attrs.grouped:
