@@ -78,6 +78,7 @@ def rules(fractions: list[float]) -> list[tuple[float, P.Pruning]]:
             continue
         out += [(f, P.Pruning(method, f, domain=d)) for d in (SPATIAL, WINOGRAD)
                 for method in (P.Method.MAGNITUDE_GLOBAL, P.Method.MAGNITUDE_LAYER)]
+        out.append((f, P.Pruning(P.Method.MAGNITUDE_BALANCED, f, domain=WINOGRAD)))
         if f == 0.5:
             out += [(f, P.Pruning(P.Method.NM, n=2, m=4, domain=d)) for d in (SPATIAL, WINOGRAD)]
     return out
@@ -112,8 +113,11 @@ def hardware(model, input_shape, domain: P.Domain) -> dict:
     (each node's multipliers x its cycles per frame, summed: the work its engines do, idle issues included),
     DP16KD, logic. The engines skip whole zero kernels (hdl/engine/sparsity.py), not zero words inside one."""
     from winohdl.network import api
-    plans = api.plan(api.import_model(model, input_shape))
-    out = {}
+    graph = api.import_model(model, input_shape)
+    plans = api.plan(graph)
+    out = {"smallest": smallest(graph)}
+    if domain is P.Domain.SPATIAL:
+        out["smallest direct"] = smallest(graph, direct=True)
     for name, plan in (("winograd", plans.winograd), ("direct", plans.direct)):
         if name == "direct" and domain is P.Domain.WINOGRAD:
             continue                   # a Winograd-domain layer has no spatial kernel to build direct
@@ -122,6 +126,37 @@ def hardware(model, input_shape, domain: P.Domain) -> dict:
                      "mult_cycles": sum(x.multipliers * x.cycles for x in plan.layers), "dsp": t["dsp"],
                      "bram": t["bram"], "logic": t["logic"]}
     return out
+
+
+def smallest(graph, direct: bool = False) -> dict:
+    """The smallest hardware (winohdl.network.passes.decide_smallest: PK = PC = 1, F(2x2,3x3) or the layer's own
+    card, a Winograd-domain layer with zero words a word-sparse engine of one output group), or every
+    convolution a direct engine at PK = PC = 1: multipliers, cycles a frame (the slowest engine's), multiplier-
+    cycles a frame (each engine's multipliers x its cycles a frame, the linear layer its weights: its unit
+    multiplies every one), and the weight memories' bits."""
+    from dataclasses import replace as with_
+    from hdl.engine.plan import plan_engine
+    from winohdl.network.candidates import datapath
+    from winohdl.network.decision import EngineDecision, engine_decision
+    from winohdl.network.passes import decide_smallest
+    decided, shapes = decide_smallest(graph), {n.name: n.shape for n in graph.nodes}
+    mult = cycles = work = bits = 0
+    for n in decided.nodes:
+        if n.kind.value == "linear":
+            work += int(np.prod(graph.weights[f"{n.name}.weight"].shape))
+        if not isinstance(n.decision, EngineDecision):
+            continue
+        o, kind = n.decision.options, n.decision.kind
+        if direct:
+            o = with_(engine_decision(n.attrs, shapes[n.inputs[0]], None, kernel_mask=o.kernel_mask).options,
+                      data_width=o.data_width, kernel_width=o.kernel_width, data_values=o.data_values)
+            kind = "direct"
+        dp = None if kind == "direct" else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
+        plan = plan_engine(o, dp, kind)
+        period = plan.performance.period
+        mult, cycles, work = mult + plan.multipliers, max(cycles, period), work + plan.multipliers * period
+        bits += plan.weight_memory().bits
+    return {"multipliers": mult, "cycles": cycles, "mult_cycles": work, "weight_bits": bits}
 
 
 def row(prune_mod, example, trained, split, fraction: float, pruning: P.Pruning, epochs: int,
@@ -154,7 +189,11 @@ def print_row(r: dict, base: int) -> None:
           f"{r['retrained_float']:>9.2f}% {int8:>7} {_ratio(p['direct'], base):>8} {_ratio(p['winograd'], base):>8} "
           f"{r['seconds']:>5.1f}  {r['density']}")
     for name, h in r.get("hardware", {}).items():
-        print(f"{'':>7}{name + ' plan:':<15} {h['fps']:>10,.1f} frames/s  {h['multipliers']:>4} multipliers  "
+        if name.startswith("smallest"):
+            print(f"{'':>7}{name + ':':<17} {h['multipliers']:>4} multipliers  {h['cycles']:>9,} cycles a frame  "
+                  f"{h['mult_cycles']:>9,} multiplier-cycles a frame  {h['weight_bits']:>9,} weight bits")
+            continue
+        print(f"{'':>7}{name + ' plan:':<17} {h['fps']:>10,.1f} frames/s  {h['multipliers']:>4} multipliers  "
               f"{h['mult_cycles']:>9,} multiplier-cycles a frame  {h['bram']:>3} DP16KD  {h['logic']:>6,} logic")
 
 

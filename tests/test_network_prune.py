@@ -75,6 +75,20 @@ def test_nm_keeps_exactly_n_largest_in_each_group_of_m_input_channels(n, m):
     assert masks.pruning.fraction == 1 - n / m and math.isclose(masks.density, n / m)
 
 
+@pytest.mark.parametrize("fraction", [0.0, 0.5, 0.8, 0.9])
+def test_balanced_keeps_as_many_in_every_column_along_the_outputs(fraction):
+    """``magnitude-balanced``: each (input, kernel position) column of the K output channels loses its
+    floor(fraction x K) smallest, so every column keeps as many (what a word-sparse engine walks in step)."""
+    w = _weights(2)
+    masks = P.prune(w, P.Pruning(P.Method.MAGNITUDE_BALANCED, fraction))
+    for x in masks.layers:
+        K = x.shape[0]
+        assert np.all(x.mask.sum(axis=0) == K - math.floor(fraction * K))
+        a = np.abs(w[x.layer])
+        assert np.all(np.min(np.where(x.mask, a, np.inf), 0) >= np.max(np.where(x.mask, -np.inf, a), 0))
+    assert P.Pruning.from_json(masks.pruning.to_json()) == masks.pruning
+
+
 def test_ties_and_apply():
     w = {"a": np.ones((2, 4, 1, 1))}
     masks = P.prune(w, P.Pruning(NM, n=2, m=4))

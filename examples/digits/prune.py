@@ -1,7 +1,7 @@
 """Prune the digits CNN: trained dense, pruned, retrained under the masks, saved; float and int8 accuracy.
 
-``python examples/digits/prune.py [--method magnitude-global|magnitude-layer|n:m] [--fraction F] [--nm 2:4]
-[--epochs N] [--retrain N] [--threads T] [-o build/digits_pruned]``: trains ``model.py:digits_cnn`` dense on
+``python examples/digits/prune.py [--method magnitude-global|magnitude-layer|magnitude-balanced|n:m]
+[--fraction F] [--nm 2:4] [--epochs N] [--retrain N] [--threads T] [-o build/digits_pruned]``: trains ``model.py:digits_cnn`` dense on
 scikit-learn's digits (``train.py``'s seeded split, one CPU thread unless ``--threads``), prunes its
 convolution and linear weights (:mod:`winohdl.network.prune`; N:M only where the input channels divide
 by M: the first convolution has one input channel and stays dense), prints the held-out float accuracy

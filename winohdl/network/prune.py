@@ -6,6 +6,11 @@ The rules (:class:`Pruning`, its :class:`Method` an enum):
   of smallest magnitude are zeroed (ties broken by order: layer, then the weight's row-major index).
   Layers with small weights lose more than others (Han et al.'s rule with one threshold).
 * ``magnitude-layer``: the same in each layer on its own: ``floor(fraction * count)`` of each layer.
+* ``magnitude-balanced``: in each layer, of the K output channels' weights at each input channel and kernel
+  position (a linear layer: each input), the ``floor(fraction * K)`` smallest are zeroed: every such
+  column keeps as many (balanced sparsity, Yao et al. AAAI 2019). In the Winograd domain every (input
+  channel, position) then has as many non-zero words, which a word-sparse engine's positions walk in step
+  (:class:`hdl.engine.sparsity.WordSchedule`: no position waits for another).
 * ``n:m`` (2:4, NVIDIA Ampere's): in each group of ``m`` consecutive input channels of one output
   channel and one kernel position (a linear layer: ``m`` consecutive inputs), the ``n`` largest
   magnitudes are kept, exactly ``n`` non-zeros a group (ties: the lower channel). The input channels
@@ -53,6 +58,7 @@ class Method(str, enum.Enum):
 
     MAGNITUDE_GLOBAL = "magnitude-global"
     MAGNITUDE_LAYER = "magnitude-layer"
+    MAGNITUDE_BALANCED = "magnitude-balanced"
     NM = "n:m"
 
 
@@ -99,8 +105,8 @@ class Pruning:
         if self.method is Method.NM:
             text = f"{self.n}:{self.m} along input channels"
         else:
-            text = (f"magnitude {100 * self.fraction:g}% "
-                    f"{'global' if self.method is Method.MAGNITUDE_GLOBAL else 'per layer'}")
+            text = f"magnitude {100 * self.fraction:g}% " + {Method.MAGNITUDE_GLOBAL: "global", Method.MAGNITUDE_LAYER:
+                                                             "per layer"}.get(self.method, "balanced along outputs")
         return text + (", Winograd domain" if self.domain is Domain.WINOGRAD else "")
 
     def to_json(self) -> dict:
@@ -222,6 +228,15 @@ def _nm(w: np.ndarray, name: str, n: int, m: int) -> np.ndarray:
     return np.moveaxis(keep.reshape(last.shape), -1, 1)
 
 
+def _balanced(w: np.ndarray, fraction: float) -> np.ndarray:
+    """Each column along the output channels (axis 0) keeps all but its ``floor(fraction * K)`` smallest."""
+    cut = math.floor(fraction * w.shape[0])
+    order = np.argsort(np.abs(w), axis=0, kind="stable")[:cut]      # ties: the lower output channel goes
+    keep = np.ones(w.shape, dtype=bool)
+    np.put_along_axis(keep, order, False, axis=0)
+    return keep
+
+
 def prune(weights: dict, pruning: Pruning) -> Masks:
     """The masks ``pruning`` gives ``weights`` (layer name -> weight array: output, input, kernel...)."""
     if not isinstance(pruning, Pruning):
@@ -229,6 +244,8 @@ def prune(weights: dict, pruning: Pruning) -> Masks:
     ws = _weights(weights)
     if pruning.method is Method.NM:
         return Masks(pruning, tuple(LayerMask(k, _nm(w, k, pruning.n, pruning.m)) for k, w in ws.items()))
+    if pruning.method is Method.MAGNITUDE_BALANCED:
+        return Masks(pruning, tuple(LayerMask(k, _balanced(w, pruning.fraction)) for k, w in ws.items()))
     if pruning.method is Method.MAGNITUDE_LAYER:
         return Masks(pruning, tuple(LayerMask(k, _smallest(np.abs(w).ravel(), math.floor(pruning.fraction * w.size))
                                               .reshape(w.shape)) for k, w in ws.items()))
