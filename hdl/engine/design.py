@@ -156,6 +156,9 @@ class EngineDesign:
                  *([f"zeros      kernel mask: {o.issues_per_tile} of {o.kernel_groups * o.channel_groups} "
                     f"(output, input) channel-group blocks visited a tile, {len(o.blocks.lanes)} of {o.PK * o.PC} "
                     "lanes built (the others zero in every block)"] if o.kernel_mask is not None else []),
+                 *([f"zeros      word mask: {o.issues_per_tile} issues a tile against {o.kernel_groups * o.C} dense, "
+                    f"{int(o.word_mask.array().sum())} of {o.K * o.C * o.word_mask.rank} words non-zero, one "
+                    "multiplier a position"] if o.word_mask is not None else []),
                  f"{'':<10} {'multipliers':>11} {'latency':>8} {'cycles':>8} {'period':>8} {'ideal':>8} "
                  f"{'util':>6} {'MAC/mult/cyc':>12}"]
         for c in (self.winograd, self.direct):
