@@ -29,7 +29,7 @@ def words_layer(C, K, PK, density=0.2, seed=0, **extra):
     rng = np.random.default_rng(seed)
     dp = datapath(G, EngineOptions(G, C, K, (6, 6), (1, 1)))
     mask = rng.random((K, C, dp.rank)) < density
-    o = EngineOptions(G, C, K, (6, 6), (1, 1), PK, 1, pipeline="deep", word_mask=WordMask.from_array(mask), **extra)
+    o = EngineOptions(G, C, K, (6, 6), (1, 1), PK, pipeline="deep", word_mask=WordMask.from_array(mask), **extra)
     scales = row_scales(dp.scaled)
     top = [min(-r.lo, r.hi) // abs(s) for r, s in zip(dp.u_ranges, scales)]
     u = np.zeros(mask.shape, dtype=object)
@@ -53,20 +53,23 @@ def test_each_position_walks_its_own_words():
     assert s.selects == ((0, 0, 1), (1, 0, 0), (0, 0, 0), (0, 0, 0))
     assert s.words == ((0, -1, 1), (1, -1, -1), (-1, 0, -1), (-1, -1, -1))
     assert s.lanes == frozenset({(0, 0)}) and s.group_cycles == 1
+    two = WordSchedule.make_words(WordMask.from_array(a), 2, 2)     # both channels an issue: lane 0's two words
+    assert two.blocks == ((0, 0), (0, 0), (1, 0)) and two.lanes == frozenset({(0, 0), (0, 1)})
+    assert two.selects[0] == (0, 0, 1, 0, 0, 0) and two.words[0] == (0, -1, 1, -1, 0, -1)
     m = WordMask.from_array(a)
     assert WordMask.from_json(m.to_json()) == m and (m.array() == a).all()
 
 
-@pytest.mark.parametrize("C, K, PK, gating", [(3, 4, 4, "none"), (3, 4, 2, "none"), (1, 8, 8, "none"),
-                                              (3, 4, 4, "zero-operand")], ids=["one_group", "two_groups",
-                                                                               "one_channel", "gated"])
-def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, gating):
-    """R multipliers for the whole layer, bit-exact against the model of its U (gaps, back-pressure, a ReLU'd
-    frame, extremes) in the performance model's cycles; fewer multiplier-cycles than the dense engine."""
-    o, dp, u = words_layer(C, K, PK, gating=gating)
+@pytest.mark.parametrize("C, K, PK, PC, gating", [(3, 4, 4, 1, "none"), (3, 4, 2, 1, "none"), (1, 8, 8, 1, "none"),
+                                                  (4, 4, 2, 2, "none"), (3, 4, 4, 1, "zero-operand")],
+                         ids=["one_group", "two_groups", "one_channel", "two_input_lanes", "gated"])
+def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, PC, gating):
+    """R x PC multipliers for the whole layer, bit-exact against the model of its U (gaps, back-pressure, a
+    ReLU'd frame, extremes) in the performance model's cycles; fewer multiplier-cycles than the dense engine."""
+    o, dp, u = words_layer(C, K, PK, gating=gating, parallel_in=PC)
     plan = plan_engine(o, dp, "winograd")
     eng = LayerEngine(plan, weights=beats(plan, u))
-    assert plan.multipliers == dp.rank and EngineOptions.from_json(o.to_json()) == o
+    assert plan.multipliers == dp.rank * PC and EngineOptions.from_json(o.to_json()) == o
     rng = np.random.default_rng(4)
     xs = [np.maximum(random_layer(o, rng)[0], 0), random_layer(o, rng, "min")[0], random_layer(o, rng, "max")[0]]
     got, _ = amaranth_run(eng, [(x, None) for x in xs], seed=3, gaps=0.2, backpressure=0.2)
@@ -78,10 +81,13 @@ def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, gating
 
 
 @pytest.mark.parametrize("extra, words", [
-    ({"parallel_in": 3}, "--parallel-in 3"), ({"input_transform": "serial"}, "the serial input transform"),
+    ({"kernel_mask": "mask"}, "a kernel mask as well"), ({"input_transform": "serial"}, "the serial input transform"),
     ({"kernel_transform": "hw"}, "the kernel transform on chip")])
 def test_word_mask_options_it_does_not_take(extra, words):
     o, _, _ = words_layer(3, 4, 4)
+    if extra.get("kernel_mask"):
+        from hdl.engine.sparsity import KernelMask
+        extra = {"kernel_mask": KernelMask.from_array(np.ones((4, 3), bool))}
     with pytest.raises(WinohdlError, match=f"a word-sparse engine .* does not take {words}"):
         EngineOptions(G, 3, 4, (6, 6), (1, 1), **{"parallel_out": 4, **extra}, word_mask=o.word_mask)
 
@@ -99,6 +105,6 @@ def test_word_mask_bad_input_is_one_line():
     k, c, r = (int(v) for v in np.argwhere(~o.word_mask.array())[0])
     bad[k, c, r] = dp.u_ranges[r].hi
     with pytest.raises(WinohdlError, match=f"word {r} of kernel \\({k}, {c}\\) is non-zero"):
-        word_contents(o, beats(plan, bad), plan.store_width)      # what the engine's memory is built from
+        word_contents(o, beats(plan, bad), plan.store_width, 0)      # what the engine memory is built from
     with pytest.raises(WinohdlError, match="word_mask must be an object"):
         WordMask.from_json({"words": []})

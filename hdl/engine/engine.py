@@ -48,6 +48,13 @@ a depthwise layer expanded dense on PK = PC lanes keeps the diagonal, R x P mult
 R x P^2, and one block per tile and output group instead of C / PC. The weight stream keeps its
 K x C beats; those outside the mask are not stored. Not with the serial input transform.
 
+Known zero words (``EngineOptions.word_mask``, a layer trained and pruned in the Winograd domain: its zeros
+are where the products are): R multipliers, one a position, each walking its own non-zero words U[k, c, r]
+of the current output group and input channel (:class:`~hdl.engine.sparsity.WordSchedule`: as many issues
+as the position with the most), its product selected into its output lane's accumulator; the weights are
+the initial contents of one memory (each issue's R words and R selects), fixed at generation (the weight
+port takes nothing). One input channel an issue and the parallel B^T.
+
 Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits): B^T
 runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker over a
 tile (C / PC x K / PK issues) reads the tile once per input-channel group, every K / PK issues, one
@@ -89,7 +96,7 @@ from ..pipeline import numbered, register, register_chain
 from .gating import Gated
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
 from .weights import preloaded_weights, weight_counters, weight_memories
-from .words import word_contents, word_memory, word_sums
+from .words import word_contents, word_memory, word_products
 from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
 from .modes import Gating
@@ -193,10 +200,10 @@ class LayerEngine(CheckedComponent):
         # (the kernels stored: the transform's last register)
         gate = o.gating is Gating.ZERO_OPERAND
         selects = None
-        if o.word_mask is not None:     # one memory of each issue's words and their lanes, fixed (weights.py)
-            words, selects = word_memory(m, o, reg, sw_bits, w_raddrs[0], word_contents(o, self.weights, sw_bits),
-                                         operand_register=not gate)
-            w_read = {(0, 0): Cat(*words)}
+        if o.word_mask is not None:     # a memory a lane of each issue's words and their lanes, fixed (words.py)
+            read = [word_memory(m, o, reg, sw_bits, w_raddrs[0], word_contents(o, self.weights, sw_bits, pc), pc,
+                                operand_register=not gate) for pc in range(o.PC)]
+            w_read, selects = {(0, pc): q for pc, (q, _) in enumerate(read)}, [sel for _, sel in read]
         else:
             w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init,
                                      operand_register=not gate or p.reads_kernels)
@@ -354,8 +361,8 @@ a constant, so synthesis builds neither the multiplier nor its adder-tree term."
 
 def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None) -> dict:
     """B^T (or the transformed tiles), the R x PK x PC multipliers and the sums over the PC lanes:
-    ``{(pk, r): sum}``, registered. Word-sparse (``selects``, a word mask): R multipliers, each product
-    into the accumulator of the output lane its select names (:func:`hdl.engine.words.word_sums`)."""
+    ``{(pk, r): sum}``, registered. Word-sparse (``selects``, a word mask): R x PC multipliers, each product
+    a term of the output lane its select names (:func:`hdl.engine.words.word_products`)."""
     o, a, dp, ps = p.options, p.arith, p.datapath, p.stages.per_stage
     g, R = o.geometry, dp.rank
     gate = o.gating is Gating.ZERO_OPERAND       # the operands without their last register (gating.py)
@@ -371,10 +378,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
         v = {k: reg(x, f"v{k[0]}_{k[1]}_wait", p.operand_wait - int(gate)) for k, x in v.items()}
     gated = Gated.make(m, v) if gate else None
     v = gated.operands if gate else v
-    if selects is not None:
-        return word_sums(m, p, v, wstore[0, 0], selects, gated)
-    prods = {}
-    for pk in range(o.PK):
+    prods = {} if selects is None else word_products(m, p, v, wstore, selects, gated)
+    for pk in range(o.PK if selects is None else 0):
         for pc in range(o.PC):
             for r in range(R):
                 if (pk, pc) not in wstore:      # a lane zero in every block: no multiplier, a zero term

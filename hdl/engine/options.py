@@ -129,7 +129,7 @@ class EngineOptions:
         ``zero-operand``: a multiplier whose data operand is zero is held still (:class:`Gating`).
     word_mask : WordMask or None
         The Winograd-domain words U[k, c, r] that may be non-zero: R multipliers walk them into PK x R
-        accumulators (:class:`~hdl.engine.sparsity.WordSchedule`; PC = 1, parallel B^T, u preloaded).
+        accumulators (:class:`~hdl.engine.sparsity.WordSchedule`; parallel B^T, u preloaded).
     """
 
     geometry: Geometry
@@ -375,7 +375,7 @@ class EngineOptions:
     def blocks(self) -> BlockSchedule:
         """The (kg, cg) blocks the walker visits and the live lanes: every one without a kernel mask."""
         if self.word_mask is not None:
-            return WordSchedule.make_words(self.word_mask, self.PK)
+            return WordSchedule.make_words(self.word_mask, self.PK, self.PC)
         if self.kernel_mask is None:
             every = tuple(product(range(self.kernel_groups), range(self.channel_groups)))
             return BlockSchedule(every, frozenset(product(range(self.PK), range(self.PC))))

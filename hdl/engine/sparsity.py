@@ -210,46 +210,47 @@ class WordMask:
 
 @dataclass(frozen=True)
 class WordSchedule(BlockSchedule):
-    """A word-sparse engine's walk (:class:`WordMask`, one input channel an issue): per output-channel
-    group kg and input channel c, as many issues as the position r with the most non-zero words among the
-    group's PK output channels has; at issue j each position multiplies its j-th such word (zero where it
-    has fewer) into the accumulator of that word's output lane. ``blocks`` repeats (kg, c) once per issue
-    (a group with no word keeps one issue, as :class:`BlockSchedule`), ``lanes`` is the one weight memory.
+    """A word-sparse engine's walk (:class:`WordMask`): per output-channel group kg and input-channel group
+    cg, as many issues as the (input lane pc, position r) with the most non-zero words among the group's PK
+    output channels at channel cg x PC + pc has; at issue j each (pc, r) multiplies its j-th such word (zero
+    where it has fewer) into the accumulator of that word's output lane. ``blocks`` repeats (kg, cg) once
+    per issue (a group with no word keeps one issue, as :class:`BlockSchedule`); ``lanes`` are the PC weight
+    memories, (0, pc).
 
     Attributes
     ----------
     selects : tuple of tuple of int
-        Per issue, per position r: the output lane pk whose word it multiplies (0 where it has none: its
-        weight is then zero).
+        Per issue, per (pc, r) (pc-major): the output lane pk whose word it multiplies (0 where it has none:
+        its weight is then zero).
     words : tuple of tuple of int
-        Per issue, per position r: the output channel k of that word, or -1 where none.
+        Per issue, per (pc, r): the output channel k of that word, or -1 where none.
     """
 
     selects: tuple[tuple[int, ...], ...] = ()
     words: tuple[tuple[int, ...], ...] = ()
 
     @classmethod
-    def make_words(cls, mask: WordMask, PK: int) -> "WordSchedule":
+    def make_words(cls, mask: WordMask, PK: int, PC: int = 1) -> "WordSchedule":
         a, R = mask.array(), mask.rank
         blocks, selects, words = [], [], []
         for kg in range(mask.K // PK):
             start = len(blocks)
-            for c in range(mask.channels):
-                lists = [[pk for pk in range(PK) if a[kg * PK + pk, c, r]] for r in range(R)]
+            for cg in range(mask.channels // PC):
+                lists = [[pk for pk in range(PK) if a[kg * PK + pk, cg * PC + pc, r]] for pc in range(PC) for r in range(R)]
                 for j in range(max(len(x) for x in lists)):
-                    blocks.append((kg, c))
+                    blocks.append((kg, cg))
                     selects.append(tuple(x[j] if j < len(x) else 0 for x in lists))
                     words.append(tuple(kg * PK + x[j] if j < len(x) else -1 for x in lists))
             if len(blocks) == start:          # no word in the group: one issue of zeros still emits it
                 blocks.append((kg, 0))
-                selects.append((0,) * R)
-                words.append((-1,) * R)
-        return cls(tuple(blocks), frozenset({(0, 0)}), tuple(selects), tuple(words))
+                selects.append((0,) * (PC * R))
+                words.append((-1,) * (PC * R))
+        return cls(tuple(blocks), frozenset((0, pc) for pc in range(PC)), tuple(selects), tuple(words))
 
 
 def check_word_mask(o) -> None:
     """That engine options ``o`` (:class:`~hdl.engine.options.EngineOptions`) can take their word mask, if any:
-    its shape is the layer's, and it goes with one input lane, the parallel B^T and u preloaded."""
+    its shape is the layer's, and it goes with the parallel B^T and u preloaded."""
     from ..options import KernelTransform
     from .modes import InputTransform
     w = o.word_mask
@@ -259,7 +260,6 @@ def check_word_mask(o) -> None:
         shape = f"{w.K}x{w.channels}" if isinstance(w, WordMask) else type(w).__name__
         raise WinohdlError(f"the word mask is {shape}, the layer has {o.K} out x {o.C} in channels")
     why = ("a kernel mask as well" if o.kernel_mask is not None else
-           f"--parallel-in {o.PC} (it takes one input channel an issue)" if o.PC != 1 else
            "the serial input transform" if o.input_transform is InputTransform.SERIAL else
            "the kernel transform on chip (it stores u, preloaded)" if o.kernel_transform is not KernelTransform.OFFLINE
            else "")

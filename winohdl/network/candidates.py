@@ -273,7 +273,7 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     ``mask``: the layer's kernels that are not zero (:func:`winohdl.network.decision.layer_mask`), so each
     engine visits and builds only their blocks and lanes (and is costed so). ``words``: a Winograd-domain layer's
     words that are not zero (:func:`winohdl.network.decision.word_mask`): word-sparse engines are offered too,
-    one input channel an issue and any PK (:class:`hdl.engine.sparsity.WordSchedule`)."""
+    any PK and PC (:class:`hdl.engine.sparsity.WordSchedule`)."""
     from hdl.engine.modes import Buffering, TileMemory, WeightStore
     a = node.attrs
     if a.grouped:
@@ -291,8 +291,10 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
                     break  # more input lanes only add multipliers and memory
                 out += cs
     if words is not None:
-        out += [c for pk in divisors(a.out_channels) for b in (Buffering.LINES, Buffering.RINGS)
-                if (c := _engine_candidate(node, in_shape, geometries[0], pk, 1, ctx, b, words=words)) is not None]
+        out += [c for pk in divisors(a.out_channels) for pc in divisors(a.in_channels)
+                for b in (Buffering.LINES, Buffering.RINGS)
+                if (c := _engine_candidate(node, in_shape, geometries[0], pk, pc, ctx, b, words=words)) is not None
+                and (c.dsp <= ctx.budget.dsp or pc == 1)]
     return out
 
 
@@ -313,8 +315,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         return None   # no transformed tiles, no u
     if weight_store is WeightStore.KERNELS and (node.attrs.winograd or not _kernels_are_narrower(geometry, ctx)):
         return None   # a Winograd-domain layer has no g; u no wider than g saves nothing
-    # those not zero throughout; a word-sparse engine's multipliers are R whatever PK
-    lanes = 1 if words is not None else pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
+    # those not zero throughout; a word-sparse engine's multipliers are R x PC whatever PK
+    lanes = pc if words is not None else pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
     n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
     if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:
         return None  # cannot fit: every multiplier takes at least one DSP block

@@ -54,8 +54,8 @@ def engine_logic(plan) -> int:
     # sums only its live input lanes' terms, one with none (its outputs zero) and an input lane no output
     # lane reads are not built at all
     live = [sum((pk, pc) in o.blocks.lanes for pc in range(o.PC)) for pk in range(o.PK)]
-    if o.word_mask is not None:       # every output lane's accumulators take one product a cycle (selected)
-        live = [1] * o.PK
+    if o.word_mask is not None:       # every output lane sums a (selected) term of each input lane
+        live = [o.PC] * o.PK
     out_lanes, in_lanes = sum(n > 0 for n in live), len({pc for _, pc in o.blocks.lanes})
     if plan.winograd:
         dp = plan.datapath
@@ -64,8 +64,8 @@ def engine_logic(plan) -> int:
         at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
         gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
         sums = sum(acc + lanes * _terms(n, o.PC) for n in live if n)
-        if o.word_mask is not None and o.PK > 1:    # each product selected into one of PK accumulators
-            sums += o.PK * sum(dp.m_widths)
+        if o.word_mask is not None and o.PK > 1:    # each product selected into one of PK output lanes
+            sums += o.PK * o.PC * sum(dp.m_widths)
         return CONTROL_LOGIC["winograd"] + round(sums + in_lanes * bt + out_lanes * at) + gt
     tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
     taps = a.tree.n_inputs // o.PC
