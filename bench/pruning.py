@@ -28,9 +28,11 @@ direct and in the Winograd domain, from the integer model on every held-out imag
 direct-only plan): frames per second, multipliers, multiplier-cycles per frame, DP16KD and logic, as planned.
 
 ``--sim N``: the dense and the 90% global networks (spatial and Winograd domain: its layers Winograd
-engines of their card reading the trained U) of each example planned, quantised (calibrated on
+engines of their card reading the trained U), and the 80% balanced Winograd-domain one (its layers
+word-sparse engines where the plan takes them), of each example planned, quantised (calibrated on
 256 training images) and built as ``winohdl network`` builds them (the Python API), and the first N
-held-out images streamed through network.v on Verilator, every logit checked against the integer model.
+held-out images streamed through network.v on Verilator, every logit checked against the integer model
+(``--synth``: and each mapped by Yosys for ECP5 and placed by nextpnr, 3 seeds).
 Every row is stamped (date, commit, machine). Writes the rows to ``-o`` and the zero operands beside it
 (``pruning_zeros.json``).
 """
@@ -57,6 +59,7 @@ from winohdl.network import prune as P  # noqa: E402
 MACHINE = "shared 2-core machine (loaded)"
 SPATIAL, WINOGRAD = P.Domain.SPATIAL, P.Domain.WINOGRAD
 SIM_FRACTION = 0.9
+BALANCED_SIM = 0.8      # the balanced Winograd-domain network simulated (and synthesised) beside them
 
 
 def _load(name: str, path: str):
@@ -222,14 +225,15 @@ def zeros(example, name: str, model, split, calibration: int) -> list[dict]:
             for z in rows]
 
 
-def simulate(example, name: str, model, split, calibration: int, images: int, work: Path) -> dict:
+def simulate(example, name: str, model, split, calibration: int, images: int, work: Path, synth: bool = False) -> dict:
     """The network planned, quantised and built as ``winohdl network`` does, ``images`` held-out images
-    streamed through it on Verilator."""
+    streamed through it on Verilator; ``synth``: mapped by Yosys for ECP5 and placed by nextpnr (3 seeds)."""
     from winohdl.network import api
     t0 = time.monotonic()
     work.mkdir(parents=True, exist_ok=True)
     slug = f"{example.name}_{'dense' if name == 'dense' else 'pruned'}"    # make: no spaces or % in paths
     slug += "_winograd" if "Winograd" in name else ""
+    slug += "_balanced" if "balanced" in name else ""
     cal = work / f"{slug}_calibration.npy"
     np.save(cal, split[0][:calibration])
     graph = api.import_model(model, (1,) + split[2].shape[1:])
@@ -238,12 +242,18 @@ def simulate(example, name: str, model, split, calibration: int, images: int, wo
     onnx, results = api.simulate(net, ["verilator"], split[2][:images])     # all there are, if fewer
     s = results[0]
     print(f"{example.name}, {name}: {s.line()}; onnxruntime {'equal' if not onnx else 'MISMATCH'}")
-    return {"example": example.name, "network": name, "images": s.images, "passed": s.passed and not onnx,
-            "checked": s.checked, "cycles": s.cycles, "seconds": round(time.monotonic() - t0, 1), **_stamp()}
+    out = {"example": example.name, "network": name, "images": s.images, "passed": s.passed and not onnx,
+           "checked": s.checked, "cycles": s.cycles, "plan_cycles": plans.winograd.cycles,
+           "dsp": plans.winograd.totals["dsp"], "seconds": round(time.monotonic() - t0, 1), **_stamp()}
+    if synth:
+        y = api.synthesise(net, "ecp5", 3, 1800.0)
+        out["synth"] = {"dsps": y.dsps, "brams": y.brams, "logic": y.logic, "ffs": y.ffs, "fmax": y.fmax}
+        print(f"  Yosys/nextpnr ECP5: {out['synth']}")
+    return out
 
 
 def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path,
-          with_hardware: bool = False) -> tuple[list, list, list]:
+          with_hardware: bool = False, synth: bool = False) -> tuple[list, list, list]:
     prune_mod, example = ex["_prune"], ex[name]
     epochs = example.retrain_epochs if retrain is None else retrain
     t0 = time.monotonic()
@@ -261,12 +271,15 @@ def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path,
         print_row(r, base)
         if pruning.method is P.Method.MAGNITUDE_GLOBAL:
             models[fraction, pruning.domain] = model
+        if pruning.method is P.Method.MAGNITUDE_BALANCED and fraction == BALANCED_SIM:
+            models["balanced"] = model
     cal = example.train.CALIBRATION_IMAGES
     picked = {k: v for k, v in (("dense", models.get((0, SPATIAL))), ("90% global", models.get((SIM_FRACTION, SPATIAL))),
-                                ("90% global, Winograd domain", models.get((SIM_FRACTION, P.Domain.WINOGRAD))))
+                                ("90% global, Winograd domain", models.get((SIM_FRACTION, P.Domain.WINOGRAD))),
+                                ("80% balanced, Winograd domain", models.get("balanced")))
               if v is not None}
     zero_rows = [z for k, m in picked.items() for z in zeros(example, k, m, split, cal)]
-    sims = [simulate(example, k, m, split, cal, sim, work) for k, m in picked.items()] if sim else []
+    sims = [simulate(example, k, m, split, cal, sim, work, synth) for k, m in picked.items()] if sim else []
     return rows, zero_rows, sims
 
 
@@ -278,6 +291,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sim", type=int, default=0, help="held-out images streamed through Verilator (default 0)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hardware", action="store_true", help="each row planned on LFE5U-85F (Winograd and direct)")
+    ap.add_argument("--synth", action="store_true", help="with --sim: the simulated networks on ECP5 (Yosys, nextpnr)")
     ap.add_argument("-o", default="build/bench/pruning.json")
     a = ap.parse_args(argv)
     ex = examples()
@@ -296,7 +310,7 @@ def main(argv=None) -> int:
     out = Path(a.o)
     rows, zero_rows, sims = [], [], []
     for name in names:
-        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks", a.hardware)
+        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks", a.hardware, a.synth)
         rows, zero_rows, sims = rows + r, zero_rows + z, sims + s
     result = {"what": "the digits and MNIST CNNs pruned and retrained under their masks: held-out accuracy and "
                       "products per frame counted from the weights (bench/pruning.py)",
