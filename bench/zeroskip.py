@@ -31,7 +31,7 @@ from hdl.engine.design import engine_datapath  # noqa: E402
 from hdl.engine.engine import LayerEngine  # noqa: E402
 from hdl.engine.options import EngineOptions  # noqa: E402
 from hdl.engine.plan import plan_engine  # noqa: E402
-from hdl.engine.sparsity import KernelMask  # noqa: E402
+from hdl.engine.sparsity import KernelMask, WordMask  # noqa: E402
 from hdl.verilog import to_verilog  # noqa: E402
 from winohdl.network.cells import engine_logic  # noqa: E402
 from miner.constructive import constructive_card  # noqa: E402
@@ -52,16 +52,27 @@ def layers() -> list[tuple[str, EngineOptions]]:
                                                            kernel_mask=KernelMask.depthwise(16, 16))))
     out.append(("4x4 blocks, 25%", EngineOptions(G, 16, 16, (16, 16), (1, 1), 4, 4, pipeline="deep",
                                                  kernel_mask=sparse)))
+    # U pruned balanced in the Winograd domain: each (input channel, position) keeps 4 of its 16 outputs
+    words = np.zeros((16, 16, 16), bool)
+    for c in range(16):
+        for r in range(16):
+            words[rng.choice(16, 4, replace=False), c, r] = True
+    for pk, pc in ((16, 1), (16, 2)):
+        out.append((f"U 25% balanced PK={pk} PC={pc}", EngineOptions(G, 16, 16, (16, 16), (1, 1), pk, pc,
+                                                                     pipeline="deep", input_transform="parallel",
+                                                                     word_mask=WordMask.from_array(words))))
     return out
 
 
 def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> dict:
     """One engine's figures (the model's; Yosys's cells with ``synth_dir``)."""
     dp = engine_datapath(constructive_card(G), opts) if kind == "winograd" else None
+    if opts.word_mask is not None and kind == "direct":
+        return None                      # no spatial kernel to build direct
     plan = plan_engine(opts, dp, kind)
     perf = plan.performance
     wbits = sum(m.bits for m in plan.memories if m.name == "weights")
-    out = {"layer": name, "engine": kind, "masked": opts.kernel_mask is not None, "multipliers": plan.multipliers,
+    out = {"layer": name, "engine": kind, "masked": opts.skips, "multipliers": plan.multipliers,
            "issues_per_tile": opts.issues_per_tile, "cycles": perf.cycles, "period": perf.period,
            "weight_bits": wbits, "plan_logic": engine_logic(plan)}
     if synth_dir is not None:
@@ -69,11 +80,23 @@ def row(name: str, opts: EngineOptions, kind: str, synth_dir: Path | None) -> di
         top = f"{kind}_{'mask' if opts.kernel_mask else 'dense'}_{opts.PK}_{abs(hash(name)) % 10000}"
         v = synth_dir / f"{top}.v"
         synth_dir.mkdir(parents=True, exist_ok=True)
-        v.write_text(to_verilog(LayerEngine(plan), top))
+        v.write_text(to_verilog(LayerEngine(plan, weights=_words_weights(opts, plan, dp)), top))
         r = synthesise(v, top, "ecp5", synth_dir / top, netlist=False)
         out.update(mult18=r.cells.get("MULT18X18D", 0), dp16kd=r.cells.get("DP16KD", 0),
                    logic=r.cells.get("LUT4", 0) + 2 * r.cells.get("CCU2C", 0))
     return out
+
+
+def _words_weights(opts: EngineOptions, plan, dp):
+    """A word-sparse engine's fixed weights (random words s_r x an integer inside its mask), else None."""
+    if opts.word_mask is None:
+        return None
+    from winohdl.core.words import pack
+    from winohdl.network.winograd_weights import row_scales
+    rng, scales = np.random.default_rng(1), row_scales(dp.scaled)
+    a = opts.word_mask.array()
+    return [pack([scales[r] * int(rng.integers(-60, 61)) * int(a[k, c, r]) for r in range(dp.rank)], plan.w_width)
+            for k in range(opts.K) for c in range(opts.C)]
 
 
 def line(r: dict) -> str:
@@ -86,6 +109,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--synth", action="store_true", help="also synthesise each engine with Yosys (synth_ecp5)")
     ap.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "zeroskip")
+    ap.add_argument("--only", default="", help="only the layers whose name holds this text")
     a = ap.parse_args(argv)
     head = (f"{'layer':<20} {'engine':<8} {'':<6} {'mult':>5} {'issues':>6} {'cycles':>7} {'period':>7} "
             f"{'w bits':>8} {'planned':>7}" + (f" {'MULT':>6} {'DP16KD':>6} {'logic':>7}" if a.synth else ""))
@@ -93,9 +117,13 @@ def main(argv=None) -> int:
     rows = []
     for name, opts in layers():
         for kind in ("winograd", "direct"):
-            for o in (replace(opts, kernel_mask=None), opts):
-                rows.append(row(name, o, kind, a.work if a.synth else None))
-                print(line(rows[-1]), flush=True)
+            for o in (replace(opts, kernel_mask=None, word_mask=None), opts):
+                if a.only and a.only not in name:
+                    continue
+                r = row(name, o, kind, a.work if a.synth else None)
+                if r is not None:
+                    rows.append(r)
+                    print(line(r), flush=True)
     print("issues: the walker's cycles per tile ((K/PK)(C/PC) dense); cycles: one frame alone; period: back to "
           "back (the performance model); w bits: weight memories; planned: the planner's logic (network/cells.engine_logic); "
           "logic: Yosys's LUT4 + 2 x CCU2C")

@@ -71,8 +71,7 @@ def bits_for(n: int) -> int:
     return max(1, (n - 1).bit_length())
 
 
-def _hash(mask) -> str:
-    """A short content hash of a mask (engines of different masks differ by name)."""
+def _hash(mask) -> str:        # a short content hash: engines of different masks differ by name
     return hashlib.sha256(repr(mask.to_json()).encode()).hexdigest()[:8]
 
 
