@@ -98,7 +98,7 @@ def label(fraction: float, pruning: P.Pruning) -> str:
     if fraction == 0:
         return "dense"
     return {"magnitude-global": "magnitude, global", "magnitude-layer": "magnitude, per layer",
-            "n:m": "2:4"}[pruning.method.value]
+            "magnitude-balanced": "magnitude, balanced", "n:m": "2:4"}[pruning.method.value]
 
 
 def products(model, input_shape) -> dict:
