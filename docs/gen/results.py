@@ -144,6 +144,39 @@ def _pruning_sim(_rows: list[dict]) -> list[str]:
             f"{s['commit']})" for s in load("pruning").get("sim", [])]
 
 
+def _hw(row: dict, which: str, key: str, spec: str = ",") -> str:
+    """A pruning_hardware row's figure of its ``which`` hardware (smallest, smallest direct, winograd plan)."""
+    h = row.get("hardware", {}).get(which)
+    return "-" if h is None else format(h[key], spec)
+
+
+def _work(row: dict, which: str) -> str:
+    """Multiplier-cycles a frame of ``which`` hardware, as a share of the example's dense network built direct
+    (its smallest direct engines: one multiplier-cycle a product, as nearly as the engines' periods let)."""
+    h = row.get("hardware", {}).get(which)
+    if h is None:
+        return "-"
+    base = next(r["hardware"]["smallest direct"]["mult_cycles"] for r in rows("pruning_hardware")
+                if r["example"] == row["example"] and r["fraction"] == 0 and r["domain"] == "spatial")
+    return f"{h['mult_cycles']:,} ({h['mult_cycles'] / base:.3f}x)"
+
+
+def _networks(_rows: list[dict]) -> list[str]:
+    """The simulated (and synthesised) networks of the record, one note each."""
+    out = []
+    for s in load("pruning_hardware").get("sim", []):
+        y = s.get("synth") or {}
+        fm = y.get("fmax") or {}
+        cells = (f"; ECP5 (Yosys, nextpnr): {y['dsps']} MULT18X18D, {y['brams']} DP16KD, logic {y['logic']:,}, "
+                 f"FF {y['ffs']:,}, Fmax {fm.get('median_mhz', '-')} MHz (seeds {fm.get('min_mhz', '-')}-"
+                 f"{fm.get('max_mhz', '-')})" if y else "")
+        planned = f"{s['dsp']} DSP, " if "dsp" in s else ""
+        out.append(f"{s['example']}, {s['network']} (planned: {planned}{s['plan_cycles']:,} cycles a frame): "
+                   f"{s['checked']:,} of {s['images']:,} held-out images bit-exact on Verilator against the integer "
+                   f"model, onnxruntime {'equal' if s['passed'] else 'NOT equal'} ({s['cycles']:,} cycles){cells}")
+    return out
+
+
 # ---- the tiles: bench/timing.py's rows, one line per design as the script prints them ------------------
 
 TITLES = {"f2x2_3x3": "F(2x2,3x3)", "s2_5x5": "s2 5x5", "f4x4_3x3": "F(4x4,3x3)", "f6x6_3x3": "F(6x6,3x3)"}
@@ -317,6 +350,17 @@ TABLES: dict[str, Table] = {
         Column("products direct", lambda r: _products(r, "direct")),
         Column("products F(2x2,3x3)", lambda r: _products(r, "winograd")),
         Column("density per layer", "density")), notes=_pruning_sim),
+    "pruning_hardware": Table((
+        Column("example", "example"), Column("pruned", lambda r: f"{r['fraction']}%"), Column("method", "method"),
+        Column("domain", "domain"), Column("int8", lambda r: _percent(r["int8"])),
+        Column("smallest: cycles a frame", lambda r: _hw(r, "smallest", "cycles")),
+        Column("multiplier-cycles a frame", lambda r: _work(r, "smallest")),
+        Column("weight bits", lambda r: _hw(r, "smallest", "weight_bits")),
+        Column("all direct", lambda r: _work(r, "smallest direct")),
+        Column("planned: frames/s", lambda r: _hw(r, "winograd", "fps", ",.0f")),
+        Column("multipliers", lambda r: _hw(r, "winograd", "multipliers")),
+        Column("multiplier-cycles", lambda r: _hw(r, "winograd", "mult_cycles")),
+        Column("logic", lambda r: _hw(r, "winograd", "logic"))), notes=_networks),
     "pruning_zeros": Table((
         Column("example", "example"), Column("network", "network"), Column("layer", "layer"),
         Column("direct: activation 0", lambda r: _percent(r["direct_zero_activation"], ".1f")),
