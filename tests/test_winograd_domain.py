@@ -246,7 +246,7 @@ def test_a_winograd_domain_pruned_network_is_bit_exact_on_verilator(cli, tmp_pat
     """``winohdl network --weights`` with a checkpoint pruned in the Winograd domain: built (each layer a
     Winograd engine of its card reading s_r U) and streamed through Verilator, every logit equal to the
     integer model's (the words without their row scales' signs fail: checked by hand, see the report); its
-    zero words skipped (word-sparse engines, the smallest hardware's: one output group)."""
+    zero words skipped (word-sparse engines, the smallest hardware's: one output group where K <= 16)."""
     from winohdl.network import prune as P
     (tmp_path / "model.py").write_text(MODEL)
     model = to_winograd(_spatial())
@@ -262,4 +262,4 @@ def test_a_winograd_domain_pruned_network_is_bit_exact_on_verilator(cli, tmp_pat
     assert out.count("winograd F(2x2,3x3) R=16") == 2 and "no engine" not in out
     from winohdl.network.folder import open_network      # each layer's zero words skipped: word-sparse engines
     convs = [n.decision.options for n in open_network(tmp_path / "n").graph.nodes if n.kind.value == "conv"]
-    assert len(convs) == 2 and all(o.word_mask is not None and o.PK == o.K for o in convs)
+    assert len(convs) == 2 and all(o.word_mask is not None and o.PK == o.K for o in convs)   # K <= WORD_LANES

@@ -29,11 +29,19 @@ from .plan import NetworkPlan
 from .shortcut import with_shortcuts
 
 
+WORD_LANES = 16
+"""The most output lanes (PK) ``decide_smallest`` gives a word-sparse engine: its PK x R accumulators."""
+
+
+def _word_groups(channels: int) -> int:
+    return max(d for d in range(1, min(channels, WORD_LANES) + 1) if channels % d == 0)
+
+
 def decide_smallest(graph: Graph) -> Graph:
     """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
     (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers (a
-    Winograd-domain layer with zero words: a word-sparse engine, its R multipliers walking the others, one
-    output group: the fewest issues);
+    Winograd-domain layer with zero words: a word-sparse engine, its R multipliers walking the others, in
+    output groups of at most :data:`WORD_LANES` channels);
     pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
     build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises. Each sum's
     shortcut FIFO is sized from these engines at their period, as a plan sizes it
@@ -46,11 +54,12 @@ def decide_smallest(graph: Graph) -> Graph:
             tile = n.attrs.winograd_tile or tile          # a Winograd-domain layer: an engine of its own card
             weights = graph.weights[f"{n.name}.weight"] if graph.weights else None
             mask = layer_mask(weights) if weights is not None else None   # zeros skipped
-            # a Winograd-domain layer's zero words: R multipliers walk the others, one output group (fewest issues)
+            # a Winograd-domain layer's zero words: R multipliers walk the others, in as few output groups as
+            # WORD_LANES accumulator lanes allow (fewer groups, fewer issues; more lanes, more accumulators)
             words = word_mask(weights) if weights is not None and n.attrs.winograd else None
             width, values = data_word(graph.node, n, DATA_WIDTH)     # an unsigned activation's: wider
             decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
-                                                n.attrs.out_channels if words else 1, data_width=width,
+                                                _word_groups(n.attrs.out_channels) if words else 1, data_width=width,
                                                 kernel_width=kernel_width(n, KERNEL_WIDTH),
                                                 kernel_mask=None if words else mask, data_values=values,
                                                 word_mask=words)
