@@ -167,9 +167,10 @@ def _networks(_rows: list[dict]) -> list[str]:
     for s in load("pruning_hardware").get("sim", []):
         y = s.get("synth") or {}
         fm = y.get("fmax") or {}
+        fmax = (f"Fmax {fm['median_mhz']} MHz (seeds {fm['min_mhz']}-{fm['max_mhz']})" if fm.get("placed")
+                else f"not placed: {fm.get('reason', '')}")
         cells = (f"; ECP5 (Yosys, nextpnr): {y['dsps']} MULT18X18D, {y['brams']} DP16KD, logic {y['logic']:,}, "
-                 f"FF {y['ffs']:,}, Fmax {fm.get('median_mhz', '-')} MHz (seeds {fm.get('min_mhz', '-')}-"
-                 f"{fm.get('max_mhz', '-')})" if y else "")
+                 f"FF {y['ffs']:,}, {fmax}" if y else "")
         planned = f"{s['dsp']} DSP, " if "dsp" in s else ""
         out.append(f"{s['example']}, {s['network']} (planned: {planned}{s['plan_cycles']:,} cycles a frame): "
                    f"{s['checked']:,} of {s['images']:,} held-out images bit-exact on Verilator against the integer "
