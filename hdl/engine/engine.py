@@ -49,11 +49,11 @@ R x P^2, and one block per tile and output group instead of C / PC. The weight s
 K x C beats; those outside the mask are not stored. Not with the serial input transform.
 
 Known zero words (``EngineOptions.word_mask``, a layer trained and pruned in the Winograd domain: its zeros
-are where the products are): R multipliers, one a position, each walking its own non-zero words U[k, c, r]
-of the current output group and input channel (:class:`~hdl.engine.sparsity.WordSchedule`: as many issues
-as the position with the most), its product selected into its output lane's accumulator; the weights are
-the initial contents of one memory (each issue's R words and R selects), fixed at generation (the weight
-port takes nothing). One input channel an issue and the parallel B^T.
+are where the products are): R x PC multipliers whatever PK, each (input lane, position) walking its own
+non-zero words U[k, c, r] of the current output group and channel (:class:`~hdl.engine.sparsity.WordSchedule`:
+as many issues as the lane and position with the most), its product a term of the output lane it selects;
+the weights are the initial contents of one memory per input lane (each issue's R words and R selects),
+fixed at generation (the weight port takes nothing). The parallel B^T only.
 
 Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits): B^T
 runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker over a
@@ -90,14 +90,13 @@ from amaranth.lib.wiring import In, Out
 
 from winohdl.core.errors import WinohdlError
 
-from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, emit_product, word
+from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
-from .gating import Gated
+from .gating import Gated, multiply
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
 from .weights import preloaded_weights, weight_counters, weight_memories
 from .words import word_contents, word_memory, word_products
-from .latency import PRODUCT_REGISTERS
 from .lines import frame_gap, line_space
 from .modes import Gating
 from .plan import EnginePlan
@@ -195,7 +194,6 @@ class LayerEngine(CheckedComponent):
         sw_bits = p.store_width
         w_raddrs = w_raddrs[:p.weight_slices]
         widths = [p.n_store // len(w_raddrs) * sw_bits] * len(w_raddrs)
-        init = None if self.weights is None or o.word_mask is not None else preloaded_weights(o, self.weights, widths)
         # gated, the operand registers are the multipliers' own (gating.py): the memories' read one fewer
         # (the kernels stored: the transform's last register)
         gate = o.gating is Gating.ZERO_OPERAND
@@ -205,6 +203,7 @@ class LayerEngine(CheckedComponent):
                                 operand_register=not gate) for pc in range(o.PC)]
             w_read, selects = {(0, pc): q for pc, (q, _) in enumerate(read)}, [sel for _, sel in read]
         else:
+            init = None if self.weights is None else preloaded_weights(o, self.weights, widths)
             w_read = weight_memories(m, o, reg, widths, w_packed, w_do, counters, w_raddrs, init,
                                      operand_register=not gate or p.reads_kernels)
         if p.input_passes is not None:
@@ -386,12 +385,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
                     prods[pk, pc, r] = _ZERO
                     continue
                 u = wstore[pk, pc][r][:dp.u_widths[r]].as_signed()
-                name = f"p{pk}_{pc}_{r}"
-                u = gated.weight(m, u, (pc, r), name) if gate else u
-                # the product registers (and the registered sums of a split product)
-                prod = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS,
-                                    p.split_levels, name, split=True, kind=o.multiplier_kind(pk))
-                prods[pk, pc, r] = gated.product(m, prod, (pc, r), p, name) if gate else prod
+                prods[pk, pc, r] = multiply(m, p, v[pc, r], u, a.word_width(r, dp.m_widths[r]), f"p{pk}_{pc}_{r}",
+                                            o.multiplier_kind(pk), gated, (pc, r))
     sums = {}
     for pk in range(o.PK):
         for r in range(R):
@@ -426,11 +421,8 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
                 if (pk, pc) not in wstore:      # a lane zero in every block: no multiplier, a zero term
                     prods.append(_ZERO)
                     continue
-                name = f"p{pk}_{i}_{pc}"
-                w = gated.weight(m, wstore[pk, pc][gk], (dj, pc), name) if gate else wstore[pk, pc][gk]
-                prod = emit_product(m, operand[dj, pc], w, pw, PRODUCT_REGISTERS, p.split_levels, name, split=True,
-                                    kind=o.multiplier_kind(pk))
-                prods.append(gated.product(m, prod, (dj, pc), p, name) if gate else prod)
+                prods.append(multiply(m, p, operand[dj, pc], wstore[pk, pc][gk], pw, f"p{pk}_{i}_{pc}",
+                                      o.multiplier_kind(pk), gated, (dj, pc)))
         rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
         for oi, val in enumerate(rows):
             s = Signal(signed(a.lane_ranges[oi].width), name=f"lane{pk}_{oi}")

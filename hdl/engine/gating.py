@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Module, Mux, Signal, Value
 
+from ..components import emit_product
 from ..pipeline import delay
 from .latency import PRODUCT_REGISTERS
 
@@ -69,3 +70,12 @@ class Gated:
 
     def product(self, m: Module, prod, key, plan, name: str):
         return zeroed(m, prod, self.flags[key], PRODUCT_REGISTERS + plan.split_levels, name)
+
+
+def multiply(m: Module, p, data, weight, width: int, name: str, kind, gated: "Gated | None" = None, key=None):
+    """An engine's multiplier of ``data`` (its operand register already built) and ``weight`` at ``width``
+    bits through the product registers of plan ``p`` (:func:`~hdl.components.emit_product`, split where
+    deep); ``gated``: the weight held with ``data``'s zero flag (``key``) and the product zeroed on it."""
+    weight = gated.weight(m, weight, key, name) if gated else weight
+    prod = emit_product(m, data, weight, width, PRODUCT_REGISTERS, p.split_levels, name, split=True, kind=kind)
+    return gated.product(m, prod, key, p, name) if gated else prod

@@ -1,6 +1,6 @@
-"""The word-sparse Winograd engine's own parts (:class:`~hdl.engine.sparsity.WordSchedule`): its one weight
-memory, fixed at generation (each issue's R words and the output lane each goes to), and its R multipliers,
-each product selected into its output lane's accumulator."""
+"""The word-sparse Winograd engine's own parts (:class:`~hdl.engine.sparsity.WordSchedule`): a weight memory per
+input lane, fixed at generation (each issue's R words and the output lane each goes to), and its R x PC
+multipliers, each product a term of the output lane it selects."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from amaranth.lib.memory import Memory
 
 from winohdl.core.errors import WinohdlError
 
-from ..components import emit_product
 from ..pipeline import delay
+from .gating import multiply
 from .latency import PRODUCT_REGISTERS
 from .options import EngineOptions
 
@@ -62,12 +62,9 @@ def word_products(m: Module, p, v: dict, wstore: dict, selects: dict, gated) -> 
     prods = {}
     for pc in range(o.PC):
         for r in range(dp.rank):
-            name = f"p0_{pc}_{r}"
             u = wstore[0, pc][r][:dp.u_widths[r]].as_signed()
-            u = gated.weight(m, u, (pc, r), name) if gated else u
-            prod = emit_product(m, v[pc, r], u, a.word_width(r, dp.m_widths[r]), PRODUCT_REGISTERS, p.split_levels,
-                                name, split=True, kind=o.multiplier_kind(0))
-            prod = gated.product(m, prod, (pc, r), p, name) if gated else prod
+            prod = multiply(m, p, v[pc, r], u, a.word_width(r, dp.m_widths[r]), f"p0_{pc}_{r}", o.multiplier_kind(0),
+                            gated, (pc, r))
             if o.PK == 1:
                 prods[0, pc, r] = prod
                 continue

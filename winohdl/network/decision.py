@@ -8,7 +8,7 @@ becomes engine options; :func:`winohdl.cards.best_card` the one card every engin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 from winohdl.core.limits import lifted
 
-from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory, WeightStore
+from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, Gating, TileMemory, WeightStore
 from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS, EngineOptions
 from hdl.engine.sparsity import KernelMask, WordMask
 from hdl.options import DataValues, MultiplierKind
@@ -147,7 +147,7 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     data_values: DataValues = DataValues.SIGNED,
                     tile_memory: TileMemory = TileMemory.BLOCK,
                     weight_store: WeightStore = WeightStore.TRANSFORMED,
-                    word_mask: WordMask | None = None) -> EngineDecision:
+                    word_mask: WordMask | None = None, gating: Gating = Gating.NONE) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
@@ -157,7 +157,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     ``tile_memory``: where a serial B^T's transformed tiles go (:class:`hdl.engine.modes.TileMemory`);
     ``weight_store``: whether a Winograd engine stores u or the kernels g (:class:`hdl.engine.modes.WeightStore`:
     its weight port then takes g, as the direct engine's); ``word_mask``: a Winograd-domain layer's words that
-    are not zero, for a word-sparse engine (:class:`hdl.engine.sparsity.WordSchedule`)."""
+    are not zero, for a word-sparse engine (:class:`hdl.engine.sparsity.WordSchedule`); ``gating``: zero data operands
+    hold their multipliers (:class:`hdl.engine.modes.Gating`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     weight_store = WeightStore(weight_store)
     if kind is EngineKind.DIRECT and weight_store is not WeightStore.TRANSFORMED:
@@ -169,7 +170,7 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
                                 data_values=data_values, tile_memory=tile_memory, weight_store=weight_store,
                                 kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline",
-                                word_mask=word_mask)
+                                word_mask=word_mask, gating=gating)
     return EngineDecision(options, kind)
 
 
@@ -208,8 +209,8 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
                            data_values=data_values,
                            kernel_mask=o.kernel_mask, tile_memory=o.tile_memory, word_mask=o.word_mask,
+                           gating=o.gating,
                            weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
-    free = replace(free, options=replace(free.options, gating=o.gating))     # gating is the user's to choose
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json().get(k) != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
