@@ -60,16 +60,29 @@ def test_each_position_walks_its_own_words():
     assert WordMask.from_json(m.to_json()) == m and (m.array() == a).all()
 
 
-@pytest.mark.parametrize("C, K, PK, PC, gating", [(3, 4, 4, 1, "none"), (3, 4, 2, 1, "none"), (1, 8, 8, 1, "none"),
-                                                  (4, 4, 2, 2, "none"), (3, 4, 4, 1, "zero-operand")],
-                         ids=["one_group", "two_groups", "one_channel", "two_input_lanes", "gated"])
-def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, PC, gating):
-    """R x PC multipliers for the whole layer, bit-exact against the model of its U (gaps, back-pressure, a
+def test_a_folded_multiplier_walks_the_words_of_its_positions():
+    """Fold F: multiplier j serves positions j F .. j F + F - 1, walking their words position by position;
+    its select is the output lane, and the position's index above the lane's bits."""
+    a = np.zeros((2, 1, 4), bool)
+    a[0, 0, 0] = a[1, 0, 1] = a[0, 0, 1] = a[1, 0, 3] = True
+    s = WordSchedule.make_words(WordMask.from_array(a), 2, 1, 2)      # multiplier 0: r 0, 1; multiplier 1: r 2, 3
+    assert s.blocks == ((0, 0),) * 3
+    assert s.positions == ((0, 3), (1, 2), (1, 2)) and s.words == ((0, 1), (0, -1), (1, -1))
+    assert s.selects == ((0, 1 | 1 << 1), (0 | 1 << 1, 0), (1 | 1 << 1, 0))
+
+
+@pytest.mark.parametrize("C, K, PK, PC, gating, fold", [
+    (3, 4, 4, 1, "none", 1), (3, 4, 2, 1, "none", 1), (1, 8, 8, 1, "none", 1), (4, 4, 2, 2, "none", 1),
+    (3, 4, 4, 1, "zero-operand", 1), (3, 4, 4, 1, "none", 2), (4, 4, 2, 2, "none", 4), (2, 2, 1, 1, "none", 16)],
+    ids=["one_group", "two_groups", "one_channel", "two_input_lanes", "gated", "fold2", "fold4_two_input_lanes",
+         "one_multiplier_one_lane"])
+def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, PC, gating, fold):
+    """R / F x PC multipliers for the whole layer, bit-exact against the model of its U (gaps, back-pressure, a
     ReLU'd frame, extremes) in the performance model's cycles; fewer multiplier-cycles than the dense engine."""
-    o, dp, u = words_layer(C, K, PK, gating=gating, parallel_in=PC)
+    o, dp, u = words_layer(C, K, PK, gating=gating, parallel_in=PC, word_fold=fold)
     plan = plan_engine(o, dp, "winograd")
     eng = LayerEngine(plan, weights=beats(plan, u))
-    assert plan.multipliers == dp.rank * PC and EngineOptions.from_json(o.to_json()) == o
+    assert plan.multipliers == dp.rank // fold * PC and EngineOptions.from_json(o.to_json()) == o
     rng = np.random.default_rng(4)
     xs = [np.maximum(random_layer(o, rng)[0], 0), random_layer(o, rng, "min")[0], random_layer(o, rng, "max")[0]]
     got, _ = amaranth_run(eng, [(x, None) for x in xs], seed=3, gaps=0.2, backpressure=0.2)
@@ -108,3 +121,11 @@ def test_word_mask_bad_input_is_one_line():
         word_contents(o, beats(plan, bad), plan.store_width, 0)      # what the engine memory is built from
     with pytest.raises(WinohdlError, match="word_mask must be an object"):
         WordMask.from_json({"words": []})
+    for fold, words in ((3, "a word fold of 3 does not divide the 16 words"), (0, "a word fold must be a whole"),
+                        (True, "a word fold must be a whole")):
+        with pytest.raises(WinohdlError, match=words):
+            EngineOptions(G, 3, 4, (6, 6), (1, 1), word_mask=o.word_mask, word_fold=fold)
+    with pytest.raises(WinohdlError, match="a word fold .* needs a word mask"):
+        EngineOptions(G, 3, 4, (6, 6), (1, 1), word_fold=2)
+    with pytest.raises(WinohdlError, match="does not take zero-operand gating with a word fold"):
+        EngineOptions(G, 3, 4, (6, 6), (1, 1), word_mask=o.word_mask, word_fold=2, gating="zero-operand")

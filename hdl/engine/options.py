@@ -76,7 +76,8 @@ def _hash(mask) -> str:        # a short content hash: engines of different mask
 
 
 _OPTIONAL = {"kernel_mask": None, "data_values": DataValues.SIGNED, "tile_memory": TileMemory.BLOCK,  # in JSON
-             "weight_store": WeightStore.TRANSFORMED, "gating": Gating.NONE, "word_mask": None}  # where not these
+             "weight_store": WeightStore.TRANSFORMED, "gating": Gating.NONE, "word_mask": None,
+             "word_fold": 1}  # where not these
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,9 @@ class EngineOptions:
     word_mask : WordMask or None
         The Winograd-domain words U[k, c, r] that may be non-zero: R multipliers walk them into PK x R
         accumulators (:class:`~hdl.engine.sparsity.WordSchedule`; parallel B^T, u preloaded).
+    word_fold : int
+        Positions each multiplier of a word-sparse engine serves (divides R): R / F multipliers an input lane,
+        fewer where the input stream, not the words, sets the pace.
     """
 
     geometry: Geometry
@@ -152,6 +156,7 @@ class EngineOptions:
     weight_store: WeightStore = WeightStore.TRANSFORMED
     gating: Gating = Gating.NONE
     word_mask: WordMask | None = None
+    word_fold: int = 1
 
     def __post_init__(self):
         g = self.geometry
@@ -354,8 +359,12 @@ class EngineOptions:
         return 2 << (lower + bits_for(self.feature_map[0]))
 
     @property
-    def select_width(self) -> int:     # a word-sparse engine's output-lane select per position
-        return (self.PK - 1).bit_length() if self.word_mask is not None else 0
+    def select_width(self) -> int:     # a word-sparse engine's select per multiplier: output lane, position
+        return (self.PK - 1).bit_length() + (self.word_fold - 1).bit_length() if self.word_mask is not None else 0
+
+    @property
+    def word_multipliers(self) -> int:     # a word-sparse engine's per input lane
+        return self.word_mask.rank // self.word_fold
 
     @property
     def skips(self) -> bool:     # zeros known at generation are skipped (hdl.engine.sparsity)
@@ -374,7 +383,7 @@ class EngineOptions:
     def blocks(self) -> BlockSchedule:
         """The (kg, cg) blocks the walker visits and the live lanes: every one without a kernel mask."""
         if self.word_mask is not None:
-            return WordSchedule.make_words(self.word_mask, self.PK, self.PC)
+            return WordSchedule.make_words(self.word_mask, self.PK, self.PC, self.word_fold)
         if self.kernel_mask is None:
             every = tuple(product(range(self.kernel_groups), range(self.channel_groups)))
             return BlockSchedule(every, frozenset(product(range(self.PK), range(self.PC))))
@@ -446,7 +455,8 @@ class EngineOptions:
                 + ("_tcost" if self.tile_memory is TileMemory.COST else "")
                 + ("_gstore" if self.weight_store is WeightStore.KERNELS else "")
                 + ("_gated" if self.gating is Gating.ZERO_OPERAND else "")
-                + (f"_w{_hash(self.word_mask)}" if self.word_mask is not None else ""))
+                + (f"_w{_hash(self.word_mask)}" if self.word_mask is not None else "")
+                + (f"_f{self.word_fold}" if self.word_fold > 1 else ""))
 
     def to_json(self) -> dict:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
@@ -459,7 +469,7 @@ class EngineOptions:
         for name, default in _OPTIONAL.items():     # written only where not their default
             v = getattr(self, name)
             if v != default:
-                out[name] = v.to_json() if hasattr(v, "to_json") else v.value
+                out[name] = v.to_json() if hasattr(v, "to_json") else getattr(v, "value", v)
         return out
 
     @classmethod

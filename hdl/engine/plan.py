@@ -159,8 +159,12 @@ class EnginePlan:
 
     @property
     def n_store(self) -> int:
-        """Words per stored kernel: u (Winograd) or g (direct, or the kernels stored)."""
-        return self.datapath.rank if self.winograd and not self.reads_kernels else self.options.geometry.n_g
+        """Words per stored kernel: u (Winograd) or g (direct, or the kernels stored); a word-sparse engine's
+        memory word: one per multiplier of its input lane."""
+        o = self.options
+        if o.word_mask is not None:
+            return o.word_multipliers
+        return self.datapath.rank if self.winograd and not self.reads_kernels else o.geometry.n_g
 
     @property
     def store_width(self) -> int:
@@ -173,7 +177,7 @@ class EnginePlan:
         o = self.options
         kernels = self.reads_kernels if kernels is None else kernels
         if self.winograd and not kernels:
-            slices, words, width = self.slices, self.datapath.rank, self.datapath.u_port_width + o.select_width
+            slices, words, width = self.slices, self.n_store, self.datapath.u_port_width + o.select_width
         else:
             slices, words, width = 1, o.geometry.n_g, o.kernel_width
         return MemoryPlan("weights", len(o.blocks.lanes) * slices, o.weight_depth, words // slices * width)
@@ -214,7 +218,8 @@ class EnginePlan:
         """R (Winograd) or |y| x |g| (direct) per live lane (pk, pc): PK x PC of them unless a kernel
         mask leaves lanes zero in every block (:mod:`hdl.engine.sparsity`)."""
         o, g = self.options, self.options.geometry
-        return len(o.blocks.lanes) * (self.datapath.rank if self.winograd else g.n_y * g.n_g)
+        return len(o.blocks.lanes) * (self.n_store if o.word_mask is not None else
+                                      self.datapath.rank if self.winograd else g.n_y * g.n_g)
 
     @property
     def input_transform(self) -> InputTransform:

@@ -210,51 +210,65 @@ class WordMask:
 
 @dataclass(frozen=True)
 class WordSchedule(BlockSchedule):
-    """A word-sparse engine's walk (:class:`WordMask`): per output-channel group kg and input-channel group
-    cg, as many issues as the (input lane pc, position r) with the most non-zero words among the group's PK
-    output channels at channel cg x PC + pc has; at issue j each (pc, r) multiplies its j-th such word (zero
-    where it has fewer) into the accumulator of that word's output lane. ``blocks`` repeats (kg, cg) once
-    per issue (a group with no word keeps one issue, as :class:`BlockSchedule`); ``lanes`` are the PC weight
-    memories, (0, pc).
+    """A word-sparse engine's walk (:class:`WordMask`). Each input lane pc has R / F multipliers (F, the fold,
+    divides R): multiplier j serves positions j x F .. j x F + F - 1. Per output-channel group kg and input-
+    channel group cg, as many issues as the (pc, j) with the most non-zero words among the group's PK output
+    channels at channel cg x PC + pc and its positions; at issue i each (pc, j) multiplies its i-th such word
+    (zero where it has fewer) into the accumulator of that word's output lane and position. ``blocks`` repeats
+    (kg, cg) once per issue (a group with no word keeps one issue, as :class:`BlockSchedule`); ``lanes`` are the
+    PC weight memories, (0, pc).
 
     Attributes
     ----------
     selects : tuple of tuple of int
-        Per issue, per (pc, r) (pc-major): the output lane pk whose word it multiplies (0 where it has none:
-        its weight is then zero).
+        Per issue, per (pc, j) (pc-major): the output lane pk of its word, and above pk's bits its position's
+        index among the multiplier's F (0 where it has none: its weight is then zero).
     words : tuple of tuple of int
-        Per issue, per (pc, r): the output channel k of that word, or -1 where none.
+        Per issue, per (pc, j): the output channel k of that word, or -1 where none.
+    positions : tuple of tuple of int
+        Per issue, per (pc, j): the position r of that word (j x F where none).
     """
 
     selects: tuple[tuple[int, ...], ...] = ()
     words: tuple[tuple[int, ...], ...] = ()
+    positions: tuple[tuple[int, ...], ...] = ()
 
     @classmethod
-    def make_words(cls, mask: WordMask, PK: int, PC: int = 1) -> "WordSchedule":
-        a, R = mask.array(), mask.rank
-        blocks, selects, words = [], [], []
+    def make_words(cls, mask: WordMask, PK: int, PC: int = 1, fold: int = 1) -> "WordSchedule":
+        a, R, bits = mask.array(), mask.rank, (PK - 1).bit_length()
+        blocks, selects, words, positions = [], [], [], []
+        slots = [(pc, j) for pc in range(PC) for j in range(R // fold)]
         for kg in range(mask.K // PK):
             start = len(blocks)
             for cg in range(mask.channels // PC):
-                lists = [[pk for pk in range(PK) if a[kg * PK + pk, cg * PC + pc, r]] for pc in range(PC) for r in range(R)]
-                for j in range(max(len(x) for x in lists)):
+                lists = [[(i, pk) for i in range(fold) for pk in range(PK)
+                          if a[kg * PK + pk, cg * PC + pc, j * fold + i]] for pc, j in slots]
+                for n in range(max(len(x) for x in lists)):
+                    got = [x[n] if n < len(x) else None for x in lists]
                     blocks.append((kg, cg))
-                    selects.append(tuple(x[j] if j < len(x) else 0 for x in lists))
-                    words.append(tuple(kg * PK + x[j] if j < len(x) else -1 for x in lists))
+                    selects.append(tuple(0 if w is None else w[1] | w[0] << bits for w in got))
+                    words.append(tuple(-1 if w is None else kg * PK + w[1] for w in got))
+                    positions.append(tuple(j * fold + (0 if w is None else w[0]) for (_, j), w in zip(slots, got)))
             if len(blocks) == start:          # no word in the group: one issue of zeros still emits it
                 blocks.append((kg, 0))
-                selects.append((0,) * (PC * R))
-                words.append((-1,) * (PC * R))
-        return cls(tuple(blocks), frozenset((0, pc) for pc in range(PC)), tuple(selects), tuple(words))
+                selects.append((0,) * len(slots))
+                words.append((-1,) * len(slots))
+                positions.append(tuple(j * fold for _, j in slots))
+        return cls(tuple(blocks), frozenset((0, pc) for pc in range(PC)), tuple(selects), tuple(words),
+                   tuple(positions))
 
 
 def check_word_mask(o) -> None:
     """That engine options ``o`` (:class:`~hdl.engine.options.EngineOptions`) can take their word mask, if any:
-    its shape is the layer's, and it goes with the parallel B^T and u preloaded."""
+    its shape is the layer's, it goes with the parallel B^T and u preloaded, and its fold divides R."""
     from ..options import KernelTransform
-    from .modes import InputTransform
-    w = o.word_mask
+    from .modes import Gating, InputTransform
+    w, fold = o.word_mask, o.word_fold
+    if isinstance(fold, bool) or not isinstance(fold, int) or fold < 1:
+        raise WinohdlError(f"a word fold must be a whole number >= 1, got {fold!r}"[:120])
     if w is None:
+        if fold != 1:
+            raise WinohdlError("a word fold (positions a multiplier serves) needs a word mask")
         return
     if not isinstance(w, WordMask) or (w.K, w.channels) != (o.K, o.C):
         shape = f"{w.K}x{w.channels}" if isinstance(w, WordMask) else type(w).__name__
@@ -262,6 +276,9 @@ def check_word_mask(o) -> None:
     why = ("a kernel mask as well" if o.kernel_mask is not None else
            "the serial input transform" if o.input_transform is InputTransform.SERIAL else
            "the kernel transform on chip (it stores u, preloaded)" if o.kernel_transform is not KernelTransform.OFFLINE
-           else "")
+           # the data operand is selected after the register gating would hold
+           else "zero-operand gating with a word fold" if fold > 1 and o.gating is Gating.ZERO_OPERAND else "")
     if why:
         raise WinohdlError(f"a word-sparse engine (a word mask) does not take {why}")
+    if w.rank % fold:
+        raise WinohdlError(f"a word fold of {fold} does not divide the {w.rank} words of a kernel")

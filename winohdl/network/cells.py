@@ -64,8 +64,11 @@ def engine_logic(plan) -> int:
         at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
         gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
         sums = sum(acc + lanes * _terms(n, o.PC) for n in live if n)
-        if o.word_mask is not None and o.PK > 1:    # each product selected into one of PK output lanes
+        if o.word_mask is not None and (o.PK > 1 or o.word_fold > 1):    # each product selected into a lane
             sums += o.PK * o.PC * sum(dp.m_widths)
+        if o.word_mask is not None:      # a folded multiplier's data operand: one of its F positions
+            F = o.word_fold
+            sums += o.PC * (F - 1) * sum(max(x.width for x in dp.v_ranges[j:j + F]) for j in range(0, dp.rank, F))
         return CONTROL_LOGIC["winograd"] + round(sums + in_lanes * bt + out_lanes * at) + gt
     tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
     taps = a.tree.n_inputs // o.PC

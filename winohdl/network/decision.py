@@ -147,7 +147,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     data_values: DataValues = DataValues.SIGNED,
                     tile_memory: TileMemory = TileMemory.BLOCK,
                     weight_store: WeightStore = WeightStore.TRANSFORMED,
-                    word_mask: WordMask | None = None, gating: Gating = Gating.NONE) -> EngineDecision:
+                    word_mask: WordMask | None = None, gating: Gating = Gating.NONE,
+                    word_fold: int = 1) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
@@ -157,7 +158,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     ``tile_memory``: where a serial B^T's transformed tiles go (:class:`hdl.engine.modes.TileMemory`);
     ``weight_store``: whether a Winograd engine stores u or the kernels g (:class:`hdl.engine.modes.WeightStore`:
     its weight port then takes g, as the direct engine's); ``word_mask``: a Winograd-domain layer's words that
-    are not zero, for a word-sparse engine (:class:`hdl.engine.sparsity.WordSchedule`); ``gating``: zero data operands
+    are not zero, for a word-sparse engine (:class:`hdl.engine.sparsity.WordSchedule`) whose multipliers each serve
+    ``word_fold`` positions; ``gating``: zero data operands
     hold their multipliers (:class:`hdl.engine.modes.Gating`)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     weight_store = WeightStore(weight_store)
@@ -170,7 +172,7 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
                                 data_values=data_values, tile_memory=tile_memory, weight_store=weight_store,
                                 kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline",
-                                word_mask=word_mask, gating=gating)
+                                word_mask=word_mask, gating=gating, word_fold=word_fold)
     return EngineDecision(options, kind)
 
 
@@ -209,7 +211,7 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            o.buffering, data_width=data_width, kernel_width=kernel_width, fabric_lanes=o.fabric_lanes,
                            data_values=data_values,
                            kernel_mask=o.kernel_mask, tile_memory=o.tile_memory, word_mask=o.word_mask,
-                           gating=o.gating,
+                           gating=o.gating, word_fold=o.word_fold,
                            weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json().get(k) != v)

@@ -18,6 +18,7 @@ The compiler is one typed graph (:class:`~winohdl.network.graph.Graph`) and the 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from hdl.engine.modes import Gating
 from winohdl.core.errors import WinohdlError
@@ -37,11 +38,29 @@ def _word_groups(channels: int) -> int:
     return max(d for d in range(1, min(channels, WORD_LANES) + 1) if channels % d == 0)
 
 
+def _busiest(decide, rank: int) -> EngineDecision:
+    """A word-sparse engine on two rings of line buffers (its walk, not its input, sets its pace: frames
+    overlap) with the fold whose multipliers x cycles a frame are fewest (the faster on a tie): fewer
+    multipliers than positions where the input stream would leave them idle."""
+    from hdl.engine.modes import Buffering
+    from hdl.engine.plan import plan_engine
+    from .candidates import datapath
+    best = None
+    for fold in (f for f in range(1, rank + 1) if rank % f == 0):
+        d = decide(buffering=Buffering.RINGS, word_fold=fold)
+        o = d.options
+        plan = plan_engine(o, datapath(o.geometry, o.data_width, o.kernel_width, o.data_values), d.kind)
+        work = plan.multipliers * plan.performance.period
+        if best is None or work < best[0]:
+            best = (work, d)
+    return best[1]
+
+
 def decide_smallest(graph: Graph) -> Graph:
     """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
     (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers (a
-    Winograd-domain layer with zero words: a word-sparse engine, its R multipliers walking the others, in
-    output groups of at most :data:`WORD_LANES` channels);
+    Winograd-domain layer with zero words: a word-sparse engine walking the others, in output groups of at
+    most :data:`WORD_LANES` channels, its fold as :func:`_busiest` chooses);
     pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
     build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises. Each sum's
     shortcut FIFO is sized from these engines at their period, as a plan sizes it
@@ -58,11 +77,11 @@ def decide_smallest(graph: Graph) -> Graph:
             # WORD_LANES accumulator lanes allow (fewer groups, fewer issues; more lanes, more accumulators)
             words = word_mask(weights) if weights is not None and n.attrs.winograd else None
             width, values = data_word(graph.node, n, DATA_WIDTH)     # an unsigned activation's: wider
-            decisions[n.name] = engine_decision(n.attrs, graph.node(n.inputs[0]).shape, tile,
-                                                _word_groups(n.attrs.out_channels) if words else 1, data_width=width,
-                                                kernel_width=kernel_width(n, KERNEL_WIDTH),
-                                                kernel_mask=None if words else mask, data_values=values,
-                                                word_mask=words)
+            decide = partial(engine_decision, n.attrs, graph.node(n.inputs[0]).shape, tile,
+                             _word_groups(n.attrs.out_channels) if words else 1, data_width=width,
+                             kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=None if words else mask,
+                             data_values=values, word_mask=words)
+            decisions[n.name] = _busiest(decide, words.rank) if words else decide()
         elif n.kind == Kind.LINEAR:
             decisions[n.name] = UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:
