@@ -135,18 +135,20 @@ def smallest(graph, direct: bool = False) -> dict:
     """The smallest hardware (winohdl.network.passes.decide_smallest: PK = PC = 1, F(2x2,3x3) or the layer's own
     card, a Winograd-domain layer with zero words a word-sparse engine of one output group), or every
     convolution a direct engine at PK = PC = 1: multipliers, cycles a frame (the slowest engine's), multiplier-
-    cycles a frame (each engine's multipliers x its cycles a frame, the linear layer its weights: its unit
-    multiplies every one), and the weight memories' bits."""
+    cycles a frame (each engine's multipliers x its cycles a frame, the linear unit's likewise: dense, a
+    multiplier an output over every weight; pruned, its multipliers walking the non-zero ones), and the
+    weight memories' bits."""
     from dataclasses import replace as with_
     from hdl.engine.plan import plan_engine
     from winohdl.network.candidates import datapath
-    from winohdl.network.decision import EngineDecision, engine_decision
+    from winohdl.network.decision import EngineDecision, engine_decision, linear_cycles
     from winohdl.network.passes import decide_smallest
     decided, shapes = decide_smallest(graph), {n.name: n.shape for n in graph.nodes}
     mult = cycles = work = bits = 0
     for n in decided.nodes:
-        if n.kind.value == "linear":
-            work += int(np.prod(graph.weights[f"{n.name}.weight"].shape))
+        if n.kind.value == "linear":     # its multipliers (dense: one an output) x its cycles
+            d = n.decision
+            work += (d.multipliers or d.lanes) * linear_cycles(graph.weights[f"{n.name}.weight"], n.attrs, d)
         if not isinstance(n.decision, EngineDecision):
             continue
         o, kind = n.decision.options, n.decision.kind

@@ -261,5 +261,10 @@ def test_a_winograd_domain_pruned_network_is_bit_exact_on_verilator(cli, tmp_pat
     assert "verilator network  PASS  3 of 3 images" in out, out
     assert out.count("winograd F(2x2,3x3) R=16") == 2 and "no engine" not in out
     from winohdl.network.folder import open_network      # each layer's zero words skipped: word-sparse engines
-    convs = [n.decision.options for n in open_network(tmp_path / "n").graph.nodes if n.kind.value == "conv"]
+    nodes = open_network(tmp_path / "n").graph.nodes
+    convs = [n.decision.options for n in nodes if n.kind.value == "conv"]
     assert len(convs) == 2 and all(o.word_mask is not None and o.PK == o.K for o in convs)   # K <= WORD_LANES
+    # the input streams leave the positions idle: all 16 share one multiplier; the linear layer's zeros are walked past
+    assert [o.word_fold for o in convs] == [16, 16], [o.word_fold for o in convs]
+    (linear,) = [n.decision for n in nodes if n.kind.value == "linear"]
+    assert linear.multipliers == 2 and "2 multipliers walking its non-zero weights" in out, out

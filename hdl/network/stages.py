@@ -125,7 +125,8 @@ class GlobalPoolStage(_Stage):
 class LinearStage(_Stage):
     """The final fully connected layer: exact logits and the arg-max. ``weights`` (M rows of N) has
     its columns in stream order (channels-last), not torch's flatten order; ``in_bits`` the input
-    words' width."""
+    words' width; ``multipliers``: 0, the dense unit (``parallel`` multipliers), else the unit walking the
+    non-zero weights with that many (:class:`hdl.stream.sparse_linear.SparseLinear`; ``parallel`` every output)."""
 
     name: str
     weights: tuple[tuple[int, ...], ...]
@@ -134,6 +135,7 @@ class LinearStage(_Stage):
     parallel: int
     inputs: tuple[str, ...] = ("input",)
     in_bits: int = ACT_BITS
+    multipliers: int = 0
     out_bits = None     # the logits: the unit computes their width from the weights
 
     @property

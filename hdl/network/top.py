@@ -17,6 +17,7 @@ from amaranth.lib.wiring import In, Out
 from ..engine.engine import LayerEngine, axis_stream
 from ..engine.raster import RasterOrder, in_raster_order
 from ..stream.linear import Linear
+from ..stream.sparse_linear import SparseLinear
 from ..stream.pool import AvgPool, GlobalAvgPool, MaxPool
 from ..stream.add import ResidualAdd
 from ..stream.fork import Fork
@@ -45,6 +46,13 @@ def _conv(m: Module, s: ConvStage, name: str):
     return eng.s_axis_fm, req.m_axis
 
 
+def linear_unit(s: LinearStage) -> Linear:
+    """The linear stage's unit: dense, or walking its non-zero weights."""
+    if s.multipliers:
+        return SparseLinear(s.weights, s.bias, s.lanes, s.multipliers, s.in_bits)
+    return Linear(s.weights, s.bias, s.lanes, s.parallel, s.in_bits)
+
+
 def _unit(m: Module, s, name: str):
     """A unit between convolutions: (input, output) streams."""
     if isinstance(s, PoolStage):
@@ -54,7 +62,7 @@ def _unit(m: Module, s, name: str):
         unit = GlobalAvgPool(s.height, s.width, s.channels, s.lanes, s.extra_shift, s.in_bits, s.out_bits,
                              divide=s.divide, multiplier=s.multiplier)
     elif isinstance(s, LinearStage):
-        unit = Linear(s.weights, s.bias, s.lanes, s.parallel, s.in_bits)
+        unit = linear_unit(s)
     else:
         raise TypeError(f"not a stage: {s!r}")
     m.submodules[name] = unit
@@ -78,8 +86,7 @@ class NetworkTop(wiring.Component):
             raise ValueError("a network needs at least one stage")
         last = self.stages[-1]
         # the final linear layer is built here: its output width comes from its weights
-        self._final = (Linear(last.weights, last.bias, last.lanes, last.parallel, last.in_bits)
-                       if isinstance(last, LinearStage) else None)
+        self._final = linear_unit(last) if isinstance(last, LinearStage) else None
         out = (self._final.signature.members["m_axis"].signature if self._final is not None
                else axis_stream(last.out_lanes * last.out_bits))
         super().__init__({"s_axis": In(axis_stream(self.stages[0].in_lanes * self.in_bits)), "m_axis": Out(out)})

@@ -95,10 +95,13 @@ class UnitDecision:
     """A pooling, sum, global pooling or linear unit: ``lanes`` channels (the linear layer: outputs) a beat.
 
     ``shortcut``: a residual sum's shortcut FIFO in beats, sized from the schedule the plan promises
-    (:mod:`winohdl.network.shortcut`); None: a whole frame (and for every other unit)."""
+    (:mod:`winohdl.network.shortcut`); None: a whole frame (and for every other unit). ``multipliers``: a linear
+    unit walking only its non-zero weights with that many (:class:`hdl.stream.sparse_linear.SparseLinear`; its
+    lanes then every output); None: the dense unit, a multiplier a lane."""
 
     lanes: int
     shortcut: int | None = None
+    multipliers: int | None = None
 
     def __post_init__(self):
         if isinstance(self.lanes, bool) or not isinstance(self.lanes, int) or self.lanes < 1:
@@ -106,6 +109,9 @@ class UnitDecision:
         s = self.shortcut
         if s is not None and (isinstance(s, bool) or not isinstance(s, int) or s < 2):
             raise WinohdlError(f"a shortcut FIFO must be a whole number of beats >= 2, got {s!r}"[:200])
+        q = self.multipliers
+        if q is not None and (isinstance(q, bool) or not isinstance(q, int) or q < 1):
+            raise WinohdlError(f"a linear unit's multipliers must be a whole number >= 1, got {q!r}"[:200])
 
     algorithm = ""
     geometry = None
@@ -119,7 +125,8 @@ class UnitDecision:
     parallel_in = 1
 
     def to_json(self) -> dict:
-        return {"lanes": self.lanes, **({} if self.shortcut is None else {"shortcut": self.shortcut})}
+        return {"lanes": self.lanes, **({} if self.shortcut is None else {"shortcut": self.shortcut}),
+                **({} if self.multipliers is None else {"multipliers": self.multipliers})}
 
 
 Decision = EngineDecision | UnitDecision
@@ -127,10 +134,11 @@ Decision = EngineDecision | UnitDecision
 
 def decision_from_json(data) -> Decision:
     """A decision as :meth:`EngineDecision.to_json` or :meth:`UnitDecision.to_json` wrote it, validated."""
-    if isinstance(data, dict) and set(data) in ({"lanes"}, {"lanes", "shortcut"}):
-        return UnitDecision(data["lanes"], data.get("shortcut"))
+    if isinstance(data, dict) and set(data) in ({"lanes"}, {"lanes", "shortcut"}, {"lanes", "multipliers"}):
+        return UnitDecision(data["lanes"], data.get("shortcut"), data.get("multipliers"))
     if not isinstance(data, dict) or set(data) != {"engine", "options"}:
-        raise WinohdlError("a node's decision must be {\"lanes\": n} (a sum's with \"shortcut\": beats) or "
+        raise WinohdlError("a node's decision must be {\"lanes\": n} (a sum's with \"shortcut\": beats, a linear "
+                           "unit's with \"multipliers\": n) or "
                            "{\"engine\": ..., \"options\": {...}}")
     try:
         kind = EngineKind(data["engine"])
@@ -174,6 +182,25 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                                 kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline",
                                 word_mask=word_mask, gating=gating, word_fold=word_fold)
     return EngineDecision(options, kind)
+
+
+def linear_cycles(weights, attrs, decision: UnitDecision) -> int:
+    """A linear unit's cycles a frame: the dense unit's inputs x outputs / lanes, or the walk of its non-zero
+    weights (``weights``, as the graph holds them) with its multipliers."""
+    if decision.multipliers is None:
+        return attrs.in_features * attrs.out_features // decision.lanes
+    from hdl.stream.sparse_linear import ColumnWalk
+    return ColumnWalk.cycles(weights, decision.multipliers)
+
+
+def sparse_linear(weights, attrs) -> UnitDecision | None:
+    """The linear unit walking the non-zero ``weights`` with the fewest multipliers whose walk is no longer than
+    the input (a word a cycle), or None where no weight is zero (the dense unit, every output at once)."""
+    from hdl.stream.sparse_linear import ColumnWalk
+    if weights is None or np.count_nonzero(weights) == np.size(weights):
+        return None
+    q = next(q for q in range(1, attrs.out_features + 1) if ColumnWalk.cycles(weights, q) <= attrs.in_features)
+    return UnitDecision(attrs.out_features, multipliers=q)
 
 
 def word_mask(weights) -> WordMask | None:

@@ -71,7 +71,7 @@ def _stage(qnet, q, shape, lanes, flat_from, srcs):
         rows, width = math.prod(shape[2:-1]), shape[-1]
         stage = _global_pool(qnet, q, rows, width, shape[1])
     elif q.kind == Kind.LINEAR:
-        stage = _linear(q, flat_from, lanes, q.decision.lanes, qnet.layer(q.inputs[0]).bits)
+        stage = _linear(q, flat_from, lanes, q.decision, qnet.layer(q.inputs[0]).bits)
     elif q.kind == Kind.ADD:
         return _add(qnet, q, shape, srcs)
     else:
@@ -150,18 +150,21 @@ def _pool(qnet: QuantNetwork, q: QuantLayer, shape, lanes: int) -> PoolStage:
     return PoolStage(q.name, PoolKind.AVG, ps, qnet.shifts(q)["shift"])
 
 
-def _linear(q: QuantLayer, flat_from, lanes: int, parallel: int, in_bits: int) -> LinearStage:
+def _linear(q: QuantLayer, flat_from, lanes: int, decision, in_bits: int) -> LinearStage:
     if not q.logits:
         raise WinohdlError(f"layer {q.name!r}: only the final linear layer (the logits) has a unit yet")
     w = np.asarray(q.weight, dtype=np.int64)
     if flat_from is not None and len(flat_from) > 2:
         # torch flattens (C, H, W); the stream is (H, W, C)
         w = np.moveaxis(w.reshape(w.shape[0], *flat_from[1:]), 1, -1).reshape(w.shape[0], -1)
-    M = w.shape[0]
+    M, parallel = w.shape[0], decision.lanes
     if M % parallel:
         raise WinohdlError(f"layer {q.name!r}: {parallel} outputs at once do not divide its {M} outputs")
+    if decision.multipliers is not None and parallel != M:
+        raise WinohdlError(f"layer {q.name!r}: a linear unit walking its non-zero weights gives all {M} outputs at "
+                           f"once, not {parallel}")
     return LinearStage(q.name, tuple(tuple(int(v) for v in row) for row in w), tuple(int(b) for b in q.bias),
-                       lanes, parallel, in_bits=in_bits)
+                       lanes, parallel, in_bits=in_bits, multipliers=decision.multipliers or 0)
 
 
 TOP = "network"
@@ -219,7 +222,9 @@ class GeneratedNetwork:
                              f"{buffers}; {p.multipliers} multipliers; a frame every {p.performance.period} cycles "
                              f"({p.performance.cycles} alone); requantise{_clamp_text(s)}")
             elif isinstance(s, LinearStage):
-                lines.append(f"{s.name:<14} linear   {len(s.weights)} x {len(s.weights[0])}, {s.parallel} multipliers, "
+                q = s.multipliers
+                walk = f"{q} multiplier{'s' * (q > 1)} walking its non-zero weights" if q else f"{s.parallel} multipliers"
+                lines.append(f"{s.name:<14} linear   {len(s.weights)} x {len(s.weights[0])}, {walk}, "
                              f"{self.logit_width}-bit logits, arg-max")
             elif isinstance(s, AddStage):
                 lines.append(f"{s.name:<14} add      {s.in_lanes} lanes; shortcut FIFO {s.shortcut_depth:,} beats")
@@ -270,4 +275,6 @@ def stage_json(s) -> dict:
         d.update({"engine": p.kind.value, "options": p.options.to_json(), "multipliers": p.multipliers,
                   "memories": [m.to_json() for m in p.memories], "cycles": p.performance.cycles, "relu": s.relu,
                   "high": s.high})
+    if isinstance(s, LinearStage) and s.multipliers:
+        d["multipliers"] = s.multipliers          # walking its non-zero weights
     return d

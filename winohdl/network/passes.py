@@ -23,7 +23,8 @@ from functools import partial
 from hdl.engine.modes import Gating
 from winohdl.core.errors import WinohdlError
 
-from .decision import DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, engine_decision, layer_mask, word_mask
+from .decision import (DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, engine_decision, layer_mask,
+                       sparse_linear, word_mask)
 from .trained import data_word, kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
@@ -82,8 +83,9 @@ def decide_smallest(graph: Graph) -> Graph:
                              kernel_width=kernel_width(n, KERNEL_WIDTH), kernel_mask=None if words else mask,
                              data_values=values, word_mask=words)
             decisions[n.name] = _busiest(decide, words.rank) if words else decide()
-        elif n.kind == Kind.LINEAR:
-            decisions[n.name] = UnitDecision(n.attrs.out_features)
+        elif n.kind == Kind.LINEAR:      # zeros walked past, or every output at once
+            weights = graph.weights[f"{n.name}.weight"] if graph.weights else None
+            decisions[n.name] = sparse_linear(weights, n.attrs) or UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:
             decisions[n.name] = UnitDecision(1)
     return graph.with_decisions(with_shortcuts(graph, decisions))

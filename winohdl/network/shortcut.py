@@ -35,6 +35,7 @@ from hdl.engine.perf import tile_ready_offsets
 from hdl.engine.raster import LATENCY as RASTER_LATENCY
 from hdl.stream.requant import LATENCY as REQUANT_LATENCY
 
+from .decision import linear_cycles
 from .graph import Kind
 
 SLACK = 2
@@ -219,7 +220,7 @@ def _node_cycles(graph, n, decision) -> int:
     if n.kind == Kind.CONV:
         return max(engine_plan(decision).performance.period, raster_beats(decision.options))
     if n.kind == Kind.LINEAR:
-        return n.attrs.in_features * n.attrs.out_features // decision.lanes
+        return linear_cycles(graph.weights.get(f"{n.name}.weight") if graph.weights else None, n.attrs, decision)
     return math.prod(graph.node(n.inputs[0]).shape[1:]) // decision.lanes
 
 
