@@ -227,3 +227,23 @@ def test_a_relu6_network_plans():
     plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
     assert plan.fits and [x.operator for x in plan.layers] == ["conv", "linear"]
     assert decide_by_plan(graph, plan).decided
+
+
+def test_a_pruned_linear_layer_is_walked_by_the_fewest_multipliers_its_input_allows():
+    """A linear layer with zero weights: --plan smallest walks its non-zero ones (SparseLinear) with the fewest
+    multipliers whose walk is no longer than its input, the planner picks such a unit where it costs less, the
+    decision goes through JSON, and a bad multiplier count is one line."""
+    from winohdl.network.decision import decision_from_json
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 4 * 4, 6)).eval()
+    with torch.no_grad():       # two of the six outputs' weights non-zero in every column
+        model[3].weight.mul_(((torch.arange(6)[:, None] + torch.arange(32)[None]) % 3 == 0).float())
+    graph = fold_batch_norm(from_torch(model, torch.zeros(1, 1, 6, 6)))
+    (lin,) = [n for n in decide_smallest(graph).nodes if n.kind == Kind.LINEAR]
+    assert lin.decision == UnitDecision(6, multipliers=2)        # 32 cycles a frame, its 32 inputs' beats
+    assert decision_from_json(json.loads(json.dumps(lin.decision.to_json()))) == lin.decision
+    with pytest.raises(WinohdlError, match="multipliers must be a whole number >= 1"):
+        decision_from_json({"lanes": 6, "multipliers": 0})
+    plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
+    (x,) = [x for x in plan.layers if x.operator == "linear"]
+    assert x.decision.multipliers is not None and x.multipliers == x.decision.multipliers, x.decision

@@ -27,7 +27,7 @@ from winohdl.core.geometry import MAX_AXES, Geometry
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
-from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule, check_word_mask
+from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule, check_masks
 from .modes import Buffering, EngineKind, EnginePipeline, Gating, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401,E501  (EngineKind: re-exported)
 
 # Documented size limits of the engine (raise with WINOHDL_MAX_<NAME>=N).
@@ -74,6 +74,10 @@ def bits_for(n: int) -> int:
 def _hash(mask) -> str:        # a short content hash: engines of different masks differ by name
     return hashlib.sha256(repr(mask.to_json()).encode()).hexdigest()[:8]
 
+
+_MODES = {"kernel_transform": KernelTransform, "pipeline": EnginePipeline, "output_transform": OutputTransform,
+          "input_transform": InputTransform, "buffering": Buffering, "data_values": DataValues,
+          "tile_memory": TileMemory, "weight_store": WeightStore, "gating": Gating}
 
 _OPTIONAL = {"kernel_mask": None, "data_values": DataValues.SIGNED, "tile_memory": TileMemory.BLOCK,  # in JSON
              "weight_store": WeightStore.TRANSFORMED, "gating": Gating.NONE, "word_mask": None,
@@ -176,18 +180,9 @@ class EngineOptions:
             FEATURE_MAP.check(f, "--feature-map")
         _check_width("data width", self.data_width)
         _check_width("kernel width", self.kernel_width)
-        object.__setattr__(self, "kernel_transform", choice(KernelTransform, self.kernel_transform,
-                                                            "kernel transform"))
-        object.__setattr__(self, "pipeline", choice(EnginePipeline, self.pipeline, "engine pipeline"))
-        object.__setattr__(self, "output_transform", choice(OutputTransform, self.output_transform,
-                                                            "output transform"))
-        object.__setattr__(self, "input_transform", choice(InputTransform, self.input_transform,
-                                                           "input transform"))
-        object.__setattr__(self, "buffering", choice(Buffering, self.buffering, "buffering"))
-        object.__setattr__(self, "data_values", choice(DataValues, self.data_values, "data values"))
-        object.__setattr__(self, "tile_memory", choice(TileMemory, self.tile_memory, "tile memory"))
-        object.__setattr__(self, "weight_store", choice(WeightStore, self.weight_store, "weight store"))
-        object.__setattr__(self, "gating", choice(Gating, self.gating, "gating"))
+        for name, mode in _MODES.items():      # modes given as their values become the enums
+            object.__setattr__(self, name, choice(mode, getattr(self, name),
+                                                  "engine pipeline" if name == "pipeline" else name.replace("_", " ")))
         if self.weight_store is WeightStore.KERNELS and self.kernel_transform is not KernelTransform.HW:
             raise WinohdlError("an engine that stores the kernels g takes g on its weight port: kernel "
                                "transform 'hw', not 'offline'")
@@ -212,11 +207,7 @@ class EngineOptions:
                 raise WinohdlError(f"--feature-map {j(self.feature_map)} with --padding {j(self.padding)} is "
                                    f"smaller than the input tile {j(g.input)} on axis {a}: pad it or use a "
                                    "smaller output tile")
-        m = self.kernel_mask
-        if m is not None and (not isinstance(m, KernelMask) or (m.K, m.channels) != (self.K, self.C)):
-            shape = f"{m.K}x{m.channels}" if isinstance(m, KernelMask) else type(m).__name__
-            raise WinohdlError(f"the kernel mask is {shape}, the layer has {self.K} out x {self.C} in channels")
-        check_word_mask(self)
+        check_masks(self)
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
 
@@ -462,9 +453,7 @@ class EngineOptions:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
                 "feature_map": list(self.feature_map), "padding": list(self.padding),
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
-                "kernel_width": self.kernel_width, "kernel_transform": self.kernel_transform.value,
-                "pipeline": self.pipeline.value, "output_transform": self.output_transform.value,
-                "input_transform": self.input_transform.value, "buffering": self.buffering.value,
+                "kernel_width": self.kernel_width, **{k: getattr(self, k).value for k in list(_MODES)[:5]},
                 "fabric_lanes": self.fabric_lanes}
         for name, default in _OPTIONAL.items():     # written only where not their default
             v = getattr(self, name)

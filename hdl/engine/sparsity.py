@@ -258,11 +258,15 @@ class WordSchedule(BlockSchedule):
                    tuple(positions))
 
 
-def check_word_mask(o) -> None:
-    """That engine options ``o`` (:class:`~hdl.engine.options.EngineOptions`) can take their word mask, if any:
-    its shape is the layer's, it goes with the parallel B^T and u preloaded, and its fold divides R."""
+def check_masks(o) -> None:
+    """That engine options ``o`` (:class:`~hdl.engine.options.EngineOptions`) can take their kernel mask and word
+    mask, if any: each of the layer's shape; the word mask with the parallel B^T, u preloaded, a fold dividing R."""
     from ..options import KernelTransform
     from .modes import Gating, InputTransform
+    m = o.kernel_mask
+    if m is not None and (not isinstance(m, KernelMask) or (m.K, m.channels) != (o.K, o.C)):
+        shape = f"{m.K}x{m.channels}" if isinstance(m, KernelMask) else type(m).__name__
+        raise WinohdlError(f"the kernel mask is {shape}, the layer has {o.K} out x {o.C} in channels")
     w, fold = o.word_mask, o.word_fold
     if isinstance(fold, bool) or not isinstance(fold, int) or fold < 1:
         raise WinohdlError(f"a word fold must be a whole number >= 1, got {fold!r}"[:120])

@@ -47,7 +47,8 @@ Other nodes (``lanes`` channels or outputs per cycle, dividing the channels or o
   :mod:`winohdl.network.shortcut`), a whole frame until they are chosen;
 * linear: ``PK`` outputs a cycle from one input word a cycle (the unit reads its input buffer a word a
   cycle; ``PC`` is 1): PK multipliers (one DSP each at 8 bits) over in x out / PK cycles, the weights
-  in block RAM, the input vector in a memory, PK accumulators;
+  in block RAM, the input vector in a memory, PK accumulators; with zero weights, also Q multipliers
+  walking the others (every output's accumulator, a cycle per Q non-zeros of a column);
 * ReLU, flatten, the input: no hardware (ReLU is the requantisation's lower clamp; flatten is an
   order of the stream, the linear weights are permuted offline).
 """
@@ -59,6 +60,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
+
+import numpy as np
 
 from hdl.options import DataValues
 from winohdl.core.device import Device
@@ -273,7 +276,7 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
     ``mask``: the layer's kernels that are not zero (:func:`winohdl.network.decision.layer_mask`), so each
     engine visits and builds only their blocks and lanes (and is costed so). ``words``: a Winograd-domain layer's
     words that are not zero (:func:`winohdl.network.decision.word_mask`): word-sparse engines are offered too,
-    any PK and PC (:class:`hdl.engine.sparsity.WordSchedule`)."""
+    any PK, PC and fold (:class:`hdl.engine.sparsity.WordSchedule`)."""
     from hdl.engine.modes import Buffering, TileMemory, WeightStore
     a = node.attrs
     if a.grouped:
@@ -290,17 +293,17 @@ def conv_candidates(node: Node, in_shape: tuple[int, ...], geometries: list[Geom
                 if not cs and pk * pc > 1:
                     break  # more input lanes only add multipliers and memory
                 out += cs
-    if words is not None:
+    if words is not None:       # each fold too: fewer multipliers where the input leaves positions idle
         out += [c for pk in divisors(a.out_channels) for pc in divisors(a.in_channels)
-                for b in (Buffering.LINES, Buffering.RINGS)
-                if (c := _engine_candidate(node, in_shape, geometries[0], pk, pc, ctx, b, words=words)) is not None
-                and (c.dsp <= ctx.budget.dsp or pc == 1)]
+                for b in (Buffering.LINES, Buffering.RINGS) for f in divisors(words.rank)
+                if (c := _engine_candidate(node, in_shape, geometries[0], pk, pc, ctx, b, words=words, fold=f))
+                is not None and (c.dsp <= ctx.budget.dsp or pc == 1)]
     return out
 
 
 def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, pc: int,
                       ctx: Context, buffering, mask=None, tile_memory=None, weight_store=None,
-                      words=None) -> Candidate | None:
+                      words=None, fold: int = 1) -> Candidate | None:
     """One engine's candidate; ``tile_memory`` other than block RAM only where it moves a memory (None:
     the serial B^T's transformed tiles, if any, stay in block RAM either way), ``weight_store`` other than
     u only where the kernels g take fewer blocks (None otherwise)."""
@@ -317,13 +320,14 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         return None   # a Winograd-domain layer has no g; u no wider than g saves nothing
     # those not zero throughout; a word-sparse engine's multipliers are R x PC whatever PK
     lanes = pc if words is not None else pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
-    n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound())
+    n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound() // fold)
     if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:
         return None  # cannot fit: every multiplier takes at least one DSP block
     try:
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
                                    ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values,
-                                   tile_memory=tile_memory, weight_store=weight_store, word_mask=words)
+                                   tile_memory=tile_memory, weight_store=weight_store, word_mask=words,
+                                   word_fold=fold)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
         plan = _engine_plan(opts, dp, decision.kind)
@@ -386,6 +390,8 @@ def lane_cost(plan, dp, ctx: Context) -> LaneCost:
         pairs = [(ctx.data_width, ctx.kernel_width, w)] * (o.geometry.n_y * o.geometry.n_g)
     else:
         pairs = [(v, u, a.word_width(r, dp.m_widths[r])) for r, (v, u) in enumerate(zip(dp.v_widths, dp.u_widths))]
+        f = o.word_fold       # a folded multiplier takes its positions' widest operands
+        pairs = [tuple(max(x) for x in zip(*pairs[j:j + f])) for j in range(0, len(pairs), f)]
     # the input lanes an output lane builds: PC, or where a kernel mask leaves some zero in every block
     # the most any output lane keeps (:mod:`hdl.engine.sparsity`; exact for a depthwise layer)
     live = max(sum((pk, pc) in o.blocks.lanes for pc in range(o.PC)) for pk in range(o.PK))
@@ -428,10 +434,33 @@ def refill_dsp(chosen: dict, budget: Budget) -> dict:
         spare -= c.lane.dsp
 
 
+def _walking_linear(node: Node, weights, ctx: Context, acc: int) -> list[Candidate]:
+    """A linear layer's units walking its non-zero ``weights`` (:class:`hdl.stream.sparse_linear.SparseLinear`),
+    Q = 1 up to the most non-zeros of a column (more would only idle): the walk's memory (column, Q weights and
+    their rows an entry), every output's accumulator, each adding Q selected products."""
+    from hdl.stream.sparse_linear import ColumnWalk
+    if weights is None or np.count_nonzero(weights) == np.size(weights):
+        return []
+    fi, fo, dw, kw = node.attrs.in_features, node.attrs.out_features, ctx.data_width, ctx.kernel_width
+    out = []
+    for q in range(1, max(1, int(np.count_nonzero(weights, axis=0).max())) + 1):
+        dsp = q * ctx.dsp_per_multiplier(dw, kw)
+        if dsp > ctx.budget.dsp and q > 1:
+            break
+        cycles = ColumnWalk.cycles(weights, q)
+        entry = max(1, fi - 1).bit_length() + q * (kw + fo.bit_length())
+        mem = ctx.memory([Memory(1, cycles, entry), Memory(1, fi, dw)])
+        logic = fo * (acc + q * (dw + kw) + REQUANT_LOGIC) + mem.logic + 100
+        out.append(Candidate(node.name, UnitDecision(fo, multipliers=q), "linear", q, dsp, mem.bram, logic, cycles,
+                             cycles))
+    return out
+
+
 def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
-                     shortcut: int | None = None) -> list[Candidate]:
+                     shortcut: int | None = None, weights=None) -> list[Candidate]:
     """The candidates of a pooling, add or linear node, one per lane count (see the module docstring);
-    ``shortcut``: an add's FIFO in pixels (None: a whole frame)."""
+    ``shortcut``: an add's FIFO in pixels (None: a whole frame); ``weights``: a linear layer's, whose zeros
+    a walking unit skips (:func:`_walking_linear`)."""
     dw, kw = ctx.data_width, ctx.kernel_width
     k = node.kind
     if k == Kind.LINEAR:
@@ -448,7 +477,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
                 logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
                 out.append(Candidate(node.name, UnitDecision(lo), "linear", lo * li, dsp, mem.bram, logic, cycles,
                                      cycles))
-        return out
+        return out + _walking_linear(node, weights, ctx, acc)
     channels, pixels = in_shape[1], math.prod(in_shape[2:])
     out = []
     for lanes in divisors(channels):

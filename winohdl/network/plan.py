@@ -264,7 +264,8 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
                 geometries += [g for g in winograd_geometries(n, x) if lazy or g.lower_bound() <= EAGER_RANK]
             out[n.name] = conv_candidates(n, x, geometries, ctx_n, _mask(graph, n))
         else:
-            out[n.name] = other_candidates(n, x, ctx_n)
+            weights = graph.weights.get(f"{n.name}.weight") if graph.weights and n.kind == Kind.LINEAR else None
+            out[n.name] = other_candidates(n, x, ctx_n, weights=weights)
         tick()
     return out
 
