@@ -121,6 +121,10 @@ def hardware(model, input_shape, domain: P.Domain) -> dict:
     out = {"smallest": smallest(graph)}
     if domain is P.Domain.SPATIAL:
         out["smallest direct"] = smallest(graph, direct=True)
+        # direct convolution is the F(1x1) card (U = g, V the window's taps): as a Winograd-domain layer its
+        # zero weights are zero words, which word-sparse engines skip: the pruned direct network's hardware
+        from winohdl.network.winograd_layer import to_winograd
+        out["smallest direct, zeros skipped"] = smallest(api.import_model(to_winograd(model, 1), input_shape))
     for name, plan in (("winograd", plans.winograd), ("direct", plans.direct)):
         if name == "direct" and domain is P.Domain.WINOGRAD:
             continue                   # a Winograd-domain layer has no spatial kernel to build direct

@@ -23,13 +23,14 @@ from engine_helpers import amaranth_run, datapath
 G = Geometry.parse("2x2", "3x3")
 
 
-def words_layer(C, K, PK, density=0.2, seed=0, **extra):
+def words_layer(C, K, PK, density=0.2, seed=0, geometry=G, **extra):
     """(options, datapath, U): a word mask of ``density`` and U words s_r x an integer inside it (the words a
     Winograd-domain layer's engine takes: winograd_weights.engine_words), zero outside."""
     rng = np.random.default_rng(seed)
-    dp = datapath(G, EngineOptions(G, C, K, (6, 6), (1, 1)))
+    dp = datapath(geometry, EngineOptions(geometry, C, K, (6, 6), (1, 1)))
     mask = rng.random((K, C, dp.rank)) < density
-    o = EngineOptions(G, C, K, (6, 6), (1, 1), PK, pipeline="deep", word_mask=WordMask.from_array(mask), **extra)
+    o = EngineOptions(geometry, C, K, (6, 6), (1, 1), PK, pipeline="deep", word_mask=WordMask.from_array(mask),
+                      **extra)
     scales = row_scales(dp.scaled)
     top = [min(-r.lo, r.hi) // abs(s) for r, s in zip(dp.u_ranges, scales)]
     u = np.zeros(mask.shape, dtype=object)
@@ -71,15 +72,17 @@ def test_a_folded_multiplier_walks_the_words_of_its_positions():
     assert s.selects == ((0, 1 | 1 << 1), (0 | 1 << 1, 0), (1 | 1 << 1, 0))
 
 
-@pytest.mark.parametrize("C, K, PK, PC, gating, fold", [
-    (3, 4, 4, 1, "none", 1), (3, 4, 2, 1, "none", 1), (1, 8, 8, 1, "none", 1), (4, 4, 2, 2, "none", 1),
-    (3, 4, 4, 1, "zero-operand", 1), (3, 4, 4, 1, "none", 2), (4, 4, 2, 2, "none", 4), (2, 2, 1, 1, "none", 16)],
+@pytest.mark.parametrize("C, K, PK, PC, gating, fold, card", [
+    (3, 4, 4, 1, "none", 1, G), (3, 4, 2, 1, "none", 1, G), (1, 8, 8, 1, "none", 1, G), (4, 4, 2, 2, "none", 1, G),
+    (3, 4, 4, 1, "zero-operand", 1, G), (3, 4, 4, 1, "none", 2, G), (4, 4, 2, 2, "none", 4, G),
+    (2, 2, 1, 1, "none", 16, G), (3, 4, 4, 1, "none", 3, Geometry.parse("1x1", "3x3"))],
     ids=["one_group", "two_groups", "one_channel", "two_input_lanes", "gated", "fold2", "fold4_two_input_lanes",
-         "one_multiplier_one_lane"])
-def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, PC, gating, fold):
+         "one_multiplier_one_lane", "direct_card_fold3"])
+def test_word_sparse_engine_is_bit_exact_in_the_modelled_cycles(C, K, PK, PC, gating, fold, card):
     """R / F x PC multipliers for the whole layer, bit-exact against the model of its U (gaps, back-pressure, a
-    ReLU'd frame, extremes) in the performance model's cycles; fewer multiplier-cycles than the dense engine."""
-    o, dp, u = words_layer(C, K, PK, gating=gating, parallel_in=PC, word_fold=fold)
+    ReLU'd frame, extremes) in the performance model's cycles; fewer multiplier-cycles than the dense engine.
+    F(1x1,3x3) is direct convolution (U = g, V the window's taps): the pruned direct baseline's engine."""
+    o, dp, u = words_layer(C, K, PK, gating=gating, parallel_in=PC, word_fold=fold, geometry=card, density=0.3)
     plan = plan_engine(o, dp, "winograd")
     eng = LayerEngine(plan, weights=beats(plan, u))
     assert plan.multipliers == dp.rank // fold * PC and EngineOptions.from_json(o.to_json()) == o

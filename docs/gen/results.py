@@ -358,6 +358,7 @@ TABLES: dict[str, Table] = {
         Column("multiplier-cycles a frame", lambda r: _work(r, "smallest")),
         Column("weight bits", lambda r: _hw(r, "smallest", "weight_bits")),
         Column("all direct", lambda r: _work(r, "smallest direct")),
+        Column("direct, zeros skipped", lambda r: _work(r, "smallest direct, zeros skipped")),
         Column("planned: frames/s", lambda r: _hw(r, "winograd", "fps", ",.0f")),
         Column("multipliers", lambda r: _hw(r, "winograd", "multipliers")),
         Column("multiplier-cycles", lambda r: _hw(r, "winograd", "mult_cycles")),

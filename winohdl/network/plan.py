@@ -446,7 +446,7 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
 
 def _bound(folding) -> str:
     """The resources that bound a folding, in words (``DSP blocks and block RAM``)."""
-    words = {"dsp": "DSP blocks", "bram": "block RAM", "logic": "logic"}
+    words = {"dsp": "DSP blocks", "bram": "block RAM", "logic": "logic", "ff": "flip-flops"}
     return " and ".join(words[r] for r in folding.binding) or "nothing"
 
 
