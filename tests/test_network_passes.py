@@ -2,6 +2,7 @@
 graph with more on its nodes, checked like any graph."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -247,3 +248,32 @@ def test_a_pruned_linear_layer_is_walked_by_the_fewest_multipliers_its_input_all
     plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
     (x,) = [x for x in plan.layers if x.operator == "linear"]
     assert x.decision.multipliers is not None and x.multipliers == x.decision.multipliers, x.decision
+
+
+def test_smallest_walking_units_take_the_fewest_multipliers_that_keep_the_networks_period():
+    """--plan smallest on a network pruned balanced in the Winograd domain: each word-sparse engine's fold and
+    the linear unit's multipliers are the fewest that keep to the slowest node's cycles (one fold more, or
+    one multiplier fewer, would be slower than it), and the engines share multipliers among positions."""
+    from winohdl.network import prune as P
+    from winohdl.network.shortcut import node_cycles
+    from winohdl.network.winograd_layer import to_winograd
+    torch.manual_seed(0)
+    model = to_winograd(nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                      nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                                      nn.Linear(8 * 6 * 6, 10)).eval())
+    P.apply_to_module(model, P.torch_masks(model, P.Pruning(P.Method.MAGNITUDE_BALANCED, 0.75,
+                                                            domain=P.Domain.WINOGRAD)))
+    graph = fold_batch_norm(from_torch(model, torch.zeros(1, 1, 12, 12)))
+    small = decide_smallest(graph)
+    period = max(node_cycles(small, n, n.decision) for n in small.nodes if n.decision)
+    engines = [n for n in small.nodes if n.kind == Kind.CONV]
+    for n in engines:
+        o = n.decision.options
+        more = [f for f in range(o.word_fold + 1, 17) if 16 % f == 0]
+        assert o.word_mask is not None and node_cycles(small, n, n.decision) <= period
+        assert not more or node_cycles(small, n, EngineDecision(replace(o, word_fold=more[0]), n.decision.kind)) > period
+    assert max(n.decision.options.word_fold for n in engines) > 1
+    (lin,) = [n for n in small.nodes if n.kind == Kind.LINEAR]
+    q = lin.decision.multipliers
+    assert q and node_cycles(small, lin, lin.decision) <= period
+    assert q == 1 or node_cycles(small, lin, replace(lin.decision, multipliers=q - 1)) > period

@@ -28,7 +28,7 @@ from .decision import (DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, e
 from .trained import data_word, kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
-from .shortcut import with_shortcuts
+from .shortcut import node_cycles, with_shortcuts
 
 
 WORD_LANES = 16
@@ -57,12 +57,35 @@ def _busiest(decide, rank: int) -> EngineDecision:
     return best[1]
 
 
+def _balanced(graph: Graph, decisions: dict) -> dict:
+    """``decisions`` with each walking unit (a word-sparse engine, a linear unit walking its non-zero weights)
+    given the fewest multipliers that keep to the network's period, the slowest node's: faster, it would
+    only idle (FINN folds its layers to the slowest likewise)."""
+    period = max(node_cycles(graph, graph.node(k), d) for k, d in decisions.items())
+    out = dict(decisions)
+    for name, d in decisions.items():
+        n = graph.node(name)
+        if isinstance(d, EngineDecision) and d.options.word_mask is not None:
+            rank = d.options.word_mask.rank
+            for fold in (f for f in range(rank, d.options.word_fold, -1) if rank % f == 0):   # the largest first
+                e = EngineDecision(replace(d.options, word_fold=fold), d.kind)
+                if node_cycles(graph, n, e) <= period:
+                    out[name] = e
+                    break
+        elif n.kind == Kind.LINEAR and d.multipliers is not None:
+            out[name] = next(u for q in range(1, d.multipliers + 1)
+                             if node_cycles(graph, n, u := replace(d, multipliers=q)) <= period)
+    return out
+
+
 def decide_smallest(graph: Graph) -> Graph:
     """Every node its smallest hardware, without planning: a Winograd engine of output tile 2 per axis
     (direct for a 1x1 kernel, where Winograd saves nothing) at PK = PC = 1 on one ring of line buffers (a
     Winograd-domain layer with zero words: a word-sparse engine walking the others, in output groups of at
     most :data:`WORD_LANES` channels, its fold as :func:`_busiest` chooses);
-    pooling, the sum and global pooling at one lane; the linear layer every output at once. Quick to
+    pooling, the sum and global pooling at one lane; the linear layer every output at once (with zero
+    weights: walking the others, :func:`~winohdl.network.decision.sparse_linear`); then the walking units
+    folded to the network's period (:func:`_balanced`). Quick to
     build (tests, a first look); :func:`decide_by_plan` gives the hardware a plan promises. Each sum's
     shortcut FIFO is sized from these engines at their period, as a plan sizes it
     (:func:`winohdl.network.shortcut.with_shortcuts`)."""
@@ -88,7 +111,7 @@ def decide_smallest(graph: Graph) -> Graph:
             decisions[n.name] = sparse_linear(weights, n.attrs) or UnitDecision(n.attrs.out_features)
         elif DECIDED.get(n.kind) is UnitDecision:
             decisions[n.name] = UnitDecision(1)
-    return graph.with_decisions(with_shortcuts(graph, decisions))
+    return graph.with_decisions(with_shortcuts(graph, _balanced(graph, decisions)))
 
 
 def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:

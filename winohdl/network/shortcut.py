@@ -214,7 +214,7 @@ def sized_adds(graph, chosen: dict, ctx) -> tuple[dict, dict]:
     return out, pixels
 
 
-def _node_cycles(graph, n, decision) -> int:
+def node_cycles(graph, n, decision) -> int:
     """A decided node's cycles a frame as the planner counts them (:mod:`winohdl.network.candidates`)."""
     from hdl.engine.raster import raster_beats
     if n.kind == Kind.CONV:
@@ -227,7 +227,7 @@ def _node_cycles(graph, n, decision) -> int:
 def with_shortcuts(graph, decisions: dict) -> dict:
     """``decisions`` (node name -> decision, every node of ``graph`` that takes one) with each add's
     shortcut FIFO sized at the period they give (the slowest node's cycles), as the planner sizes it."""
-    period = max(_node_cycles(graph, graph.node(k), d) for k, d in decisions.items())
+    period = max(node_cycles(graph, graph.node(k), d) for k, d in decisions.items())
     out = dict(decisions)
     for name, px in graph_shortcuts(graph, decisions, period).items():
         n, d = graph.node(name), decisions[name]
