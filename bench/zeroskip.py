@@ -57,10 +57,10 @@ def layers() -> list[tuple[str, EngineOptions]]:
     for c in range(16):
         for r in range(16):
             words[rng.choice(16, 4, replace=False), c, r] = True
-    for pk, pc in ((16, 1), (16, 2)):
-        out.append((f"U 25% balanced PK={pk} PC={pc}", EngineOptions(G, 16, 16, (16, 16), (1, 1), pk, pc,
-                                                                     pipeline="deep", input_transform="parallel",
-                                                                     word_mask=WordMask.from_array(words))))
+    for pk, pc, fold in ((16, 1, 1), (16, 2, 1), (16, 1, 4)):     # fold 4: a multiplier serves 4 positions
+        out.append((f"U 25% balanced PK={pk} PC={pc}" + (f" F={fold}" if fold > 1 else ""),
+                    EngineOptions(G, 16, 16, (16, 16), (1, 1), pk, pc, pipeline="deep", input_transform="parallel",
+                                  word_mask=WordMask.from_array(words), word_fold=fold)))
     return out
 
 
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     rows = []
     for name, opts in layers():
         for kind in ("winograd", "direct"):
-            for o in (replace(opts, kernel_mask=None, word_mask=None), opts):
+            for o in (replace(opts, kernel_mask=None, word_mask=None, word_fold=1), opts):
                 if a.only and a.only not in name:
                     continue
                 r = row(name, o, kind, a.work if a.synth else None)

@@ -245,6 +245,12 @@ def test_a_pruned_linear_layer_is_walked_by_the_fewest_multipliers_its_input_all
     assert decision_from_json(json.loads(json.dumps(lin.decision.to_json()))) == lin.decision
     with pytest.raises(WinohdlError, match="multipliers must be a whole number >= 1"):
         decision_from_json({"lanes": 6, "multipliers": 0})
+    with pytest.raises(WinohdlError, match="only a linear unit walks its weights with multipliers, with all its outputs"):
+        graph.with_decisions({lin.name: UnitDecision(3, multipliers=2)})
+    with pytest.raises(WinohdlError, match="only a linear unit walks"):
+        model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(2 * 2 * 2, 6)).eval()
+        pooled = fold_batch_norm(from_torch(model, torch.zeros(1, 1, 6, 6)))
+        pooled.with_decisions({n.name: UnitDecision(1, multipliers=1) for n in pooled.nodes if n.kind == Kind.MAXPOOL})
     plan = plan_network(graph, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False)
     (x,) = [x for x in plan.layers if x.operator == "linear"]
     assert x.decision.multipliers is not None and x.multipliers == x.decision.multipliers, x.decision

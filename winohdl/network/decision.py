@@ -247,11 +247,16 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            "fabric lanes, where the transformed tiles go, what the weights store and gating are chosen)")
 
 
-def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None) -> None:
-    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node, and that only a
-    sum (``frame``: its values a frame) has a shortcut FIFO, at most a frame of beats."""
+def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None,
+               linear: bool = False) -> None:
+    """That ``decision``'s lanes divide the ``count`` channels (or outputs) of its node, that only a
+    sum (``frame``: its values a frame) has a shortcut FIFO, at most a frame of beats, and that only a
+    ``linear`` unit walks its weights with ``multipliers``, giving every output at once."""
     if count % decision.lanes:
         raise WinohdlError(f"{where}: {decision.lanes} lanes do not divide its {count} {what}")
+    if decision.multipliers is not None and not (linear and decision.lanes == count):
+        raise WinohdlError(f"{where}: only a linear unit walks its weights with multipliers, with all its "
+                           f"outputs as lanes")
     if decision.shortcut is not None and frame is None:
         raise WinohdlError(f"{where}: only a residual sum has a shortcut FIFO")
     if decision.shortcut is not None and decision.shortcut > frame // decision.lanes:

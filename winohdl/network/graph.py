@@ -235,7 +235,7 @@ class Graph:
             elif isinstance(n.decision, UnitDecision):
                 count, what = (n.attrs.out_features, "outputs") if n.kind == Kind.LINEAR else (n.shape[1], "channels")
                 check_unit(n.decision, count, what, f"node {n.name!r}",
-                           math.prod(n.shape[1:]) if n.kind == Kind.ADD else None)
+                           math.prod(n.shape[1:]) if n.kind == Kind.ADD else None, n.kind == Kind.LINEAR)
             seen[n.name] = n
         object.__setattr__(self, "weights", {k: _frozen(v) for k, v in self.weights.items()})
         self._check_weights()
