@@ -176,7 +176,8 @@ def row(prune_mod, example, trained, split, fraction: float, pruning: P.Pruning,
     kept = {k: np.count_nonzero(w) / w.size for k, w in weights.items()}
     total = sum(np.count_nonzero(w) for w in weights.values()) / sum(w.size for w in weights.values())
     shape = (1,) + split[2].shape[1:]
-    out = {"example": example.name, "fraction": round(100 * fraction), "method": label(fraction, pruning),
+    asked = round(100 * fraction, 2)
+    out = {"example": example.name, "fraction": int(asked) if asked == int(asked) else asked, "method": label(fraction, pruning),
            "domain": pruning.domain.value, "removed": round(100 * (1 - total), 2),
            "pruned_float": round(100 * r.pruned_float, 2), "retrained_float": round(100 * r.retrained_float, 2),
            "int8": None if r.int8 is None else round(100 * r.int8, 2), "products": products(r.model, shape),
