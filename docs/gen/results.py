@@ -364,6 +364,7 @@ TABLES: dict[str, Table] = {
         Column("planned: frames/s", lambda r: _hw(r, "winograd", "fps", ",.0f")),
         Column("multipliers", lambda r: _hw(r, "winograd", "multipliers")),
         Column("multiplier-cycles", lambda r: _hw(r, "winograd", "mult_cycles")),
+        Column("DP16KD", lambda r: _hw(r, "winograd", "bram")),
         Column("logic", lambda r: _hw(r, "winograd", "logic"))), notes=_networks),
     "pruning_zeros": Table((
         Column("example", "example"), Column("network", "network"), Column("layer", "layer"),
