@@ -49,11 +49,12 @@ R x P^2, and one block per tile and output group instead of C / PC. The weight s
 K x C beats; those outside the mask are not stored. Not with the serial input transform.
 
 Known zero words (``EngineOptions.word_mask``, a layer trained and pruned in the Winograd domain: its zeros
-are where the products are): R x PC multipliers whatever PK, each (input lane, position) walking its own
-non-zero words U[k, c, r] of the current output group and channel (:class:`~hdl.engine.sparsity.WordSchedule`:
-as many issues as the lane and position with the most), its product a term of the output lane it selects;
-the weights are the initial contents of one memory per input lane (each issue's R words and R selects),
-fixed at generation (the weight port takes nothing). The parallel B^T only.
+are where the products are): R / F x PC multipliers whatever PK (F, ``word_fold``, the positions each serves),
+each (input lane, multiplier) walking the non-zero words U[k, c, r] of its positions in the current output
+group and channel (:class:`~hdl.engine.sparsity.WordSchedule`: as many issues as the lane and multiplier with
+the most), its product a term of the output lane and position it selects; the weights are the initial
+contents of one memory per input lane (each issue's word and select per multiplier), fixed at generation
+(the weight port takes nothing). The parallel B^T only.
 
 Serial input transform (:class:`~hdl.engine.options.InputTransform`, the default where it fits): B^T
 runs once per (tile, input-channel group) instead of once per cycle. Each pass of the walker over a
@@ -360,7 +361,7 @@ a constant, so synthesis builds neither the multiplier nor its adder-tree term."
 
 def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None) -> dict:
     """B^T (or the transformed tiles), the R x PK x PC multipliers and the sums over the PC lanes:
-    ``{(pk, r): sum}``, registered. Word-sparse (``selects``, a word mask): R x PC multipliers, each product
+    ``{(pk, r): sum}``, registered. Word-sparse (``selects``, a word mask): R / F x PC multipliers, each product
     a term of the output lane its select names (:func:`hdl.engine.words.word_products`)."""
     o, a, dp, ps = p.options, p.arith, p.datapath, p.stages.per_stage
     g, R = o.geometry, dp.rank

@@ -132,7 +132,7 @@ class EngineOptions:
     gating : Gating
         ``zero-operand``: a multiplier whose data operand is zero is held still (:class:`Gating`).
     word_mask : WordMask or None
-        The Winograd-domain words U[k, c, r] that may be non-zero: R multipliers walk them into PK x R
+        The Winograd-domain words U[k, c, r] that may be non-zero: R / F multipliers walk them into PK x R
         accumulators (:class:`~hdl.engine.sparsity.WordSchedule`; parallel B^T, u preloaded).
     word_fold : int
         Positions each multiplier of a word-sparse engine serves (divides R): R / F multipliers an input lane,

@@ -318,7 +318,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         return None   # no transformed tiles, no u
     if weight_store is WeightStore.KERNELS and (node.attrs.winograd or not _kernels_are_narrower(geometry, ctx)):
         return None   # a Winograd-domain layer has no g; u no wider than g saves nothing
-    # those not zero throughout; a word-sparse engine's multipliers are R x PC whatever PK
+    # those not zero throughout; a word-sparse engine's multipliers are R / F x PC whatever PK
     lanes = pc if words is not None else pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
     n_mult = lanes * (math.prod(a.kernel) if direct else geometry.lower_bound() // fold)
     if n_mult > ctx.budget.dsp and pk * pc > 1 and not ctx.fabric_allowed:

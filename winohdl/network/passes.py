@@ -97,7 +97,7 @@ def decide_smallest(graph: Graph) -> Graph:
             tile = n.attrs.winograd_tile or tile          # a Winograd-domain layer: an engine of its own card
             weights = graph.weights[f"{n.name}.weight"] if graph.weights else None
             mask = layer_mask(weights) if weights is not None else None   # zeros skipped
-            # a Winograd-domain layer's zero words: R multipliers walk the others, in as few output groups as
+            # a Winograd-domain layer's zero words: multipliers walk the others, in as few output groups as
             # WORD_LANES accumulator lanes allow (fewer groups, fewer issues; more lanes, more accumulators)
             words = word_mask(weights) if weights is not None and n.attrs.winograd else None
             width, values = data_word(graph.node, n, DATA_WIDTH)     # an unsigned activation's: wider
