@@ -283,3 +283,12 @@ def test_smallest_walking_units_take_the_fewest_multipliers_that_keep_the_networ
     q = lin.decision.multipliers
     assert q and node_cycles(small, lin, lin.decision) <= period
     assert q == 1 or node_cycles(small, lin, replace(lin.decision, multipliers=q - 1)) > period
+
+
+def test_every_resource_that_can_bind_a_plan_is_named():
+    """A plan bound by flip-flops (or any budgeted resource) says so in words (a KeyError once stopped a
+    pruned digits network's plan)."""
+    from types import SimpleNamespace
+    from winohdl.network.budget import RESOURCES
+    from winohdl.network.plan import _bound
+    assert _bound(SimpleNamespace(binding=RESOURCES)) == "DSP blocks and block RAM and logic and flip-flops"

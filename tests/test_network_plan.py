@@ -495,11 +495,3 @@ def test_line_buffered_engines_take_the_block_rams_yosys_maps(out, stride, c, fm
     assert memory_cost(engine_memories(plan), PART).bram == blocks
 
 
-
-def test_every_resource_that_can_bind_a_plan_is_named():
-    """A plan bound by flip-flops (or any budgeted resource) says so in words (a KeyError once stopped a
-    pruned digits network's plan)."""
-    from types import SimpleNamespace
-    from winohdl.network.budget import RESOURCES
-    from winohdl.network.plan import _bound
-    assert _bound(SimpleNamespace(binding=RESOURCES)) == "DSP blocks and block RAM and logic and flip-flops"

@@ -61,7 +61,6 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-import numpy as np
 
 from hdl.options import DataValues
 from winohdl.core.device import Device
@@ -434,50 +433,16 @@ def refill_dsp(chosen: dict, budget: Budget) -> dict:
         spare -= c.lane.dsp
 
 
-def _walking_linear(node: Node, weights, ctx: Context, acc: int) -> list[Candidate]:
-    """A linear layer's units walking its non-zero ``weights`` (:class:`hdl.stream.sparse_linear.SparseLinear`),
-    Q = 1 up to the most non-zeros of a column (more would only idle): the walk's memory (column, Q weights and
-    their rows an entry), every output's accumulator, each adding Q selected products."""
-    from hdl.stream.sparse_linear import ColumnWalk
-    if weights is None or np.count_nonzero(weights) == np.size(weights):
-        return []
-    fi, fo, dw, kw = node.attrs.in_features, node.attrs.out_features, ctx.data_width, ctx.kernel_width
-    out = []
-    for q in range(1, max(1, int(np.count_nonzero(weights, axis=0).max())) + 1):
-        dsp = q * ctx.dsp_per_multiplier(dw, kw)
-        if dsp > ctx.budget.dsp and q > 1:
-            break
-        cycles = ColumnWalk.cycles(weights, q)
-        entry = max(1, fi - 1).bit_length() + q * (kw + fo.bit_length())
-        mem = ctx.memory([Memory(1, cycles, entry), Memory(1, fi, dw)])
-        logic = fo * (acc + q * (dw + kw) + REQUANT_LOGIC) + mem.logic + 100
-        out.append(Candidate(node.name, UnitDecision(fo, multipliers=q), "linear", q, dsp, mem.bram, logic, cycles,
-                             cycles))
-    return out
-
-
 def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
                      shortcut: int | None = None, weights=None) -> list[Candidate]:
     """The candidates of a pooling, add or linear node, one per lane count (see the module docstring);
     ``shortcut``: an add's FIFO in pixels (None: a whole frame); ``weights``: a linear layer's, whose zeros
-    a walking unit skips (:func:`_walking_linear`)."""
+    a walking unit skips (:func:`~winohdl.network.linear_candidates.linear_candidates`)."""
     dw, kw = ctx.data_width, ctx.kernel_width
     k = node.kind
     if k == Kind.LINEAR:
-        fi, fo = node.attrs.in_features, node.attrs.out_features
-        acc = dw + kw + max(1, fi - 1).bit_length()
-        out = []
-        for lo in divisors(fo):
-            for li in (1,):     # the unit reads one input word a cycle
-                dsp = lo * li * ctx.dsp_per_multiplier(dw, kw)
-                if dsp > ctx.budget.dsp and lo * li > 1:
-                    break
-                cycles = fi * fo // (lo * li)
-                mem = ctx.memory([Memory(lo * li, cycles, kw), Memory(li, fi // li, dw)])
-                logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
-                out.append(Candidate(node.name, UnitDecision(lo), "linear", lo * li, dsp, mem.bram, logic, cycles,
-                                     cycles))
-        return out + _walking_linear(node, weights, ctx, acc)
+        from .linear_candidates import linear_candidates
+        return linear_candidates(node, ctx, weights)
     channels, pixels = in_shape[1], math.prod(in_shape[2:])
     out = []
     for lanes in divisors(channels):
