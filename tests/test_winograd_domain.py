@@ -78,7 +78,7 @@ def test_the_float_model_is_the_layers_forward(quantised):
     assert np.abs(got - want).max() < 1e-12
 
 
-@pytest.mark.parametrize("tile, padding, size", [(2, 1, 7), (2, 0, 8), (3, 1, 7), (4, 2, 5)])
+@pytest.mark.parametrize("tile, padding, size", [(2, 1, 7), (2, 0, 8), (3, 1, 7), (4, 2, 5), (1, 1, 6)])
 def test_the_integer_convolution_is_exact(tile, padding, size):
     """winograd_tiles on int64 against the torch layer's forward on the same integers in float64 (exact:
     small integers), two independent tilings; odd sizes crop the last tiles."""
@@ -111,6 +111,15 @@ def test_quantised_integer_model_and_onnxruntime_agree_on_every_layer(quantised)
     other = replace(qnet, layers=tuple(replace(q, weight=w) if q.name == conv.name else q for q in qnet.layers))
     lines = mismatches(expected, run_onnxruntime(other, to_onnx(other), x.astype(np.float32)))
     assert lines and lines[0].startswith(f"{conv.name}:"), lines
+
+
+@pytest.mark.parametrize("tile", [1, 3])
+def test_onnxruntime_agrees_on_other_tiles(tile):
+    """F(1x1) (direct convolution, U = g: the pruned direct baseline) and F(3x3): network.onnx computes the
+    integer model's every layer (a tile of one output once read one padding row too many there)."""
+    model = _pruned(tile=tile)
+    qnet = quantise_network(load_module(model, (1, 2, 7, 7)), _images(16, seed=2))
+    assert check_onnxruntime(qnet, _images(6, seed=3)) == []
 
 
 def test_float_and_int8_predict_alike(quantised):

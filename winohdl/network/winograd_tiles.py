@@ -47,10 +47,11 @@ def tile_counts(attrs: Conv, out: tuple[int, ...], tile: tuple[int, ...] | None 
 
 
 def extra_padding(attrs: Conv, in_size: tuple[int, ...], tile: tuple[int, ...] | None = None) -> tuple[int, int]:
-    """Zeros past the layer's own padding at the bottom and the right that the last tiles read."""
+    """Zeros past the layer's own padding (on both sides) at the bottom and the right that the last tiles
+    read: none more than they read, or a tile of one output (stride 1 in network.onnx) would make one more."""
     tile = tile or attrs.winograd_tile
     tiles = tile_counts(attrs, attrs.out_size(in_size), tile)
-    return tuple((t - 1) * o + (o + k - 1) - n - p for t, o, k, n, p in
+    return tuple((t - 1) * o + (o + k - 1) - n - 2 * p for t, o, k, n, p in
                  zip(tiles, tile, attrs.kernel, in_size, attrs.padding))
 
 
