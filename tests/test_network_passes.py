@@ -16,7 +16,7 @@ from winohdl.network.decision import EngineDecision, UnitDecision, engine_decisi
 from winohdl.network.float_model import run_float
 from winohdl.network.graph import Graph, Kind
 from winohdl.network.plan import plan_network
-from winohdl.network.passes import decide_by_plan, decide_smallest
+from winohdl.network.passes import decide_by_plan, decide_smallest, gate_engines
 from winohdl.network.rewrite import expand_groups, fold_batch_norm, fuse_relu
 from winohdl.network.torch_import import from_torch
 
@@ -283,6 +283,10 @@ def test_smallest_walking_units_take_the_fewest_multipliers_that_keep_the_networ
     q = lin.decision.multipliers
     assert q and node_cycles(small, lin, lin.decision) <= period
     assert q == 1 or node_cycles(small, lin, replace(lin.decision, multipliers=q - 1)) > period
+    gated = {n.name: n.decision.options for n in gate_engines(small, "zero-operand").nodes if n.kind == Kind.CONV}
+    for n in engines:       # a folded engine stays ungated (its operand is selected after the gated register)
+        o = gated[n.name]
+        assert o.gating.value == ("none" if o.word_fold > 1 else "zero-operand") and o.word_fold == n.decision.options.word_fold
 
 
 def test_every_resource_that_can_bind_a_plan_is_named():

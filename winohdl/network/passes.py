@@ -136,7 +136,10 @@ def decide_by_plan(graph: Graph, plan: NetworkPlan) -> Graph:
 
 def gate_engines(graph: Graph, gating: Gating) -> Graph:
     """Every engine of a decided ``graph`` with ``gating`` (:class:`hdl.engine.modes.Gating`): a multiplier
-    whose data operand is zero held still. The same cycles, multipliers and memories, the same results."""
+    whose data operand is zero held still. The same cycles, multipliers and memories, the same results. A
+    word-sparse engine whose multipliers serve several positions (a fold) stays ungated: its operand is
+    selected after the register gating would hold."""
     gating = Gating(gating)
     return graph.with_decisions({n.name: EngineDecision(replace(n.decision.options, gating=gating), n.decision.kind)
-                                 for n in graph.nodes if isinstance(n.decision, EngineDecision)})
+                                 for n in graph.nodes if isinstance(n.decision, EngineDecision)
+                                 and (n.decision.options.word_fold == 1 or gating is Gating.NONE)})
