@@ -453,7 +453,7 @@ class EngineOptions:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,
                 "feature_map": list(self.feature_map), "padding": list(self.padding),
                 "parallel_out": self.PK, "parallel_in": self.PC, "data_width": self.data_width,
-                "kernel_width": self.kernel_width, **{k: getattr(self, k).value for k in list(_MODES)[:5]},
+                "kernel_width": self.kernel_width, **{k: getattr(self, k).value for k in _MODES if k not in _OPTIONAL},
                 "fabric_lanes": self.fabric_lanes}
         for name, default in _OPTIONAL.items():     # written only where not their default
             v = getattr(self, name)

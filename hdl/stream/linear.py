@@ -94,10 +94,6 @@ class Linear(CheckedComponent):
         NB, passes = N // L, M // P
         finish = FINISH + 1 + self.argmax_levels
         q = output_queue(m, self.m_axis, finish)
-        # the halves are never read and written at once (the full flags), so no read-write bypass: without
-        # this Yosys put a LUT after the block RAM, which kept its output register in the fabric
-        buf = Memory(shape=L * self.in_width, depth=2 * NB, init=[], attrs={"no_rw_check": 1})
-        m.submodules.inputs = buf
         full = [Signal(name="full0"), Signal(name="full1")]
         # the reader: pass p, input word j = jb * L + jl, weight address p * N + j
         rhalf = Signal(name="rhalf")
@@ -114,17 +110,9 @@ class Linear(CheckedComponent):
                 m.d.sync += p.eq(Mux(p == passes - 1, 0, p + 1))
                 with m.If(p == passes - 1):
                     m.d.sync += rhalf.eq(~rhalf)
-        # a half is full from its last beat written to its last word read (both flags in one place:
-        # the writer may fill one half in the cycle the reader frees the other)
-        (filled, whalf), freed = self._writer(m, buf, full, NB), issue & lastj & (p == passes - 1)
-        for k in (0, 1):
-            m.d.sync += full[k].eq((full[k] & ~(freed & (rhalf == k))) | (filled & (whalf == k)))
-        rp = buf.read_port()
+        rp = self._double_buffer(m, full, NB, issue & lastj & (p == passes - 1), rhalf).read_port()
         m.d.comb += rp.addr.eq(Mux(rhalf, NB, 0) + jb)
-        # both memories' outputs registered (the block RAMs' own output registers): a block RAM's
-        # clock-to-out and the lane multiplexer were the network's critical path into the multipliers
-        words = Array([lane(register(m, rp.data, "in_word"), i, self.in_width) for i in range(L)])
-        x = signed_register(m, words[register(m, jl, "jl_d", cycles=2)], word_range(self.in_width), "x")
+        x = self._input_word(m, rp, jl)
         rom = register(m, self._weight_rom(m, wa), "w_word")
         valid = flag_chain(m, issue, 4, "valid")
         first = flag_chain(m, issue & (jb == 0) & (jl == 0), 4, "first")
@@ -145,15 +133,38 @@ class Linear(CheckedComponent):
         return m
 
     def _last_word(self, m, jb, jl, NB: int, L: int, issue):
-        """Whether the reader is at the input's last word ``jb * L + jl == N - 1``: a register set by the
-        issue of the word before it (no comparator before the reservation of an output credit)."""
+        """Whether the reader is at the input's last word ``jb * L + jl == N - 1`` (:meth:`_last_flag`)."""
         if NB * L == 1:
             return Const(1)
-        last = Signal(name="lastj")
-        before = (jb == NB - 1) & (jl == L - 2) if L > 1 else jb == NB - 2
+        return self._last_flag(m, (jb == NB - 1) & (jl == L - 2) if L > 1 else jb == NB - 2, issue, "lastj")
+
+    @staticmethod
+    def _last_flag(m, before, issue, name: str):
+        """A register set by the issue at which ``before`` holds, the one before the last (no comparator
+        before the reservation of an output credit)."""
+        last = Signal(name=name)
         with m.If(issue):
             m.d.sync += last.eq(before)
         return last
+
+    def _double_buffer(self, m, full, NB: int, freed, half) -> Memory:
+        """The input's double buffer (2 x N / L words) and its writer (:meth:`_writer`): half k is ``full[k]``
+        from its last beat written to ``freed`` while ``half`` is k (its last word read)."""
+        # the halves are never read and written at once (the full flags), so no read-write bypass: without
+        # this Yosys put a LUT after the block RAM, which kept its output register in the fabric
+        buf = Memory(shape=self.lanes * self.in_width, depth=2 * NB, init=[], attrs={"no_rw_check": 1})
+        m.submodules.inputs = buf
+        filled, whalf = self._writer(m, buf, full, NB)
+        for k in (0, 1):      # both flags in one place: the writer may fill one half as the reader frees the other
+            m.d.sync += full[k].eq((full[k] & ~(freed & (half == k))) | (filled & (whalf == k)))
+        return buf
+
+    def _input_word(self, m, rp, jl):
+        """The input word of lane ``jl`` (given with ``rp``'s address) read at ``rp``, signed: its memory's output
+        registered (the block RAM's own output register: a block RAM's clock-to-out and the lane multiplexer
+        were the network's critical path into the multipliers), then selected and registered."""
+        words = Array([lane(register(m, rp.data, "in_word"), i, self.in_width) for i in range(self.lanes)])
+        return signed_register(m, words[register(m, jl, "jl_d", cycles=2)], word_range(self.in_width), "x")
 
     def _writer(self, m, buf, full, NB):
         """The input side: N / L beats into the free half of the double buffer; returns (a half is

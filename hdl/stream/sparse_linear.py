@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.hdl import Array, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Const, Module, Mux, Signal, signed
 from amaranth.lib.memory import Memory
 
 from winohdl.core.errors import WinohdlError
@@ -78,26 +78,20 @@ class SparseLinear(Linear):
         NB, E = N // L, len(self.walk.entries)
         finish = FINISH + LEAD + 1 + self.argmax_levels
         q = output_queue(m, self.m_axis, finish)
-        buf = Memory(shape=L * self.in_width, depth=2 * NB, init=[], attrs={"no_rw_check": 1})
-        m.submodules.inputs = buf
         full = [Signal(name="full0"), Signal(name="full1")]
         rhalf, e, issue = Signal(name="rhalf"), Signal(range(E), name="e"), Signal(name="issue")
-        last = self._last_entry(m, e, E, issue)
+        last = Const(1) if E == 1 else self._last_flag(m, e == E - 2, issue, "laste")
         m.d.comb += [issue.eq(Mux(rhalf, full[1], full[0]) & (~last | q.ok)), q.reserve.eq(issue & last)]
         with m.If(issue):
             m.d.sync += e.eq(Mux(last, 0, e + 1))
             with m.If(last):
                 m.d.sync += rhalf.eq(~rhalf)
         # a half is freed once its last entry's word is read, LEAD cycles after the issue
-        (filled, whalf), freed = self._writer(m, buf, full, NB), flag_chain(m, issue & last, LEAD, "freed")
         half = register(m, rhalf, "rhalf_d", cycles=LEAD)      # the half the entries in flight read
-        for k in (0, 1):
-            m.d.sync += full[k].eq((full[k] & ~(freed & (half == k))) | (filled & (whalf == k)))
+        rp = self._double_buffer(m, full, NB, flag_chain(m, issue & last, LEAD, "freed"), half).read_port()
         jb, jl, ws, sels = self._entry(m, e, NB, L)
-        rp = buf.read_port()
         m.d.comb += rp.addr.eq(Mux(half, NB, 0) + jb)
-        words = Array([lane(register(m, rp.data, "in_word"), i, self.in_width) for i in range(L)])
-        x = signed_register(m, words[register(m, jl, "jl_d", cycles=2)], word_range(self.in_width), "x")
+        x = self._input_word(m, rp, jl)
         valid = flag_chain(m, issue, 4 + LEAD, "valid")
         first = flag_chain(m, issue & (e == 0), 4 + LEAD, "first")
         pr = product_range(word_range(self.in_width), word_range(self.weight_width))
@@ -117,16 +111,6 @@ class SparseLinear(Linear):
         self._argmax(m, q, accs, done, Const(0), 1)
         m.d.comb += q.last.eq(flag_chain(m, issue & last, finish, "last"))
         return m
-
-    @staticmethod
-    def _last_entry(m, e, E: int, issue):
-        """Whether the walk is at its last entry: a register set by the issue of the entry before it."""
-        if E == 1:
-            return Const(1)
-        last = Signal(name="laste")
-        with m.If(issue):
-            m.d.sync += last.eq(e == E - 2)
-        return last
 
     def _entry(self, m, e, NB: int, L: int):
         """Entry ``e`` of the walk, read from a ROM and registered (LEAD cycles after ``e``): the input word's

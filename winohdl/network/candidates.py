@@ -61,7 +61,6 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-
 from hdl.options import DataValues
 from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError

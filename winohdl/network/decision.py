@@ -193,11 +193,16 @@ def linear_cycles(weights, attrs, decision: UnitDecision) -> int:
     return ColumnWalk.cycles(weights, decision.multipliers)
 
 
+def has_zeros(weights) -> bool:
+    """Whether ``weights`` (None: not known) has a zero a walking unit could skip."""
+    return weights is not None and np.count_nonzero(weights) < np.size(weights)
+
+
 def sparse_linear(weights, attrs) -> UnitDecision | None:
     """The linear unit walking the non-zero ``weights`` with the fewest multipliers whose walk is no longer than
     the input (a word a cycle), or None where no weight is zero (the dense unit, every output at once)."""
     from hdl.stream.sparse_linear import ColumnWalk
-    if weights is None or np.count_nonzero(weights) == np.size(weights):
+    if not has_zeros(weights):
         return None
     q = next(q for q in range(1, attrs.out_features + 1) if ColumnWalk.cycles(weights, q) <= attrs.in_features)
     return UnitDecision(attrs.out_features, multipliers=q)

@@ -160,9 +160,6 @@ def _linear(q: QuantLayer, flat_from, lanes: int, decision, in_bits: int) -> Lin
     M, parallel = w.shape[0], decision.lanes
     if M % parallel:
         raise WinohdlError(f"layer {q.name!r}: {parallel} outputs at once do not divide its {M} outputs")
-    if decision.multipliers is not None and parallel != M:
-        raise WinohdlError(f"layer {q.name!r}: a linear unit walking its non-zero weights gives all {M} outputs at "
-                           f"once, not {parallel}")
     return LinearStage(q.name, tuple(tuple(int(v) for v in row) for row in w), tuple(int(b) for b in q.bias),
                        lanes, parallel, in_bits=in_bits, multipliers=decision.multipliers or 0)
 

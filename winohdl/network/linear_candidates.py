@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hdl.stream.sparse_linear import ColumnWalk
-
 from .budget import Memory
 from .candidates import Candidate, Context, divisors
 from .cells import REQUANT_LOGIC
-from .decision import UnitDecision
+from .decision import UnitDecision, has_zeros, linear_cycles
 from .graph import Node
 
 
@@ -26,11 +24,11 @@ def linear_candidates(node: Node, ctx: Context, weights=None) -> list[Candidate]
             dsp = lo * li * ctx.dsp_per_multiplier(dw, kw)
             if dsp > ctx.budget.dsp and lo * li > 1:
                 break
-            cycles = fi * fo // (lo * li)
+            decision = UnitDecision(lo)
+            cycles = linear_cycles(weights, node.attrs, decision)
             mem = ctx.memory([Memory(lo * li, cycles, kw), Memory(li, fi // li, dw)])
             logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
-            out.append(Candidate(node.name, UnitDecision(lo), "linear", lo * li, dsp, mem.bram, logic, cycles,
-                                 cycles))
+            out.append(Candidate(node.name, decision, "linear", lo * li, dsp, mem.bram, logic, cycles, cycles))
     return out + _walking_linear(node, weights, ctx, acc)
 
 
@@ -38,7 +36,7 @@ def _walking_linear(node: Node, weights, ctx: Context, acc: int) -> list[Candida
     """A linear layer's units walking its non-zero ``weights`` (:class:`hdl.stream.sparse_linear.SparseLinear`),
     Q = 1 up to the most non-zeros of a column (more would only idle): the walk's memory (column, Q weights and
     their rows an entry), every output's accumulator, each adding Q selected products."""
-    if weights is None or np.count_nonzero(weights) == np.size(weights):
+    if not has_zeros(weights):
         return []
     fi, fo, dw, kw = node.attrs.in_features, node.attrs.out_features, ctx.data_width, ctx.kernel_width
     out = []
@@ -46,10 +44,10 @@ def _walking_linear(node: Node, weights, ctx: Context, acc: int) -> list[Candida
         dsp = q * ctx.dsp_per_multiplier(dw, kw)
         if dsp > ctx.budget.dsp and q > 1:
             break
-        cycles = ColumnWalk.cycles(weights, q)
+        decision = UnitDecision(fo, multipliers=q)
+        cycles = linear_cycles(weights, node.attrs, decision)
         entry = max(1, fi - 1).bit_length() + q * (kw + fo.bit_length())
         mem = ctx.memory([Memory(1, cycles, entry), Memory(1, fi, dw)])
         logic = fo * (acc + q * (dw + kw) + REQUANT_LOGIC) + mem.logic + 100
-        out.append(Candidate(node.name, UnitDecision(fo, multipliers=q), "linear", q, dsp, mem.bram, logic, cycles,
-                             cycles))
+        out.append(Candidate(node.name, decision, "linear", q, dsp, mem.bram, logic, cycles, cycles))
     return out

@@ -28,7 +28,7 @@ from .decision import (DATA_WIDTH, KERNEL_WIDTH, EngineDecision, UnitDecision, e
 from .trained import data_word, kernel_width
 from .graph import DECIDED, Graph, Kind
 from .plan import NetworkPlan
-from .shortcut import node_cycles, with_shortcuts
+from .shortcut import engine_plan, node_cycles, with_shortcuts
 
 
 WORD_LANES = 16
@@ -44,13 +44,10 @@ def _busiest(decide, rank: int) -> EngineDecision:
     overlap) with the fold whose multipliers x cycles a frame are fewest (the faster on a tie): fewer
     multipliers than positions where the input stream would leave them idle."""
     from hdl.engine.modes import Buffering
-    from hdl.engine.plan import plan_engine
-    from .candidates import datapath
     best = None
     for fold in (f for f in range(1, rank + 1) if rank % f == 0):
         d = decide(buffering=Buffering.RINGS, word_fold=fold)
-        o = d.options
-        plan = plan_engine(o, datapath(o.geometry, o.data_width, o.kernel_width, o.data_values), d.kind)
+        plan = engine_plan(d)
         work = plan.multipliers * plan.performance.period
         if best is None or work < best[0]:
             best = (work, d)
