@@ -2,7 +2,8 @@
 retrained under their masks; accuracy, products per frame counted from the weights, zero operands, Verilator.
 
     .venv/bin/python bench/pruning.py [--examples digits,mnist] [--fractions 0,0.5,0.8,0.9,0.95] [--retrain N]
-                                      [--sim 1000] [--hardware] [--threads 1] [-o build/bench/pruning.json]
+                                      [--sim 1000 [--synth] [--networks ...] [--pnr-timeout 1800]]
+                                      [--hardware] [--threads 1] [-o build/bench/pruning.json]
 
 Per example (examples/digits, examples/mnist: trained dense as their train.py does, one thread unless
 --threads, seeded) and per fraction pruned (0: the dense network retrained as long, the baseline), the
@@ -16,8 +17,7 @@ network quantised (the integer model; in the Winograd domain its layers quantise
 convolutions, U int8 per output channel: winohdl/network/winograd_tiles.py), and the products per frame an engine that skips zero weights would make, counted from
 the weights (winograd_layer.multiplications: non-zero spatial weights x output positions for direct
 engines; non-zero U x tiles for F(2x2,3x3) engines, U = G g of a spatial kernel; the linear layer its
-non-zeros), as a share of the dense direct network's. Counted, not measured hardware: the engines do
-not skip zeros yet.
+non-zeros), as a share of the dense direct network's.
 
 Zero operands (winohdl/network/zero_operands.py) of the dense and the 90% global networks (spatial and
 Winograd domain; the latter has no direct products), per
@@ -32,7 +32,9 @@ engines of their card reading the trained U), and the 80% balanced Winograd-doma
 word-sparse engines where the plan takes them), of each example planned, quantised (calibrated on
 256 training images) and built as ``winohdl network`` builds them (the Python API), and the first N
 held-out images streamed through network.v on Verilator, every logit checked against the integer model
-(``--synth``: and each mapped by Yosys for ECP5 and placed by nextpnr, 3 seeds).
+(``--synth``: and each mapped by Yosys for ECP5 and placed by nextpnr, 3 seeds of at most
+``--pnr-timeout`` seconds each); ``--networks global,global-winograd`` picks among dense, global,
+global-winograd and balanced.
 Every row is stamped (date, commit, machine). Writes the rows to ``-o`` and the zero operands beside it
 (``pruning_zeros.json``).
 """
@@ -60,6 +62,9 @@ MACHINE = "shared 2-core machine (loaded)"
 SPATIAL, WINOGRAD = P.Domain.SPATIAL, P.Domain.WINOGRAD
 SIM_FRACTION = 0.9
 BALANCED_SIM = 0.8      # the balanced Winograd-domain network simulated (and synthesised) beside them
+# --networks' names for the networks --sim streams
+SIM_NETWORKS = {"dense": "dense", "global": "90% global", "global-winograd": "90% global, Winograd domain",
+                "balanced": "80% balanced, Winograd domain"}
 
 
 def _load(name: str, path: str):
@@ -232,9 +237,11 @@ def zeros(example, name: str, model, split, calibration: int) -> list[dict]:
             for z in rows]
 
 
-def simulate(example, name: str, model, split, calibration: int, images: int, work: Path, synth: bool = False) -> dict:
+def simulate(example, name: str, model, split, calibration: int, images: int, work: Path,
+             pnr_timeout: float | None = None) -> dict:
     """The network planned, quantised and built as ``winohdl network`` does, ``images`` held-out images
-    streamed through it on Verilator; ``synth``: mapped by Yosys for ECP5 and placed by nextpnr (3 seeds)."""
+    streamed through it on Verilator; ``pnr_timeout``: mapped by Yosys for ECP5 and placed by nextpnr (3
+    seeds, each within that many seconds)."""
     from winohdl.network import api
     t0 = time.monotonic()
     work.mkdir(parents=True, exist_ok=True)
@@ -252,15 +259,16 @@ def simulate(example, name: str, model, split, calibration: int, images: int, wo
     out = {"example": example.name, "network": name, "images": s.images, "passed": s.passed and not onnx,
            "checked": s.checked, "cycles": s.cycles, "plan_cycles": plans.winograd.cycles,
            "dsp": plans.winograd.totals["dsp"], "seconds": round(time.monotonic() - t0, 1), **_stamp()}
-    if synth:
-        y = api.synthesise(net, "ecp5", 3, 1800.0)
+    if pnr_timeout is not None:
+        y = api.synthesise(net, "ecp5", 3, pnr_timeout)
         out["synth"] = {"dsps": y.dsps, "brams": y.brams, "logic": y.logic, "ffs": y.ffs, "fmax": y.fmax}
         print(f"  Yosys/nextpnr ECP5: {out['synth']}")
     return out
 
 
 def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path,
-          with_hardware: bool = False, synth: bool = False) -> tuple[list, list, list]:
+          with_hardware: bool = False, pnr_timeout: float | None = None,
+          networks: set[str] | None = None) -> tuple[list, list, list]:
     prune_mod, example = ex["_prune"], ex[name]
     epochs = example.retrain_epochs if retrain is None else retrain
     t0 = time.monotonic()
@@ -284,9 +292,9 @@ def bench(name: str, ex: dict, fractions, retrain, sim: int, work: Path,
     picked = {k: v for k, v in (("dense", models.get((0, SPATIAL))), ("90% global", models.get((SIM_FRACTION, SPATIAL))),
                                 ("90% global, Winograd domain", models.get((SIM_FRACTION, P.Domain.WINOGRAD))),
                                 ("80% balanced, Winograd domain", models.get("balanced")))
-              if v is not None}
+              if v is not None and (networks is None or k in {SIM_NETWORKS[n] for n in networks})}
     zero_rows = [z for k, m in picked.items() for z in zeros(example, k, m, split, cal)]
-    sims = [simulate(example, k, m, split, cal, sim, work, synth) for k, m in picked.items()] if sim else []
+    sims = [simulate(example, k, m, split, cal, sim, work, pnr_timeout) for k, m in picked.items()] if sim else []
     return rows, zero_rows, sims
 
 
@@ -299,6 +307,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hardware", action="store_true", help="each row planned on LFE5U-85F (Winograd and direct)")
     ap.add_argument("--synth", action="store_true", help="with --sim: the simulated networks on ECP5 (Yosys, nextpnr)")
+    ap.add_argument("--pnr-timeout", type=float, default=1800.0, help="seconds a nextpnr seed (default 1800)")
+    ap.add_argument("--networks", default=None,
+                    help=f"with --sim: which of {', '.join(SIM_NETWORKS)} (default all)")
     ap.add_argument("-o", default="build/bench/pruning.json")
     a = ap.parse_args(argv)
     ex = examples()
@@ -306,8 +317,11 @@ def main(argv=None) -> int:
     try:
         fractions = [float(f) for f in a.fractions.split(",")]
         rules(fractions)
+        networks = None if a.networks is None else set(a.networks.split(","))
         if not set(names) <= {"digits", "mnist"} or a.sim < 0 or not 1 <= a.threads <= 64:
             raise ValueError("--examples takes digits and mnist, --sim >= 0, --threads 1 to 64")
+        if networks is not None and not networks <= SIM_NETWORKS.keys() or not a.pnr_timeout > 0:
+            raise ValueError(f"--networks takes {', '.join(SIM_NETWORKS)}; --pnr-timeout > 0")
     except (ValueError, P.WinohdlError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -317,7 +331,8 @@ def main(argv=None) -> int:
     out = Path(a.o)
     rows, zero_rows, sims = [], [], []
     for name in names:
-        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks", a.hardware, a.synth)
+        r, z, s = bench(name, ex, fractions, a.retrain, a.sim, out.parent / "pruning_networks", a.hardware,
+                        a.pnr_timeout if a.synth else None, networks)
         rows, zero_rows, sims = rows + r, zero_rows + z, sims + s
     result = {"what": "the digits and MNIST CNNs pruned and retrained under their masks: held-out accuracy and "
                       "products per frame counted from the weights (bench/pruning.py)",
