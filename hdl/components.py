@@ -212,11 +212,11 @@ def split_levels(a_width: int, b_width: int) -> int:
 
 
 def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name: str, split: bool = False,
-                 kind: MultiplierKind = MultiplierKind.DSP):
+                 kind: MultiplierKind = MultiplierKind.DSP, span: int = 1):
     """``a * b`` at ``width`` bits, ``registers + levels`` reset-less registers later.
 
     ``kind`` FABRIC: built in the fabric (:func:`hdl.fabric.fabric_product`, no split), its adder tree
-    registered within the same latency.
+    registered within the same latency, ``span`` levels between registers.
 
     Unsplit: the product, then that many registers (the first ones a DSP block absorbs). Split
     (:func:`operand_chunks`, deep pipelines): every partial product is its own multiplier with
@@ -225,7 +225,7 @@ def emit_product(m: Module, a, b, width: int, registers: int, levels: int, name:
     """
     a, b = Value.cast(a), Value.cast(b)
     if kind is MultiplierKind.FABRIC:
-        return delay(m, fabric_product(m, a, b, width, registers, name), levels, f"{name}_bal")
+        return delay(m, fabric_product(m, a, b, width, registers, name, span), levels, f"{name}_bal")
     if not split or max(len(a), len(b)) <= DSP_OPERAND_BITS:
         p = Signal(signed(width), name=name)
         m.d.comb += p.eq(a * b)

@@ -46,6 +46,20 @@ class MultiplierKind(enum.Enum):
     FABRIC = "fabric"
 
 
+class FabricTree(enum.Enum):
+    """How often a fabric multiplier's adder tree is registered (:func:`hdl.fabric.tree_cuts`): after
+    ``every-level`` (its fastest path: the partial products' selects and one adder), or after
+    ``every-second-level`` (a third fewer flip-flops for two adders a path), where flip-flops bind."""
+
+    EVERY_LEVEL = "every-level"
+    EVERY_SECOND_LEVEL = "every-second-level"
+
+    @property
+    def span(self) -> int:
+        """Adder levels between two registers."""
+        return 1 if self is FabricTree.EVERY_LEVEL else 2
+
+
 class DataValues(enum.Enum):
     """What the d words hold: any value of their two's-complement width (``signed``), or only the
     non-negative ones (``non-negative``: ``[0, 2**(w-1) - 1]``, an unsigned ``w - 1``-bit activation

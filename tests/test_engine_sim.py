@@ -46,8 +46,8 @@ CASES = {
                      "ring by row and frame bit), C=11, K=8", ("2x2", "3x3", "1", "1"), (10, 5), (1, 1), 11, 8, 1, 1,
                      {"input_transform": "serial", "buffering": "rings"}),
     "fabric": ("PK=2, the second lane's multipliers in the fabric (radix-4 Booth, its tree in the product "
-               "registers), deep, dilation 2", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 4, 2, 1,
-               {"pipeline": "deep", "fabric_lanes": 1}),
+               "registers, every second level), deep, dilation 2", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 4, 2,
+               1, {"pipeline": "deep", "fabric_lanes": 1, "fabric_tree": "every-second-level"}),
     "depthwise": ("depthwise 3x3 expanded dense, PK = PC = 2 lanes aligned to the channels: 2 of 4 lanes and "
                   "2 of 4 blocks built and visited", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 4, 4, 2, 2,
                   {"kernel_mask": KernelMask.depthwise(4, 4)}),

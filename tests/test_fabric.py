@@ -10,15 +10,16 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from hdl.components import emit_product
-from hdl.fabric import booth_digits, fabric_bits, fabric_product
+from hdl.fabric import booth_digits, fabric_bits, fabric_product, fitted_register_bits, register_bits, tree_cuts
 from hdl.options import MultiplierKind
+from hdl.pipeline import delay
 from hdl.verilog import to_verilog
 
 
-def _products(na: int, nb: int, width: int, registers: int, pairs):
+def _products(na: int, nb: int, width: int, registers: int, pairs, span: int = 1):
     m = Module()
     a, b = Signal(signed(na)), Signal(signed(nb))
-    p = fabric_product(m, a, b, width, registers, "p")
+    p = fabric_product(m, a, b, width, registers, "p", span)
     sim, got = Simulator(m), []
     if registers:
         sim.add_clock(1e-6)
@@ -38,34 +39,54 @@ def _wrap(v: int, width: int) -> int:
     return (v + (1 << width - 1)) % (1 << width) - (1 << width - 1)
 
 
-@pytest.mark.parametrize("na, nb, width, registers", [
-    (4, 4, 8, 0),      # combinational, full product
-    (5, 3, 8, 3),      # odd multiplier width: its sign bit repeated into the last digit
-    (3, 6, 9, 3),      # the narrower operand recoded whatever the order
-    (6, 6, 7, 3),      # a product word narrower than the product (kept modulo 2^7)
-    (7, 7, 14, 1),     # fewer registers than tree levels: the tree's last level registered
+@pytest.mark.parametrize("na, nb, width, registers, span", [
+    (4, 4, 8, 0, 1),      # combinational, full product
+    (5, 3, 8, 3, 1),      # odd multiplier width: its sign bit repeated into the last digit
+    (3, 6, 9, 3, 1),      # the narrower operand recoded whatever the order
+    (6, 6, 7, 3, 1),      # a product word narrower than the product (kept modulo 2^7)
+    (7, 7, 14, 1, 1),     # fewer registers than tree levels: the tree's last level registered
+    (8, 7, 15, 3, 2),     # registered every second level, the register left over delaying the product
+    (7, 8, 13, 2, 3),     # three levels a register: one cut, one delay
+    (7, 8, 6, 3, 2),      # a word narrower than the last digit's offset: that digit dropped, the one before last
 ])
-def test_every_product_is_exact(na, nb, width, registers):
+def test_every_product_is_exact(na, nb, width, registers, span):
     pairs = list(itertools.product(range(-(1 << na - 1), 1 << na - 1), range(-(1 << nb - 1), 1 << nb - 1)))
-    got = _products(na, nb, width, registers, pairs)
+    got = _products(na, nb, width, registers, pairs, span)
     assert got == [_wrap(x * y, width) for x, y in pairs]
 
 
-def test_wide_extremes_are_exact():
+@pytest.mark.parametrize("span", [1, 2])
+def test_wide_extremes_are_exact(span):
     """The engines' widest operands (F(4x4,3x3): 14 x 13 bits), at every corner and the registers of a DSP."""
     corners = [-(1 << 13), (1 << 13) - 1, -1, 0, 1]
     pairs = [(x, y) for x in corners for y in (-(1 << 12), (1 << 12) - 1, -1, 0, 1)] + [(5461, -2731), (-8191, 4095)]
-    assert _products(14, 13, 27, 3, pairs) == [_wrap(x * y, 27) for x, y in pairs]
+    assert _products(14, 13, 27, 3, pairs, span) == [_wrap(x * y, 27) for x, y in pairs]
+
+
+def test_tree_cuts():
+    # three levels (5 to 8 addends) in three registers: every level, or levels 1 and 2 and a delay
+    assert tree_cuts(3, 3) == {0, 1, 2} and tree_cuts(3, 3, 2) == {1, 2} and tree_cuts(3, 3, 3) == {2}
+    assert tree_cuts(4, 3, 2) == {1, 3} and tree_cuts(5, 3, 2) == {1, 3, 4}
+    assert tree_cuts(4, 1) == {3} and tree_cuts(4, 2) == {1, 3}   # too few registers: longer spans
+    assert tree_cuts(0, 3) == set() and tree_cuts(3, 0) == set()
+    for depth, registers, span in itertools.product(range(1, 8), range(1, 5), range(1, 4)):
+        cuts = sorted(tree_cuts(depth, registers, span))
+        gaps = [b - a for a, b in zip([-1] + cuts, cuts)]
+        assert cuts[-1] == depth - 1 and len(cuts) <= registers
+        assert max(gaps) <= max(span, -(-depth // registers))
 
 
 class _OneProduct(wiring.Component):
-    def __init__(self, kind):
-        self._kind = kind
+    """10 x 12 bits, registered operands, the product three registers later."""
+
+    def __init__(self, kind, span: int = 1):
+        self._kind, self._span = kind, span
         super().__init__({"a": In(signed(10)), "b": In(signed(12)), "p": Out(signed(22))})
 
     def elaborate(self, platform):
         m = Module()
-        m.d.comb += self.p.eq(emit_product(m, self.a, self.b, 22, 3, 0, "p", split=True, kind=self._kind))
+        a, b = delay(m, self.a, 1, "a"), delay(m, self.b, 1, "b")
+        m.d.comb += self.p.eq(emit_product(m, a, b, 22, 3, 0, "p", split=True, kind=self._kind, span=self._span))
         return m
 
 
@@ -73,6 +94,22 @@ def test_the_fabric_kind_writes_no_multiplication():
     """Yosys maps every ``$mul`` to a DSP block: the fabric product's Verilog has none, the DSP one has one."""
     fabric, dsp = (to_verilog(_OneProduct(k), "top") for k in (MultiplierKind.FABRIC, MultiplierKind.DSP))
     assert " * " not in fabric and dsp.count(" * ") == 1
+
+
+@pytest.mark.parametrize("span, fewer", [(1, 0), (2, 36)])
+def test_register_bits_are_yosys_flip_flops(tmp_path, span, fewer):
+    """The planner's count of a fabric product's flip-flops against Yosys's mapping for ECP5 (10 x 12 bits,
+    the engine's three product registers; the operands' registers, 22, counted apart): never under, at
+    most 4 over (Yosys drops a few constant bits); every second level registered holds 36 fewer."""
+    from synth.yosys import SYNTH_SCRIPT, parse_stat, run_synth_script
+    from winohdl.core.device import FAMILY_DEVICES
+    (tmp_path / "top.v").write_text(to_verilog(_OneProduct(MultiplierKind.FABRIC, span), "top"))
+    run_synth_script(f"read_verilog top.v; {SYNTH_SCRIPT['ecp5'].format(top='top')}; tee -q -o stat.json stat -json",
+                     tmp_path, "yosys.log", "10x12")
+    kinds = FAMILY_DEVICES["ecp5"].cells_by_kind(parse_stat(tmp_path / "stat.json"))
+    mapped = sum(kinds.get("ff", {}).values()) - 22
+    model = register_bits(10, 12, 22, 3, span)
+    assert 0 <= model - mapped <= 4 and fitted_register_bits(10, 12, 22, 3) - model == 10 + fewer
 
 
 def test_structure_counts():

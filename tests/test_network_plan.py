@@ -12,7 +12,7 @@ from hdl.engine.modes import Buffering, EngineKind, EnginePipeline, TileMemory, 
 from hdl.engine.options import EngineOptions
 from hdl.engine.plan import plan_engine
 from hdl.fabric import fabric_bits
-from hdl.options import MultiplierKind
+from hdl.options import FabricTree, MultiplierKind
 from winohdl.cli import main
 from winohdl.core.device import ECP5_PARTS, XC7_PARTS
 from winohdl.core.errors import WinohdlError
@@ -274,6 +274,27 @@ def test_fabric_multipliers_raise_a_dsp_bound_plan(digits, dsp):
     # the decision travels through plan.json and is checked against its convolution again
     again = NetworkPlan.from_json(json.loads(json.dumps(soft.to_json())))
     assert [x.decision for x in again.layers] == [x.decision for x in soft.layers]
+
+
+def test_fabric_trees_registered_every_second_level_where_flip_flops_bind(digits):
+    """Within 30 DSP blocks the digits plan takes 256 cycles a frame with 4 fabric lanes; 500 flip-flops fewer
+    than that plan takes, it is as fast only with the fabric lanes' trees registered every second level
+    (the engines without fabric lanes keep every level); with no flip-flop limit, every level."""
+    free = Budget(30, PART.bram_capacity, PART.lut_capacity)
+    every = plan_network(digits, PART, free, DEFAULT_CLOCK_MHZ, derive=False)
+    trees = lambda p: {x.decision.options.fabric_tree for x in p.layers if x.decision.fabric_lanes}  # noqa: E731
+    assert every.cycles == 256 and trees(every) == {FabricTree.EVERY_LEVEL}
+    tight = plan_network(digits, PART, replace(free, ff=every.totals["ff"] - 500), DEFAULT_CLOCK_MHZ, derive=False)
+    assert tight.fits and tight.cycles == 256 and tight.totals["ff"] < every.totals["ff"] - 500
+    assert trees(tight) == {FabricTree.EVERY_SECOND_LEVEL}
+    assert all(x.decision.options.fabric_tree is FabricTree.EVERY_LEVEL for x in tight.layers
+               if not isinstance(x.decision, UnitDecision) and not x.decision.fabric_lanes)
+    assert any(n.startswith("flip-flops bound the plan, so the fabric multipliers' adder trees") for n in tight.notes)
+    again = NetworkPlan.from_json(json.loads(json.dumps(tight.to_json())))
+    assert [x.decision for x in again.layers] == [x.decision for x in tight.layers]
+    without = plan_network(digits, PART, replace(free, ff=every.totals["ff"] - 500), DEFAULT_CLOCK_MHZ,
+                           derive=False, fabric=False)
+    assert without.cycles > 256
 
 
 def test_fabric_multipliers_fit_where_dsp_blocks_alone_do_not(digits):

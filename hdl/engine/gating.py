@@ -77,5 +77,6 @@ def multiply(m: Module, p, data, weight, width: int, name: str, kind, gated: "Ga
     bits through the product registers of plan ``p`` (:func:`~hdl.components.emit_product`, split where
     deep); ``gated``: the weight held with ``data``'s zero flag (``key``) and the product zeroed on it."""
     weight = gated.weight(m, weight, key, name) if gated else weight
-    prod = emit_product(m, data, weight, width, PRODUCT_REGISTERS, p.split_levels, name, split=True, kind=kind)
+    prod = emit_product(m, data, weight, width, PRODUCT_REGISTERS, p.split_levels, name, split=True, kind=kind,
+                        span=p.options.fabric_tree.span)
     return gated.product(m, prod, key, p, name) if gated else prod

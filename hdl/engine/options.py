@@ -23,10 +23,10 @@ from functools import cached_property
 from itertools import product
 
 from winohdl.core.errors import WinohdlError
-from winohdl.core.geometry import MAX_AXES, Geometry
+from winohdl.core.geometry import Geometry, parse_axes  # noqa: F401  (parse_axes: re-exported)
 from winohdl.core.limits import Limit
 
-from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, KernelTransform, MultiplierKind, choice, data_range
+from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, FabricTree, KernelTransform, MultiplierKind, choice, data_range
 from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule, check_masks
 from .modes import Buffering, EngineKind, EnginePipeline, Gating, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401,E501  (EngineKind: re-exported)
 
@@ -52,15 +52,6 @@ def _ints(name: str, values, axes: int, minimum: int) -> tuple[int, ...]:
     return values
 
 
-def parse_axes(text: str, name: str) -> tuple[int, ...]:
-    """``"32x32"`` -> (32, 32); one-line error otherwise."""
-    items = [i.strip() for i in str(text).lower().split("x")]
-    if not items or not all(i.isascii() and i.isdigit() and len(i) <= 9 for i in items) or len(items) > MAX_AXES:
-        raise WinohdlError(f"--{name} must be 1 to {MAX_AXES} whole numbers separated by 'x' (e.g. 32x32), "
-                           f"got {str(text)[:40]!r}")
-    return tuple(int(i) for i in items)
-
-
 def _check_width(name: str, w) -> None:
     if isinstance(w, bool) or not isinstance(w, int) or not MIN_WIDTH <= w <= MAX_WIDTH:
         raise WinohdlError(f"unsupported {name} {w!r}: choose {MIN_WIDTH}..{MAX_WIDTH} bits")
@@ -77,11 +68,11 @@ def _hash(mask) -> str:        # a short content hash: engines of different mask
 
 _MODES = {"kernel_transform": KernelTransform, "pipeline": EnginePipeline, "output_transform": OutputTransform,
           "input_transform": InputTransform, "buffering": Buffering, "data_values": DataValues,
-          "tile_memory": TileMemory, "weight_store": WeightStore, "gating": Gating}
+          "tile_memory": TileMemory, "weight_store": WeightStore, "gating": Gating, "fabric_tree": FabricTree}
 
 _OPTIONAL = {"kernel_mask": None, "data_values": DataValues.SIGNED, "tile_memory": TileMemory.BLOCK,  # in JSON
              "weight_store": WeightStore.TRANSFORMED, "gating": Gating.NONE, "word_mask": None,
-             "word_fold": 1}  # where not these
+             "word_fold": 1, "fabric_tree": FabricTree.EVERY_LEVEL}  # where not these
 
 
 @dataclass(frozen=True)
@@ -115,6 +106,8 @@ class EngineOptions:
         How many of the PK output lanes (the last ones) build their multipliers in the fabric
         (:class:`hdl.options.MultiplierKind`, :meth:`multiplier_kind`), 0 to PK; the others use the
         hard multiplier blocks. The lanes compute the same products at the same latency either way.
+    fabric_tree : FabricTree
+        How often the fabric lanes' adder trees are registered (every level, the default).
     kernel_mask : KernelMask or None
         The kernels known to be zero when the engine is generated (:mod:`hdl.engine.sparsity`): the
         walker skips the blocks of zeros and the multipliers of lanes that are zero in every block
@@ -161,6 +154,7 @@ class EngineOptions:
     gating: Gating = Gating.NONE
     word_mask: WordMask | None = None
     word_fold: int = 1
+    fabric_tree: FabricTree = FabricTree.EVERY_LEVEL
 
     def __post_init__(self):
         g = self.geometry
@@ -447,7 +441,8 @@ class EngineOptions:
                 + ("_gstore" if self.weight_store is WeightStore.KERNELS else "")
                 + ("_gated" if self.gating is Gating.ZERO_OPERAND else "")
                 + (f"_w{_hash(self.word_mask)}" if self.word_mask is not None else "")
-                + (f"_f{self.word_fold}" if self.word_fold > 1 else ""))
+                + (f"_f{self.word_fold}" if self.word_fold > 1 else "")
+                + ("_ft2" if self.fabric_lanes and self.fabric_tree is not FabricTree.EVERY_LEVEL else ""))
 
     def to_json(self) -> dict:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,

@@ -215,3 +215,12 @@ def parse_int_list(text: str, what: str) -> list[int]:
     if len(set(values)) != len(values):
         raise WinohdlError(f"{what} {_clip(text)!r} names one size twice")
     return values
+
+
+def parse_axes(text: str, name: str) -> tuple[int, ...]:
+    """``"32x32"`` -> (32, 32); one-line error otherwise."""
+    items = [i.strip() for i in str(text).lower().split("x")]
+    if not items or not all(i.isascii() and i.isdigit() and len(i) <= 9 for i in items) or len(items) > MAX_AXES:
+        raise WinohdlError(f"--{name} must be 1 to {MAX_AXES} whole numbers separated by 'x' (e.g. 32x32), "
+                           f"got {str(text)[:40]!r}")
+    return tuple(int(i) for i in items)

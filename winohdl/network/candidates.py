@@ -61,7 +61,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from hdl.options import DataValues
+from hdl.options import DataValues, FabricTree
 from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
@@ -106,8 +106,9 @@ class Candidate:
 
     @property
     def ff(self) -> int:
-        """Flip-flops, a model (:func:`flip_flops`)."""
-        return flip_flops(self.decision, self.logic, self.dsp)
+        """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out."""
+        cut = self.fabric_lanes * self.lane.unregistered if self.fabric_lanes else 0
+        return flip_flops(self.decision, self.logic, self.dsp) - cut
 
     @property
     def fabric_lanes(self) -> int:
@@ -120,8 +121,9 @@ class Candidate:
         from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
         from winohdl.core.limits import lifted
         d, n = self.decision, lanes - self.fabric_lanes
+        tree = self.lane.tree if lanes else FabricTree.EVERY_LEVEL
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
-            decision = replace(d, options=replace(d.options, fabric_lanes=lanes))
+            decision = replace(d, options=replace(d.options, fabric_lanes=lanes, fabric_tree=tree))
         c = Candidate(self.node, decision, self.algorithm, self.multipliers, self.dsp - n * self.lane.dsp, self.bram,
                       self.logic + n * self.lane.logic, self.bound, self._period, self.lane)
         c._cycles = self._cycles
@@ -145,10 +147,14 @@ class Candidate:
 @dataclass(frozen=True)
 class LaneCost:
     """One output lane's multipliers (PC x R, or PC x |y||g| direct): the DSP blocks they take as hard
-    blocks, the logic they take in the fabric (the device table's rule, :class:`FabricMultiplier`)."""
+    blocks, the logic they take in the fabric (the device table's rule, :class:`FabricMultiplier`), and
+    the flip-flops their trees there (built as ``tree``) do not register that the flip-flop model counts
+    (:func:`flip_flops` was fitted on trees registered at every level; :func:`hdl.fabric.register_bits`)."""
 
     dsp: int
     logic: int
+    unregistered: int = 0
+    tree: FabricTree = FabricTree.EVERY_LEVEL
 
 
 def winograd_geometries(node: Node, in_shape: tuple[int, ...]) -> list[Geometry]:
@@ -238,6 +244,7 @@ class Context:
     data_width: int = DATA_WIDTH
     kernel_width: int = KERNEL_WIDTH
     fabric: bool = False   # multipliers may be built in the fabric (where the part has a rule for them)
+    fabric_tree: FabricTree = FabricTree.EVERY_LEVEL     # how their trees are registered
     data_values: DataValues = DataValues.SIGNED   # non-negative: an unsigned activation's words
 
     @property
@@ -394,8 +401,14 @@ def lane_cost(plan, dp, ctx: Context) -> LaneCost:
     # the most any output lane keeps (:mod:`hdl.engine.sparsity`; exact for a depthwise layer)
     live = max(sum((pk, pc) in o.blocks.lanes for pc in range(o.PC)) for pk in range(o.PK))
     dsp = live * sum(ctx.dsp_per_multiplier(v, u) for v, u, _ in pairs)
-    logic = live * sum(ctx.fabric_logic(v, u, w) for v, u, w in pairs) if ctx.fabric_allowed else 0
-    return LaneCost(dsp, logic)
+    if not ctx.fabric_allowed:
+        return LaneCost(dsp, 0)
+    from hdl.engine.latency import PRODUCT_REGISTERS as R
+    from hdl.fabric import fitted_register_bits, register_bits
+    logic = live * sum(ctx.fabric_logic(v, u, w) for v, u, w in pairs)
+    span = ctx.fabric_tree.span
+    cut = live * sum(fitted_register_bits(v, u, w, R) - register_bits(v, u, w, R, span) for v, u, w in pairs)
+    return LaneCost(dsp, logic, cut, ctx.fabric_tree)
 
 
 FABRIC_STEPS = 4

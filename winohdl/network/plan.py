@@ -28,19 +28,20 @@ import math
 import time
 from dataclasses import dataclass, field, replace
 
-from hdl.engine.sparsity import BlockSchedule
+from hdl.options import FabricTree
 from winohdl.core import progress
 from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
 
 from .budget import RESOURCES, Budget
-from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, divisors, engine_bound,
-                         other_candidates, refill_dsp, winograd_geometries)
+from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, other_candidates, refill_dsp,
+                         winograd_geometries)
 from .fold import fold, least_dsp, over, totals
 from .shortcut import sized_adds
 from .verdict import fits_text, verdict, weights_bits
-from .decision import Decision, decision_from_json, engine_decision, label, layer_mask, word_mask
+from .decision import Decision, decision_from_json, layer_mask, word_mask
 from .graph import DECIDED, Graph, Kind
+from .lazy_cards import lazy_could_help, lazy_geometries
 from .trained import data_word, kernel_width
 
 FORMAT = "winohdl-plan/2"   # /2: each layer holds its decision (the engine's options, or lanes)
@@ -275,48 +276,6 @@ def _mask(graph: Graph, n):
     return layer_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None
 
 
-def _lazy_geometries(graph: Graph) -> list[str]:
-    shapes = {n.name: n.shape for n in graph.nodes}
-    found = {label(g) for n in graph.nodes if n.kind == Kind.CONV and not n.attrs.grouped
-             for g in winograd_geometries(n, shapes[n.inputs[0]]) if g.lower_bound() > EAGER_RANK}
-    return sorted(found)
-
-
-def _lazy_could_help(graph: Graph, eager: dict, folding, budget: Budget) -> bool:
-    """Whether a plan one cycle faster could fit the DSP budget if the lazy cards were planned too: a
-    bound that needs no datapath (a candidate's cycles are at least its bound, and each multiplier
-    takes a DSP block), summed over the nodes; False means deriving them cannot pay."""
-    target = max(c.cycles for c in folding.chosen.values()) - 1
-    shapes = {n.name: n.shape for n in graph.nodes}
-    need = 0
-    for n in graph.nodes:
-        if n.name not in eager:
-            continue
-        best = min((c.dsp for c in eager[n.name] if c.bound <= target), default=math.inf)
-        if n.kind == Kind.CONV:
-            a, x, mask = n.attrs, shapes[n.inputs[0]], _mask(graph, n)
-            for g in winograd_geometries(n, x):
-                if g.lower_bound() <= EAGER_RANK:
-                    continue
-                for pk in divisors(a.out_channels):
-                    for pc in divisors(a.in_channels):
-                        # (the lanes a kernel mask leaves: not monotonic in PC, so no early stop then)
-                        lanes = pk * pc if mask is None else len(BlockSchedule.make(mask, pk, pc).lanes)
-                        mult = lanes * g.lower_bound()
-                        if mult >= best:
-                            if mask is None:
-                                break
-                            continue
-                        o = engine_decision(a, x, g.output, pk, pc, kernel_mask=mask).options
-                        if engine_bound(o) <= target:
-                            best = mult
-                            break
-        need += best
-        if need > budget.dsp:
-            return False
-    return True
-
-
 def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
     out = []
     for n in graph.nodes:
@@ -367,10 +326,10 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
                 notes.append(f"direct engines kept for {', '.join(kept)}: with a Winograd tile on every 3x3 "
                              f"stride-1 convolution the plan " + ("does not fit" if not tried.fits else
                              f"takes {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}"))
-        lazy = _lazy_geometries(graph) if mode is PlanMode.WINOGRAD else []
+        lazy = lazy_geometries(graph) if mode is PlanMode.WINOGRAD else []
         if lazy and not derive:
             notes.append(f"{', '.join(lazy)} not planned (asked not to derive their datapaths)")
-        elif lazy and folding.fits and "dsp" in folding.binding and _lazy_could_help(graph, eager, folding, budget):
+        elif lazy and folding.fits and "dsp" in folding.binding and lazy_could_help(graph, eager, folding, budget):
             every = _candidates(graph, mode, ctx, True, tick)
             richer_pool = _winograd_only(graph, every) if forced_used else every
             richer = fold(richer_pool, budget, tick)
@@ -384,6 +343,8 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         if fabric and folding.binding and replace(ctx, fabric=True).fabric_allowed:
             folding, pool = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, pool, forced_used, notes,
                                          tick)
+            if folding.binding and any(c.fabric_lanes for c in folding.chosen.values()):
+                folding, pool = _leaner(graph, mode, ctx, folding, pool, forced_used, notes, tick)
         chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
         if any(c.fabric_lanes for c in chosen.values()):   # a fold again may leave DSP blocks spare
             chosen = refill_dsp(chosen, budget)
@@ -442,6 +403,20 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
     notes.append(f"{_bound(folding)} bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
                  f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
     return replace(richer, chosen=chosen), richer_pool
+
+
+def _leaner(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict, forced_used: bool, notes: list,
+            tick) -> tuple:
+    """Where a plan with multipliers in the fabric is still bound: planned again with their adder trees
+    registered every second level (:class:`hdl.options.FabricTree`: a third fewer of their flip-flops,
+    a longer path), kept when it is faster (flip-flops bound it)."""
+    lean = replace(ctx, fabric=True, fabric_tree=FabricTree.EVERY_SECOND_LEVEL)
+    tried, lean_pool = _with_fabric(graph, mode, lean, folding, pool, forced_used, [], tick)
+    if tried is folding:
+        return folding, pool
+    notes.append(f"flip-flops bound the plan, so the fabric multipliers' adder trees are registered every second "
+                 f"level: {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}")
+    return tried, lean_pool
 
 
 def _bound(folding) -> str:
