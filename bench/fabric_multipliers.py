@@ -17,6 +17,10 @@ registers are there with a DSP block too). Takes about 2 s a mapping.
 
     .venv/bin/python bench/fabric_multipliers.py [--pairs 8x8,10x12] [-o build/bench/fabric_multipliers.json]
     .venv/bin/python bench/fabric_multipliers.py --fmax 16x10x12 [--seeds 3]   (place and route: minutes)
+
+``--tree every-second-level``: the fabric products' trees registered every second level
+(:class:`hdl.options.FabricTree`): the mappings' flip-flops show what that saves; with --fmax, the fabric
+array alone (a DSP block has no tree).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from amaranth.lib.wiring import In, Out  # noqa: E402
 
 from hdl.components import DEEP_PRODUCT_REGISTERS, emit_product  # noqa: E402
 from hdl.fabric import fabric_bits, fabric_product  # noqa: E402
-from hdl.options import MultiplierKind  # noqa: E402
+from hdl.options import FabricTree, MultiplierKind  # noqa: E402
 from hdl.pipeline import delay  # noqa: E402
 from hdl.verilog import to_verilog  # noqa: E402
 from synth.yosys import SYNTH_SCRIPT, parse_stat, run_synth_script  # noqa: E402
@@ -50,8 +54,8 @@ PAIRS = ((4, 4), (6, 6), (8, 8), (9, 9), (8, 10), (10, 8), (10, 10), (10, 12), (
 class OneProduct(wiring.Component):
     """``p = a * b`` with registered operands and :data:`DEEP_PRODUCT_REGISTERS` after the product."""
 
-    def __init__(self, a: int, b: int, fabric: bool):
-        self._fabric = fabric
+    def __init__(self, a: int, b: int, fabric: bool, span: int = 1):
+        self._fabric, self._span = fabric, span
         super().__init__({"a": In(signed(a)), "b": In(signed(b)), "p": Out(signed(a + b))})
 
     def elaborate(self, platform):
@@ -59,7 +63,7 @@ class OneProduct(wiring.Component):
         a, b = delay(m, self.a, 1, "a"), delay(m, self.b, 1, "b")
         w = len(self.p)
         if self._fabric:
-            p = fabric_product(m, a, b, w, DEEP_PRODUCT_REGISTERS, "p")
+            p = fabric_product(m, a, b, w, DEEP_PRODUCT_REGISTERS, "p", self._span)
         else:
             q = Signal(signed(w), name="q")
             m.d.comb += q.eq(a * b)
@@ -72,8 +76,8 @@ class Array(wiring.Component):
     """``n`` products ``a x b`` (packed ports ``d``, ``g``, ``y`` for :class:`hdl.harness.SerialHarness`),
     operands registered twice (as the engines' deep pipeline does) and the DSP product's registers after."""
 
-    def __init__(self, n: int, a: int, b: int, fabric: bool):
-        self._n, self._a, self._b, self._fabric = n, a, b, fabric
+    def __init__(self, n: int, a: int, b: int, fabric: bool, span: int = 1):
+        self._n, self._a, self._b, self._fabric, self._span = n, a, b, fabric, span
         super().__init__({"d": In(data.ArrayLayout(signed(a), n)), "g": In(data.ArrayLayout(signed(b), n)),
                           "y": Out(data.ArrayLayout(signed(a + b), n))})
 
@@ -84,26 +88,26 @@ class Array(wiring.Component):
         for i in range(self._n):
             x, y = delay(m, self.d[i], 2, f"a{i}"), delay(m, self.g[i], 2, f"b{i}")
             m.d.comb += self.y[i].eq(emit_product(m, x, y, w, DEEP_PRODUCT_REGISTERS, 0, f"p{i}", split=True,
-                                                  kind=kind))
+                                                  kind=kind, span=self._span))
         return m
 
 
-def fmax(n: int, a: int, b: int, fabric: bool, seeds: int, work: Path) -> dict:
+def fmax(n: int, a: int, b: int, fabric: bool, seeds: int, work: Path, span: int = 1) -> dict:
     """Fmax (median of ``seeds`` nextpnr seeds, LFE5U-85F) of :class:`Array` in a serial harness."""
     from amaranth.back import verilog
     from hdl.harness import SerialHarness
     from synth.pnr import measure_fmax
     work.mkdir(parents=True, exist_ok=True)
     hv = work / "harness.v"
-    hv.write_text(verilog.convert(SerialHarness(Array(n, a, b, fabric)), name="harness", emit_src=False))
+    hv.write_text(verilog.convert(SerialHarness(Array(n, a, b, fabric, span)), name="harness", emit_src=False))
     r = measure_fmax(hv, "ecp5", work, "harness", seeds=seeds)
-    return {"n": n, "a": a, "b": b, "kind": "fabric" if fabric else "dsp", **r.to_json()}
+    return {"n": n, "a": a, "b": b, "kind": "fabric" if fabric else "dsp", "span": span, **r.to_json()}
 
 
-def mapped(a: int, b: int, fabric: bool, work: Path) -> dict:
+def mapped(a: int, b: int, fabric: bool, work: Path, span: int = 1) -> dict:
     """Cells of one multiplication as the ECP5 flow maps it (``-nodsp`` for Yosys's own multiplier)."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "top.v").write_text(to_verilog(OneProduct(a, b, fabric), "top"))
+    (work / "top.v").write_text(to_verilog(OneProduct(a, b, fabric, span), "top"))
     script = SYNTH_SCRIPT["ecp5"].format(top="top")
     if not fabric:
         script = script.replace("synth_ecp5 ", "synth_ecp5 -nodsp ")
@@ -124,6 +128,8 @@ def main(argv=None) -> int:
                     help="instead: Fmax of N multipliers A x B in the fabric and in DSP blocks (e.g. 16x10x12, "
                          "F(2x2,3x3)'s R and widths), median of --seeds nextpnr seeds on LFE5U-85F")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--tree", type=FabricTree, default=FabricTree.EVERY_LEVEL, choices=list(FabricTree),
+                    help="how the fabric products' adder trees are registered (default every-level)")
     ap.add_argument("-o", type=Path, default=ROOT / "build/bench/fabric_multipliers.json")
     args = ap.parse_args(argv)
     if args.fmax:
@@ -131,7 +137,9 @@ def main(argv=None) -> int:
         rows = []
         with tempfile.TemporaryDirectory() as tmp:
             for fabric in (True, False):
-                r = fmax(n, a, b, fabric, args.seeds, Path(tmp) / ("fabric" if fabric else "dsp"))
+                if not fabric and args.tree is not FabricTree.EVERY_LEVEL:
+                    continue          # a DSP block's product has no tree
+                r = fmax(n, a, b, fabric, args.seeds, Path(tmp) / ("fabric" if fabric else "dsp"), args.tree.span)
                 rows.append(r)
                 print(f"{n} x ({a} x {b}) {r['kind']:<6}: {r['median_mhz']} MHz median "
                       f"({', '.join(str(s['fmax_mhz']) for s in r['seeds'])}) {r['reason']}")
@@ -146,7 +154,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for a, b in pairs:
             t0 = time.perf_counter()
-            f = mapped(a, b, True, Path(tmp) / f"f{a}x{b}")
+            f = mapped(a, b, True, Path(tmp) / f"f{a}x{b}", args.tree.span)
             y = mapped(a, b, False, Path(tmp) / f"y{a}x{b}")
             r = rule.logic(*fabric_bits(a, b, a + b))
             rows.append({"a": a, "b": b, "fabric": f, "nodsp": y, "rule": r, "seconds": round(time.perf_counter() - t0, 1)})

@@ -23,6 +23,7 @@ from winohdl.network.candidates import Candidate, Context, conv_candidates, data
 from winohdl.network.decision import UnitDecision, engine_decision
 from winohdl.network.fold import fold
 from winohdl.network.load import load_model
+from winohdl.network.passes import decide_by_plan
 from winohdl.network.plan import NetworkPlan, Plans, PlanMode, plan_both, plan_network
 from winohdl.network.plan_report import svg, text
 
@@ -289,9 +290,13 @@ def test_fabric_trees_registered_every_second_level_where_flip_flops_bind(digits
     assert trees(tight) == {FabricTree.EVERY_SECOND_LEVEL}
     assert all(x.decision.options.fabric_tree is FabricTree.EVERY_LEVEL for x in tight.layers
                if not isinstance(x.decision, UnitDecision) and not x.decision.fabric_lanes)
-    assert any(n.startswith("flip-flops bound the plan, so the fabric multipliers' adder trees") for n in tight.notes)
+    assert [n for n in tight.notes if "their adder trees registered every second level (every level, flip-flops "
+            "bound the plan at 343): 256 cycles a frame" in n and "are built in the fabric" in n]
     again = NetworkPlan.from_json(json.loads(json.dumps(tight.to_json())))
     assert [x.decision for x in again.layers] == [x.decision for x in tight.layers]
+    decided = decide_by_plan(digits, again)       # the graph checks each engine against its convolution
+    assert {n.decision.options.fabric_tree for n in decided.nodes if n.name == "convolution_1"} \
+        == {FabricTree.EVERY_SECOND_LEVEL}
     without = plan_network(digits, PART, replace(free, ff=every.totals["ff"] - 500), DEFAULT_CLOCK_MHZ,
                            derive=False, fabric=False)
     assert without.cycles > 256

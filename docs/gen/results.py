@@ -72,6 +72,11 @@ def _with(row: dict, key: str, extra: str, spec: str = ",") -> str:
     return value if more is ABSENT else f"{value} ({fmt(more, spec)})"
 
 
+def _tree(r: dict) -> str:
+    """How a fabric product's tree is registered (rows before the choice: every level); none in a DSP block."""
+    return "-" if r.get("kind") == "dsp" else r.get("tree", "every level")
+
+
 def _fmax(row: dict) -> str:
     """The median and the spread of the seeds (one seed: the value alone)."""
     f = get(row, "fmax")
@@ -262,13 +267,15 @@ TABLES: dict[str, Table] = {
         Column("in the fabric", "fabric_multipliers"), Column("direct-only plan: frames/s", "direct_fps", ",.1f")),
         rows="plans"),
     "fabric_multipliers": Table((
-        Column("a x b (signed)", lambda r: f"{r['a']} x {r['b']}"), Column("fabric: logic", "fabric.logic"),
+        Column("a x b (signed)", lambda r: f"{r['a']} x {r['b']}"), Column("tree registered", _tree),
+        Column("fabric: logic", "fabric.logic"),
         Column("LUT4", "fabric.lut4"), Column("CCU2C", "fabric.ccu2c"), Column("FF", "fabric.ff"),
         Column("MULT18X18D", "fabric.dsp"), Column("Yosys -nodsp: logic", "nodsp.logic"),
         Column("planner's rule", "rule"),
         Column("rule / mapped", lambda r: f"{r['rule'] / r['fabric']['logic']:.2f}"))),
     "fabric_fmax": Table((
-        Column("multipliers", "multipliers"), Column("built in", "kind"), Column("Fmax MHz (spread)", _fmax),
+        Column("multipliers", "multipliers"), Column("built in", "kind"), Column("tree registered", _tree),
+        Column("Fmax MHz (spread)", _fmax),
         Column("seeds", lambda r: " / ".join(f"{s:.1f}" for s in r["seeds"])))),
     "shortcut_fifos": Table((
         Column("network", "network"), Column("plan", "plan"), Column("fits", "fits"),

@@ -343,8 +343,6 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         if fabric and folding.binding and replace(ctx, fabric=True).fabric_allowed:
             folding, pool = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, pool, forced_used, notes,
                                          tick)
-            if folding.binding and any(c.fabric_lanes for c in folding.chosen.values()):
-                folding, pool = _leaner(graph, mode, ctx, folding, pool, forced_used, notes, tick)
         chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
         if any(c.fabric_lanes for c in chosen.values()):   # a fold again may leave DSP blocks spare
             chosen = refill_dsp(chosen, budget)
@@ -376,10 +374,39 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
                  tick) -> tuple:
     """Where a resource bound the plan (DSP blocks, or block RAM or logic, which DSP blocks freed by fabric
     lanes may let other nodes trade for): planned again with multipliers in the fabric too (each engine's
-    output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), kept when
-    it is faster, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
+    output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), and where
+    that plan is still bound, with their adder trees registered every second level (:class:`FabricTree`:
+    a third fewer of their flip-flops, a longer path) if that is faster; kept when it is faster than
+    ``folding``, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
     so that the fabric takes only what the blocks cannot. Returns the folding kept and the candidates it
     chose among."""
+    kept_notes: list = []
+    richer, richer_pool = _fabric_fold(graph, mode, ctx, forced_used, kept_notes, tick)
+    every_level, lean = _cycles(richer.chosen), False
+    if richer.fits and richer.binding and any(c.fabric_lanes for c in richer.chosen.values()):
+        lean_notes: list = []
+        tried = _fabric_fold(graph, mode, replace(ctx, fabric_tree=FabricTree.EVERY_SECOND_LEVEL), forced_used,
+                             lean_notes, tick)
+        if tried[0].fits and _cycles(tried[0].chosen) < every_level:
+            (richer, richer_pool), kept_notes, lean = tried, lean_notes, True
+    notes += kept_notes
+    if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
+        notes.append(f"{_bound(folding)} bound the plan; multipliers in the fabric did not make it faster within "
+                     "the budget")
+        return folding, pool
+    chosen = refill_dsp(richer.chosen, ctx.budget)
+    lanes = sum(c.fabric_lanes for c in chosen.values())
+    mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
+    before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
+    trees = (f", their adder trees registered every second level (every level, flip-flops bound the plan at "
+             f"{every_level:,})" if lean else "")
+    notes.append(f"{_bound(folding)} bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
+                 f"(LUTs){trees}: {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
+    return replace(richer, chosen=chosen), richer_pool
+
+
+def _fabric_fold(graph: Graph, mode: PlanMode, ctx: Context, forced_used: bool, notes: list, tick) -> tuple:
+    """The folding with multipliers in the fabric as ``ctx`` builds them, and the candidates it chose among."""
     every = _candidates(graph, mode, ctx, False, tick)
     richer_pool = _winograd_only(graph, every) if forced_used else every
     richer = fold(richer_pool, ctx.budget, tick)
@@ -392,31 +419,7 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
                              f"takes {_cycles(richer.chosen):,} cycles a frame, not {_cycles(free.chosen):,}"
                              if richer.fits else "does not fit"))
             richer, richer_pool = free, every
-    if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
-        notes.append(f"{_bound(folding)} bound the plan; multipliers in the fabric did not make it faster within "
-                     "the budget")
-        return folding, pool
-    chosen = refill_dsp(richer.chosen, ctx.budget)
-    lanes = sum(c.fabric_lanes for c in chosen.values())
-    mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
-    before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
-    notes.append(f"{_bound(folding)} bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
-                 f"(LUTs): {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
-    return replace(richer, chosen=chosen), richer_pool
-
-
-def _leaner(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict, forced_used: bool, notes: list,
-            tick) -> tuple:
-    """Where a plan with multipliers in the fabric is still bound: planned again with their adder trees
-    registered every second level (:class:`hdl.options.FabricTree`: a third fewer of their flip-flops,
-    a longer path), kept when it is faster (flip-flops bound it)."""
-    lean = replace(ctx, fabric=True, fabric_tree=FabricTree.EVERY_SECOND_LEVEL)
-    tried, lean_pool = _with_fabric(graph, mode, lean, folding, pool, forced_used, [], tick)
-    if tried is folding:
-        return folding, pool
-    notes.append(f"flip-flops bound the plan, so the fabric multipliers' adder trees are registered every second "
-                 f"level: {_cycles(tried.chosen):,} cycles a frame, not {_cycles(folding.chosen):,}")
-    return tried, lean_pool
+    return richer, richer_pool
 
 
 def _bound(folding) -> str:
