@@ -101,13 +101,9 @@ def test_register_bits_are_yosys_flip_flops(tmp_path, span, fewer):
     """The planner's count of a fabric product's flip-flops against Yosys's mapping for ECP5 (10 x 12 bits,
     the engine's three product registers; the operands' registers, 22, counted apart): never under, at
     most 4 over (Yosys drops a few constant bits); every second level registered holds 36 fewer."""
-    from synth.yosys import SYNTH_SCRIPT, parse_stat, run_synth_script
-    from winohdl.core.device import FAMILY_DEVICES
+    from synth.yosys import synthesise
     (tmp_path / "top.v").write_text(to_verilog(_OneProduct(MultiplierKind.FABRIC, span), "top"))
-    run_synth_script(f"read_verilog top.v; {SYNTH_SCRIPT['ecp5'].format(top='top')}; tee -q -o stat.json stat -json",
-                     tmp_path, "yosys.log", "10x12")
-    kinds = FAMILY_DEVICES["ecp5"].cells_by_kind(parse_stat(tmp_path / "stat.json"))
-    mapped = sum(kinds.get("ff", {}).values()) - 22
+    mapped = synthesise(tmp_path / "top.v", "top", "ecp5", tmp_path / "work").ffs - 22
     model = register_bits(10, 12, 22, 3, span)
     assert 0 <= model - mapped <= 4 and fitted_register_bits(10, 12, 22, 3) - model == 10 + fewer
 
