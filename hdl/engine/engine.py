@@ -94,6 +94,7 @@ from winohdl.core.errors import WinohdlError
 from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
+from .copies import fanned
 from .gating import Gated, multiply
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
 from .weights import preloaded_weights, weight_counters, weight_memories
@@ -379,6 +380,9 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
     gated = Gated.make(m, v) if gate else None
     v = gated.operands if gate else v
     prods = {} if selects is None else word_products(m, p, v, wstore, selects, gated)
+    if selects is None:     # each operand's copy for each output lane it feeds
+        loads = {(pc, r): [pk for pk in range(o.PK) if (pk, pc) in wstore] for pc in range(o.PC) for r in range(R)}
+        v = fanned(m, v, loads, o.operand_fanout, "v")
     for pk in range(o.PK if selects is None else 0):
         for pc in range(o.PC):
             for r in range(R):
@@ -386,8 +390,8 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
                     prods[pk, pc, r] = _ZERO
                     continue
                 u = wstore[pk, pc][r][:dp.u_widths[r]].as_signed()
-                prods[pk, pc, r] = multiply(m, p, v[pc, r], u, a.word_width(r, dp.m_widths[r]), f"p{pk}_{pc}_{r}",
-                                            o.multiplier_kind(pk), gated, (pc, r))
+                prods[pk, pc, r] = multiply(m, p, v[(pc, r), pk], u, a.word_width(r, dp.m_widths[r]),
+                                            f"p{pk}_{pc}_{r}", o.multiplier_kind(pk), gated, (pc, r))
     sums = {}
     for pk in range(o.PK):
         for r in range(R):
@@ -414,6 +418,9 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
     operand = {(dj, pc): raw[dj, pc] if gate else reg(raw[dj, pc], f"x{dj}_{pc}") for dj, pc in sorted(taps)}
     gated = Gated.make(m, operand, "x") if gate else None
     operand = gated.operands if gate else operand
+    loads = {(dj, pc): [(pk, i) for pk in range(o.PK) if (pk, pc) in wstore
+                        for i, (_, d, _) in enumerate(a.pairs) if d == dj] for dj, pc in sorted(taps)}
+    operand = fanned(m, operand, loads, o.operand_fanout, "x")
     sums = {}
     for pk in range(o.PK):
         prods = []
@@ -422,7 +429,7 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
                 if (pk, pc) not in wstore:      # a lane zero in every block: no multiplier, a zero term
                     prods.append(_ZERO)
                     continue
-                prods.append(multiply(m, p, operand[dj, pc], wstore[pk, pc][gk], pw, f"p{pk}_{i}_{pc}",
+                prods.append(multiply(m, p, operand[(dj, pc), (pk, i)], wstore[pk, pc][gk], pw, f"p{pk}_{i}_{pc}",
                                       o.multiplier_kind(pk), gated, (dj, pc)))
         rows = emit_graph(m, a.tree, prods, [r.width for r in a.tree_node_ranges], f"tree{pk}", ps)
         for oi, val in enumerate(rows):

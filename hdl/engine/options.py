@@ -27,6 +27,7 @@ from winohdl.core.geometry import Geometry, parse_axes  # noqa: F401  (parse_axe
 from winohdl.core.limits import Limit
 
 from ..options import MAX_WIDTH, MIN_WIDTH, DataValues, FabricTree, KernelTransform, MultiplierKind, choice, data_range
+from .copies import check_fanout
 from .sparsity import BlockSchedule, KernelMask, WordMask, WordSchedule, check_masks
 from .modes import Buffering, EngineKind, EnginePipeline, Gating, InputTransform, OutputTransform, TileMemory, WeightStore  # noqa: F401,E501  (EngineKind: re-exported)
 
@@ -72,7 +73,7 @@ _MODES = {"kernel_transform": KernelTransform, "pipeline": EnginePipeline, "outp
 
 _OPTIONAL = {"kernel_mask": None, "data_values": DataValues.SIGNED, "tile_memory": TileMemory.BLOCK,  # in JSON
              "weight_store": WeightStore.TRANSFORMED, "gating": Gating.NONE, "word_mask": None,
-             "word_fold": 1, "fabric_tree": FabricTree.EVERY_LEVEL}  # where not these
+             "word_fold": 1, "fabric_tree": FabricTree.EVERY_LEVEL, "operand_fanout": 0}  # where not these
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,9 @@ class EngineOptions:
         hard multiplier blocks. The lanes compute the same products at the same latency either way.
     fabric_tree : FabricTree
         How often the fabric lanes' adder trees are registered (every level, the default).
+    operand_fanout : int
+        0 (default): a data operand's register drives all its multipliers; F >= 1: two more registers, the first
+        copied per group of F multipliers, so the route to distant DSP blocks takes hops (:mod:`hdl.engine.copies`).
     kernel_mask : KernelMask or None
         The kernels known to be zero when the engine is generated (:mod:`hdl.engine.sparsity`): the
         walker skips the blocks of zeros and the multipliers of lanes that are zero in every block
@@ -155,6 +159,7 @@ class EngineOptions:
     word_mask: WordMask | None = None
     word_fold: int = 1
     fabric_tree: FabricTree = FabricTree.EVERY_LEVEL
+    operand_fanout: int = 0
 
     def __post_init__(self):
         g = self.geometry
@@ -202,6 +207,7 @@ class EngineOptions:
                                    f"smaller than the input tile {j(g.input)} on axis {a}: pad it or use a "
                                    "smaller output tile")
         check_masks(self)
+        check_fanout(self)
         for what, depth in (("a feature-map bank", self.bank_depth), ("the weight memory", self.weight_depth)):
             MEMORY_DEPTH.check(depth, f"the depth of {what}")
 
@@ -442,7 +448,8 @@ class EngineOptions:
                 + ("_gated" if self.gating is Gating.ZERO_OPERAND else "")
                 + (f"_w{_hash(self.word_mask)}" if self.word_mask is not None else "")
                 + (f"_f{self.word_fold}" if self.word_fold > 1 else "")
-                + ("_ft2" if self.fabric_lanes and self.fabric_tree is not FabricTree.EVERY_LEVEL else ""))
+                + ("_ft2" if self.fabric_lanes and self.fabric_tree is not FabricTree.EVERY_LEVEL else "")
+                + (f"_of{self.operand_fanout}" if self.operand_fanout else ""))
 
     def to_json(self) -> dict:
         out = {"geometry": self.geometry.to_dict(), "in_channels": self.C, "out_channels": self.K,

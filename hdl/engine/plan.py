@@ -20,6 +20,7 @@ from ..options import KernelTransform
 from ..widths import Range
 from . import latency as L
 from .arith import EngineArithmetic
+from .copies import COPY_REGISTERS
 from .latency import Latency
 from .modes import TileMemory, WeightStore
 from .options import MEMORY_BITS, MULTIPLIERS, EngineKind, EngineOptions, InputTransform, OutputTransform, bits_for
@@ -206,7 +207,7 @@ class EnginePlan:
     @property
     def _weight_read_base(self) -> int:
         """The weight read address's delay that meets B^T's output when u is stored."""
-        return L.FM_READ_REGISTERS + self._bt_cycles if self.winograd else L.FM_READ_REGISTERS
+        return L.FM_READ_REGISTERS + self.copy_cycles + (self._bt_cycles if self.winograd else 0)
 
     @property
     def y_width(self) -> int:
@@ -300,7 +301,7 @@ class EnginePlan:
         ps, a = self.options.per_stage, self.arith
         front = [L.ISSUE, L.BANK_READ, L.FM_READ]
         if not self.winograd:
-            return tuple(front + [L.PADDING, L.OPERAND, L.PRODUCT, *self._split(),
+            return tuple(front + [L.PADDING, L.OPERAND, *self._copies(), L.PRODUCT, *self._split(),
                                   Latency("product tree", graph_latency(a.tree, ps), "the sum over taps and lanes"),
                                   L.LANE])
         if self.input_passes:   # the operand comes from the transformed tiles, read like a bank
@@ -311,7 +312,17 @@ class EnginePlan:
                  L.LANE] if self.options.PC > 1 else [])
         wait = ([Latency("kernel transform", self.operand_wait, "the data operand delayed to meet u, "
                          "transformed from g as it is read")] if self.operand_wait else [])
-        return tuple(front + bt + [L.OPERAND] + wait + [L.PRODUCT, *self._split()] + lane)
+        return tuple(front + bt + [L.OPERAND] + wait + self._copies() + [L.PRODUCT, *self._split()] + lane)
+
+    def _copies(self) -> list[Latency]:
+        f = self.options.operand_fanout
+        return [Latency("operand copies", COPY_REGISTERS, f"the data operand copied per {f} multipliers, then "
+                        "registered as their operand (hdl/engine/copies.py)")] if f else []
+
+    @property
+    def copy_cycles(self) -> int:
+        """Registers the operand copies add to the data operand's path (and to the weight read's)."""
+        return COPY_REGISTERS if self.options.operand_fanout else 0
 
     @cached_property
     def _bt_cycles(self) -> int:
@@ -348,7 +359,7 @@ class EnginePlan:
         accumulate = sum(x.cycles for x in self._to_accumulators)
         write = sum(x.cycles for x in self.path) - L.FIFO.cycles
         if not self.winograd:
-            return Stages(self.options.per_stage, 0, L.FM_READ_REGISTERS, accumulate, write)
+            return Stages(self.options.per_stage, 0, self._weight_read_base, accumulate, write)
         ps, dp = self.options.per_stage, self.datapath
         wdelay = 1 + graph_latency(dp.kernel_graph, ps) if self.hw_transform else 0
         # the weight read is registered twice, its address delayed to meet B^T's output (less the cycles the

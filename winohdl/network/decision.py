@@ -156,7 +156,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     tile_memory: TileMemory = TileMemory.BLOCK,
                     weight_store: WeightStore = WeightStore.TRANSFORMED,
                     word_mask: WordMask | None = None, gating: Gating = Gating.NONE,
-                    word_fold: int = 1, fabric_tree: FabricTree = FabricTree.EVERY_LEVEL) -> EngineDecision:
+                    word_fold: int = 1, fabric_tree: FabricTree = FabricTree.EVERY_LEVEL,
+                    operand_fanout: int = 0) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
@@ -169,7 +170,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     are not zero, for a word-sparse engine (:class:`hdl.engine.sparsity.WordSchedule`) whose multipliers each serve
     ``word_fold`` positions; ``gating``: zero data operands
     hold their multipliers (:class:`hdl.engine.modes.Gating`); ``fabric_tree``: how the fabric lanes' adder
-    trees are registered (:class:`hdl.options.FabricTree`)."""
+    trees are registered (:class:`hdl.options.FabricTree`); ``operand_fanout``: the multipliers one copy of a
+    data operand feeds (:mod:`hdl.engine.copies`; 0: no copies)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     weight_store = WeightStore(weight_store)
     if kind is EngineKind.DIRECT and weight_store is not WeightStore.TRANSFORMED:
@@ -181,7 +183,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
                                 data_values=data_values, tile_memory=tile_memory, weight_store=weight_store,
                                 kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline",
-                                word_mask=word_mask, gating=gating, word_fold=word_fold, fabric_tree=fabric_tree)
+                                word_mask=word_mask, gating=gating, word_fold=word_fold, fabric_tree=fabric_tree,
+                                operand_fanout=operand_fanout)
     return EngineDecision(options, kind)
 
 
@@ -245,13 +248,14 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            data_values=data_values,
                            kernel_mask=o.kernel_mask, tile_memory=o.tile_memory, word_mask=o.word_mask,
                            gating=o.gating, word_fold=o.word_fold, fabric_tree=o.fabric_tree,
+                           operand_fanout=o.operand_fanout,
                            weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json().get(k) != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
                            f"{free.options.to_json().get(differs)!r} (only the tile, PK, PC, line buffers, fabric "
-                           "lanes and their trees, where the transformed tiles go, what the weights store and gating "
-                           "are chosen)")
+                           "lanes and their trees, where the transformed tiles go, what the weights store, gating and "
+                           "operand copies are chosen)")
 
 
 def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None,

@@ -1,0 +1,63 @@
+"""Copies of a data operand, one per group of the multipliers it feeds (``EngineOptions.operand_fanout``).
+
+A Winograd engine's transformed word v[pc, r] feeds PK multipliers, a direct engine's tap every output
+lane's multipliers of that tap; a network of many engines spreads those DSP blocks over the whole die,
+and the operand's route from its transform to the farthest block set the Fmax of the digits networks
+(6.6 to 7.7 ns of routing in one hop, docs/benchmarks.md). With a fan-out F the operand is registered
+twice more: once per group of F multipliers (a copy the placer can put beside its group), then once
+more as the multipliers' own operand register (which the DSP blocks absorb). Synthesis merges identical
+registers, so the copies carry ``keep``; :data:`synth.yosys.SYNTH_SCRIPT` moves that attribute from the
+wire onto its flip-flop, where Yosys's ``opt_merge`` reads it. Nothing here is a plan of its own: the
+groups and the two cycles are :class:`hdl.engine.plan.EnginePlan`'s.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, Value
+
+from winohdl.core.errors import WinohdlError
+
+COPY_REGISTERS = 2
+"""Registers an operand gains with copies: the copy per group, then the multipliers' operand register."""
+
+
+def check_fanout(o) -> None:
+    """``o.operand_fanout`` is a whole number >= 0, and not combined with what builds its operands
+    otherwise (a gated engine holds them, a word-sparse one selects them)."""
+    f = o.operand_fanout
+    if isinstance(f, bool) or not isinstance(f, int) or f < 0:
+        raise WinohdlError(f"operand fanout must be a whole number >= 0, got {f!r}")
+    if f and o.word_mask is not None:
+        raise WinohdlError("operand fanout: a word-sparse engine selects its operands per multiplier; use 0")
+    if f and o.gating.value != "none":
+        raise WinohdlError("operand fanout: a gated engine holds its operands; use 0")
+
+
+def groups(n: int, fanout: int) -> int:
+    """How many copies an operand feeding ``n`` multipliers takes at ``fanout`` (0: one register)."""
+    return -(-n // fanout) if fanout else 1
+
+
+def operand_copies(m: Module, value: Value, name: str, n: int, fanout: int) -> list:
+    """``value`` (a register) through :data:`COPY_REGISTERS` more, the first copied ``groups(n, fanout)``
+    times (``<name>_c<g>``, kept), each copy then registered once (``<name>_c<g>_q``): the operand of
+    group g's multipliers, in order."""
+    out = []
+    for g in range(groups(n, fanout)):
+        copy = Signal(value.shape(), name=f"{name}_c{g}", reset_less=True, attrs={"keep": 1})
+        operand = Signal(value.shape(), name=f"{name}_c{g}_q", reset_less=True)
+        m.d.sync += [copy.eq(value), operand.eq(copy)]
+        out.append(operand)
+    return out
+
+
+def fanned(m: Module, operands: dict, loads: dict, fanout: int, prefix: str) -> dict:
+    """Each operand's value for each of its loads: ``{(key, load): value}``, where ``loads[key]`` lists the
+    multipliers ``operands[key]`` feeds in build order; with a fan-out, group ``i // fanout`` of them reads
+    copy i // fanout (:func:`operand_copies`, named ``<prefix><key...>``), else every load the operand."""
+    out = {}
+    for key, users in loads.items():
+        name = prefix + "_".join(map(str, key))
+        values = operand_copies(m, operands[key], name, len(users), fanout) if fanout else [operands[key]]
+        out.update({(key, u): values[i // fanout if fanout else 0] for i, u in enumerate(users)})
+    return out
