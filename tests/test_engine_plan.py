@@ -83,3 +83,19 @@ def test_the_multiplier_limit_is_checked(monkeypatch):
     assert plan_engine(o, dp, "winograd").multipliers == 36
     with pytest.raises(LimitError, match="the direct engine's multipliers is 144 multipliers"):
         plan_engine(o, dp, "direct")
+
+
+@pytest.mark.parametrize("fanout, copies", [(1, 4), (2, 2), (3, 2), (4, 1)])
+def test_operand_copies_cost_two_cycles_and_their_bits(fanout, copies):
+    """Operand fan-out F on PK = 4: every data operand gains two registers on the path (the weight read as
+    many), and the fabric holds ceil(4 / F) copies of each transformed word beside its own register."""
+    from dataclasses import replace
+    o, dp = _layer(parallel_out=4, parallel_in=2, input_transform="parallel")
+    for plan in plan_engines(dp, o):
+        fanned = plan_engine(replace(o, operand_fanout=fanout), dp if plan.winograd else None, plan.kind)
+        assert fanned.latency == plan.latency + 2
+        assert fanned.stages.weight_read_delay == plan.stages.weight_read_delay + 2
+        assert [x.name for x in fanned.path if x not in plan.path] == ["operand copies"]
+        assert plan.copy_bits == 0
+        if plan.winograd:       # R words a lane; direct F(4x4)'s taps feed several pairs each
+            assert fanned.copy_bits == o.PC * (copies + 1) * sum(r.width for r in dp.v_ranges)

@@ -190,7 +190,7 @@ def test_plan_cycles_are_the_engine_plans(resnet8, resnet8_plans):
         assert opts == engine_decision(n.attrs, shapes[n.inputs[0]], x.decision.geometry and x.decision.geometry.output,
                                        x.decision.parallel_out, x.decision.parallel_in,
                                        Buffering(x.decision.buffering), tile_memory=opts.tile_memory,
-                                       weight_store=opts.weight_store).options
+                                       weight_store=opts.weight_store, operand_fanout=opts.operand_fanout).options
         plan = plan_engine(opts, datapath(opts.geometry, 8, 8) if x.decision.geometry else None, kind)
         # the engine's period, or the raster-order unit's beats after it where those are more
         assert x.cycles == max(plan.performance.period, raster_beats(opts)) and x.multipliers == plan.multipliers

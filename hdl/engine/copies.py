@@ -51,6 +51,30 @@ def operand_copies(m: Module, value: Value, name: str, n: int, fanout: int) -> l
     return out
 
 
+def winograd_loads(o, rank: int) -> dict:
+    """A Winograd engine's operands v[pc, r] and the output lanes whose multipliers each feeds (a lane zero in
+    every block builds none: :mod:`hdl.engine.sparsity`)."""
+    lanes = set(o.blocks.lanes)
+    return {(pc, r): [pk for pk in range(o.PK) if (pk, pc) in lanes] for pc in range(o.PC) for r in range(rank)}
+
+
+def direct_loads(o, pairs) -> dict:
+    """A direct engine's operands (tap dj, input lane pc) and the multipliers (pk, pair i) each feeds."""
+    lanes = set(o.blocks.lanes)
+    return {(dj, pc): [(pk, i) for pk in range(o.PK) if (pk, pc) in lanes for i, (_, d, _) in enumerate(pairs)
+                       if d == dj] for dj, pc in sorted({(dj, pc) for _, dj, _ in pairs for pc in range(o.PC)})}
+
+
+def copy_bits(loads: dict, widths, fanout: int) -> int:
+    """Flip-flops the copies add in the fabric: per operand its copies and its own register (which the DSP
+    blocks absorbed without copies); ``widths(key)``: the operand's bits. The multipliers' operand registers
+    after the copies go into the blocks, as the operand register did before (a fabric lane's stay: not
+    counted)."""
+    if not fanout:
+        return 0
+    return sum((groups(len(users), fanout) + 1) * widths(key) for key, users in loads.items() if users)
+
+
 def fanned(m: Module, operands: dict, loads: dict, fanout: int, prefix: str) -> dict:
     """Each operand's value for each of its loads: ``{(key, load): value}``, where ``loads[key]`` lists the
     multipliers ``operands[key]`` feeds in build order; with a fan-out, group ``i // fanout`` of them reads

@@ -94,7 +94,7 @@ from winohdl.core.errors import WinohdlError
 from ..components import CheckedComponent, ConstantMatrixProduct, emit_graph, word
 from .accumulate import accumulators, output_words
 from ..pipeline import numbered, register, register_chain
-from .copies import fanned
+from .copies import direct_loads, fanned, winograd_loads
 from .gating import Gated, multiply
 from .buffers import feature_map_fibres, feature_map_reads, feature_map_writer, output_fifo, transformed_tiles
 from .weights import preloaded_weights, weight_counters, weight_memories
@@ -381,8 +381,7 @@ def _winograd_sums(m: Module, p: EnginePlan, reg, wk, raw, wstore, selects=None)
     v = gated.operands if gate else v
     prods = {} if selects is None else word_products(m, p, v, wstore, selects, gated)
     if selects is None:     # each operand's copy for each output lane it feeds
-        loads = {(pc, r): [pk for pk in range(o.PK) if (pk, pc) in wstore] for pc in range(o.PC) for r in range(R)}
-        v = fanned(m, v, loads, o.operand_fanout, "v")
+        v = fanned(m, v, winograd_loads(o, R), o.operand_fanout, "v")
     for pk in range(o.PK if selects is None else 0):
         for pc in range(o.PC):
             for r in range(R):
@@ -418,9 +417,7 @@ def _direct_sums(m: Module, p: EnginePlan, reg, raw, wstore) -> dict:
     operand = {(dj, pc): raw[dj, pc] if gate else reg(raw[dj, pc], f"x{dj}_{pc}") for dj, pc in sorted(taps)}
     gated = Gated.make(m, operand, "x") if gate else None
     operand = gated.operands if gate else operand
-    loads = {(dj, pc): [(pk, i) for pk in range(o.PK) if (pk, pc) in wstore
-                        for i, (_, d, _) in enumerate(a.pairs) if d == dj] for dj, pc in sorted(taps)}
-    operand = fanned(m, operand, loads, o.operand_fanout, "x")
+    operand = fanned(m, operand, direct_loads(o, a.pairs), o.operand_fanout, "x")
     sums = {}
     for pk in range(o.PK):
         prods = []

@@ -20,7 +20,7 @@ from ..options import KernelTransform
 from ..widths import Range
 from . import latency as L
 from .arith import EngineArithmetic
-from .copies import COPY_REGISTERS
+from .copies import COPY_REGISTERS, copy_bits, direct_loads, winograd_loads
 from .latency import Latency
 from .modes import TileMemory, WeightStore
 from .options import MEMORY_BITS, MULTIPLIERS, EngineKind, EngineOptions, InputTransform, OutputTransform, bits_for
@@ -323,6 +323,15 @@ class EnginePlan:
     def copy_cycles(self) -> int:
         """Registers the operand copies add to the data operand's path (and to the weight read's)."""
         return COPY_REGISTERS if self.options.operand_fanout else 0
+
+    @property
+    def copy_bits(self) -> int:
+        """Fabric flip-flops the operand copies add (:func:`hdl.engine.copies.copy_bits`)."""
+        o = self.options
+        if not self.winograd:
+            return copy_bits(direct_loads(o, self.arith.pairs), lambda key: o.data_width, o.operand_fanout)
+        return copy_bits(winograd_loads(o, self.datapath.rank), lambda key: self.datapath.v_ranges[key[1]].width,
+                         o.operand_fanout)
 
     @cached_property
     def _bt_cycles(self) -> int:

@@ -95,20 +95,21 @@ class Candidate:
     """
 
     __slots__ = ("node", "decision", "algorithm", "multipliers", "dsp", "bram", "logic", "bound", "_cycles",
-                 "_period", "lane")
+                 "_period", "lane", "copies")
 
     def __init__(self, node: str, decision: Decision, algorithm: str, multipliers: int, dsp: int, bram: int,
                  logic: int, bound: int, period, lane: "LaneCost | None" = None):
         self.node, self.decision, self.algorithm = node, decision, algorithm
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
         self._period, self._cycles = period, None
-        self.lane = lane
+        self.lane, self.copies = lane, 0     # copies: flip-flops of its operand copies (winohdl/network/copies.py)
 
     @property
     def ff(self) -> int:
-        """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out."""
+        """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out, plus its
+        operand copies."""
         cut = self.fabric_lanes * self.lane.unregistered if self.fabric_lanes else 0
-        return flip_flops(self.decision, self.logic, self.dsp) - cut
+        return flip_flops(self.decision, self.logic, self.dsp) - cut + self.copies
 
     @property
     def fabric_lanes(self) -> int:
@@ -126,7 +127,7 @@ class Candidate:
             decision = replace(d, options=replace(d.options, fabric_lanes=lanes, fabric_tree=tree))
         c = Candidate(self.node, decision, self.algorithm, self.multipliers, self.dsp - n * self.lane.dsp, self.bram,
                       self.logic + n * self.lane.logic, self.bound, self._period, self.lane)
-        c._cycles = self._cycles
+        c._cycles, c.copies = self._cycles, self.copies
         return c
 
     @property

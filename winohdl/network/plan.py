@@ -36,6 +36,7 @@ from winohdl.core.errors import WinohdlError
 from .budget import RESOURCES, Budget
 from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, other_candidates, refill_dsp,
                          winograd_geometries)
+from .copies import with_copies
 from .fold import fold, least_dsp, over, totals
 from .shortcut import sized_adds
 from .verdict import fits_text, verdict, weights_bits
@@ -346,6 +347,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
         if any(c.fabric_lanes for c in chosen.values()):   # a fold again may leave DSP blocks spare
             chosen = refill_dsp(chosen, budget)
+        chosen = with_copies(chosen, budget, notes)
     layers = _layers(graph, chosen)
     fits = not over(totals(chosen), budget)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
