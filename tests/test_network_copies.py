@@ -36,3 +36,17 @@ def test_copies_cost_flip_flops_only_and_stop_at_the_budget(digits):
     some = plan_network(digits, PART, replace(Budget.of(PART), ff=bare + alone), DEFAULT_CLOCK_MHZ, derive=False,
                         fabric=False)
     assert [n for n, f in _fanouts(some).items() if f] == [largest.node]
+
+
+def test_gating_and_no_copies_leave_the_operands_uncopied(digits):
+    """``--gating zero-operand`` holds every operand, so the gated engines lose their copies (an engine cannot
+    take both); ``--no-copies`` plans none."""
+    from winohdl.network.passes import decide_by_plan, gate_engines
+    plan = plan_network(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False, fabric=False)
+    gated = gate_engines(decide_by_plan(digits, plan), "zero-operand")
+    options = [n.decision.options for n in gated.nodes if n.kind.value == "conv"]
+    assert options and all(o.gating.value == "zero-operand" and o.operand_fanout == 0 for o in options)
+    kept = gate_engines(decide_by_plan(digits, plan), "none")
+    assert {n.decision.options.operand_fanout for n in kept.nodes if n.kind.value == "conv"} == {OPERAND_FANOUT}
+    none = plan_network(digits, PART, Budget.of(PART), DEFAULT_CLOCK_MHZ, derive=False, fabric=False, copies=False)
+    assert set(_fanouts(none).values()) == {0} and not any("copied" in n for n in none.notes)

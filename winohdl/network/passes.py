@@ -135,8 +135,11 @@ def gate_engines(graph: Graph, gating: Gating) -> Graph:
     """Every engine of a decided ``graph`` with ``gating`` (:class:`hdl.engine.modes.Gating`): a multiplier
     whose data operand is zero held still. The same cycles, multipliers and memories, the same results. A
     word-sparse engine whose multipliers serve several positions (a fold) stays ungated: its operand is
-    selected after the register gating would hold."""
+    selected after the register gating would hold. A gated engine holds its operands, so it has no operand copies
+    (:mod:`winohdl.network.copies`)."""
     gating = Gating(gating)
-    return graph.with_decisions({n.name: EngineDecision(replace(n.decision.options, gating=gating), n.decision.kind)
+    fanout = lambda o: o.operand_fanout if gating is Gating.NONE else 0  # noqa: E731
+    return graph.with_decisions({n.name: EngineDecision(replace(o, gating=gating, operand_fanout=fanout(o)),
+                                                        n.decision.kind)
                                  for n in graph.nodes if isinstance(n.decision, EngineDecision)
-                                 and (n.decision.options.word_fold == 1 or gating is Gating.NONE)})
+                                 and ((o := n.decision.options).word_fold == 1 or gating is Gating.NONE)})

@@ -289,15 +289,17 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
 
 
 def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
-                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True, fabric: bool = True) -> NetworkPlan:
+                 mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True, fabric: bool = True,
+                 copies: bool = True) -> NetworkPlan:
     """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
     derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests;
-    ``fabric=False`` builds every multiplier in a DSP block (see :func:`_with_fabric`)."""
-    return _plan(graph, part, budget, clock_mhz, mode, derive, fabric)[0]
+    ``fabric=False`` builds every multiplier in a DSP block (see :func:`_with_fabric`); ``copies=False``
+    copies no operand (:mod:`winohdl.network.copies`)."""
+    return _plan(graph, part, budget, clock_mhz, mode, derive, fabric, copies)[0]
 
 
 def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: PlanMode,
-          derive: bool, fabric: bool = True) -> tuple[NetworkPlan, dict]:
+          derive: bool, fabric: bool = True, copies: bool = True) -> tuple[NetworkPlan, dict]:
     """:func:`plan_network`, and the candidates it chose among (the eager ones)."""
     mode = PlanMode(mode)
     ctx = Context(part, budget)
@@ -347,7 +349,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
         if any(c.fabric_lanes for c in chosen.values()):   # a fold again may leave DSP blocks spare
             chosen = refill_dsp(chosen, budget)
-        chosen = with_copies(chosen, budget, notes)
+        chosen = with_copies(chosen, budget, notes) if copies else chosen
     layers = _layers(graph, chosen)
     fits = not over(totals(chosen), budget)
     least = {r: sum(min(c.use(r) for c in cs) for cs in eager.values()) for r in RESOURCES}
@@ -453,12 +455,13 @@ def _better(a: dict, b: dict) -> bool:
 
 
 def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "",
-              derive: bool = True, fabric: bool = True) -> Plans:
+              derive: bool = True, fabric: bool = True, copies: bool = True) -> Plans:
     """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock (and both with
-    multipliers in the fabric where DSP blocks bind them, unless ``fabric`` is False)."""
+    multipliers in the fabric where DSP blocks bind them, unless ``fabric`` is False; both with operand
+    copies where flip-flops are left, unless ``copies`` is False)."""
     t0 = time.perf_counter()
-    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive, fabric)
-    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT, fabric=fabric)
+    wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive, fabric, copies)
+    direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT, fabric=fabric, copies=copies)
     chosen = least_dsp(candidates, direct.cycles) if direct.fits else None
     if chosen is not None:   # its adds' FIFOs at the sizes those engines need, as a plan's
         chosen, _ = sized_adds(graph, chosen, Context(part, budget))
