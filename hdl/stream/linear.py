@@ -20,6 +20,9 @@ FINISH = 6
 """Cycles from a pass's last read to its beat's push: input buffer and weight ROM read and their
 output registers, operand registers, products, accumulators, the arg-max register (the arg-max tree's
 levels come on top)."""
+OPERAND = 1
+"""The dense unit's input word registered once more before its multipliers (on top of :data:`FINISH`; the
+walking unit, :mod:`hdl.stream.sparse_linear`, has its own path)."""
 
 
 class Linear(CheckedComponent):
@@ -92,7 +95,7 @@ class Linear(CheckedComponent):
         m = Module()
         (M, N), L, P = self.weights.shape, self.lanes, self.parallel
         NB, passes = N // L, M // P
-        finish = FINISH + 1 + self.argmax_levels
+        finish = FINISH + 1 + OPERAND + self.argmax_levels
         q = output_queue(m, self.m_axis, finish)
         full = [Signal(name="full0"), Signal(name="full1")]
         # the reader: pass p, input word j = jb * L + jl, weight address p * N + j
@@ -112,12 +115,14 @@ class Linear(CheckedComponent):
                     m.d.sync += rhalf.eq(~rhalf)
         rp = self._double_buffer(m, full, NB, issue & lastj & (p == passes - 1), rhalf).read_port()
         m.d.comb += rp.addr.eq(Mux(rhalf, NB, 0) + jb)
-        x = self._input_word(m, rp, jl)
-        rom = register(m, self._weight_rom(m, wa), "w_word")
-        valid = flag_chain(m, issue, 4, "valid")
-        first = flag_chain(m, issue & (jb == 0) & (jl == 0), 4, "first")
+        # the operand registered once more (OPERAND), the register the DSP blocks absorb: the lane
+        # multiplexer's register then stays beside the buffer, not a route away from each block
+        x = signed_register(m, self._input_word(m, rp, jl), word_range(self.in_width), "x_q")
+        rom = register(m, self._weight_rom(m, wa), "w_word", cycles=1 + OPERAND)
+        valid = flag_chain(m, issue, 4 + OPERAND, "valid")
+        first = flag_chain(m, issue & (jb == 0) & (jl == 0), 4 + OPERAND, "first")
         biases = table_lookup(m, [pack(self.bias[k * P:(k + 1) * P], self.logit_width) for k in range(passes)],
-                              P * self.logit_width, register(m, p, "p_bias", cycles=3), "bias")
+                              P * self.logit_width, register(m, p, "p_bias", cycles=3 + OPERAND), "bias")
         accs = []
         for i in range(P):
             w = signed_register(m, lane(rom, i, self.weight_width), word_range(self.weight_width), f"w{i}")
@@ -127,8 +132,8 @@ class Linear(CheckedComponent):
             with m.If(valid):
                 m.d.sync += acc.eq(Mux(first, lane(biases, i, self.logit_width), acc) + prod)
             accs.append(acc)
-        done = flag_chain(m, issue & lastj, 5, "done")
-        self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=5), passes)
+        done = flag_chain(m, issue & lastj, 5 + OPERAND, "done")
+        self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=5 + OPERAND), passes)
         m.d.comb += q.last.eq(flag_chain(m, issue & lastj & (p == passes - 1), finish, "last"))
         return m
 
