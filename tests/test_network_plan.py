@@ -298,7 +298,7 @@ def test_cli_nothing_fits_exits_2_writes_nothing(tmp_path, capsys):
     (["--plan-only", "--clock", "-3"], "--clock"),
     (["--plan", "smallest", "--part", "LFE5U-25F"], "--part sizes a plan: it does not apply with --plan smallest"),
     (["--plan", "smallest", "--dsp-only"], "--dsp-only sizes a plan: it does not apply with --plan smallest"),
-    (["--plan", "smallest", "--copies"], "--copies sizes a plan: it does not apply with --plan smallest"),
+    (["--plan", "smallest", "--no-copies"], "--no-copies sizes a plan: it does not apply with --plan smallest"),
     (["--seeds", "2"], "--seeds applies only with --family"),
     (["--pnr-timeout", "60"], "--pnr-timeout applies only with --family"),
     (["--verify-sim", "icarus"], "--verify-sim applies only with --verify"),

@@ -349,11 +349,10 @@ def _network_command(sub, common: argparse.ArgumentParser) -> None:
                     help="every multiplier in a DSP block (default: where a resource bounds the plan, engines' "
                          "output lanes multiply in the fabric too, LUTs within the logic budget, if that raises "
                          "the frames per second)")
-    nw.add_argument("--copies", action="store_true",
-                    help="operand copies: where flip-flops are left, each engine with DSP blocks has its data "
-                         "operands registered twice more on their way to them, the first register copied per 2 "
-                         "multipliers, so the routes across the die take hops (default: none; not yet shown to "
-                         "raise a network's Fmax, docs/benchmarks.md)")
+    nw.add_argument("--no-copies", action="store_true",
+                    help="no operand copies (default: where flip-flops are left, each engine with DSP blocks has its "
+                         "data operands registered twice more on their way to them, the first register copied per 2 "
+                         "multipliers, so the routes across the die take hops)")
     nw.add_argument("--gating", choices=["none", "zero-operand"], default="none",
                     help="zero-operand: every engine's multipliers hold their operand registers on a zero data "
                          "operand, the product taken as zero (the same results and cycles; toggles fall where "

@@ -56,12 +56,12 @@ def import_model(model, input_shape=None, weights=None) -> Graph:
 
 
 def plan(graph: Graph, part: str = DEFAULT_DEVICE, budget: str | None = None, clock_mhz: float | None = None,
-         name: str = "", fabric: bool = True, copies: bool = False) -> Plans:
+         name: str = "", fabric: bool = True, copies: bool = True) -> Plans:
     """The Winograd plan and the direct-only plan of ``graph`` on ``part`` (an ECP5 or xc7 part of
     :data:`winohdl.core.device.PARTS`, any case) within ``budget`` (``"dsp=N,bram=N,logic=N,ff=N"``, any of them,
     in the part's units; default the part's), frames per second quoted at ``clock_mhz``; ``fabric=False``:
     every multiplier in a DSP block (default: multipliers in the fabric too where a resource binds the plan);
-    ``copies=True``: operand copies where flip-flops are left (:mod:`winohdl.network.copies`; default none)."""
+    ``copies=False``: no operand copies (default: where flip-flops are left, :mod:`winohdl.network.copies`)."""
     p = device(part)
     return plan_both(graph, p, parse_budget(budget, p), DEFAULT_CLOCK_MHZ if clock_mhz is None else clock_mhz,
                      network=name, fabric=fabric, copies=copies)

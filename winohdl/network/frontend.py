@@ -32,7 +32,7 @@ class NetworkSettings:
     ray: str | None               # the nextpnr seeds on this Ray cluster (None: local processes)
     fabric: bool = True           # multipliers in the fabric where a resource binds (not --dsp-only)
     gating: str = "none"          # hdl.engine.modes.Gating of every engine
-    copies: bool = False          # operand copies where flip-flops are left (--copies)
+    copies: bool = True           # operand copies where flip-flops are left (not --no-copies)
 
 
 def _given(a, *flags: str) -> list[str]:
@@ -46,7 +46,7 @@ def check_settings(a) -> NetworkSettings:
     from synth.report import synth_options
     from .synthesis import check_families
     smallest = a.plan == SMALLEST
-    if a.plan is not None and (bad := _given(a, "part", "budget", "clock", "dsp_only", "copies")):
+    if a.plan is not None and (bad := _given(a, "part", "budget", "clock", "dsp_only", "no_copies")):
         raise WinohdlError(f"{bad[0]} sizes a plan: it does not apply with --plan {a.plan}")
     if a.plan_only and (bad := _given(a, "plan", "calibration", "labels", "sim", "images", "family", "verify",
                                       "ray", "gating")):
@@ -66,7 +66,7 @@ def check_settings(a) -> NetworkSettings:
     target = None if a.plan is not None else _target(a, families)
     plan_file = None if a.plan is None or smallest else Path(a.plan)
     return NetworkSettings(plan_file, smallest, target, sims, a.images or DEFAULT_IMAGES, families, seeds, timeout,
-                           verify_sim, a.ray, not a.dsp_only, a.gating, a.copies)
+                           verify_sim, a.ray, not a.dsp_only, a.gating, not a.no_copies)
 
 
 def _target(a, families) -> tuple:

@@ -290,16 +290,16 @@ def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
 
 def plan_network(graph: Graph, part: Device, budget: Budget, clock_mhz: float,
                  mode: PlanMode = PlanMode.WINOGRAD, derive: bool = True, fabric: bool = True,
-                 copies: bool = False) -> NetworkPlan:
+                 copies: bool = True) -> NetworkPlan:
     """Plan ``graph`` on ``part`` within ``budget`` (see the module docstring); ``derive=False`` never
     derives the lazy cards (:data:`~winohdl.network.choices.EAGER_RANK`), e.g. in fast tests;
-    ``fabric=False`` builds every multiplier in a DSP block (see :func:`_with_fabric`); ``copies=True``
-    copies data operands where flip-flops are left (:mod:`winohdl.network.copies`)."""
+    ``fabric=False`` builds every multiplier in a DSP block (see :func:`_with_fabric`); ``copies=False``
+    copies no data operand (:mod:`winohdl.network.copies`)."""
     return _plan(graph, part, budget, clock_mhz, mode, derive, fabric, copies)[0]
 
 
 def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: PlanMode,
-          derive: bool, fabric: bool = True, copies: bool = False) -> tuple[NetworkPlan, dict]:
+          derive: bool, fabric: bool = True, copies: bool = True) -> tuple[NetworkPlan, dict]:
     """:func:`plan_network`, and the candidates it chose among (the eager ones)."""
     mode = PlanMode(mode)
     ctx = Context(part, budget)
@@ -455,10 +455,10 @@ def _better(a: dict, b: dict) -> bool:
 
 
 def plan_both(graph: Graph, part: Device, budget: Budget, clock_mhz: float, network: str = "",
-              derive: bool = True, fabric: bool = True, copies: bool = False) -> Plans:
+              derive: bool = True, fabric: bool = True, copies: bool = True) -> Plans:
     """The Winograd plan and the direct-only plan of ``graph``, same part, budget and clock (and both with
-    multipliers in the fabric where DSP blocks bind them, unless ``fabric`` is False; with ``copies``,
-    both with operand copies where flip-flops are left)."""
+    multipliers in the fabric where DSP blocks bind them, unless ``fabric`` is False; unless ``copies``
+    is False, both with operand copies where flip-flops are left)."""
     t0 = time.perf_counter()
     wino, candidates = _plan(graph, part, budget, clock_mhz, PlanMode.WINOGRAD, derive, fabric, copies)
     direct = plan_network(graph, part, budget, clock_mhz, PlanMode.DIRECT, fabric=fabric, copies=copies)
