@@ -17,6 +17,8 @@ from amaranth.hdl import Module, Signal, Value
 
 from winohdl.core.errors import WinohdlError
 
+from .modes import Gating
+
 COPY_REGISTERS = 2
 """Registers an operand gains with copies: the copy per group, then the multipliers' operand register."""
 
@@ -29,13 +31,13 @@ def check_fanout(o) -> None:
         raise WinohdlError(f"operand fanout must be a whole number >= 0, got {f!r}")
     if f and o.word_mask is not None:
         raise WinohdlError("operand fanout: a word-sparse engine selects its operands per multiplier; use 0")
-    if f and o.gating.value != "none":
+    if f and o.gating is not Gating.NONE:
         raise WinohdlError("operand fanout: a gated engine holds its operands; use 0")
 
 
 def groups(n: int, fanout: int) -> int:
-    """How many copies an operand feeding ``n`` multipliers takes at ``fanout`` (0: one register)."""
-    return -(-n // fanout) if fanout else 1
+    """How many copies an operand feeding ``n`` multipliers takes at ``fanout`` (>= 1)."""
+    return -(-n // fanout)
 
 
 def operand_copies(m: Module, value: Value, name: str, n: int, fanout: int) -> list:

@@ -315,9 +315,9 @@ class EnginePlan:
         return tuple(front + bt + [L.OPERAND] + wait + self._copies() + [L.PRODUCT, *self._split()] + lane)
 
     def _copies(self) -> list[Latency]:
-        f = self.options.operand_fanout
-        return [Latency("operand copies", COPY_REGISTERS, f"the data operand copied per {f} multipliers, then "
-                        "registered as their operand (hdl/engine/copies.py)")] if f else []
+        why = (f"the data operand copied per {self.options.operand_fanout} multipliers, then registered as their "
+               "operand (hdl/engine/copies.py)")
+        return [Latency("operand copies", self.copy_cycles, why)] if self.copy_cycles else []
 
     @property
     def copy_cycles(self) -> int:

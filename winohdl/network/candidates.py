@@ -95,21 +95,21 @@ class Candidate:
     """
 
     __slots__ = ("node", "decision", "algorithm", "multipliers", "dsp", "bram", "logic", "bound", "_cycles",
-                 "_period", "lane", "copies")
+                 "_period", "lane")
 
     def __init__(self, node: str, decision: Decision, algorithm: str, multipliers: int, dsp: int, bram: int,
                  logic: int, bound: int, period, lane: "LaneCost | None" = None):
         self.node, self.decision, self.algorithm = node, decision, algorithm
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
         self._period, self._cycles = period, None
-        self.lane, self.copies = lane, 0     # copies: flip-flops of its operand copies (winohdl/network/copies.py)
+        self.lane = lane
 
     @property
     def ff(self) -> int:
         """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out, plus its
-        operand copies."""
+        operand copies (:attr:`hdl.engine.plan.EnginePlan.copy_bits`)."""
         cut = self.fabric_lanes * self.lane.unregistered if self.fabric_lanes else 0
-        return flip_flops(self.decision, self.logic, self.dsp) - cut + self.copies
+        return flip_flops(self.decision, self.logic, self.dsp) - cut + _copy_bits(self.decision)
 
     @property
     def fabric_lanes(self) -> int:
@@ -127,7 +127,7 @@ class Candidate:
             decision = replace(d, options=replace(d.options, fabric_lanes=lanes, fabric_tree=tree))
         c = Candidate(self.node, decision, self.algorithm, self.multipliers, self.dsp - n * self.lane.dsp, self.bram,
                       self.logic + n * self.lane.logic, self.bound, self._period, self.lane)
-        c._cycles, c.copies = self._cycles, self.copies
+        c._cycles = self._cycles
         return c
 
     @property
@@ -356,6 +356,15 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
                      lambda: max(plan.performance.period, out_beats), lane)
+
+
+def _copy_bits(d: Decision) -> int:
+    """The flip-flops of an engine decision's operand copies (0 for a unit or an engine without them)."""
+    if isinstance(d, UnitDecision) or not d.options.operand_fanout:
+        return 0
+    o = d.options
+    dp = None if d.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
+    return _engine_plan(o, dp, d.kind).copy_bits
 
 
 @lru_cache(maxsize=16384)

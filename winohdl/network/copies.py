@@ -16,7 +16,7 @@ from dataclasses import replace
 from winohdl.core.errors import WinohdlError
 
 from .budget import Budget
-from .candidates import Candidate, _engine_plan, datapath
+from .candidates import Candidate
 from .decision import EngineDecision
 from .fold import totals
 
@@ -25,8 +25,8 @@ OPERAND_FANOUT = 2
 
 
 def copied(c: Candidate, fanout: int = OPERAND_FANOUT) -> Candidate | None:
-    """``c`` with its operands copied per ``fanout`` multipliers, its flip-flops counted (:attr:`Candidate.copies`);
-    None where the engine cannot take copies (a word-sparse or gated one) or has no multiplier in a DSP block."""
+    """``c`` with its operands copied per ``fanout`` multipliers (:attr:`Candidate.ff` counts them); None where
+    the engine cannot take copies (a word-sparse or gated one) or has no multiplier in a DSP block."""
     from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
     from winohdl.core.limits import lifted
     d = c.decision
@@ -37,10 +37,8 @@ def copied(c: Candidate, fanout: int = OPERAND_FANOUT) -> Candidate | None:
             o = replace(d.options, operand_fanout=fanout)
     except WinohdlError:
         return None
-    dp = None if d.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
     out = copy.copy(c)
     out.decision = replace(d, options=o)
-    out.copies = _engine_plan(o, dp, d.kind).copy_bits
     return out
 
 

@@ -138,8 +138,9 @@ def gate_engines(graph: Graph, gating: Gating) -> Graph:
     selected after the register gating would hold. A gated engine holds its operands, so it has no operand copies
     (:mod:`winohdl.network.copies`)."""
     gating = Gating(gating)
-    fanout = lambda o: o.operand_fanout if gating is Gating.NONE else 0  # noqa: E731
-    return graph.with_decisions({n.name: EngineDecision(replace(o, gating=gating, operand_fanout=fanout(o)),
-                                                        n.decision.kind)
+
+    def gated(o):
+        return replace(o, gating=gating, operand_fanout=o.operand_fanout if gating is Gating.NONE else 0)
+    return graph.with_decisions({n.name: EngineDecision(gated(n.decision.options), n.decision.kind)
                                  for n in graph.nodes if isinstance(n.decision, EngineDecision)
-                                 and ((o := n.decision.options).word_fold == 1 or gating is Gating.NONE)})
+                                 and (n.decision.options.word_fold == 1 or gating is Gating.NONE)})
