@@ -1,5 +1,7 @@
 """hdl/stream/linear.py: Linear + arg-max against its golden model, exact logits and ties."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,8 @@ from hdl.stream.axis import unpack
 from hdl.stream.linear import Linear
 from hdl.stream.model import linear
 from hdl.verilog import to_verilog
+from synth.yosys import synthesise
+from winohdl.core.netlist import YosysNetlist
 from winohdl.core.errors import WinohdlError
 
 
@@ -86,3 +90,18 @@ def test_verilog():
 def test_bad_parameters(args, match):
     with pytest.raises(WinohdlError, match=match):
         Linear(*args)
+
+
+@pytest.mark.slow(10)
+def test_flags_copied_per_accumulator_survive_synthesis(tmp_path):
+    """Each accumulator's valid and first-word flags are its own flip-flops after Yosys (identical
+    registers, which opt_merge would fold into one flag routed to every accumulator without ``keep``)."""
+    rng = np.random.default_rng(4)
+    P = 3
+    v = tmp_path / "linear.v"
+    v.write_text(to_verilog(Linear(rng.integers(-128, 128, (6, 8)), [1, 2, 3, 4, 5, 6], 2, P), "linear"))
+    synthesise(v, "linear", "ecp5", tmp_path)
+    ffs = YosysNetlist.load(tmp_path / "linear_ecp5_mapped.json", "linear").of_type("TRELLIS_FF")
+    for flag in ("valid", "first"):
+        assert sorted(c for c in ffs if re.fullmatch(rf"{flag}_c\d_TRELLIS_FF_Q", c)) == \
+            [f"{flag}_c{i}_TRELLIS_FF_Q" for i in range(P)]

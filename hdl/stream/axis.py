@@ -160,6 +160,18 @@ def flag_chain(m: Module, value: Value, cycles: int, name: str) -> Value:
     return value
 
 
+def flag_copies(m: Module, value: Value, n: int, name: str) -> list:
+    """``value`` one register later, ``n`` times over (``<name>_c<i>``, kept): a flag that selects in many
+    words (each user's own copy, so the placer need not route one flip-flop to all of them). Synthesis
+    merges identical registers; ``keep`` stops it (:data:`synth.yosys.KEEP_COPIES`)."""
+    out = []
+    for i in range(n):
+        reg = Signal(name=f"{name}_c{i}", attrs={"keep": 1})
+        m.d.sync += reg.eq(value)
+        out.append(reg)
+    return out
+
+
 @dataclass(frozen=True)
 class Queue:
     """The output queue's producer side (see :func:`output_queue`).

@@ -13,7 +13,7 @@ from ..engine.engine import axis_stream
 from ..pipeline import less, register
 from ..widths import Range, product_range, signed_width
 from ..components import CheckedComponent
-from .axis import (flag_chain, lane, output_queue, pack, signed_register, table_lookup,
+from .axis import (flag_chain, flag_copies, lane, output_queue, pack, signed_register, table_lookup,
                    word_range)
 
 FINISH = 6
@@ -119,8 +119,9 @@ class Linear(CheckedComponent):
         # multiplexer's register then stays beside the buffer, not a route away from each block
         x = signed_register(m, self._input_word(m, rp, jl), word_range(self.in_width), "x_q")
         rom = register(m, self._weight_rom(m, wa), "w_word", cycles=1 + OPERAND)
-        valid = flag_chain(m, issue, 4 + OPERAND, "valid")
-        first = flag_chain(m, issue & (jb == 0) & (jl == 0), 4 + OPERAND, "first")
+        # the last register of each flag copied per accumulator: each selects in a whole logit word
+        valid = flag_copies(m, flag_chain(m, issue, 3 + OPERAND, "valid"), P, "valid")
+        first = flag_copies(m, flag_chain(m, issue & (jb == 0) & (jl == 0), 3 + OPERAND, "first"), P, "first")
         biases = table_lookup(m, [pack(self.bias[k * P:(k + 1) * P], self.logit_width) for k in range(passes)],
                               P * self.logit_width, register(m, p, "p_bias", cycles=3 + OPERAND), "bias")
         accs = []
@@ -129,8 +130,8 @@ class Linear(CheckedComponent):
             pr = product_range(word_range(self.in_width), word_range(self.weight_width))
             prod = signed_register(m, x * w, pr, f"prod{i}")
             acc = Signal(signed(self.logit_width), name=f"acc{i}", reset_less=True)
-            with m.If(valid):
-                m.d.sync += acc.eq(Mux(first, lane(biases, i, self.logit_width), acc) + prod)
+            with m.If(valid[i]):
+                m.d.sync += acc.eq(Mux(first[i], lane(biases, i, self.logit_width), acc) + prod)
             accs.append(acc)
         done = flag_chain(m, issue & lastj, 5 + OPERAND, "done")
         self._argmax(m, q, accs, done, register(m, p, "p_done", cycles=5 + OPERAND), passes)
