@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from hdl.engine.modes import EnginePipeline
 from hdl.fabric import fabric_bits
 from hdl.options import FabricTree, MultiplierKind
 from winohdl.network.budget import DEFAULT_CLOCK_MHZ, Budget
@@ -76,9 +77,32 @@ def test_fabric_trees_registered_every_second_level_where_flip_flops_bind(digits
     decided = decide_by_plan(digits, again)       # the graph checks each engine against its convolution
     assert {n.decision.options.fabric_tree for n in decided.nodes if n.name == "convolution_1"} \
         == {FabricTree.EVERY_SECOND_LEVEL}
+    assert _pipelines(tight) == {EnginePipeline.DEEP}
     without = plan_network(digits, PART, replace(free, ff=every.totals["ff"] - 500), DEFAULT_CLOCK_MHZ,
                            derive=False, fabric=False)
     assert without.cycles > 256
+
+
+def _pipelines(plan) -> set:
+    return {x.decision.options.pipeline for x in plan.layers if not isinstance(x.decision, UnitDecision)}
+
+
+def test_engines_registered_every_second_level_where_lean_trees_do_not_fit(digits):
+    """5,000 flip-flops under the digits plan's fold (30 DSP blocks), lean fabric trees alone no longer keep 256
+    cycles a frame; with every engine's adders registered every second level too (stages pipelines, two product
+    registers) they do, and the decision travels through plan.json to the graph."""
+    free = Budget(30, PART.bram_capacity, PART.lut_capacity)
+    every = plan_network(digits, PART, free, DEFAULT_CLOCK_MHZ, derive=False)
+    folded = every.totals["ff"] - _copy_bits(every)
+    lean = plan_network(digits, PART, replace(free, ff=folded - 5000), DEFAULT_CLOCK_MHZ, derive=False)
+    assert lean.fits and lean.cycles == 256 and _pipelines(lean) == {EnginePipeline.STAGES}
+    assert {x.decision.options.fabric_tree for x in lean.layers if x.decision.fabric_lanes} \
+        == {FabricTree.EVERY_SECOND_LEVEL}
+    assert [n for n in lean.notes if "their adder trees and the engines' adders registered every second level" in n]
+    again = NetworkPlan.from_json(json.loads(json.dumps(lean.to_json())))
+    decided = decide_by_plan(digits, again)
+    assert {n.decision.options.pipeline for n in decided.nodes if n.name.startswith("convolution")} \
+        == {EnginePipeline.STAGES}
 
 
 def test_fabric_multipliers_fit_where_dsp_blocks_alone_do_not(digits):

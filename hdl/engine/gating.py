@@ -16,7 +16,6 @@ from amaranth.hdl import Module, Mux, Signal, Value
 
 from ..components import emit_product
 from ..pipeline import delay
-from .latency import PRODUCT_REGISTERS
 
 
 def zero_flag(m: Module, value: Value, name: str) -> Signal:
@@ -69,7 +68,7 @@ class Gated:
         return held(m, w, self.zero[key], f"{name}_w")
 
     def product(self, m: Module, prod, key, plan, name: str):
-        return zeroed(m, prod, self.flags[key], PRODUCT_REGISTERS + plan.split_levels, name)
+        return zeroed(m, prod, self.flags[key], plan.product.cycles + plan.split_levels, name)
 
 
 def multiply(m: Module, p, data, weight, width: int, name: str, kind, gated: "Gated | None" = None, key=None):
@@ -77,6 +76,6 @@ def multiply(m: Module, p, data, weight, width: int, name: str, kind, gated: "Ga
     bits through the product registers of plan ``p`` (:func:`~hdl.components.emit_product`, split where
     deep); ``gated``: the weight held with ``data``'s zero flag (``key``) and the product zeroed on it."""
     weight = gated.weight(m, weight, key, name) if gated else weight
-    prod = emit_product(m, data, weight, width, PRODUCT_REGISTERS, p.split_levels, name, split=True, kind=kind,
+    prod = emit_product(m, data, weight, width, p.product.cycles, p.split_levels, name, split=True, kind=kind,
                         span=p.options.fabric_tree.span)
     return gated.product(m, prod, key, p, name) if gated else prod

@@ -29,6 +29,8 @@ PADDING = Latency("padding register", 1, "zero padding as the synchronous reset 
 OPERAND = Latency("operand register", 1, "the multiplier's data operand registered (B^T's result)")
 PRODUCT = Latency("product registers", 3, "a DSP block's pipeline and output registers, then one in the "
                   "fabric, so the route out of the block and the adder after it are in different cycles")
+PRODUCT_STAGES = Latency("product registers", 2, "a DSP block's pipeline and output registers (pipeline "
+                         "stages: no fabric register after them, a fabric product's tree within two)")
 LANE = Latency("lane register", 1, "the sum over the PC lanes registered before the accumulators")
 HOLD = Latency("accumulator hold", 1, "the accumulators' totals held for A^T (none when staggered)")
 PRE_DIVISION = Latency("pre-division register", 1, "A^T's rows registered before the exact division")

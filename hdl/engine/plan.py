@@ -289,6 +289,12 @@ class EnginePlan:
             return max(split_levels(v, u) for v, u in zip(self.datapath.v_widths, self.datapath.u_widths))
         return split_levels(self.options.data_width, self.options.kernel_width)
 
+    @property
+    def product(self) -> Latency:
+        """The product's registers: a deep pipeline's :data:`~hdl.engine.latency.PRODUCT`, or with stages
+        two (:data:`~hdl.engine.latency.PRODUCT_STAGES`: fewer flip-flops where the clock may be slower)."""
+        return L.PRODUCT if self.options.per_stage == 1 else L.PRODUCT_STAGES
+
     # ---- latencies ----------------------------------------------------------------------------------
     @cached_property
     def path(self) -> tuple[Latency, ...]:
@@ -301,7 +307,7 @@ class EnginePlan:
         ps, a = self.options.per_stage, self.arith
         front = [L.ISSUE, L.BANK_READ, L.FM_READ]
         if not self.winograd:
-            return tuple(front + [L.PADDING, L.OPERAND, *self._copies(), L.PRODUCT, *self._split(),
+            return tuple(front + [L.PADDING, L.OPERAND, *self._copies(), self.product, *self._split(),
                                   Latency("product tree", graph_latency(a.tree, ps), "the sum over taps and lanes"),
                                   L.LANE])
         if self.input_passes:   # the operand comes from the transformed tiles, read like a bank
@@ -312,7 +318,7 @@ class EnginePlan:
                  L.LANE] if self.options.PC > 1 else [])
         wait = ([Latency("kernel transform", self.operand_wait, "the data operand delayed to meet u, "
                          "transformed from g as it is read")] if self.operand_wait else [])
-        return tuple(front + bt + [L.OPERAND] + wait + self._copies() + [L.PRODUCT, *self._split()] + lane)
+        return tuple(front + bt + [L.OPERAND] + wait + self._copies() + [self.product, *self._split()] + lane)
 
     def _copies(self) -> list[Latency]:
         why = (f"the data operand copied per {self.options.operand_fanout} multipliers, then registered as their "

@@ -11,7 +11,6 @@ from winohdl.core.errors import WinohdlError
 
 from ..pipeline import delay
 from .gating import multiply
-from .latency import PRODUCT_REGISTERS
 from .options import EngineOptions
 
 
@@ -72,7 +71,7 @@ def word_products(m: Module, p, v: dict, wstore: dict, selects: dict, gated) -> 
             if sel is None:             # one output lane, one position
                 prods[0, pc, j] = prod
                 continue
-            sel = delay(m, delay(m, sel, 1, f"sel{pc}_{j}_q") if gated else sel, PRODUCT_REGISTERS + p.split_levels,
+            sel = delay(m, delay(m, sel, 1, f"sel{pc}_{j}_q") if gated else sel, p.product.cycles + p.split_levels,
                         f"sel{pc}_{j}")
             for i, r in enumerate(rs):
                 wr = a.word_width(r, dp.m_widths[r])      # the position's own word: the product modulo its width

@@ -29,7 +29,7 @@ MUX_ENTRIES = 16
 
 # Cycles from a result's write into the queue to its credit's return when m_axis.tready is high
 # (memory write, output register, handshake, the handshake registered): the queue holds
-# ``latency + QUEUE_SLACK + 1`` results.
+# ``latency + QUEUE_SLACK + 2`` results (one more: a reservation reaches the counter a cycle late).
 QUEUE_SLACK = 4
 
 
@@ -179,7 +179,7 @@ class Queue:
     Attributes
     ----------
     ok : Value
-        A credit is free: a register (two or more credits a cycle ago).
+        A credit is free: a register (three or more credits a cycle ago).
     reserve : Signal
         Take a credit this cycle (only while ``ok``): a result will be pushed later.
     push, data, last : Signal
@@ -194,13 +194,15 @@ class Queue:
 
 
 def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
-    """A FIFO of ``latency + QUEUE_SLACK + 1`` results into the registered stream ``out`` (tdata, tvalid,
+    """A FIFO of ``latency + QUEUE_SLACK + 2`` results into the registered stream ``out`` (tdata, tvalid,
     tready, tlast), with the credit counter that keeps it from overflowing: a producer reserves a
     credit when it commits to a result (at most ``latency`` cycles before pushing it) and the credit
     returns when the result leaves on ``out``."""
-    # ``ok`` is a register: "at least two credits" a cycle ago still leaves one after a reservation, so
-    # no comparator sits between the counter and the producer's handshake; one more slot keeps the rate
-    capacity = latency + QUEUE_SLACK + 1
+    # ``ok`` is a register, and so is the reservation before it reaches the counter: the producer's
+    # handshake (which fans out over its whole unit) never routes into the counter's adder. Two
+    # reservations may be in flight beside the counter, so ``ok`` is "at least three credits" a cycle
+    # ago, which still leaves one; the two credits never taken are two slots more, which keep the rate
+    capacity = latency + QUEUE_SLACK + 2
     width = len(out.tdata)
     data = Signal(width, name=f"{name}_data")
     last = Signal(name=f"{name}_last")
@@ -212,12 +214,14 @@ def output_queue(m: Module, out, latency: int, name: str = "q") -> Queue:
     # more), so the reader's tready does not reach the counter in the cycle it is asserted
     release = Signal(name=f"{name}_release")
     m.d.sync += release.eq(out.tvalid & out.tready)
-    # one step up or down, each computed from the register alone: the handshakes only select
-    with m.If(reserve & ~release):
+    reserved = Signal(name=f"{name}_reserved")
+    m.d.sync += reserved.eq(reserve)
+    # one step up or down, each computed from the register alone: the registered handshakes only select
+    with m.If(reserved & ~release):
         m.d.sync += credits.eq(credits - 1)
-    with m.Elif(release & ~reserve):
+    with m.Elif(release & ~reserved):
         m.d.sync += credits.eq(credits + 1)
-    m.d.sync += ok.eq(credits >= 2)
+    m.d.sync += ok.eq(credits >= 3)
     # one slot more than it ever holds, so that the pointers alone tell empty from full
     slots = capacity + 1
     fifo = Memory(shape=unsigned(width + 1), depth=slots, init=[])

@@ -61,6 +61,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from hdl.engine.modes import EnginePipeline
 from hdl.options import DataValues, FabricTree
 from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
@@ -246,6 +247,7 @@ class Context:
     kernel_width: int = KERNEL_WIDTH
     fabric: bool = False   # multipliers may be built in the fabric (where the part has a rule for them)
     fabric_tree: FabricTree = FabricTree.EVERY_LEVEL     # how their trees are registered
+    pipeline: EnginePipeline = EnginePipeline.DEEP       # the engines' adders: a register every level, or second
     data_values: DataValues = DataValues.SIGNED   # non-negative: an unsigned activation's words
 
     @property
@@ -333,7 +335,7 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         decision = engine_decision(a, in_shape, None if direct else geometry.output, pk, pc, buffering,
                                    ctx.data_width, ctx.kernel_width, kernel_mask=mask, data_values=ctx.data_values,
                                    tile_memory=tile_memory, weight_store=weight_store, word_mask=words,
-                                   word_fold=fold)
+                                   word_fold=fold, pipeline=ctx.pipeline)
         opts = decision.options
         dp = None if direct else datapath(opts.geometry, ctx.data_width, ctx.kernel_width, ctx.data_values)
         plan = _engine_plan(opts, dp, decision.kind)
@@ -413,11 +415,11 @@ def lane_cost(plan, dp, ctx: Context) -> LaneCost:
     dsp = live * sum(ctx.dsp_per_multiplier(v, u) for v, u, _ in pairs)
     if not ctx.fabric_allowed:
         return LaneCost(dsp, 0)
-    from hdl.engine.latency import PRODUCT_REGISTERS as R
+    from hdl.engine.latency import PRODUCT_REGISTERS as R     # the registers the flip-flop model was fitted on
     from hdl.fabric import fitted_register_bits, register_bits
     logic = live * sum(ctx.fabric_logic(v, u, w) for v, u, w in pairs)
-    span = ctx.fabric_tree.span
-    cut = live * sum(fitted_register_bits(v, u, w, R) - register_bits(v, u, w, R, span) for v, u, w in pairs)
+    span, r = ctx.fabric_tree.span, plan.product.cycles
+    cut = live * sum(fitted_register_bits(v, u, w, R) - register_bits(v, u, w, r, span) for v, u, w in pairs)
     return LaneCost(dsp, logic, cut, ctx.fabric_tree)
 
 

@@ -17,11 +17,15 @@ SERIAL_LOGIC = 1 / 3
 """A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
 F(4x4,3x3) engine's B^T and A^T as synthesised)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FF_PER_LOGIC = {"winograd": 1.10, "direct": 0.81}
-FF_PER_DSP = {"winograd": 116, "direct": 38}
+FF_PER_LOGIC = {("winograd", "deep"): 1.10, ("direct", "deep"): 0.81,
+                ("winograd", "stages"): 0.93, ("direct", "stages"): 0.81}
+FF_PER_DSP = {("winograd", "deep"): 116, ("direct", "deep"): 38,
+              ("winograd", "stages"): 80, ("direct", "stages"): 38}
 UNIT_FF = 200
-"""The flip-flop model (:func:`flip_flops`): per engine kind, flip-flops per logic cell and per DSP block;
-a unit's flip-flops beside its logic."""
+"""The flip-flop model (:func:`flip_flops`): per engine kind and pipeline, flip-flops per logic cell and per DSP
+block; a unit's flip-flops beside its logic. Stages: fitted on ResNet-8's 16,384-cycle network built with
+stages pipelines (docs/results/flip_flops.json); its three direct engines' total is the deep model's within 3%,
+too few to fit two figures on."""
 
 
 def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
@@ -33,8 +37,8 @@ def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
     and raster-order unit; how close it comes is docs/results/flip_flops.json."""
     if isinstance(decision, UnitDecision):
         return logic + UNIT_FF
-    kind = "direct" if decision.geometry is None else "winograd"
-    return round(FF_PER_LOGIC[kind] * logic + FF_PER_DSP[kind] * dsp)
+    key = ("direct" if decision.geometry is None else "winograd", decision.options.pipeline.value)
+    return round(FF_PER_LOGIC[key] * logic + FF_PER_DSP[key] * dsp)
 
 
 def engine_logic(plan) -> int:

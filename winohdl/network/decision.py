@@ -157,7 +157,7 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
                     weight_store: WeightStore = WeightStore.TRANSFORMED,
                     word_mask: WordMask | None = None, gating: Gating = Gating.NONE,
                     word_fold: int = 1, fabric_tree: FabricTree = FabricTree.EVERY_LEVEL,
-                    operand_fanout: int = 0) -> EngineDecision:
+                    operand_fanout: int = 0, pipeline: EnginePipeline = EnginePipeline.DEEP) -> EngineDecision:
     """The engine of a convolution (attributes ``conv``, input ``in_shape``): a Winograd card with output
     ``tile`` per axis, or direct (``tile`` None), ``fabric_lanes`` of its PK output lanes multiplying in
     the fabric (:class:`hdl.options.MultiplierKind`); WinohdlError where the engine cannot take it. The
@@ -171,7 +171,8 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     ``word_fold`` positions; ``gating``: zero data operands
     hold their multipliers (:class:`hdl.engine.modes.Gating`); ``fabric_tree``: how the fabric lanes' adder
     trees are registered (:class:`hdl.options.FabricTree`); ``operand_fanout``: the multipliers one copy of a
-    data operand feeds (:mod:`hdl.engine.copies`; 0: no copies)."""
+    data operand feeds (:mod:`hdl.engine.copies`; 0: no copies); ``pipeline``: a register after every adder
+    level (``deep``, the fastest) or every second (``stages``: fewer flip-flops, where they bind)."""
     kind = EngineKind.DIRECT if tile is None else EngineKind.WINOGRAD
     weight_store = WeightStore(weight_store)
     if kind is EngineKind.DIRECT and weight_store is not WeightStore.TRANSFORMED:
@@ -179,7 +180,7 @@ def engine_decision(conv, in_shape: tuple[int, ...], tile: tuple[int, ...] | Non
     geometry = Geometry(tile or (1,) * len(conv.kernel), conv.kernel, conv.stride, conv.dilation)
     with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
         options = EngineOptions(geometry, conv.in_channels, conv.out_channels, tuple(in_shape[2:]), conv.padding,
-                                parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline.DEEP,
+                                parallel_out, parallel_in, data_width, kernel_width, pipeline=EnginePipeline(pipeline),
                                 buffering=buffering, fabric_lanes=fabric_lanes, kernel_mask=kernel_mask,
                                 data_values=data_values, tile_memory=tile_memory, weight_store=weight_store,
                                 kernel_transform="hw" if weight_store is WeightStore.KERNELS else "offline",
@@ -248,14 +249,14 @@ def check_engine(decision: EngineDecision, conv, in_shape: tuple[int, ...], wher
                            data_values=data_values,
                            kernel_mask=o.kernel_mask, tile_memory=o.tile_memory, word_mask=o.word_mask,
                            gating=o.gating, word_fold=o.word_fold, fabric_tree=o.fabric_tree,
-                           operand_fanout=o.operand_fanout,
+                           operand_fanout=o.operand_fanout, pipeline=o.pipeline,
                            weight_store=o.weight_store if decision.kind is EngineKind.WINOGRAD else WeightStore.TRANSFORMED)
     if free.options != o:
         differs = next(k for k, v in o.to_json().items() if free.options.to_json().get(k) != v)
         raise WinohdlError(f"{where}: its engine's {differs} is {o.to_json()[differs]!r}; a network's engines take "
                            f"{free.options.to_json().get(differs)!r} (only the tile, PK, PC, line buffers, fabric "
-                           "lanes and their trees, where the transformed tiles go, what the weights store, gating and "
-                           "operand copies are chosen)")
+                           "lanes and their trees, the pipeline, where the transformed tiles go, what the weights store, "
+                           "gating and operand copies are chosen)")
 
 
 def check_unit(decision: UnitDecision, count: int, what: str, where: str, frame: int | None = None,

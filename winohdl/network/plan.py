@@ -28,6 +28,7 @@ import math
 import time
 from dataclasses import dataclass, field, replace
 
+from hdl.engine.modes import EnginePipeline
 from hdl.options import FabricTree
 from winohdl.core import progress
 from winohdl.core.device import Device
@@ -379,20 +380,22 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
     """Where a resource bound the plan (DSP blocks, or block RAM or logic, which DSP blocks freed by fabric
     lanes may let other nodes trade for): planned again with multipliers in the fabric too (each engine's
     output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), and where
-    that plan is still bound, with their adder trees registered every second level (:class:`FabricTree`:
-    a third fewer of their flip-flops, a longer path) if that is faster; kept when it is faster than
+    that plan is still bound, leaner (:data:`LEANER`: their adder trees registered every second level, a third
+    fewer of their flip-flops and a longer path; then the engines' adders too) where that is faster; kept when
+    it is faster than
     ``folding``, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
     so that the fabric takes only what the blocks cannot. Returns the folding kept and the candidates it
     chose among."""
     kept_notes: list = []
     richer, richer_pool = _fabric_fold(graph, mode, ctx, forced_used, kept_notes, tick)
-    every_level, lean = _cycles(richer.chosen), False
+    every_level, lean = _cycles(richer.chosen), None
     if richer.fits and richer.binding and any(c.fabric_lanes for c in richer.chosen.values()):
-        lean_notes: list = []
-        tried = _fabric_fold(graph, mode, replace(ctx, fabric_tree=FabricTree.EVERY_SECOND_LEVEL), forced_used,
-                             lean_notes, tick)
-        if tried[0].fits and _cycles(tried[0].chosen) < every_level:
-            (richer, richer_pool), kept_notes, lean = tried, lean_notes, True
+        for how, leaner in LEANER:
+            lean_notes: list = []
+            tried = _fabric_fold(graph, mode, replace(ctx, **leaner), forced_used, lean_notes, tick)
+            if tried[0].fits and _cycles(tried[0].chosen) < every_level:
+                (richer, richer_pool), kept_notes, lean = tried, lean_notes, how
+                break
     notes += kept_notes
     if not (richer.fits and (not folding.fits or _cycles(richer.chosen) < _cycles(folding.chosen))):
         notes.append(f"{_bound(folding)} bound the plan; multipliers in the fabric did not make it faster within "
@@ -402,11 +405,17 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
     lanes = sum(c.fabric_lanes for c in chosen.values())
     mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
     before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
-    trees = (f", their adder trees registered every second level (every level, flip-flops bound the plan at "
-             f"{every_level:,})" if lean else "")
+    trees = (f", {lean} (every level, flip-flops bound the plan at {every_level:,})" if lean else "")
     notes.append(f"{_bound(folding)} bound the plan, so {mults:,} multipliers ({lanes} output lane{'s' if lanes > 1 else ''}) are built in the fabric "
                  f"(LUTs){trees}: {_cycles(chosen):,} cycles a frame, {before} (--dsp-only: none)")
     return replace(richer, chosen=chosen), richer_pool
+
+
+LEANER = (("their adder trees registered every second level", {"fabric_tree": FabricTree.EVERY_SECOND_LEVEL}),
+          ("their adder trees and the engines' adders registered every second level",
+           {"fabric_tree": FabricTree.EVERY_SECOND_LEVEL, "pipeline": EnginePipeline.STAGES}))
+"""Where flip-flops bind a plan with fabric multipliers, each tried in turn (the first faster plan is kept): the
+fabric trees registered every second level, then the engines' pipelines too (:class:`EnginePipeline`)."""
 
 
 def _fabric_fold(graph: Graph, mode: PlanMode, ctx: Context, forced_used: bool, notes: list, tick) -> tuple:
