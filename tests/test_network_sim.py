@@ -190,6 +190,29 @@ def test_fabric_multipliers_through_the_network(cli, tmp_path):
 
 
 @pytest.mark.slow(30)
+def test_stages_engines_through_the_network(cli, tmp_path):
+    """A plan.json whose engine takes a stages pipeline (what the planner chooses where flip-flops bind: a
+    register every second adder level, two product registers), its multipliers in the fabric with their
+    trees registered every second level: the network streams images bit-exact on Icarus."""
+    import json
+    (tmp_path / "m.py").write_text(TINY)
+    code, out, err = cli("network", "--model", tmp_path / "m.py:net", "--input-shape", "1x1x6x6", "--budget",
+                         "dsp=4", "--plan-only", "-o", tmp_path / "p")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    conv = next(x for x in plan["plans"]["winograd"]["layers"] if x["operator"] == "conv")["decision"]["options"]
+    assert conv["fabric_lanes"] >= 1
+    conv.update(pipeline="stages", fabric_tree="every-second-level")
+    (tmp_path / "stages.json").write_text(json.dumps(plan))
+    code, out, err = cli("network", "--model", tmp_path / "m.py:net", "--input-shape", "1x1x6x6", "--plan",
+                         tmp_path / "stages.json", "--sim", "icarus", "--images", "3", "-o", tmp_path / "n")
+    assert code == 0, err
+    built = json.loads((tmp_path / "n" / "plan.json").read_text())["plans"]["winograd"]["layers"]
+    assert next(x for x in built if x["operator"] == "conv")["decision"]["options"]["pipeline"] == "stages"
+    assert re.search(r"icarus +\S+ +PASS +3 of 3 images", out), out
+
+
+@pytest.mark.slow(30)
 def test_xc7_part_and_family_on_the_smallest_network(cli, tmp_path):
     """``--part xc7z020 --family xilinx --verify``: planned in DSP48E1, RAMB18E1 halves and LUT6 at the
     stated clock, Yosys maps the plan's hardware (DSP48E1 inferred) and the mapped netlist streams two
