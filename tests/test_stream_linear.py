@@ -8,7 +8,7 @@ import pytest
 from stream_helpers import frames_beats, run_stream
 
 from hdl.stream.axis import unpack
-from hdl.stream.linear import Linear
+from hdl.stream.linear import OPERAND, Linear
 from hdl.stream.model import linear
 from hdl.verilog import to_verilog
 from synth.yosys import synthesise
@@ -71,8 +71,9 @@ def test_frames_overlap_the_double_buffer():
     W, bias = rng.integers(-128, 128, (M, N)), [0, 0]
     inputs = [rng.integers(-128, 128, N) for _ in range(3)]
     _, cycles = check(W, bias, 1, 2, inputs, gaps=0, backpressure=0)
-    # one pass of N cycles a frame, input N beats a frame: the frames stream back to back
-    assert cycles <= 3 * N + N + 12, cycles
+    # one pass of N cycles a frame, input N beats a frame: the frames stream back to back (after the first
+    # frame's N beats in and its way through the unit)
+    assert cycles <= 3 * N + N + 11 + OPERAND, cycles
 
 
 def test_verilog():
@@ -94,8 +95,9 @@ def test_bad_parameters(args, match):
 
 @pytest.mark.slow(10)
 def test_flags_copied_per_accumulator_survive_synthesis(tmp_path):
-    """Each accumulator's valid and first-word flags are its own flip-flops after Yosys (identical
-    registers, which opt_merge would fold into one flag routed to every accumulator without ``keep``)."""
+    """Each accumulator's valid and first-word flags are its own flip-flops after Yosys, and the input word
+    has a copy per two multipliers (identical registers, which opt_merge would fold into one routed to every
+    accumulator or block without ``keep``)."""
     rng = np.random.default_rng(4)
     P = 3
     v = tmp_path / "linear.v"
@@ -105,3 +107,5 @@ def test_flags_copied_per_accumulator_survive_synthesis(tmp_path):
     for flag in ("valid", "first"):
         assert sorted(c for c in ffs if re.fullmatch(rf"{flag}_c\d_TRELLIS_FF_Q", c)) == \
             [f"{flag}_c{i}_TRELLIS_FF_Q" for i in range(P)]
+    # the input word's copies, one per two multipliers, each of its 8 bits (their registers go into the blocks)
+    assert len([c for c in ffs if re.fullmatch(r"x_c\d_TRELLIS_FF_Q(_\d+)?", c)]) == 2 * 8

@@ -9,6 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from winohdl.core.errors import WinohdlError
 
+from ..engine.copies import COPY_REGISTERS, operand_copies
 from ..engine.engine import axis_stream
 from ..pipeline import less, register
 from ..widths import Range, product_range, signed_width
@@ -20,9 +21,11 @@ FINISH = 6
 """Cycles from a pass's last read to its beat's push: input buffer and weight ROM read and their
 output registers, operand registers, products, accumulators, the arg-max register (the arg-max tree's
 levels come on top)."""
-OPERAND = 1
-"""The dense unit's input word registered once more before its multipliers (on top of :data:`FINISH`; the
-walking unit, :mod:`hdl.stream.sparse_linear`, has its own path)."""
+FANOUT = 2
+"""Multipliers a copy of the dense unit's input word feeds (:func:`hdl.engine.copies.operand_copies`)."""
+OPERAND = 1 + COPY_REGISTERS
+"""The dense unit's input word registered once more, then copied per :data:`FANOUT` multipliers and registered as
+their operand (on top of :data:`FINISH`; the walking unit, :mod:`hdl.stream.sparse_linear`, has its own path)."""
 
 
 class Linear(CheckedComponent):
@@ -115,9 +118,11 @@ class Linear(CheckedComponent):
                     m.d.sync += rhalf.eq(~rhalf)
         rp = self._double_buffer(m, full, NB, issue & lastj & (p == passes - 1), rhalf).read_port()
         m.d.comb += rp.addr.eq(Mux(rhalf, NB, 0) + jb)
-        # the operand registered once more (OPERAND), the register the DSP blocks absorb: the lane
-        # multiplexer's register then stays beside the buffer, not a route away from each block
+        # the operand registered once more, then copied per FANOUT multipliers and registered as their operand
+        # (which the DSP blocks absorb): with every block of the part in use, a unit's blocks are wherever the
+        # placer finds room, and one register routed to all of them held the digits network at 119 MHz
         x = signed_register(m, self._input_word(m, rp, jl), word_range(self.in_width), "x_q")
+        xs = operand_copies(m, x, "x", P, FANOUT)
         rom = register(m, self._weight_rom(m, wa), "w_word", cycles=1 + OPERAND)
         # the last register of each flag copied per accumulator: each selects in a whole logit word
         valid = flag_copies(m, flag_chain(m, issue, 3 + OPERAND, "valid"), P, "valid")
@@ -128,7 +133,7 @@ class Linear(CheckedComponent):
         for i in range(P):
             w = signed_register(m, lane(rom, i, self.weight_width), word_range(self.weight_width), f"w{i}")
             pr = product_range(word_range(self.in_width), word_range(self.weight_width))
-            prod = signed_register(m, x * w, pr, f"prod{i}")
+            prod = signed_register(m, xs[i // FANOUT] * w, pr, f"prod{i}")
             acc = Signal(signed(self.logit_width), name=f"acc{i}", reset_less=True)
             with m.If(valid[i]):
                 m.d.sync += acc.eq(Mux(first[i], lane(biases, i, self.logit_width), acc) + prod)
