@@ -108,14 +108,14 @@ def test_bad_budget_is_one_line(text, words):
 
 
 def test_budget_overrides_the_part():
-    assert parse_budget("bram=10, dsp=5", PART) == Budget(5, 10, PART.lut_capacity, 75276)
-    assert parse_budget(None, PART) == Budget(156, 208, 83640, 75276)    # 90% of the flip-flops: FF_HEADROOM
+    assert parse_budget("bram=10, dsp=5", PART) == Budget(5, 10, PART.lut_capacity, 66912)
+    assert parse_budget(None, PART) == Budget(156, 208, 83640, 66912)    # 80% of the flip-flops: FF_HEADROOM
     assert parse_budget("ff=1000", PART).ff == 1000 and Budget(1, 2, 3).ff == UNBOUNDED
     assert Budget.from_json({"dsp": 1, "bram": 2, "logic": 3}) == Budget(1, 2, 3)   # a plan from before flip-flops
     with pytest.raises(WinohdlError, match="unknown device 'LFE5U-12F': choose .*XC7Z020, XC7A100T"):
         device("LFE5U-12F")
     assert device("xc7z020") is ZYNQ and device("xc7a100t").bram_capacity == 270 and device("lfe5u-85f") is PART
-    assert parse_budget(None, ZYNQ) == Budget(220, 280, 53200, 95760)
+    assert parse_budget(None, ZYNQ) == Budget(220, 280, 53200, 85120)
     assert names(ZYNQ) == {"dsp": "DSP (DSP48E1)", "bram": "block RAM (RAMB18E1 halves, a RAMB36E1 counting 2)",
                            "logic": "logic (LUT6)", "ff": "flip-flops"}
     for bad in ("0", "fast", "nan", "2000"):
