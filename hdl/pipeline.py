@@ -59,6 +59,19 @@ def register_chain(m: Module, value, names: Sequence[str], reset_less: bool = Tr
     return chain
 
 
+def kept_copies(m: Module, value, names: Sequence[str], reset_less: bool = True) -> list:
+    """``value`` one register later, once per name: copies of one register for users spread over the die, so
+    that no one flip-flop is routed to all of them. Synthesis merges identical registers; the copies carry
+    ``keep``, which :data:`synth.yosys.KEEP_COPIES` moves onto their flip-flops."""
+    value = Value.cast(value)
+    out = []
+    for name in names:
+        r = Signal(value.shape(), name=name, reset_less=reset_less, attrs={"keep": 1})
+        m.d.sync += r.eq(value)
+        out.append(r)
+    return out
+
+
 def delay(m: Module, value, cycles: int, name: str):
     """``value`` through ``cycles`` reset-less registers ``<name>_d0``, ``<name>_d1``, ..."""
     return register_chain(m, value, numbered(f"{name}_d", cycles))[-1]

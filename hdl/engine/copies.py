@@ -13,10 +13,11 @@ groups and the two cycles are :class:`hdl.engine.plan.EnginePlan`'s.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, Value
+from amaranth.hdl import Module, Value
 
 from winohdl.core.errors import WinohdlError
 
+from ..pipeline import kept_copies, numbered, register
 from .modes import Gating
 
 COPY_REGISTERS = 2
@@ -44,13 +45,8 @@ def operand_copies(m: Module, value: Value, name: str, n: int, fanout: int) -> l
     """``value`` (a register) through :data:`COPY_REGISTERS` more, the first copied ``groups(n, fanout)``
     times (``<name>_c<g>``, kept), each copy then registered once (``<name>_c<g>_q``): the operand of
     group g's multipliers, in order."""
-    out = []
-    for g in range(groups(n, fanout)):
-        copy = Signal(value.shape(), name=f"{name}_c{g}", reset_less=True, attrs={"keep": 1})
-        operand = Signal(value.shape(), name=f"{name}_c{g}_q", reset_less=True)
-        m.d.sync += [copy.eq(value), operand.eq(copy)]
-        out.append(operand)
-    return out
+    copies = kept_copies(m, value, numbered(f"{name}_c", groups(n, fanout)))
+    return [register(m, copy, f"{copy.name}_q") for copy in copies]
 
 
 def winograd_loads(o, rank: int) -> dict:

@@ -20,7 +20,7 @@ from amaranth.lib.memory import Memory
 from winohdl.core.errors import WinohdlError
 from winohdl.core.words import pack, unpack  # noqa: F401  (re-exported: one definition)
 
-from ..pipeline import wrapped_increment
+from ..pipeline import kept_copies, numbered, wrapped_increment
 from ..widths import Range, signed_width
 
 # A table of at most this many words is a constant multiplexer (at most four address bits: one LUT4
@@ -161,15 +161,9 @@ def flag_chain(m: Module, value: Value, cycles: int, name: str) -> Value:
 
 
 def flag_copies(m: Module, value: Value, n: int, name: str) -> list:
-    """``value`` one register later, ``n`` times over (``<name>_c<i>``, kept): a flag that selects in many
-    words (each user's own copy, so the placer need not route one flip-flop to all of them). Synthesis
-    merges identical registers; ``keep`` stops it (:data:`synth.yosys.KEEP_COPIES`)."""
-    out = []
-    for i in range(n):
-        reg = Signal(name=f"{name}_c{i}", attrs={"keep": 1})
-        m.d.sync += reg.eq(value)
-        out.append(reg)
-    return out
+    """A control flag one register later, ``n`` times over (``<name>_c<i>``, with a reset, kept:
+    :func:`hdl.pipeline.kept_copies`): a flag that selects in many words, a copy for each user."""
+    return kept_copies(m, value, numbered(f"{name}_c", n), reset_less=False)
 
 
 @dataclass(frozen=True)

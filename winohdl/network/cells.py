@@ -8,7 +8,11 @@ builds hardware: every figure comes from an engine's plan or a candidate's other
 
 from __future__ import annotations
 
+from hdl.engine.modes import EnginePipeline
+
 from .decision import Decision, UnitDecision
+
+DEEP, STAGES = EnginePipeline.DEEP, EnginePipeline.STAGES
 
 CONTROL_LOGIC = {"winograd": 500, "direct": 400}
 """Per engine, logic besides the arithmetic the model counts (walker, writer, FIFO, counters):
@@ -17,10 +21,8 @@ SERIAL_LOGIC = 1 / 3
 """A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
 F(4x4,3x3) engine's B^T and A^T as synthesised)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FF_PER_LOGIC = {("winograd", "deep"): 1.10, ("direct", "deep"): 0.81,
-                ("winograd", "stages"): 0.93, ("direct", "stages"): 0.81}
-FF_PER_DSP = {("winograd", "deep"): 116, ("direct", "deep"): 38,
-              ("winograd", "stages"): 80, ("direct", "stages"): 38}
+FF_PER_LOGIC = {("winograd", DEEP): 1.10, ("direct", DEEP): 0.81, ("winograd", STAGES): 0.93, ("direct", STAGES): 0.81}
+FF_PER_DSP = {("winograd", DEEP): 116, ("direct", DEEP): 38, ("winograd", STAGES): 80, ("direct", STAGES): 38}
 UNIT_FF = 200
 """The flip-flop model (:func:`flip_flops`): per engine kind and pipeline, flip-flops per logic cell and per DSP
 block; a unit's flip-flops beside its logic. Stages: fitted on ResNet-8's 16,384-cycle network built with
@@ -37,7 +39,7 @@ def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
     and raster-order unit; how close it comes is docs/results/flip_flops.json."""
     if isinstance(decision, UnitDecision):
         return logic + UNIT_FF
-    key = ("direct" if decision.geometry is None else "winograd", decision.options.pipeline.value)
+    key = ("direct" if decision.geometry is None else "winograd", decision.options.pipeline)
     return round(FF_PER_LOGIC[key] * logic + FF_PER_DSP[key] * dsp)
 
 
