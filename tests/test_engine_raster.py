@@ -63,3 +63,20 @@ def test_raster_order_streams_a_beat_per_cycle_and_converts():
     got, cycles = run_stream(RasterOrder(o, plan.y_width), {"s_axis": source}, "m_axis", raster_beats(o))
     assert len(got) == raster_beats(o) and cycles < raster_beats(o) + 2 * len(source)
     assert "module" in to_verilog(RasterOrder(o, plan.y_width), "raster")
+
+
+@pytest.mark.slow(5)
+def test_raster_order_tready_is_a_flip_flop(tmp_path):
+    """The input's tready leaves a flip-flop (ECP5 synthesis): the upstream engine's handshake, which it
+    drives (its output queue and credits), starts at a register, not at the full flags' multiplexer."""
+    from amaranth.back import verilog
+
+    from synth.yosys import synthesise
+    from winohdl.core.netlist import YosysNetlist
+    o, plan = layer(CASES[0])
+    (tmp_path / "raster.v").write_text(verilog.convert(RasterOrder(o, plan.y_width), name="raster", emit_src=False))
+    synthesise(tmp_path / "raster.v", "raster", "ecp5", tmp_path)
+    net = YosysNetlist.load(tmp_path / "raster_ecp5_mapped.json", "raster")
+    [bit] = net.ports["s_axis__tready"]["bits"]
+    pin = net.drivers[bit]
+    assert (net.cells[pin.cell]["type"], pin.port) == ("TRELLIS_FF", "Q")

@@ -6,6 +6,11 @@ output rows of the layer) and streams it out pixel by pixel, channels-last: each
 beats of PK consecutive channels, the input stream format of an engine. Two tile rows are held
 (one written while the other is read), in |y| banks, one per tile position, so a tile's beat is
 written in one cycle; every bank is read at the same address and the pixel's bank is selected after.
+
+The input's ``tready`` is a register: "the slab being written is not full", loaded from the next
+values of the write slab and the full flags (a slab finished by this cycle's write or read), so it
+equals ``~full[slab]`` every cycle (no beat of throughput lost) while the upstream engine's handshake,
+which it drives, starts at a flip-flop rather than at the full flags' multiplexer.
 """
 
 from __future__ import annotations
@@ -86,9 +91,10 @@ class RasterOrder(wiring.Component):
         abits = bits_for(self.slab_beats)
         full = [Signal(name=f"slab_full{s}") for s in range(2)]
         banks = self._banks(m, abits)
-        self._writer(m, banks, full, abits)
-        q = output_queue(m, self.m_axis, LATENCY)
+        read_done = Signal(name="read_slab_done")   # this cycle's read is the last of its slab
         rd = _Reader.make(o)
+        self._writer(m, banks, full, abits, rd.slab, read_done)
+        q = output_queue(m, self.m_axis, LATENCY)
         go = Signal(name="read_go")
         m.d.comb += go.eq(q.ok & Mux(rd.slab, full[1], full[0]))
         addr = Cat((rd.tile_index(o) * o.kernel_groups + rd.kg)[:abits], rd.slab)
@@ -115,7 +121,7 @@ class RasterOrder(wiring.Component):
         m.d.sync += [pushed.eq(valid), last2.eq(last)]
         m.d.comb += [q.reserve.eq(go), q.push.eq(pushed), q.data.eq(picked), q.last.eq(last2)]
         with m.If(go):
-            rd.advance(m, o, full)
+            rd.advance(m, o, full, read_done)
         return m
 
     def _banks(self, m: Module, abits: int) -> list:
@@ -129,19 +135,29 @@ class RasterOrder(wiring.Component):
             out.append(mem)
         return out
 
-    def _writer(self, m: Module, banks: list, full: list, abits: int) -> Signal:
-        """Each input beat into the banks at (beat of the tile row, slab); a slab full after its last."""
+    def _writer(self, m: Module, banks: list, full: list, abits: int, read_slab: Signal,
+                read_done: Signal) -> Signal:
+        """Each input beat into the banks at (beat of the tile row, slab); a slab full after its last.
+        ``tready`` is the register ``ready``: ``~full[slab]`` from the next values of both (``read_done``:
+        this cycle's read ends slab ``read_slab``)."""
         o, s = self.opts, self.s_axis
         n_y, w = o.geometry.n_y, self.width
         count = Signal(range(max(self.slab_beats, 2)), name="write_beat")
         slab = Signal(name="write_slab")
-        m.d.comb += s.tready.eq(~Mux(slab, full[1], full[0]))
+        ready = Signal(name="write_ready", init=1)      # both slabs empty after reset
+        write_done = Signal(name="write_slab_done")     # this cycle's beat is the last of its slab
+        m.d.comb += s.tready.eq(ready)
         hs = s.tvalid & s.tready
+        # next cycle's slab, and whether it is full then: it was full and its read does not end now (a
+        # slab finished by this write is the other one, and a slab being written is not full)
+        slab_next = slab ^ write_done
+        m.d.sync += ready.eq(~Mux(slab_next, full[1], full[0]) | (read_done & (read_slab == slab_next)))
         for i, bank in enumerate(banks):
             words = [s.tdata[(pk * n_y + i) * w:(pk * n_y + i + 1) * w] for pk in range(o.PK)]
             m.d.comb += [bank.wp.addr.eq(Cat(count[:abits], slab)), bank.wp.data.eq(Cat(*words)), bank.wp.en.eq(hs)]
         with m.If(hs):
             def slab_done():
+                m.d.comb += write_done.eq(1)
                 m.d.sync += slab.eq(~slab)
                 with m.If(slab):
                     m.d.sync += full[1].eq(1)
@@ -200,11 +216,13 @@ class _Reader:
         conds += [self._position_last(o, a) for a in range(1, o.axes)]
         return Cat(*conds).all()
 
-    def advance(self, m: Module, o: EngineOptions, full: list) -> None:
-        """One beat read: kg, then the positions (last axis fastest), then the row, then the slab."""
+    def advance(self, m: Module, o: EngineOptions, full: list, done: Signal) -> None:
+        """One beat read: kg, then the positions (last axis fastest), then the row, then the slab
+        (``done`` high, combinationally, when this beat ends it)."""
         n, T = o.geometry.output, o.tiles
 
         def slab_done():
+            m.d.comb += done.eq(1)
             m.d.sync += self.slab.eq(~self.slab)
             with m.If(self.slab):
                 m.d.sync += full[1].eq(0)
