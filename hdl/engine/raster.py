@@ -138,32 +138,36 @@ class RasterOrder(wiring.Component):
     def _writer(self, m: Module, banks: list, full: list, abits: int, read_slab: Signal,
                 read_done: Signal) -> Signal:
         """Each input beat into the banks at (beat of the tile row, slab); a slab full after its last.
-        ``tready`` is the register ``ready``: ``~full[slab]`` from the next values of both (``read_done``:
-        this cycle's read ends slab ``read_slab``)."""
+        ``tready`` is the register ``write_ready``: ``~full[slab]`` from the next values of both
+        (``read_done``: this cycle's read ends slab ``read_slab``)."""
         o, s = self.opts, self.s_axis
         n_y, w = o.geometry.n_y, self.width
         count = Signal(range(max(self.slab_beats, 2)), name="write_beat")
         slab = Signal(name="write_slab")
+        n = self.slab_beats
+        # the count at the tile row's last beat, a register beside the counter (off the handshake's path)
+        at_last = Signal(name="write_at_last", init=int(n == 1))
         ready = Signal(name="write_ready", init=1)      # both slabs empty after reset
-        write_done = Signal(name="write_slab_done")     # this cycle's beat is the last of its slab
         m.d.comb += s.tready.eq(ready)
         hs = s.tvalid & s.tready
-        # next cycle's slab, and whether it is full then: it was full and its read does not end now (a
-        # slab finished by this write is the other one, and a slab being written is not full)
-        slab_next = slab ^ write_done
-        m.d.sync += ready.eq(~Mux(slab_next, full[1], full[0]) | (read_done & (read_slab == slab_next)))
+        # whether each slab is free next cycle: not full, or its read ends now. The next write slab is
+        # the other one where this beat ends the current (a slab being written is not full): the
+        # handshake only selects between two values of registers and the read side
+        free_next = [~full[i] | (read_done & (read_slab == i)) for i in range(2)]
+        stay, swap = Mux(slab, free_next[1], free_next[0]), Mux(slab, free_next[0], free_next[1])
+        m.d.sync += ready.eq(Mux(hs & at_last, swap, stay))
         for i, bank in enumerate(banks):
             words = [s.tdata[(pk * n_y + i) * w:(pk * n_y + i + 1) * w] for pk in range(o.PK)]
             m.d.comb += [bank.wp.addr.eq(Cat(count[:abits], slab)), bank.wp.data.eq(Cat(*words)), bank.wp.en.eq(hs)]
         with m.If(hs):
             def slab_done():
-                m.d.comb += write_done.eq(1)
-                m.d.sync += slab.eq(~slab)
+                m.d.sync += [slab.eq(~slab), at_last.eq(n == 1)]
                 with m.If(slab):
                     m.d.sync += full[1].eq(1)
                 with m.Else():
                     m.d.sync += full[0].eq(1)
-            advance_counter(m, count, self.slab_beats, at_last=slab_done)
+            advance_counter(m, count, n, last=at_last, at_last=slab_done,
+                            otherwise=[at_last.eq(count == n - 2)] if n > 1 else [])
         return slab
 
 
