@@ -1,9 +1,10 @@
-"""The planner's flip-flop model against Yosys: per node of a built network, the flip-flops its plan
-quotes (plan.json, ``ff``) beside the TRELLIS_FF that synth_ecp5 mapped under its stages.
+"""The planner's models against Yosys: per node of a built network, the flip-flops, block RAM and logic its
+plan quotes (plan.json) beside the cells synth_ecp5 mapped under its stages.
 
 The network is one ``winohdl network ... --family ecp5`` built (its folder holds plan.json and
-``synth/*/network_ecp5_mapped.json``). A flip-flop belongs to the node whose stage prefix names it
-(``s<i>_<node>`` then ``_`` and a letter, or ``.``: the engine, its requantisation and raster-order unit).
+``synth/*/network_ecp5_mapped.json``). A cell belongs to the node whose stage prefix names it (``s<i>_<node>``
+then ``_`` and a letter, or ``.``: the engine, its requantisation and raster-order unit). Logic is counted as
+the plan counts it: LUT4 + 2 x CCU2C + 4 LUTs per TRELLIS_DPR16X4 (LUT RAM, the four LUTs of its slices).
 
     .venv/bin/python bench/flip_flops.py build/network [--plan winograd] [-o build/bench/flip_flops.json]
 """
@@ -17,22 +18,31 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+LOGIC_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4}
+"""LUTs per mapped cell in the plan's logic figure (budget.py: LUT RAM counts in the logic)."""
+COLUMNS = (("ff", "TRELLIS_FF"), ("bram", "DP16KD"), ("logic", None), ("lutram", "TRELLIS_DPR16X4"))
 
-def mapped_per_node(mapped: Path, nodes: list[str], top: str = "network") -> Counter:
-    """TRELLIS_FF of ``top`` in Yosys's JSON ``mapped``, counted per node (``None``: no node's)."""
+
+def mapped_per_node(mapped: Path, nodes: list[str], top: str = "network") -> dict[str | None, Counter]:
+    """Cells of ``top`` in Yosys's JSON ``mapped`` by type, per node (``None``: no node's)."""
     cells = json.loads(mapped.read_text())["modules"][top]["cells"]
     by_length = sorted(nodes, key=len, reverse=True)
     pattern = re.compile(r"s\d+_(" + "|".join(map(re.escape, by_length)) + r")(?:\.|_[^\d])")
-    count: Counter = Counter()
+    count: dict[str | None, Counter] = {}
     for name, cell in cells.items():
-        if cell["type"] == "TRELLIS_FF":
-            m = pattern.match(name)
-            count[m.group(1) if m else None] += 1
+        m = pattern.match(name)
+        count.setdefault(m.group(1) if m else None, Counter())[cell["type"]] += 1
     return count
 
 
+def _mapped(c: Counter) -> dict:
+    out = {k: c[cell] for k, cell in COLUMNS if cell}
+    out["logic"] = sum(w * c[t] for t, w in LOGIC_WEIGHT.items())
+    return out
+
+
 def rows(folder: Path, mode: str) -> list[dict]:
-    """One row per node of ``folder``'s ``mode`` plan (and the total): planned and mapped flip-flops."""
+    """One row per node of ``folder``'s ``mode`` plan (and the rest, and the total): planned and mapped."""
     plan = json.loads((folder / "plan.json").read_text())["plans"][mode]
     mapped = sorted(folder.glob("synth/*/network_ecp5_mapped.json"))
     if not mapped:
@@ -40,12 +50,14 @@ def rows(folder: Path, mode: str) -> list[dict]:
     layers = plan["layers"]
     count = mapped_per_node(mapped[-1], [x["node"] for x in layers])
     out = [{"node": x["node"], "algorithm": x["algorithm"], "pipeline": x["decision"].get("options", {}).get("pipeline"),
-            "logic": x["logic"], "dsp": x["dsp"], "model_ff": x["ff"], "mapped_ff": count[x["node"]]} for x in layers]
-    out.append({"node": "total", "algorithm": "", "pipeline": None, "logic": sum(x["logic"] for x in layers),
-                "dsp": sum(x["dsp"] for x in layers), "model_ff": sum(x["ff"] for x in layers),
-                "mapped_ff": sum(count.values())})
-    for r in out:
-        r["error"] = round(r["model_ff"] / r["mapped_ff"] - 1, 3) if r["mapped_ff"] else None
+            "dsp": x["dsp"], "model": {k: x[k] for k, _ in COLUMNS if k in x},
+            "mapped": _mapped(count.get(x["node"], Counter()))} for x in layers]
+    out.append({"node": "(no node)", "algorithm": "", "pipeline": None, "dsp": 0, "model": {},
+                "mapped": _mapped(count.get(None, Counter()))})
+    total = sum(count.values(), Counter())
+    out.append({"node": "total", "algorithm": "", "pipeline": None, "dsp": sum(x["dsp"] for x in layers),
+                "model": {k: sum(x.get(k, 0) for x in layers) for k in ("ff", "bram", "logic")},
+                "mapped": _mapped(total)})
     return out
 
 
@@ -56,16 +68,21 @@ def main(argv=None) -> int:
     ap.add_argument("-o", type=Path, default=None)
     args = ap.parse_args(argv)
     table = rows(args.folder, args.plan)
-    print(f"{'node':<24}{'algorithm':<24}{'pipeline':<10}{'logic':>8}{'DSP':>5}{'model FF':>10}{'mapped FF':>11}"
-          f"{'error':>8}")
+    head = "".join(f"{k + ' ' + s:>13}" for k in ("ff", "bram", "logic") for s in ("plan", "mapped"))
+    print(f"{'node':<16}{'algorithm':<22}{'pipeline':<9}{'DSP':>4}{head}{'LUT RAM':>9}")
     for r in table:
-        err = "" if r["error"] is None else f"{r['error']:+.1%}"
-        print(f"{r['node']:<24}{r['algorithm']:<24}{r['pipeline'] or '':<10}{r['logic']:>8,}{r['dsp']:>5}"
-              f"{r['model_ff']:>10,}{r['mapped_ff']:>11,}{err:>8}")
+        cells = "".join(f"{r['model'].get(k, ''):>13,}" if k in r["model"] else f"{'':>13}" for k in ())
+        cells = "".join(f"{_fmt(r['model'].get(k)):>13}{_fmt(r['mapped'][k]):>13}" for k in ("ff", "bram", "logic"))
+        print(f"{r['node']:<16}{r['algorithm'][:21]:<22}{r['pipeline'] or '':<9}{r['dsp']:>4}{cells}"
+              f"{r['mapped']['lutram']:>9,}")
     if args.o:
         args.o.parent.mkdir(parents=True, exist_ok=True)
         args.o.write_text(json.dumps(table, indent=1))
     return 0
+
+
+def _fmt(v) -> str:
+    return "" if v is None else f"{v:,}"
 
 
 if __name__ == "__main__":

@@ -83,7 +83,8 @@ class LutRam:
         Each cell and the words x bits one holds in that use (ECP5 ``TRELLIS_DPR16X4`` 16 x 4; xc7
         ``RAM32M`` 32 x 6 and ``RAM64M`` 64 x 3).
     luts : int
-        LUTs one cell takes from the logic figure (both: the four LUTs of its slice or PFU).
+        LUTs one cell takes from the logic figure as the placer packs it (ECP5: six, its four LUTs and two of
+        the slice that writes it; xc7: the four LUTs of its SLICEM).
     cost : int
         Yosys's ``memory_libmap`` cost of one cell (against :attr:`BlockRam.cost`).
     max_depth : int or None
@@ -179,7 +180,9 @@ _ECP5 = Device(
      ("dsp", r"(MULT18X18D|ALU54B)$"), ("bram", r"(DP16KD|PDPW16KD)$"), ("lutram", r"TRELLIS_DPR16X4$"),
      ("io", r"TRELLIS_IO$")),
     dsp=DspBlock("MULT18X18D", 18, 18), bram=BlockRam("DP16KD", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=128, byte=9),
-    lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=4, cost=4, max_depth=128),
+    # luts: nextpnr packs a TRELLIS_DPR16X4 into six logic cells, its four LUTs and two of its write slice's
+    # (DPRAM and RAMW_BLOCK cells in a --pack-only netlist of the digits network)
+    lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=6, cost=4, max_depth=128),
     # a selected bit: 1.2 LUT4 (five inputs); an adder bit: half a CCU2C (bench/fabric_multipliers.py)
     fabric=FabricMultiplier(1.25, 1.0))
 ECP5_PARTS = {

@@ -45,6 +45,16 @@ FF_HEADROOM = 0.8
 placer placed it in 25 minutes; docs/benchmarks.md)."""
 
 
+PACKED_PER_PLANNED = 1.27
+"""nextpnr-ecp5's packed logic cells (TRELLIS_COMB) per logic cell a plan counts: a feed-in CCU2C ahead of
+every carry chain (4 cells, 13-14% over Yosys's LUT4 + 2 x CCU2C) and what the model leaves out (ResNet-8's
+16,384-cycle network: 79,377 against 62,756; digits: 18,479 against 14,480; bench/flip_flops.py)."""
+LOGIC_HEADROOM = {"ecp5": round(0.85 / PACKED_PER_PLANNED, 2)}
+"""The share of a part's LUTs a plan's logic may take by default, per family: on ECP5 what packs into 85% of
+the part's logic cells, room for the router (ResNet-8 at 94% of them had 39,243 arcs unrouted after
+97 minutes; docs/benchmarks.md). Other families: all of them (no place and route measured)."""
+
+
 def device(part: str) -> Device:
     """The part ``part`` of the device table (any case: ``xc7z020``); a one-line error naming the parts."""
     found = {name.upper(): d for name, d in PARTS.items()}.get(str(part).upper()) if isinstance(part, str) else None
@@ -65,7 +75,7 @@ def names(part: Device) -> dict:
 class Budget:
     """How many DSP blocks, block RAMs, LUTs and flip-flops a plan may use, in the part's units (:func:`names`);
     flip-flops :data:`UNBOUNDED` where not given; a part's own budget (:meth:`of`) its capacities but
-    :data:`FF_HEADROOM` of its flip-flops."""
+    :data:`LOGIC_HEADROOM` of its LUTs and :data:`FF_HEADROOM` of its flip-flops."""
 
     dsp: int
     bram: int
@@ -81,7 +91,8 @@ class Budget:
     @classmethod
     def of(cls, part: Device) -> "Budget":
         ff = UNBOUNDED if part.ff_capacity is None else int(FF_HEADROOM * part.ff_capacity)
-        return cls(part.dsp_capacity, part.bram_capacity, part.lut_capacity, ff)
+        logic = int(LOGIC_HEADROOM.get(part.family, 1.0) * part.lut_capacity)
+        return cls(part.dsp_capacity, part.bram_capacity, logic, ff)
 
     def get(self, resource: str) -> int:
         return getattr(self, resource)

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from .budget import RESOURCES, Budget
-from .candidates import Candidate
+from .candidates import Candidate, refill_dsp
 
 REWEIGHTS = 8
 """Tries per target, each raising the weights of the resources over budget."""
@@ -73,6 +73,7 @@ class _Search:
             chosen = self.cheapest(target)
             if chosen is None:
                 return None, ()
+            chosen = refill_dsp(chosen, self.budget)   # fabric lanes back into spare DSP blocks: less logic
             use = totals(chosen)
             bad = over(use, self.budget)
             if not bad:
