@@ -401,6 +401,11 @@ TABLES: dict[str, Table] = {
         Column("plan", "plan"), Column("node", "node"), Column("algorithm", "algorithm"), Column("logic", "logic"),
         Column("MULT18X18D", "dsp"), Column("FF mapped", "mapped_ff"), Column("FF model", "model_ff"),
         Column("model error", lambda r: f"{100 * r['error']:+.0f}%"), Column("note", "note"))),
+    "logic_packing": Table((
+        Column("network", "network"), Column("plan logic (LUT RAM 4 / 6)", lambda r: f"{r['plan_logic']:,} / {r['plan_logic_6']:,}"),
+        Column("LUT4", "lut4"), Column("CCU2C", "ccu2c"), Column("carry chains", "chains"),
+        Column("TRELLIS_DPR16X4", "dpr16x4"), Column("LUT4 + 2 CCU2C + 4 chains + 6 DPR", "formula"),
+        Column("TRELLIS_COMB", "comb"), Column("packed / planned (6)", lambda r: f"{r['comb'] / r['plan_logic_6']:.3f}"))),
     "tile_memory_yosys": Table((
         Column("engine", "engine"), Column("transformed tiles", "tiles"), Column("weights", "weights"),
         Column("DP16KD (plan)", lambda r: _with(r, "DP16KD", "plan_bram")),
