@@ -3,14 +3,17 @@ through the other's handshake.
 
 A unit's ``tready`` is a function of its own state (an engine's: the ring's space, its frame flags), and
 the unit upstream moves its output queue on it in the same cycle: joined, the two make one path across
-both units. Between them the slice gives each side a register: ``s_axis.tready`` is the register "the
-spare slot is empty", and ``m_axis``'s ``tvalid``, ``tdata`` and ``tlast`` are registers. One beat a
-cycle with ``m_axis.tready`` held high; a beat arriving while the output stalls waits in the spare slot.
+both units. Between them the slice gives each side a register: ``s_axis.tready`` is the register "a slot
+is free" and ``m_axis.tvalid`` the register "a slot is full". The beats wait in two slots written and
+read in turn (a two-entry FIFO): a slot loads only on an input handshake, so the output's ``tready``
+moves three flip-flops (the read pointer and the two flags) and never the enable of a data register,
+however wide the beat; ``m_axis.tdata`` and ``tlast`` are the read pointer's choice of the two slots.
+One beat a cycle with ``m_axis.tready`` held high, one cycle behind the input.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib.wiring import In, Out
 
 from winohdl.core.errors import WinohdlError
@@ -20,14 +23,15 @@ from ..components import CheckedComponent
 
 
 class Skid(CheckedComponent):
-    """``s_axis`` to ``m_axis`` through two registers (the output and a spare), ``width`` bits a beat.
+    """``s_axis`` to ``m_axis`` through two slots (a two-entry FIFO), ``width`` bits a beat.
 
     Attributes
     ----------
     s_axis : In(axis_stream(width))
-        ``tready`` is a register: the spare slot is empty.
+        ``tready`` is a register: fewer than two beats held.
     m_axis : Out(axis_stream(width))
-        The same beats in order, one cycle later at the earliest; ``tvalid``, ``tdata``, ``tlast`` registers.
+        The same beats in order, one cycle later at the earliest; ``tvalid`` a register, ``tdata`` and
+        ``tlast`` a multiplexer of the two slots' registers on the read pointer (a register).
     """
 
     @classmethod
@@ -42,16 +46,21 @@ class Skid(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         s, o = self.s_axis, self.m_axis
-        spare_valid = Signal(name="spare_valid")
-        spare_data = Signal(self.width, name="spare_data", reset_less=True)
-        spare_last = Signal(name="spare_last", reset_less=True)
-        m.d.comb += s.tready.eq(~spare_valid)
-        taken = s.tvalid & ~spare_valid
-        with m.If(~o.tvalid | o.tready):           # the output register is free this cycle
-            with m.If(spare_valid):
-                m.d.sync += [o.tvalid.eq(1), o.tdata.eq(spare_data), o.tlast.eq(spare_last), spare_valid.eq(0)]
-            with m.Else():
-                m.d.sync += [o.tvalid.eq(s.tvalid), o.tdata.eq(s.tdata), o.tlast.eq(s.tlast)]
-        with m.Elif(taken):                         # the output stalls: the beat waits in the spare slot
-            m.d.sync += [spare_valid.eq(1), spare_data.eq(s.tdata), spare_last.eq(s.tlast)]
+        data = [Signal(self.width, name=f"slot{i}_data", reset_less=True) for i in range(2)]
+        last = [Signal(name=f"slot{i}_last", reset_less=True) for i in range(2)]
+        wp, rp = Signal(name="write_slot"), Signal(name="read_slot")
+        ready = Signal(name="ready", init=1)    # fewer than two held
+        m.d.comb += [s.tready.eq(ready), o.tdata.eq(Mux(rp, data[1], data[0])), o.tlast.eq(Mux(rp, last[1], last[0]))]
+        push, pop = s.tvalid & ready, o.tvalid & o.tready
+        with m.If(push):
+            m.d.sync += wp.eq(~wp)
+            with m.Switch(wp):
+                for i in range(2):
+                    with m.Case(i):
+                        m.d.sync += [data[i].eq(s.tdata), last[i].eq(s.tlast)]
+        with m.If(pop):
+            m.d.sync += rp.eq(~rp)
+        # the count (0, 1, 2) as two flags, o.tvalid "one or two" and ready "not two"
+        m.d.sync += [o.tvalid.eq(push | ~ready | (o.tvalid & ~pop)),
+                     ready.eq(pop | (ready & ~(o.tvalid & push)))]
         return m
