@@ -104,17 +104,18 @@ def fmax(n: int, a: int, b: int, fabric: bool, seeds: int, work: Path, span: int
     return {"n": n, "a": a, "b": b, "kind": "fabric" if fabric else "dsp", "span": span, **r.to_json()}
 
 
-def mapped(a: int, b: int, fabric: bool, work: Path, span: int = 1) -> dict:
-    """Cells of one multiplication as the ECP5 flow maps it (``-nodsp`` for Yosys's own multiplier)."""
+def mapped(a: int, b: int, fabric: bool, work: Path, span: int = 1, family: str = "ecp5") -> dict:
+    """Cells of one multiplication as the ``family`` flow maps it (``-nodsp`` for Yosys's own multiplier);
+    ``lut4`` and ``ccu2c``: the family's LUTs and carry cells (xc7: LUT1..LUT6 + INV, CARRY4)."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "top.v").write_text(to_verilog(OneProduct(a, b, fabric, span), "top"))
-    script = SYNTH_SCRIPT["ecp5"].format(top="top")
+    script = SYNTH_SCRIPT[family].format(top="top")
     if not fabric:
-        script = script.replace("synth_ecp5 ", "synth_ecp5 -nodsp ")
+        script = script.replace("synth_ecp5 ", "synth_ecp5 -nodsp ").replace("synth_xilinx ", "synth_xilinx -nodsp ")
     run_synth_script(f"read_verilog top.v; {script}; tee -q -o stat.json stat -json", work, "yosys.log",
                      f"{a}x{b}")
     cells = parse_stat(work / "stat.json")
-    dev = FAMILY_DEVICES["ecp5"]
+    dev = FAMILY_DEVICES[family]
     kinds = dev.cells_by_kind(cells)
     return {"logic": dev.logic_count(cells), "lut4": sum(kinds.get("logic", {}).values()),
             "ccu2c": sum(kinds.get("carry", {}).values()), "ff": sum(kinds.get("ff", {}).values()),
@@ -130,6 +131,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--tree", type=FabricTree, default=FabricTree.EVERY_LEVEL, choices=list(FabricTree),
                     help="how the fabric products' adder trees are registered (default every-level)")
+    ap.add_argument("--family", default="ecp5", choices=("ecp5", "xilinx"),
+                    help="the flow the mappings use (xilinx: synth_xilinx -family xc7, logic LUT1..LUT6 + INV)")
     ap.add_argument("-o", type=Path, default=ROOT / "build/bench/fabric_multipliers.json")
     args = ap.parse_args(argv)
     if args.fmax:
@@ -148,20 +151,23 @@ def main(argv=None) -> int:
         out.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
         return 0
     pairs = PAIRS if args.pairs is None else tuple(tuple(int(x) for x in p.split("x")) for p in args.pairs.split(","))
-    rule = FAMILY_DEVICES["ecp5"].fabric
+    rule = FAMILY_DEVICES[args.family].fabric
     rows = []
-    print(f"{'a x b':>7} {'fabric':>7} {'LUT4':>5} {'CCU2C':>5} {'FF':>4} {'DSP':>4} {'-nodsp':>7} {'rule':>6} {'rule/fab':>8}")
+    print(f"{'a x b':>7} {'fabric':>7} {'LUT':>5} {'carry':>5} {'FF':>4} {'DSP':>4} {'-nodsp':>7} {'rule':>6} {'rule/fab':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for a, b in pairs:
             t0 = time.perf_counter()
-            f = mapped(a, b, True, Path(tmp) / f"f{a}x{b}", args.tree.span)
-            y = mapped(a, b, False, Path(tmp) / f"y{a}x{b}")
-            r = rule.logic(*fabric_bits(a, b, a + b))
+            f = mapped(a, b, True, Path(tmp) / f"f{a}x{b}", args.tree.span, args.family)
+            y = mapped(a, b, False, Path(tmp) / f"y{a}x{b}", family=args.family)
+            r = rule.logic(*fabric_bits(a, b, a + b)) if rule else 0
             rows.append({"a": a, "b": b, "fabric": f, "nodsp": y, "rule": r, "seconds": round(time.perf_counter() - t0, 1)})
             print(f"{a:>3} x {b:<2} {f['logic']:>7} {f['lut4']:>5} {f['ccu2c']:>5} {f['ff']:>4} {f['dsp']:>4} "
                   f"{y['logic']:>7} {r:>6} {r / f['logic']:>8.2f}")
     args.o.parent.mkdir(parents=True, exist_ok=True)
     args.o.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+    if rule is None:
+        print(f"no rule for {args.family} in the device table: fit one on the rows ({args.o})")
+        return 0
     worst = max(abs(x["rule"] / x["fabric"]["logic"] - 1) for x in rows)
     print(f"rule within {worst:.1%} of the fabric mappings; every fabric mapping has "
           f"{'no' if all(x['fabric']['dsp'] == 0 for x in rows) else 'SOME'} MULT18X18D")

@@ -4,7 +4,8 @@ plan quotes (plan.json) beside the cells synth_ecp5 mapped under its stages.
 The network is one ``winohdl network ... --family ecp5`` built (its folder holds plan.json and
 ``synth/*/network_ecp5_mapped.json``). A cell belongs to the node whose stage prefix names it (``s<i>_<node>``
 then ``_`` and a letter, or ``.``: the engine, its requantisation and raster-order unit). Logic is counted as
-the plan counts it: LUT4 + 2 x CCU2C + 4 LUTs per TRELLIS_DPR16X4 (LUT RAM, the four LUTs of its slices).
+the plan counts it: LUT4 + 2 x CCU2C + 6 per TRELLIS_DPR16X4 (LUT RAM as nextpnr packs it: its four LUTs and two
+cells of its write slice).
 
     .venv/bin/python bench/flip_flops.py build/network [--plan winograd] [-o build/bench/flip_flops.json]
 """
@@ -18,8 +19,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-LOGIC_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4}
-"""LUTs per mapped cell in the plan's logic figure (budget.py: LUT RAM counts in the logic)."""
+LOGIC_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}
+"""Logic cells per mapped cell in the plan's logic figure (the device table's LUT RAM ``luts``)."""
 COLUMNS = (("ff", "TRELLIS_FF"), ("bram", "DP16KD"), ("logic", None), ("lutram", "TRELLIS_DPR16X4"))
 
 

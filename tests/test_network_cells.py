@@ -43,6 +43,16 @@ def test_a_network_with_more_flip_flops_than_its_part_is_not_placed():
     assert _over(part, 93020) == "93,020 flip-flops do not fit the LFE5U-85F (83,640); nextpnr not run"
 
 
+def test_a_mapped_network_is_judged_against_the_part_not_the_plans_default_budget():
+    """The default budget leaves the placer room (67% of the LUTs, 80% of the flip-flops); the mapped netlist fits
+    when the part holds it (ResNet-8's 24,576-cycle network: 58,021 LUT4 + 2 x CCU2C)."""
+    from types import SimpleNamespace
+    from winohdl.network.synthesis import _planned
+    got = _planned("ecp5", SimpleNamespace(clock_mhz=96.1, device="LFE5U-85F"))
+    assert got["capacity"] == {"dsp": 156, "bram": 208, "logic": 83640, "ff": 83640}
+    assert _planned("xilinx", SimpleNamespace(clock_mhz=143.0, device="LFE5U-85F")) == {"planned_mhz": 143.0}
+
+
 # bench/zeroskip.py --synth (Yosys 0.70 synth_ecp5): a depthwise 16-channel layer expanded dense at PK = PC = P,
 # its lanes off the diagonal not built; (P, kind, LUT4 + 2 x CCU2C mapped)
 DEPTHWISE_MAPPED = [(2, "winograd", 3083), (2, "direct", 1876), (4, "winograd", 5834), (4, "direct", 3446)]

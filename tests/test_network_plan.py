@@ -338,15 +338,18 @@ def test_the_part_follows_the_family(part, family, planned):
 
 
 def test_resnet8_plan_fits_the_xc7z020(resnet8, resnet8_plans):
-    """ResNet-8 within the ZedBoard's part at fpgaConvNet's clock, in DSP48E1, RAMB18E1 halves and LUT6;
+    """ResNet-8 within the ZedBoard's part at fpgaConvNet's clock, in DSP48E1, RAMB18E1 halves and LUT6, with
+    multipliers in the fabric where the DSP48E1 run out;
     a budget it does not fit names the resource in the part's units and a bigger part of its family."""
     p = plan_network(resnet8, ZYNQ, Budget.of(ZYNQ), 143.0, derive=False)
     assert p.fits and p.device == "XC7Z020" and p.verdict.startswith("fits XC7Z020 (dsp ")
     assert p.totals["dsp"] <= 220 and p.totals["bram"] <= 280 and p.totals["logic"] <= 53200
     assert p.fps == pytest.approx(143e6 / p.cycles) and "at 143 MHz" in p.verdict
     assert any(x.decision.geometry is not None for x in p.layers)
-    assert all(x.decision.fabric_lanes == 0 for x in p.layers)
-    tight = plan_network(resnet8, ZYNQ, Budget(220, 40, 53200), 143.0, PlanMode.DIRECT)
+    # the DSP48E1 bind it, so multipliers go to the fabric too (LUT6 + CARRY4, the xc7 rule): 16,384 cycles a frame
+    assert p.cycles == 16384 and any(x.decision.fabric_lanes for x in p.layers)
+    assert any(n.startswith("DSP blocks bound the plan, so ") and "not 32,768" in n for n in p.notes)
+    tight = plan_network(resnet8, ZYNQ, Budget(220, 30, 53200), 143.0, PlanMode.DIRECT)
     assert not tight.fits and "block RAM (RAMB18E1 halves, a RAMB36E1 counting 2)" in tight.verdict
     assert "the XC7A100T (" in tight.verdict and "LFE5U" not in tight.verdict
     report = text(Plans("resnet8", p, tight))

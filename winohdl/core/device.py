@@ -206,7 +206,10 @@ _XC7 = Device(
     # which holds the same shapes twice, so the count in halves is the fewest either way
     bram=BlockRam("RAMB18E1", 18 * 1024, (1, 2, 4, 9, 18, 36), cost=129, counts=(("RAMB18E1", 1), ("RAMB36E1", 2)),
                   byte=9),
-    lutram=LutRam((("RAM32M", 32, 6), ("RAM64M", 64, 3)), luts=4, cost=8), lut="LUT6")
+    lutram=LutRam((("RAM32M", 32, 6), ("RAM64M", 64, 3)), luts=4, cost=8), lut="LUT6",
+    # a selected bit and an adder bit share a LUT6 beside the CARRY4: 0.57 a bit each, within 8% of synth_xilinx's
+    # mappings of 8x8 .. 14x13 (bench/fabric_multipliers.py --family xilinx)
+    fabric=FabricMultiplier(0.57, 0.57))
 XC7_PARTS = {
     "XC7Z020": replace(_XC7, part="XC7Z020", dsp_capacity=220, bram_capacity=280, lut_capacity=53200,
                        ff_capacity=106400),

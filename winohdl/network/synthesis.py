@@ -118,7 +118,7 @@ def check_families(text: str) -> list[str]:
 
 def _planned(family: str, plan) -> dict:
     """What the plan adds to a family's figures: its clock, and its part where that is of ``family``."""
-    from .budget import Budget, device
+    from .budget import device
     if plan is None:
         return {}
     out = {"planned_mhz": plan.clock_mhz}
@@ -127,7 +127,9 @@ def _planned(family: str, plan) -> dict:
     except WinohdlError:
         return out
     if part.family == family:
-        out.update(part=part.part, capacity={**Budget.of(part).to_json(), "ff": part.ff_capacity})   # all of them
+        # the part's own capacities, not the plan's default budget (which keeps room for the placer)
+        out.update(part=part.part, capacity={"dsp": part.dsp_capacity, "bram": part.bram_capacity,
+                                             "logic": part.lut_capacity, "ff": part.ff_capacity})
     return out
 
 
