@@ -101,8 +101,11 @@ class RasterOrder(wiring.Component):
         sel = Signal(range(max(len(banks), 2)), name="read_bank")
         last = Signal(name="read_last")
         m.d.sync += [sel.eq(rd.bank(o)), last.eq(rd.frame_last(o))]
+        # every bank read every cycle (no enable): the address holds between reads and only ``read_valid``
+        # marks a real one, so ``go`` (the queue's credit and the full flags) drives the counters and the
+        # flags, not the clock enable of every read register
         for bank in banks:
-            m.d.comb += [bank.rp.addr.eq(addr), bank.rp.en.eq(go)]
+            m.d.comb += bank.rp.addr.eq(addr)
         # each bank's word into its own register (the block RAM's output register), then the select
         # (no reset: a plain register, which synthesis moves into the block RAM as its output register)
         words = [Signal(len(bank.rp.data), name=f"read_q{i}", reset_less=True) for i, bank in enumerate(banks)]
