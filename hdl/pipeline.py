@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from amaranth.hdl import Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
 Branch = Iterable | Callable[[], None]
 
@@ -75,6 +75,16 @@ def kept_copies(m: Module, value, names: Sequence[str], reset_less: bool = True)
 def delay(m: Module, value, cycles: int, name: str):
     """``value`` through ``cycles`` reset-less registers ``<name>_d0``, ``<name>_d1``, ..."""
     return register_chain(m, value, numbered(f"{name}_d", cycles))[-1]
+
+
+def all_of(conds: Iterable) -> Value:
+    """The AND of ``conds``, a :class:`Const` where they are constants (a condition that always holds is
+    dropped), so that :func:`register` does not register it: an operator over constants is not a Const."""
+    conds = list(conds)
+    if any(isinstance(c, Const) and not c.value for c in conds):
+        return Const(0)
+    live = [c for c in conds if not isinstance(c, Const)]
+    return Cat(*live).all() if live else Const(1)
 
 
 def register(m: Module, value, name: str, cycles: int = 1, reset_less: bool = True, init: int = 0):

@@ -17,7 +17,7 @@ from amaranth.hdl import Cat, Const, Module, Signal, Value, signed, unsigned
 from amaranth.lib.memory import Memory
 
 from ..components import word
-from ..pipeline import advance_counter, numbered, register_chain, wrapped_increment
+from ..pipeline import advance_counter, all_of, numbered, register_chain, wrapped_increment
 from .lines import first_row_slot, quotient_slot, ring_step
 from .latency import FM_READ_REGISTERS, READ_TO_TILE, TILE_WRITE_REGISTERS
 from .modes import TileMemory
@@ -229,7 +229,7 @@ def _line_reads(m: Module, o: EngineOptions, reg, mem, b: tuple, pc: int, where:
         data = ports[quo[1:]]
         # the slot and the padding flag as of the address cycle, delayed to meet the read
         slot = reg(quotient_slot(o, tidx[0], quo[0]), f"d{pc}_{j}_slot", 2 + FM_READ_REGISTERS)
-        keep = reg(Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all(), f"d{pc}_{j}_in",
+        keep = reg(all_of(tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)), f"d{pc}_{j}_in",
                    2 + FM_READ_REGISTERS)
         q = Signal(signed(o.data_width), name=f"d{pc}_{j}", reset_less=True)
         with m.If(keep):
@@ -266,7 +266,7 @@ def feature_map_reads(m: Module, o: EngineOptions, reg, writer: FeatureMapWriter
                 if res != b:
                     continue
                 fields = [(tidx[ax] + quo[ax])[:o.quotient_bits[ax]] for ax in range(o.axes)]
-                inside = Cat(*[tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes)]).all()
+                inside = all_of(tile_inside(o, tidx, ax, jj[ax]) for ax in range(o.axes))
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, *reversed(fields), rgen), inside, f"{pc}_{j}")
     return raw
 
@@ -311,7 +311,7 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
             with m.If(carry):
                 advance_counter(m, rk[ax], g.input[ax], last=wrap, at_last=back, otherwise=ahead)
             carry = carry & wrap
-    row_inside = Cat(*[(r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead)]).all()
+    row_inside = all_of((r >= 0) & (r < o.feature_map[ax]) for r, ax in zip(rpos, lead))
     if windowed:
         # the fibres' address cycles: the F after the slot
         fibres = math.prod(g.input[:last])
@@ -320,7 +320,7 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
             m.d.sync += left.eq(fibres)
         with m.Elif(left != 0):
             m.d.sync += left.eq(left - 1)
-        row_inside = row_inside & (left != 0)
+        row_inside = all_of([row_inside, left != 0])
     fields = [rpos[ax][:bits_for(o.feature_map[ax])] for ax in reversed(lead)]
     top = [rgen]
     ring_top = [rgen] if o.line_rings == 2 else []   # the frame bit below the ring field (rings)
@@ -340,7 +340,7 @@ def feature_map_fibres(m: Module, o: EngineOptions, reg, writer: FeatureMapWrite
                 xq = (tidx[last] + offset)[:o.quotient_bits[last]]
                 if o.line_buffered and N == 1:
                     xq, top = Cat(*ring_top, quotient_slot(o, tidx[0], offset)), []
-                inside = row_inside & tile_inside(o, tidx, last, j)
+                inside = all_of([row_inside, tile_inside(o, tidx, last, j)])
                 raw[j, pc] = _padded_read(m, o, reg, mem, Cat(cg, xq, *fields, *top), inside, f"{pc}_{j}")
     return raw
 
