@@ -83,17 +83,5 @@ def test_raster_order_handshakes_start_at_flip_flops(tmp_path):
     pin = net.drivers[bit]
     assert (net.cells[pin.cell]["type"], pin.port) == ("TRELLIS_FF", "Q")
     [ok] = [c for name, c in net.cells.items() if name.startswith("q_ok") and c["type"] == "TRELLIS_FF"]
-    flops, seen, todo = set(), set(), list(ok["connections"]["Q"])
-    while todo:
-        bit = todo.pop()
-        for pin in net.loads[bit]:
-            cell = net.cells.get(pin.cell)
-            if cell is None or pin.cell in seen:
-                continue
-            seen.add(pin.cell)
-            if cell["type"] in ("TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4"):
-                flops.add(pin.cell)
-            else:       # logic: follow its outputs
-                todo += [b for p, d in cell["port_directions"].items() if d == "output"
-                         for b in cell["connections"][p] if isinstance(b, int)]
+    flops = net.reached(ok["connections"]["Q"], ("TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4"))
     assert 1 <= len(flops) <= 16, sorted(flops)

@@ -39,20 +39,7 @@ def test_skid_handshakes_move_no_data_register(tmp_path):
     net = YosysNetlist.load(tmp_path / "skid_ecp5_mapped.json", "skid")
 
     def flops_reached(port):
-        flops, seen, todo = set(), set(), list(net.ports[port]["bits"])
-        while todo:
-            bit = todo.pop()
-            for pin in net.loads[bit]:
-                cell = net.cells.get(pin.cell)
-                if cell is None or pin.cell in seen:
-                    continue
-                seen.add(pin.cell)
-                if cell["type"] == "TRELLIS_FF":
-                    flops.add(pin.cell)
-                else:       # logic: follow its outputs
-                    todo += [b for p, d in cell["port_directions"].items() if d == "output"
-                             for b in cell["connections"][p] if isinstance(b, int)]
-        return flops
+        return net.reached(net.ports[port]["bits"], ("TRELLIS_FF",))
 
     assert 1 <= len(flops_reached("m_axis__tready")) <= 5
     assert 1 <= len(flops_reached("s_axis__tvalid")) <= 5

@@ -91,6 +91,23 @@ class YosysNetlist:
         """Names of the top module's cells of any of ``types``, in the netlist's order."""
         return [name for name, c in self.cells.items() if c.get("type") in types]
 
+    def reached(self, bits, stop_types: tuple[str, ...]) -> set[str]:
+        """Names of the cells of ``stop_types`` that ``bits`` reach, through any other cells (their outputs
+        followed): e.g. the flip-flops a handshake enables through logic."""
+        found, seen, todo = set(), set(), [b for b in bits if isinstance(b, int)]
+        while todo:
+            for pin in self.loads[todo.pop()]:
+                cell = self.cells.get(pin.cell)
+                if cell is None or pin.cell in seen:
+                    continue
+                seen.add(pin.cell)
+                if cell["type"] in stop_types:
+                    found.add(pin.cell)
+                else:
+                    todo += [b for p, d in cell["port_directions"].items() if d == "output"
+                             for b in cell["connections"][p] if isinstance(b, int)]
+        return found
+
     @property
     def drivers(self) -> dict[int, Pin]:
         """``{bit: pin}``: the cell output that drives each bit (module inputs drive none)."""
