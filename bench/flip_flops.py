@@ -19,8 +19,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-LOGIC_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}
-"""Logic cells per mapped cell in the plan's logic figure (the device table's LUT RAM ``luts``)."""
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from winohdl.core.device import FAMILY_DEVICES  # noqa: E402
+
+ECP5 = FAMILY_DEVICES["ecp5"]
 COLUMNS = (("ff", "TRELLIS_FF"), ("bram", "DP16KD"), ("logic", None), ("lutram", "TRELLIS_DPR16X4"))
 
 
@@ -38,7 +41,7 @@ def mapped_per_node(mapped: Path, nodes: list[str], top: str = "network") -> dic
 
 def _mapped(c: Counter) -> dict:
     out = {k: c[cell] for k, cell in COLUMNS if cell}
-    out["logic"] = sum(w * c[t] for t, w in LOGIC_WEIGHT.items())
+    out["logic"] = ECP5.logic_count(c) + ECP5.lutram.luts * c["TRELLIS_DPR16X4"]   # as the plan counts LUT RAM
     return out
 
 
@@ -72,7 +75,6 @@ def main(argv=None) -> int:
     head = "".join(f"{k + ' ' + s:>13}" for k in ("ff", "bram", "logic") for s in ("plan", "mapped"))
     print(f"{'node':<16}{'algorithm':<22}{'pipeline':<9}{'DSP':>4}{head}{'LUT RAM':>9}")
     for r in table:
-        cells = "".join(f"{r['model'].get(k, ''):>13,}" if k in r["model"] else f"{'':>13}" for k in ())
         cells = "".join(f"{_fmt(r['model'].get(k)):>13}{_fmt(r['mapped'][k]):>13}" for k in ("ff", "bram", "logic"))
         print(f"{r['node']:<16}{r['algorithm'][:21]:<22}{r['pipeline'] or '':<9}{r['dsp']:>4}{cells}"
               f"{r['mapped']['lutram']:>9,}")

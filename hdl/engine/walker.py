@@ -14,7 +14,7 @@ from itertools import product
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 
-from ..pipeline import advance_counter, wrapped_increment
+from ..pipeline import advance_counter, all_of, wrapped_increment
 from .options import EngineOptions, bits_for
 
 @dataclass(frozen=True)
@@ -414,7 +414,7 @@ def output_keep(o: EngineOptions, tidx: list) -> Value:
             rem = o.output_size[ax] - (T[ax] - 1) * g.output[ax]
             if oo[ax] >= rem:
                 conds.append(tidx[ax] != T[ax] - 1)
-        keep_bits.append(Cat(*conds).all() if conds else Const(1))
+        keep_bits.append(all_of(conds))
     if all(isinstance(k, Const) for k in keep_bits):      # no tile is cut: a constant, no registers
         return Const((1 << len(keep_bits)) - 1, len(keep_bits))
     return Cat(*keep_bits)

@@ -3,7 +3,8 @@ budget allows, as FINN's folding does.
 
 Every node is its own engine and all run at once, so a frame takes the slowest node's cycles. The
 search lowers a target T: for a target, each node takes its cheapest candidate whose cycles are at
-most T (cheapest by the budget-normalised sum of DSP, block RAM and logic); if the totals fit, that
+most T (cheapest by the budget-normalised sum of DSP, block RAM and logic), fabric lanes then moved into
+spare DSP blocks (:func:`~winohdl.network.candidates.refill_dsp`); if the totals fit, that
 assignment is kept and T becomes one cycle below its slowest node (the bottleneck gets more
 parallelism, the other nodes keep the cheapest that still meets the new target, so the pipeline
 stays balanced); when they do not fit, the weight of each resource over budget is raised and the

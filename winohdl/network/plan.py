@@ -10,8 +10,8 @@ layers kept direct), and every other convolution any candidate (Winograd where i
 where it does not, e.g. 1x1 kernels); ``direct`` plans the same network with direct engines only,
 the baseline beside it (:func:`plan_both`). Where a resource binds a plan (DSP blocks, or block RAM or
 logic, which the DSP blocks that fabric lanes free may buy elsewhere) or the DSP blocks alone do not fit,
-it is planned again with multipliers in the fabric too and kept where that is faster (or fits), its
-DSP blocks then refilled (``fabric``: on by default, ``--dsp-only`` off).
+it is planned again with multipliers in the fabric too and kept where that is faster (or fits), the
+fold refilling DSP blocks that fabric lanes leave spare (``fabric``: on by default, ``--dsp-only`` off).
 
 A plan that does not fit says so (:attr:`NetworkPlan.fits`, :attr:`NetworkPlan.verdict`): by how much
 per resource, what takes most of it, and what would fit (a bigger part of the device table, or
@@ -35,7 +35,7 @@ from winohdl.core.device import Device
 from winohdl.core.errors import WinohdlError
 
 from .budget import RESOURCES, Budget
-from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, other_candidates, refill_dsp,
+from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, other_candidates,
                          winograd_geometries)
 from .copies import with_copies
 from .fold import fold, least_dsp, over, totals
@@ -347,9 +347,7 @@ def _plan(graph: Graph, part: Device, budget: Budget, clock_mhz: float, mode: Pl
         if fabric and folding.binding and replace(ctx, fabric=True).fabric_allowed:
             folding, pool = _with_fabric(graph, mode, replace(ctx, fabric=True), folding, pool, forced_used, notes,
                                          tick)
-        chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)
-        if any(c.fabric_lanes for c in chosen.values()):   # a fold again may leave DSP blocks spare
-            chosen = refill_dsp(chosen, budget)
+        chosen = _shortcuts_sized(graph, folding, pool, ctx, tick)   # every fold refills its DSP blocks
         chosen = with_copies(chosen, budget, notes) if copies else chosen
     layers = _layers(graph, chosen)
     fits = not over(totals(chosen), budget)
@@ -382,10 +380,9 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
     output lanes in DSP blocks or LUTs, :func:`~winohdl.network.candidates.fabric_variants`), and where
     that plan is still bound, leaner (:data:`LEANER`: their adder trees registered every second level, a third
     fewer of their flip-flops and a longer path; then the engines' adders too) where that is faster; kept when
-    it is faster than
-    ``folding``, its DSP blocks then refilled lane by lane (:func:`~winohdl.network.candidates.refill_dsp`)
-    so that the fabric takes only what the blocks cannot. Returns the folding kept and the candidates it
-    chose among."""
+    it is faster than ``folding`` (the fold judges each assignment with its DSP blocks refilled lane by lane,
+    :func:`~winohdl.network.candidates.refill_dsp`, so the fabric takes only what the blocks cannot). Returns
+    the folding kept and the candidates it chose among."""
     kept_notes: list = []
     richer, richer_pool = _fabric_fold(graph, mode, ctx, forced_used, kept_notes, tick)
     every_level, lean = _cycles(richer.chosen), None
@@ -401,7 +398,7 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
         notes.append(f"{_bound(folding)} bound the plan; multipliers in the fabric did not make it faster within "
                      "the budget")
         return folding, pool
-    chosen = refill_dsp(richer.chosen, ctx.budget)
+    chosen = richer.chosen      # its DSP blocks refilled by the fold
     lanes = sum(c.fabric_lanes for c in chosen.values())
     mults = sum(c.fabric_lanes * c.multipliers // c.decision.parallel_out for c in chosen.values())
     before = f"not {_cycles(folding.chosen):,}" if folding.fits else "where DSP blocks alone do not fit"
