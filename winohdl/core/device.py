@@ -99,6 +99,16 @@ class LutRam:
 
 
 @dataclass(frozen=True)
+class RomLogic:
+    """A read-only memory as Yosys lowers it to logic: ``memory_libmap``'s cost of one bit there (weighed
+    against :attr:`BlockRam.cost` and :attr:`LutRam.cost`, a tie going to logic), and the bits one logic
+    cell holds (fitted by ``bench/roms.py``)."""
+
+    cost: float
+    bits: float
+
+
+@dataclass(frozen=True)
 class Device:
     """One part of a family: its hard blocks, its capacities, and how its cells are counted.
 
@@ -120,6 +130,8 @@ class Device:
         The block RAM (None: none).
     lutram : LutRam or None
         The distributed RAM the planner counts (None: not modelled).
+    rom : RomLogic or None
+        A read-only memory lowered to logic (None: not modelled, a ROM is placed as a RAM).
     lut : str
         The LUT the logic capacity counts (``LUT4``; xc7 ``LUT6``).
     formula : str
@@ -146,6 +158,7 @@ class Device:
     lutram: LutRam | None = None
     lut: str = "LUT4"
     fabric: FabricMultiplier | None = None
+    rom: RomLogic | None = None
 
     @property
     def name(self) -> str:
@@ -184,7 +197,9 @@ _ECP5 = Device(
     # (DPRAM and RAMW_BLOCK cells in a --pack-only netlist of the digits network)
     lutram=LutRam((("TRELLIS_DPR16X4", 16, 4),), luts=6, cost=4, max_depth=128),
     # a selected bit: 1.2 LUT4 (five inputs); an adder bit: half a CCU2C (bench/fabric_multipliers.py)
-    fabric=FabricMultiplier(1.25, 1.0))
+    fabric=FabricMultiplier(1.25, 1.0),
+    # a ROM in logic: Yosys's default cost; 8 bits a LUT4 at 128 .. 256 words deep, 9 to 10 at 32 .. 64
+    rom=RomLogic(1 / 16, 8.0))
 ECP5_PARTS = {
     "LFE5U-25F": replace(_ECP5, part="LFE5U-25F", dsp_capacity=28, bram_capacity=56, lut_capacity=24288,
                          ff_capacity=24288),
@@ -209,7 +224,9 @@ _XC7 = Device(
     lutram=LutRam((("RAM32M", 32, 6), ("RAM64M", 64, 3)), luts=4, cost=8), lut="LUT6",
     # a selected bit and an adder bit share a LUT6 beside the CARRY4: 0.57 a bit each, within 8% of synth_xilinx's
     # mappings of 8x8 .. 14x13 (bench/fabric_multipliers.py --family xilinx)
-    fabric=FabricMultiplier(0.57, 0.57))
+    fabric=FabricMultiplier(0.57, 0.57),
+    # a ROM in logic: synth_xilinx's cost (a LUT6 holds 64 bits); 32 to 64 bits a LUT6 beside MUXF7/F8
+    rom=RomLogic(1 / 64, 36.0))
 XC7_PARTS = {
     "XC7Z020": replace(_XC7, part="XC7Z020", dsp_capacity=220, bram_capacity=280, lut_capacity=53200,
                        ff_capacity=106400),

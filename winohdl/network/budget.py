@@ -166,7 +166,8 @@ def lut_ram_cells(depth: int, width: int, lutram: LutRam) -> tuple[int, int]:
 class Memory:
     """``copies`` memories of ``depth`` words of ``width`` bits; ``block``: the hardware forces block RAM;
     ``name``: what it holds (reports: ``bench/memories.py``); ``granularity``: written that many bits at a
-    time (a byte enable each; 0: whole words), see :func:`bram_blocks`."""
+    time (a byte enable each; 0: whole words), see :func:`bram_blocks`; ``rom``: never written (a
+    network's weights, held from generation), which Yosys may lower to logic."""
 
     copies: int
     depth: int
@@ -174,6 +175,7 @@ class Memory:
     block: bool = False
     name: str = ""
     granularity: int = 0
+    rom: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,11 @@ def memory_placed(m: Memory, part: Device) -> MemoryCost:
     if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
         return MemoryCost()
     n, (cells, banks) = bram_blocks(m.depth, m.width, bram, m.granularity), lut_ram_cells(m.depth, m.width, lutram)
-    if m.block or (lutram.max_depth is not None and m.depth > lutram.max_depth) or cells * lutram.cost >= n * bram.cost:
+    deep = lutram.max_depth is not None and m.depth > lutram.max_depth
+    bits, rom = m.depth * m.width, part.rom
+    # Yosys weighs a ROM in logic first: a tie stays there
+    if m.rom and rom and not m.block and rom.cost * bits <= min(n * bram.cost, math.inf if deep else cells * lutram.cost):
+        return MemoryCost(0, m.copies * math.ceil(bits / rom.bits))
+    if m.block or deep or cells * lutram.cost >= n * bram.cost:
         return MemoryCost(m.copies * n, 0)
     return MemoryCost(0, m.copies * (cells * lutram.luts + m.width * (banks - 1)))

@@ -205,14 +205,15 @@ def feature_map_reads(plan) -> list[int]:
 
 def engine_memories(plan) -> list[Memory]:
     """Every physical memory of an engine plan (block RAM where the engine forces it: its transformed tiles
-    unless its options leave them to Yosys's costs, :class:`hdl.engine.modes.TileMemory`)."""
+    unless its options leave them to Yosys's costs, :class:`hdl.engine.modes.TileMemory`); the weights are
+    ROMs, which a network's engines hold from generation."""
     out = []
     for m in plan.memories:
         if m.name == "feature-map banks":
             out += [Memory(plan.options.PC * n, m.depth, m.width, name=f"{m.name} (read {n}x)",
                            granularity=m.granularity) for n in feature_map_reads(plan)]
         else:
-            out.append(Memory(m.count, m.depth, m.width, block=m.block, name=m.name))
+            out.append(Memory(m.count, m.depth, m.width, block=m.block, name=m.name, rom=m.name == "weights"))
     return out
 
 
@@ -389,7 +390,7 @@ def _kernels_are_narrower(geometry: Geometry, ctx: Context) -> bool:
 def _kernels_save_block_ram(plan, ctx: Context) -> bool:
     """Whether the engine of ``plan``, storing g, takes fewer blocks for its weights than it would storing u
     (:meth:`hdl.engine.plan.EnginePlan.weight_memory` either way)."""
-    blocks = lambda m: ctx.memory([Memory(m.count, m.depth, m.width)]).bram  # noqa: E731
+    blocks = lambda m: ctx.memory([Memory(m.count, m.depth, m.width, rom=True)]).bram  # noqa: E731
     return blocks(plan.weight_memory(kernels=True)) < blocks(plan.weight_memory(kernels=False))
 
 

@@ -9,7 +9,9 @@ assignment is kept and T becomes one cycle below its slowest node (the bottlenec
 parallelism, the other nodes keep the cheapest that still meets the new target, so the pipeline
 stays balanced); when they do not fit, the weight of each resource over budget is raised and the
 choice made again (a few times: a node may then trade DSP blocks for block RAM, e.g. a smaller
-tile or a direct engine), and when nothing fits the last kept assignment is the plan. The first
+tile or a direct engine); where that finds none that fits, the target is judged exactly, as a 0-1
+program over every node's candidates (:func:`exact`), so the search stops only where no assignment
+fits, and then the last kept assignment is the plan. The first
 target is unbounded: the cheapest assignment overall, which is also the verdict when nothing fits.
 """
 
@@ -18,11 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .budget import RESOURCES, Budget
 from .candidates import Candidate, refill_dsp
 
 REWEIGHTS = 8
 """Tries per target, each raising the weights of the resources over budget."""
+EXACT_SECONDS = 20.0
+"""The most one exact assignment (:func:`exact`) may search, where reweighting found none that fits."""
 
 
 @dataclass(frozen=True)
@@ -86,12 +92,42 @@ class _Search:
         return first
 
 
+def exact(candidates: dict[str, list[Candidate]], budget: Budget, target: float) -> dict | None:
+    """The assignment within ``target`` cycles that fits ``budget`` with the least budget-normalised sum of
+    its resources, solved as a 0-1 program (scipy's HiGHS); None when none fits (or none is found within
+    :data:`EXACT_SECONDS`). Candidates that cost the same in every resource count once."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    options = []
+    for cs in candidates.values():
+        ok = {tuple(c.use(r) for r in RESOURCES): c for c in reversed(cs) if c.bound <= target and c.cycles <= target}
+        if not ok:
+            return None
+        options.append(list(ok.values()))
+    flat = [c for cs in options for c in cs]
+    use = np.array([[c.use(r) for c in flat] for r in RESOURCES], dtype=float)
+    limit = np.array([budget.get(r) for r in RESOURCES], dtype=float)
+    one = np.zeros((len(options), len(flat)))
+    at = 0
+    for i, cs in enumerate(options):
+        one[i, at:at + len(cs)], at = 1, at + len(cs)
+    weights = np.array([1 / max(1, budget.get(r)) for r in RESOURCES]) @ use
+    res = milp(weights, integrality=np.ones(len(flat)), bounds=Bounds(0, 1),
+               constraints=[LinearConstraint(one, 1, 1), LinearConstraint(use, -np.inf, limit)],
+               options={"time_limit": EXACT_SECONDS})
+    if res.x is None:
+        return None
+    return {c.node: c for c, x in zip(flat, res.x) if x > 0.5}
+
+
 def fold(candidates: dict[str, list[Candidate]], budget: Budget, tick=None) -> Folding:
     """Fold the network (see the module docstring); ``tick()`` is called once per target tried."""
     search = _Search(candidates, budget)
     target, kept, steps = math.inf, None, 0
     while True:
         chosen, bad = search.assign(target)
+        if bad and (found := exact(candidates, budget, target)) is not None:
+            refilled = refill_dsp(found, budget)
+            chosen, bad = (found if over(totals(refilled), budget) else refilled), ()
         steps += 1
         if tick is not None:
             tick()

@@ -26,7 +26,8 @@ def linear_candidates(node: Node, ctx: Context, weights=None) -> list[Candidate]
                 break
             decision = UnitDecision(lo)
             cycles = linear_cycles(weights, node.attrs, decision)
-            mem = ctx.memory([Memory(lo * li, cycles, kw), Memory(li, fi // li, dw)])
+            # one ROM of every multiplier's weight a cycle (hdl.stream.linear), the input rows' buffer
+            mem = ctx.memory([Memory(1, cycles, lo * li * kw, rom=True), Memory(li, fi // li, dw)])
             logic = lo * (li * acc + acc + REQUANT_LOGIC) + mem.logic + 100
             out.append(Candidate(node.name, decision, "linear", lo * li, dsp, mem.bram, logic, cycles, cycles))
     return out + _walking_linear(node, weights, ctx, acc)
@@ -47,7 +48,7 @@ def _walking_linear(node: Node, weights, ctx: Context, acc: int) -> list[Candida
         decision = UnitDecision(fo, multipliers=q)
         cycles = linear_cycles(weights, node.attrs, decision)
         entry = max(1, fi - 1).bit_length() + q * (kw + fo.bit_length())
-        mem = ctx.memory([Memory(1, cycles, entry), Memory(1, fi, dw)])
+        mem = ctx.memory([Memory(1, cycles, entry, rom=True), Memory(1, fi, dw)])
         logic = fo * (acc + q * (dw + kw) + REQUANT_LOGIC) + mem.logic + 100
         out.append(Candidate(node.name, decision, "linear", q, dsp, mem.bram, logic, cycles, cycles))
     return out
