@@ -108,9 +108,9 @@ def test_bad_budget_is_one_line(text, words):
 
 
 def test_budget_overrides_the_part():
-    assert parse_budget("bram=10, dsp=5", PART) == Budget(5, 10, 56038, 66912)
+    assert parse_budget("bram=10, dsp=5", PART) == Budget(5, 10, 61057, 66912)
     # 67% of the LUTs (LOGIC_HEADROOM: packed into 85% of the logic cells), 80% of the flip-flops (FF_HEADROOM)
-    assert parse_budget(None, PART) == Budget(156, 208, 56038, 66912)
+    assert parse_budget(None, PART) == Budget(156, 208, 61057, 66912)
     assert parse_budget("ff=1000", PART).ff == 1000 and Budget(1, 2, 3).ff == UNBOUNDED
     assert Budget.from_json({"dsp": 1, "bram": 2, "logic": 3}) == Budget(1, 2, 3)   # a plan from before flip-flops
     with pytest.raises(WinohdlError, match="unknown device 'LFE5U-12F': choose .*XC7Z020, XC7A100T"):

@@ -68,7 +68,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
 from .budget import Budget, Memory, MemoryCost, memory_cost
-from .cells import REQUANT_LOGIC, engine_logic, flip_flops  # noqa: F401  (engine_logic: re-exported)
+from .cells import REQUANT_LOGIC, engine_logic, flip_flops, raster_logic  # noqa: F401  (engine_logic: re-exported)
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
 from .multiplier import MAX_BITS
@@ -93,24 +93,26 @@ class Candidate:
         Flip-flops, from the others (:func:`flip_flops`).
     bound : int
         A lower bound of the cycles, known without the cycle model.
+    memory_logic : int
+        The part of ``logic`` that is memory (LUT RAM, ROMs in logic): no flip-flops.
     """
 
     __slots__ = ("node", "decision", "algorithm", "multipliers", "dsp", "bram", "logic", "bound", "_cycles",
-                 "_period", "lane")
+                 "_period", "lane", "memory_logic")
 
     def __init__(self, node: str, decision: Decision, algorithm: str, multipliers: int, dsp: int, bram: int,
-                 logic: int, bound: int, period, lane: "LaneCost | None" = None):
+                 logic: int, bound: int, period, lane: "LaneCost | None" = None, memory_logic: int = 0):
         self.node, self.decision, self.algorithm = node, decision, algorithm
         self.multipliers, self.dsp, self.bram, self.logic, self.bound = multipliers, dsp, bram, logic, bound
         self._period, self._cycles = period, None
-        self.lane = lane
+        self.lane, self.memory_logic = lane, memory_logic
 
     @property
     def ff(self) -> int:
         """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out, plus its
         operand copies (:attr:`hdl.engine.plan.EnginePlan.copy_bits`)."""
         cut = self.fabric_lanes * self.lane.unregistered if self.fabric_lanes else 0
-        return flip_flops(self.decision, self.logic, self.dsp) - cut + _copy_bits(self.decision)
+        return flip_flops(self.decision, self.logic - self.memory_logic, self.dsp) - cut + _copy_bits(self.decision)
 
     @property
     def fabric_lanes(self) -> int:
@@ -127,7 +129,7 @@ class Candidate:
         with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):
             decision = replace(d, options=replace(d.options, fabric_lanes=lanes, fabric_tree=tree))
         c = Candidate(self.node, decision, self.algorithm, self.multipliers, self.dsp - n * self.lane.dsp, self.bram,
-                      self.logic + n * self.lane.logic, self.bound, self._period, self.lane)
+                      self.logic + n * self.lane.logic, self.bound, self._period, self.lane, self.memory_logic)
         c._cycles = self._cycles
         return c
 
@@ -353,12 +355,17 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
         dsp += pk * ctx.dsp_per_multiplier(plan.y_width, MAX_BITS)
     mem = ctx.memory(conv_memories(plan))
     words = pk * opts.geometry.n_y
-    logic = engine_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
+    logic = engine_logic(plan) + raster_logic(plan) + words * (plan.y_width + REQUANT_LOGIC) + mem.logic
     # the raster-order unit sends a beat (PK channels of one position) a cycle: K / PK beats a position
     out_beats = raster_beats(opts)
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
-                     lambda: max(plan.performance.period, out_beats), lane)
+                     lambda: max(plan.performance.period, out_beats), lane, mem.logic)
+
+
+ADD_LOGIC = 270
+"""An add's logic besides its lanes' sums: the shortcut FIFO's pointers and flags, the lane changer and the
+skid on its inputs (ResNet-8's three adds as Yosys mapped them: 296, 306 and 286 at one lane)."""
 
 
 def _copy_bits(d: Decision) -> int:
@@ -488,7 +495,7 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
         elif k == Kind.ADD:
             beats = shortcut_beats(shortcut, channels, lanes, pixels)
             mem = ctx.memory([Memory(1, beats, dw * lanes)])   # the shortcut's FIFO
-            logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + 50
+            logic = lanes * (dw + 1 + dw + REQUANT_LOGIC) + mem.logic + ADD_LOGIC
             name = "add"
         else:
             raise AssertionError(k)

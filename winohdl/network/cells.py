@@ -8,6 +8,8 @@ builds hardware: every figure comes from an engine's plan or a candidate's other
 
 from __future__ import annotations
 
+import math
+
 from hdl.engine.modes import EnginePipeline
 
 from .decision import Decision, UnitDecision
@@ -17,30 +19,42 @@ DEEP, STAGES = EnginePipeline.DEEP, EnginePipeline.STAGES
 CONTROL_LOGIC = {"winograd": 500, "direct": 400}
 """Per engine, logic besides the arithmetic the model counts (walker, writer, FIFO, counters):
 calibrated on the measured engines (see :func:`engine_logic`)."""
-SERIAL_LOGIC = 1 / 3
-"""A serial (row-column, one fibre a cycle) transform's logic against the card's flat adder bits (the
-F(4x4,3x3) engine's B^T and A^T as synthesised)."""
+SERIAL_UNIT, SERIAL_INPUT = 0.67, 0.83
+"""A serial (row-column, one fibre a cycle) transform's logic: :data:`SERIAL_UNIT` a bit of its 1D units'
+adders (one unit per distinct pass matrix, shared by the passes that apply it; a lane's exact division
+once, reused for every fibre) and :data:`SERIAL_INPUT` a bit of the tile it reads (the registers'
+multiplexers that pick each fibre). Fitted on the units as Yosys mapped them: A^T of ResNet-8's F(2x6,3x3),
+F(2x2,3x3) and stride-2 F(2x2,3x3) engines and the F(4x4,3x3) engine (C=K=16) within 8%; B^T within 30%
+(F(4x4,3x3) under, F(2x2,3x3) over: 551 against 385 and 161 against 191, see :func:`serial_logic`)."""
+RASTER_LOGIC = (173, 1.62)
+"""The raster-order unit's logic besides its memories: a constant (counters, handshakes) and a cell per
+bit of its banks' words (the select of the pixel's bank, the output queue). Fitted on ResNet-8's and the
+digits network's mapped units, within 10%."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FF_PER_LOGIC = {("winograd", DEEP): 1.10, ("direct", DEEP): 0.81, ("winograd", STAGES): 0.93, ("direct", STAGES): 0.81}
-FF_PER_DSP = {("winograd", DEEP): 116, ("direct", DEEP): 38, ("winograd", STAGES): 80, ("direct", STAGES): 38}
+FF_PER_LOGIC = {("winograd", DEEP): 1.18, ("direct", DEEP): 0.667, ("winograd", STAGES): 1.00, ("direct", STAGES): 0.667}
+FF_PER_DSP = {("winograd", DEEP): 66, ("direct", DEEP): 28, ("winograd", STAGES): 45, ("direct", STAGES): 28}
+FF_BASE = {"winograd": 0, "direct": 800}
 UNIT_FF = 200
-"""The flip-flop model (:func:`flip_flops`): per engine kind and pipeline, flip-flops per logic cell and per DSP
-block; a unit's flip-flops beside its logic. Stages: fitted on ResNet-8's 16,384-cycle network built with
-stages pipelines (docs/results/flip_flops.json); its three direct engines' total is the deep model's within 3%,
-too few to fit two figures on."""
+"""The flip-flop model (:func:`flip_flops`): per engine kind and pipeline, flip-flops per logic cell outside
+memories (LUT RAM and ROMs in logic have none) and per DSP block, plus a base; a unit's flip-flops beside its
+logic. Deep: fitted on ResNet-8's 24,576-cycle network and the digits network as Yosys mapped them (c72d3c6),
+the engines with their requantisation and raster-order unit: Winograd within 10%, direct within 13%
+(tests/test_network_cells.py). Stages: the deep figures scaled as an earlier fit on ResNet-8's 16,384-cycle
+network built with stages pipelines found them (0.85 a cell, 0.69 a DSP block; direct engines alike)."""
 
 
 def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
-    """Flip-flops of a node built as ``decision`` with ``logic`` cells and ``dsp`` blocks, a model: an engine
-    registers its adders (deep pipelines: about one flip-flop per logic cell) and each multiplier's operands,
+    """Flip-flops of a node built as ``decision`` with ``logic`` cells outside its memories and ``dsp`` blocks,
+    a model: an engine registers its adders (deep pipelines: about one flip-flop per logic cell) and each multiplier's operands,
     product and sums (more per DSP block, whose logic the cells do not count; a Winograd engine more: its
     transformed words, staggered fibres and kernels transformed as read). Fitted on Yosys's mappings of
     ResNet-8's Winograd (kernels stored as g) and direct-only networks, each engine with its requantisation
     and raster-order unit; how close it comes is docs/results/flip_flops.json."""
     if isinstance(decision, UnitDecision):
         return logic + UNIT_FF
-    key = ("direct" if decision.geometry is None else "winograd", decision.options.pipeline)
-    return round(FF_PER_LOGIC[key] * logic + FF_PER_DSP[key] * dsp)
+    kind = "direct" if decision.geometry is None else "winograd"
+    key = (kind, decision.options.pipeline)
+    return round(FF_BASE[kind] + FF_PER_LOGIC[key] * logic + FF_PER_DSP[key] * dsp)
 
 
 def engine_logic(plan) -> int:
@@ -49,8 +63,7 @@ def engine_logic(plan) -> int:
     Adder bits: the accumulators (``PK`` x their widths as built) and the sums over the ``PC`` lanes
     (Winograd) or the product tree over taps and lanes (direct), per output channel; B^T once per
     input lane and A^T with the exact division once per output lane, at the card's flat adder bits,
-    times :data:`SERIAL_LOGIC` where the engine builds the transform serially (its 1D units and
-    their multiplexers). Plus :data:`CONTROL_LOGIC`. Calibrated on the int8 engines of
+    or where the engine builds the transform serially :func:`serial_logic`. Plus :data:`CONTROL_LOGIC`. Calibrated on the int8 engines of
     docs/benchmarks.md (C=K=16, 32x32, PK=PC=1, deep); tests/test_network_plan.py holds the model within
     12 % of them.
     """
@@ -66,8 +79,12 @@ def engine_logic(plan) -> int:
     if plan.winograd:
         dp = plan.datapath
         lanes = sum(sum(r.width for r in nodes[a.lane_graph.n_inputs:]) for nodes in a.lane_node_ranges)
-        bt = dp.adder_bits["BT"] * (SERIAL_LOGIC if plan.input_passes else 1)
-        at = (dp.adder_bits["AT"] + dp.adder_bits["division"]) * (SERIAL_LOGIC if plan.passes else 1)
+        bt = dp.adder_bits["BT"]
+        if plan.input_passes:
+            bt = serial_logic(plan.input_passes, [o.data_width] * o.geometry.n_d)
+        at = dp.adder_bits["AT"] + dp.adder_bits["division"]
+        if plan.passes:
+            at = serial_logic(plan.passes, plan.accumulator_widths, dp.adder_bits["division"])
         gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
         sums = sum(acc + lanes * _terms(n, o.PC) for n in live if n)
         if o.word_mask is not None and (o.PK > 1 or o.word_fold > 1):    # each product selected into a lane
@@ -79,6 +96,32 @@ def engine_logic(plan) -> int:
     tree = sum(r.width for r in a.tree_node_ranges[a.tree.n_inputs:])
     taps = a.tree.n_inputs // o.PC
     return CONTROL_LOGIC["direct"] + round(sum(acc + tree * _terms(n * taps, o.PC * taps) for n in live if n))
+
+
+def serial_logic(passes, widths, division: int = 0) -> float:
+    """Logic cells of a serial transform (:mod:`hdl.engine.serial`) applying ``passes`` to a tile of words
+    ``widths`` bits wide, with an exact division of ``division`` flat adder bits after the last pass, a
+    model (:data:`SERIAL_UNIT`, :data:`SERIAL_INPUT`). A pass's unit adds, per row of its matrix, each
+    coefficient's set bits less one, at the width of the words it reads (the tile's mean, grown by each
+    earlier pass's largest row sum)."""
+    units, width = {}, sum(widths) / max(1, len(widths))
+    for p in passes:
+        rows = [[abs(c) for c in row if c] for row in p.matrix]
+        grow = max(math.ceil(math.log2(max(1, sum(row)))) for row in rows)
+        adds = sum(sum(bin(c).count("1") for c in row) - 1 for row in rows if row)
+        units.setdefault(tuple(map(tuple, p.matrix)), adds * (width + grow))
+        width += grow
+    return SERIAL_UNIT * (sum(units.values()) + division / passes[-1].fibres) + SERIAL_INPUT * sum(widths)
+
+
+def raster_logic(plan) -> int:
+    """Logic cells of the raster-order unit after an engine (:class:`hdl.engine.raster.RasterOrder`) besides
+    its memories, a model (:data:`RASTER_LOGIC`); 0 where the engine's output is in raster order already."""
+    from hdl.engine.raster import in_raster_order, raster_banks
+    if in_raster_order(plan.options):
+        return 0
+    banks, _, width = raster_banks(plan.options, plan.y_width)
+    return round(RASTER_LOGIC[0] + RASTER_LOGIC[1] * banks * width)
 
 
 def _terms(n: int, full: int) -> float:
