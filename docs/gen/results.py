@@ -406,6 +406,11 @@ TABLES: dict[str, Table] = {
         Column("LUT4", "lut4"), Column("CCU2C", "ccu2c"), Column("carry chains", "chains"),
         Column("TRELLIS_DPR16X4", "dpr16x4"), Column("LUT4 + 2 CCU2C + 4 chains + 6 DPR", "formula"),
         Column("TRELLIS_COMB", "comb"), Column("packed / planned (6)", lambda r: f"{r['comb'] / r['plan_logic_6']:.3f}"))),
+    "roms": Table((
+        Column("family", "family"), Column("ROM", lambda r: f"{r['depth']:,} x {r['width']}"), Column("bits", "bits"),
+        Column("block RAM (mapped / plan)", lambda r: f"{r['mapped_bram']} / {r['plan_bram']}"),
+        Column("LUT RAM cells", "mapped_lutram"),
+        Column("logic (mapped / plan)", lambda r: f"{r['mapped_logic']:,} / {r['plan_logic']:,}"))),
     "tile_memory_yosys": Table((
         Column("engine", "engine"), Column("transformed tiles", "tiles"), Column("weights", "weights"),
         Column("DP16KD (plan)", lambda r: _with(r, "DP16KD", "plan_bram")),
