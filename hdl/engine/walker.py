@@ -121,11 +121,13 @@ def walk(m: Module, o: EngineOptions, writer: WriterState, rgen: Value, walk_end
                  adv.eq(issue & groups.last_group & ~drain)]
     m.d.comb += walk_end.eq(adv & last_tile)
     ready_next = _register_readiness(m, now, adv, ready)
+    # a buffer's flag set as the writer ends its frame, cleared at its walk's last issue: written as one
+    # sum, the walk's end armed from registers alone per buffer, so the issue (from ``ready``, which fans
+    # out widely) meets the flag's input in one LUT rather than through the If chain's comparisons
     for b in range(2):
-        with m.If(writer.frame_end & (writer.wgen == b)):
-            m.d.sync += full[b].eq(1)
-        with m.Elif(walk_end & (rgen == b)):
-            m.d.sync += full[b].eq(0)
+        armed = Signal(name=f"end_armed{b}")
+        m.d.comb += armed.eq(groups.last_group & last_tile & ~drain & (rgen == b))
+        m.d.sync += full[b].eq((writer.frame_end & (writer.wgen == b)) | (full[b] & ~(issue & armed)))
     with m.If(issue):
         groups.count(m, o)
     with m.If(adv):
