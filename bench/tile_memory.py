@@ -64,7 +64,8 @@ def mapped(decision: EngineDecision, part, change: dict, workdir: Path) -> dict:
     (workdir / "eng.v").write_text(verilog.convert(LayerEngine(plan), name="eng", emit_src=False))
     t0 = time.perf_counter()
     r = synthesise(workdir / "eng.v", "eng", "ecp5", workdir)
-    return {"tiles": o.tile_memory.value, "weights": "g" if plan.reads_kernels else "u", "plan_bram": memory_cost(engine_memories(plan), part).bram,
+    bram = memory_cost(engine_memories(plan, preloaded=False), part).bram     # a loader writes its weights
+    return {"tiles": o.tile_memory.value, "weights": "g" if plan.reads_kernels else "u", "plan_bram": bram,
             "DP16KD": r.cells.get("DP16KD", 0), "TRELLIS_DPR16X4": r.cells.get("TRELLIS_DPR16X4", 0),
             "MULT18X18D": r.cells.get("MULT18X18D", 0), "logic": r.logic, "seconds": round(time.perf_counter() - t0, 1)}
 

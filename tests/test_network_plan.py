@@ -65,7 +65,7 @@ def test_engine_block_rams_and_logic_match_the_measured_engines(out, counts):
     measured = {(4, 4): (2972, 2995), (2, 2): (1270, 959)}[out]
     for kind, blocks, logic in zip((EngineKind.WINOGRAD, EngineKind.DIRECT), counts, measured):
         plan = plan_engine(opts, datapath(g, 8, 8), kind)
-        assert memory_cost(engine_memories(plan), PART).bram == blocks
+        assert memory_cost(engine_memories(plan, preloaded=False), PART).bram == blocks
         assert abs(engine_logic(plan) - logic) <= 0.12 * logic
 
 
@@ -396,7 +396,7 @@ def test_transformed_tiles_left_to_yosys_take_the_block_rams_yosys_maps(tiles, b
     opts = EngineOptions(g, 16, 16, (32, 32), (1, 1), 1, 2, pipeline=EnginePipeline.DEEP,
                          buffering=Buffering.RINGS, tile_memory=tiles)
     plan = plan_engine(opts, datapath(g, 8, 8), EngineKind.WINOGRAD)
-    assert plan.input_passes and memory_cost(engine_memories(plan), PART).bram == blocks
+    assert plan.input_passes and memory_cost(engine_memories(plan, preloaded=False), PART).bram == blocks
     assert EngineOptions.from_json(opts.to_json()) == opts
 
 
@@ -446,6 +446,6 @@ def test_line_buffered_engines_take_the_block_rams_yosys_maps(out, stride, c, fm
     g = Geometry(out, (3, 3), stride, (1, 1))
     opts = EngineOptions(g, c, c, fm, (1, 1), pipeline=EnginePipeline.DEEP, buffering=buffering)
     plan = plan_engine(opts, datapath(g, 8, 8) if kind is EngineKind.WINOGRAD else None, kind)
-    assert memory_cost(engine_memories(plan), PART).bram == blocks
+    assert memory_cost(engine_memories(plan, preloaded=False), PART).bram == blocks
 
 

@@ -112,7 +112,9 @@ class Candidate:
         """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out, plus its
         operand copies (:attr:`hdl.engine.plan.EnginePlan.copy_bits`)."""
         cut = self.fabric_lanes * self.lane.unregistered if self.fabric_lanes else 0
-        return flip_flops(self.decision, self.logic - self.memory_logic, self.dsp) - cut + _copy_bits(self.decision)
+        plan = None if isinstance(self.decision, UnitDecision) else _decision_plan(self.decision)
+        return flip_flops(self.decision, self.logic - self.memory_logic, self.dsp, plan) - cut + \
+            (plan.copy_bits if plan is not None and self.decision.options.operand_fanout else 0)
 
     @property
     def fabric_lanes(self) -> int:
@@ -205,17 +207,18 @@ def feature_map_reads(plan) -> list[int]:
     return [counts[b] for b in o.banks]
 
 
-def engine_memories(plan) -> list[Memory]:
+def engine_memories(plan, preloaded: bool = True) -> list[Memory]:
     """Every physical memory of an engine plan (block RAM where the engine forces it: its transformed tiles
     unless its options leave them to Yosys's costs, :class:`hdl.engine.modes.TileMemory`); the weights are
-    ROMs, which a network's engines hold from generation."""
+    ROMs where ``preloaded`` (a network's engines hold them from generation), RAMs where a loader writes them."""
     out = []
     for m in plan.memories:
         if m.name == "feature-map banks":
             out += [Memory(plan.options.PC * n, m.depth, m.width, name=f"{m.name} (read {n}x)",
                            granularity=m.granularity) for n in feature_map_reads(plan)]
         else:
-            out.append(Memory(m.count, m.depth, m.width, block=m.block, name=m.name, rom=m.name == "weights"))
+            out.append(Memory(m.count, m.depth, m.width, block=m.block, name=m.name,
+                              rom=preloaded and m.name == "weights"))
     return out
 
 
@@ -368,13 +371,11 @@ ADD_LOGIC = 270
 skid on its inputs (ResNet-8's three adds as Yosys mapped them: 296, 306 and 286 at one lane)."""
 
 
-def _copy_bits(d: Decision) -> int:
-    """The flip-flops of an engine decision's operand copies (0 for a unit or an engine without them)."""
-    if isinstance(d, UnitDecision) or not d.options.operand_fanout:
-        return 0
+def _decision_plan(d: Decision):
+    """The engine plan of an engine decision (cached: :func:`_engine_plan`)."""
     o = d.options
     dp = None if d.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
-    return _engine_plan(o, dp, d.kind).copy_bits
+    return _engine_plan(o, dp, d.kind)
 
 
 @lru_cache(maxsize=16384)
@@ -501,5 +502,6 @@ def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,
             raise AssertionError(k)
         decision = UnitDecision(lanes, beats if k == Kind.ADD and shortcut is not None else None)
         products, dsp = _trained_products(node, k, dw, window if k == Kind.AVGPOOL else pixels, lanes, ctx)
-        out.append(Candidate(node.name, decision, name, products, dsp, mem.bram, logic, cycles, cycles))
+        out.append(Candidate(node.name, decision, name, products, dsp, mem.bram, logic, cycles, cycles,
+                             memory_logic=mem.logic))
     return out

@@ -31,30 +31,47 @@ RASTER_LOGIC = (173, 1.62)
 bit of its banks' words (the select of the pixel's bank, the output queue). Fitted on ResNet-8's and the
 digits network's mapped units, within 10%."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FF_PER_LOGIC = {("winograd", DEEP): 1.18, ("direct", DEEP): 0.667, ("winograd", STAGES): 1.00, ("direct", STAGES): 0.667}
-FF_PER_DSP = {("winograd", DEEP): 66, ("direct", DEEP): 28, ("winograd", STAGES): 45, ("direct", STAGES): 28}
+FF_PER_LOGIC = {("winograd", DEEP): 0.525, ("direct", DEEP): 0.667, ("winograd", STAGES): 0.45,
+                ("direct", STAGES): 0.667}
+FF_PER_DSP = {("direct", DEEP): 28, ("direct", STAGES): 28}
+FF_PER_WORD_BIT = {DEEP: 3.44, STAGES: 2.37}
+FF_PER_KERNEL_BIT = {DEEP: 3.72, STAGES: 2.57}
 FF_BASE = {"winograd": 0, "direct": 800}
 UNIT_FF = 200
-"""The flip-flop model (:func:`flip_flops`): per engine kind and pipeline, flip-flops per logic cell outside
-memories (LUT RAM and ROMs in logic have none) and per DSP block, plus a base; a unit's flip-flops beside its
-logic. Deep: fitted on ResNet-8's 24,576-cycle network and the digits network as Yosys mapped them (c72d3c6),
-the engines with their requantisation and raster-order unit: Winograd within 10%, direct within 13%
+"""The flip-flop model (:func:`flip_flops`), per engine kind and pipeline: a direct engine, a base and
+flip-flops per logic cell outside memories (LUT RAM and ROMs in logic have none) and per DSP block; a
+Winograd engine, per logic cell, per bit of its lanes' transformed words and products (operand, product,
+stagger and sum registers: :func:`winograd_word_bits`) and per adder bit of the kernel transforms it builds;
+a unit, its logic and a constant. Deep: fitted on the engines of ResNet-8's 24,576- and 20,480-cycle networks
+and the digits network as Yosys mapped them, each with its requantisation and raster-order unit: Winograd
+within 16% of eight (F(2x6,3x3), F(4x4,3x3), F(2x2,3x3) at PK 4), direct within 13% of five
 (tests/test_network_cells.py). Stages: the deep figures scaled as an earlier fit on ResNet-8's 16,384-cycle
-network built with stages pipelines found them (0.85 a cell, 0.69 a DSP block; direct engines alike)."""
+network built with stages pipelines found them (0.85 a cell, 0.69 a DSP block); the direct engines' kept."""
 
 
-def flip_flops(decision: Decision, logic: int, dsp: int) -> int:
+def winograd_word_bits(plan) -> tuple[int, int]:
+    """A Winograd engine plan's live lanes times the bits of its transformed words and products (each
+    multiplier's), and the adder bits of the kernel transforms it builds (0 with u stored)."""
+    o, dp = plan.options, plan.datapath
+    lanes = len(o.blocks.lanes)
+    words = lanes * (sum(r.width for r in dp.v_ranges) + sum(dp.m_widths))
+    return words, lanes * dp.adder_bits["G"] if plan.reads_kernels else 0
+
+
+def flip_flops(decision: Decision, logic: int, dsp: int, plan=None) -> int:
     """Flip-flops of a node built as ``decision`` with ``logic`` cells outside its memories and ``dsp`` blocks,
-    a model: an engine registers its adders (deep pipelines: about one flip-flop per logic cell) and each multiplier's operands,
-    product and sums (more per DSP block, whose logic the cells do not count; a Winograd engine more: its
-    transformed words, staggered fibres and kernels transformed as read). Fitted on Yosys's mappings of
-    ResNet-8's Winograd (kernels stored as g) and direct-only networks, each engine with its requantisation
-    and raster-order unit; how close it comes is docs/results/flip_flops.json."""
+    a model (see :data:`FF_PER_LOGIC`); ``plan``: a Winograd decision's engine plan, if at hand."""
     if isinstance(decision, UnitDecision):
         return logic + UNIT_FF
-    kind = "direct" if decision.geometry is None else "winograd"
-    key = (kind, decision.options.pipeline)
-    return round(FF_BASE[kind] + FF_PER_LOGIC[key] * logic + FF_PER_DSP[key] * dsp)
+    pipe = decision.options.pipeline
+    if decision.geometry is None:
+        return round(FF_BASE["direct"] + FF_PER_LOGIC["direct", pipe] * logic + FF_PER_DSP["direct", pipe] * dsp)
+    if plan is None:
+        from .shortcut import engine_plan
+        plan = engine_plan(decision)
+    words, kernels = winograd_word_bits(plan)
+    return round(FF_PER_LOGIC["winograd", pipe] * logic + FF_PER_WORD_BIT[pipe] * words
+                 + FF_PER_KERNEL_BIT[pipe] * kernels)
 
 
 def engine_logic(plan) -> int:

@@ -11,7 +11,7 @@ stays balanced); when they do not fit, the weight of each resource over budget i
 choice made again (a few times: a node may then trade DSP blocks for block RAM, e.g. a smaller
 tile or a direct engine); where that finds none that fits, the target is judged exactly, as a 0-1
 program over every node's candidates (:func:`exact`), so the search stops only where no assignment
-fits, and then the last kept assignment is the plan. The first
+fits (within :data:`EXACT_NODES`), and then the last kept assignment is the plan. The first
 target is unbounded: the cheapest assignment overall, which is also the verdict when nothing fits.
 """
 
@@ -101,7 +101,9 @@ def exact(candidates: dict[str, list[Candidate]], budget: Budget, target: float)
     from scipy.optimize import Bounds, LinearConstraint, milp
     options = []
     for cs in candidates.values():
-        ok = {tuple(c.use(r) for r in RESOURCES): c for c in reversed(cs) if c.bound <= target and c.cycles <= target}
+        # within the target (an unbounded one needs no cycle model); of twins in every resource the first listed
+        ok = {tuple(c.use(r) for r in RESOURCES): c for c in reversed(cs)
+              if target == math.inf or (c.bound <= target and c.cycles <= target)}
         if not ok:
             return None
         options.append(list(ok.values()))
@@ -118,7 +120,8 @@ def exact(candidates: dict[str, list[Candidate]], budget: Budget, target: float)
                options={"node_limit": EXACT_NODES})
     if res.x is None:
         return None
-    return {c.node: c for c, x in zip(flat, res.x) if x > 0.5}
+    found = {c.node: c for c, x in zip(flat, res.x) if x > 0.5}
+    return found if len(found) == len(options) and not over(totals(found), budget) else None
 
 
 def fold(candidates: dict[str, list[Candidate]], budget: Budget, tick=None) -> Folding:

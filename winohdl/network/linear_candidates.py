@@ -34,7 +34,8 @@ def linear_candidates(node: Node, ctx: Context, weights=None) -> list[Candidate]
             # one ROM of every multiplier's weight a cycle (hdl.stream.linear), the input rows' buffer
             mem = ctx.memory([Memory(1, cycles, lo * li * kw, rom=True), Memory(li, fi // li, dw)])
             logic = lo * (li * acc + acc + REQUANT_LOGIC + LANE_LOGIC * acc) + mem.logic + 100
-            out.append(Candidate(node.name, decision, "linear", lo * li, dsp, mem.bram, logic, cycles, cycles))
+            out.append(Candidate(node.name, decision, "linear", lo * li, dsp, mem.bram, logic, cycles, cycles,
+                                 memory_logic=mem.logic))
     return out + _walking_linear(node, weights, ctx, acc)
 
 
@@ -55,5 +56,6 @@ def _walking_linear(node: Node, weights, ctx: Context, acc: int) -> list[Candida
         entry = max(1, fi - 1).bit_length() + q * (kw + fo.bit_length())
         mem = ctx.memory([Memory(1, cycles, entry, rom=True), Memory(1, fi, dw)])
         logic = fo * (acc + q * (dw + kw) + REQUANT_LOGIC + LANE_LOGIC * acc) + mem.logic + 100
-        out.append(Candidate(node.name, decision, "linear", q, dsp, mem.bram, logic, cycles, cycles))
+        out.append(Candidate(node.name, decision, "linear", q, dsp, mem.bram, logic, cycles, cycles,
+                             memory_logic=mem.logic))
     return out
