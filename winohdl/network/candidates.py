@@ -68,7 +68,7 @@ from winohdl.core.errors import WinohdlError
 from winohdl.core.geometry import Geometry
 
 from .budget import Budget, Memory, MemoryCost, memory_cost
-from .cells import REQUANT_LOGIC, engine_logic, flip_flops, raster_logic  # noqa: F401  (engine_logic: re-exported)
+from .cells import ADD_LOGIC, REQUANT_LOGIC, engine_logic, flip_flops, raster_logic  # noqa: F401  (engine_logic: re-exported)
 from .decision import DATA_WIDTH, KERNEL_WIDTH, Decision, UnitDecision, engine_decision
 from .graph import Graph, Kind, Node
 from .multiplier import MAX_BITS
@@ -366,11 +366,6 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
                      lambda: max(plan.performance.period, out_beats), lane, mem.logic)
 
 
-ADD_LOGIC = 270
-"""An add's logic besides its lanes' sums: the shortcut FIFO's pointers and flags, the lane changer and the
-skid on its inputs (ResNet-8's three adds as Yosys mapped them: 296, 306 and 286 at one lane)."""
-
-
 def _decision_plan(d: Decision):
     """The engine plan of an engine decision (cached: :func:`_engine_plan`)."""
     o = d.options
@@ -434,7 +429,7 @@ def lane_cost(plan, dp, ctx: Context) -> LaneCost:
 
 FABRIC_STEPS = 4
 """Fabric lane counts offered per engine besides the fewest that fit the DSP budget: up to this many
-more, evenly spaced to PK (the plan's DSP blocks are then refilled lane by lane: :func:`refill_dsp`)."""
+more, evenly spaced to PK (the plan's DSP blocks are then refilled lane by lane: :func:`~winohdl.network.fold.refill_dsp`)."""
 
 
 def fabric_variants(c: Candidate, ctx: Context) -> list[Candidate]:
@@ -450,20 +445,6 @@ def fabric_variants(c: Candidate, ctx: Context) -> list[Candidate]:
     out = [c] if least == 0 else []
     out += [c.with_fabric(f) for f in counts if f > 0 and c.logic + f * c.lane.logic <= ctx.budget.logic]
     return out
-
-
-def refill_dsp(chosen: dict, budget: Budget) -> dict:
-    """``chosen`` with fabric lanes moved back to DSP blocks while the budget has blocks to spare, the
-    lanes that save the most logic per block first: the same cycles and block RAM, less logic."""
-    out = dict(chosen)
-    spare = budget.dsp - sum(c.dsp for c in out.values())
-    while True:
-        movable = [c for c in out.values() if c.fabric_lanes and c.lane.dsp <= spare]
-        if not movable:
-            return out
-        c = max(movable, key=lambda c: (c.lane.logic / c.lane.dsp, c.node))
-        out[c.node] = c.with_fabric(c.fabric_lanes - 1)
-        spare -= c.lane.dsp
 
 
 def other_candidates(node: Node, in_shape: tuple[int, ...], ctx: Context,

@@ -30,6 +30,9 @@ RASTER_LOGIC = (173, 1.62)
 """The raster-order unit's logic besides its memories: a constant (counters, handshakes) and a cell per
 bit of its banks' words (the select of the pixel's bank, the output queue). Fitted on ResNet-8's and the
 digits network's mapped units, within 10%."""
+ADD_LOGIC = 270
+"""An add's logic besides its lanes' sums: the shortcut FIFO's pointers and flags, the lane changer and the
+skid on its inputs (ResNet-8's three adds as Yosys mapped them: 296, 306 and 286 at one lane)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
 FF_PER_LOGIC = {("winograd", DEEP): 0.525, ("direct", DEEP): 0.667, ("winograd", STAGES): 0.45,
                 ("direct", STAGES): 0.667}

@@ -4,7 +4,7 @@ budget allows, as FINN's folding does.
 Every node is its own engine and all run at once, so a frame takes the slowest node's cycles. The
 search lowers a target T: for a target, each node takes its cheapest candidate whose cycles are at
 most T (cheapest by the budget-normalised sum of DSP, block RAM and logic), fabric lanes then moved into
-spare DSP blocks (:func:`~winohdl.network.candidates.refill_dsp`); if the totals fit, that
+spare DSP blocks (:func:`refill_dsp`); if the totals fit, that
 assignment is kept and T becomes one cycle below its slowest node (the bottleneck gets more
 parallelism, the other nodes keep the cheapest that still meets the new target, so the pipeline
 stays balanced); when they do not fit, the weight of each resource over budget is raised and the
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .budget import RESOURCES, Budget
-from .candidates import Candidate, refill_dsp
+from .candidates import Candidate
 
 REWEIGHTS = 8
 """Tries per target, each raising the weights of the resources over budget."""
@@ -147,6 +147,20 @@ def fold(candidates: dict[str, list[Candidate]], budget: Budget, tick=None) -> F
         if slowest <= 1:
             return Folding(kept, True, (), steps)
         target = slowest - 1
+
+
+def refill_dsp(chosen: dict, budget: Budget) -> dict:
+    """``chosen`` with fabric lanes moved back to DSP blocks while the budget has blocks to spare, the
+    lanes that save the most logic per block first: the same cycles and block RAM, less logic."""
+    out = dict(chosen)
+    spare = budget.dsp - sum(c.dsp for c in out.values())
+    while True:
+        movable = [c for c in out.values() if c.fabric_lanes and c.lane.dsp <= spare]
+        if not movable:
+            return out
+        c = max(movable, key=lambda c: (c.lane.logic / c.lane.dsp, c.node))
+        out[c.node] = c.with_fabric(c.fabric_lanes - 1)
+        spare -= c.lane.dsp
 
 
 def least_dsp(candidates: dict[str, list[Candidate]], target: int) -> dict | None:

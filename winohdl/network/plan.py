@@ -381,7 +381,7 @@ def _with_fabric(graph: Graph, mode: PlanMode, ctx: Context, folding, pool: dict
     that plan is still bound, leaner (:data:`LEANER`: their adder trees registered every second level, a third
     fewer of their flip-flops and a longer path; then the engines' adders too) where that is faster; kept when
     it is faster than ``folding`` (the fold judges each assignment with its DSP blocks refilled lane by lane,
-    :func:`~winohdl.network.candidates.refill_dsp`, so the fabric takes only what the blocks cannot). Returns
+    :func:`~winohdl.network.fold.refill_dsp`, so the fabric takes only what the blocks cannot). Returns
     the folding kept and the candidates it chose among."""
     kept_notes: list = []
     richer, richer_pool = _fabric_fold(graph, mode, ctx, forced_used, kept_notes, tick)
