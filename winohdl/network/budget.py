@@ -198,8 +198,8 @@ def memory_cost(memories, part: Device) -> MemoryCost:
 
 
 def memory_placed(m: Memory, part: Device) -> MemoryCost:
-    """What one :class:`Memory` (all its copies) takes on ``part``: block RAM or LUT RAM, whichever Yosys
-    would map it into by the costs of the device table (block RAM where the hardware forces it)."""
+    """What one :class:`Memory` (all its copies) takes on ``part``: block RAM, LUT RAM or, a ROM, logic,
+    whichever Yosys would map it into by the costs of the device table (block RAM where the hardware forces it)."""
     bram, lutram = part.bram, part.lutram
     if m.copies <= 0 or m.depth <= 0 or m.width <= 0:
         return MemoryCost()
@@ -207,7 +207,8 @@ def memory_placed(m: Memory, part: Device) -> MemoryCost:
     deep = lutram.max_depth is not None and m.depth > lutram.max_depth
     bits, rom = m.depth * m.width, part.rom
     # Yosys weighs a ROM in logic first: a tie stays there
-    if m.rom and rom and not m.block and rom.cost * bits <= min(n * bram.cost, math.inf if deep else cells * lutram.cost):
+    cheapest = min(n * bram.cost, math.inf if deep else cells * lutram.cost)
+    if m.rom and rom and not m.block and rom.cost * bits <= cheapest:
         return MemoryCost(0, m.copies * math.ceil(bits / rom.bits))
     if m.block or deep or cells * lutram.cost >= n * bram.cost:
         return MemoryCost(m.copies * n, 0)

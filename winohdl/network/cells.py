@@ -21,11 +21,10 @@ CONTROL_LOGIC = {"winograd": 500, "direct": 400}
 calibrated on the measured engines (see :func:`engine_logic`)."""
 SERIAL_UNIT, SERIAL_INPUT = 0.67, 0.83
 """A serial (row-column, one fibre a cycle) transform's logic: :data:`SERIAL_UNIT` a bit of its 1D units'
-adders (one unit per distinct pass matrix, shared by the passes that apply it; a lane's exact division
-once, reused for every fibre) and :data:`SERIAL_INPUT` a bit of the tile it reads (the registers'
+adders (:func:`serial_logic`) and :data:`SERIAL_INPUT` a bit of the tile it reads (the registers'
 multiplexers that pick each fibre). Fitted on the units as Yosys mapped them: A^T of ResNet-8's F(2x6,3x3),
-F(2x2,3x3) and stride-2 F(2x2,3x3) engines and the F(4x4,3x3) engine (C=K=16) within 8%; B^T within 30%
-(F(4x4,3x3) under, F(2x2,3x3) over: 551 against 385 and 161 against 191, see :func:`serial_logic`)."""
+F(2x2,3x3) and stride-2 F(2x2,3x3) engines and the F(4x4,3x3) engine (C=K=16) within 12%; B^T within 22%
+(F(4x4,3x3) under: 429 against 551)."""
 RASTER_LOGIC = (173, 1.62)
 """The raster-order unit's logic besides its memories: a constant (counters, handshakes) and a cell per
 bit of its banks' words (the select of the pixel's bank, the output queue). Fitted on ResNet-8's and the
@@ -83,9 +82,9 @@ def engine_logic(plan) -> int:
     Adder bits: the accumulators (``PK`` x their widths as built) and the sums over the ``PC`` lanes
     (Winograd) or the product tree over taps and lanes (direct), per output channel; B^T once per
     input lane and A^T with the exact division once per output lane, at the card's flat adder bits,
-    or where the engine builds the transform serially :func:`serial_logic`. Plus :data:`CONTROL_LOGIC`. Calibrated on the int8 engines of
-    docs/benchmarks.md (C=K=16, 32x32, PK=PC=1, deep); tests/test_network_plan.py holds the model within
-    12 % of them.
+    or where the engine builds the transform serially :func:`serial_logic`. Plus :data:`CONTROL_LOGIC`.
+    Calibrated on the int8 engines of docs/benchmarks.md (C=K=16, 32x32, PK=PC=1, deep);
+    tests/test_network_plan.py holds the model within 12 % of them.
     """
     o, a = plan.options, plan.arith
     acc = sum(plan.accumulator_widths)
@@ -101,10 +100,10 @@ def engine_logic(plan) -> int:
         lanes = sum(sum(r.width for r in nodes[a.lane_graph.n_inputs:]) for nodes in a.lane_node_ranges)
         bt = dp.adder_bits["BT"]
         if plan.input_passes:
-            bt = serial_logic(plan.input_passes, [o.data_width] * o.geometry.n_d)
+            bt = serial_logic(plan.input_passes, [o.data_width] * o.geometry.n_d, plan.input_unit_shared)
         at = dp.adder_bits["AT"] + dp.adder_bits["division"]
         if plan.passes:
-            at = serial_logic(plan.passes, plan.accumulator_widths, dp.adder_bits["division"])
+            at = serial_logic(plan.passes, plan.accumulator_widths, plan.output_unit_shared, dp.adder_bits["division"])
         gt = len(o.blocks.lanes) * dp.adder_bits["G"] if plan.reads_kernels else 0   # a kernel transform a lane
         sums = sum(acc + lanes * _terms(n, o.PC) for n in live if n)
         if o.word_mask is not None and (o.PK > 1 or o.word_fold > 1):    # each product selected into a lane
@@ -118,18 +117,20 @@ def engine_logic(plan) -> int:
     return CONTROL_LOGIC["direct"] + round(sum(acc + tree * _terms(n * taps, o.PC * taps) for n in live if n))
 
 
-def serial_logic(passes, widths, division: int = 0) -> float:
+def serial_logic(passes, widths, shared: bool, division: int = 0) -> float:
     """Logic cells of a serial transform (:mod:`hdl.engine.serial`) applying ``passes`` to a tile of words
-    ``widths`` bits wide, with an exact division of ``division`` flat adder bits after the last pass, a
-    model (:data:`SERIAL_UNIT`, :data:`SERIAL_INPUT`). A pass's unit adds, per row of its matrix, each
-    coefficient's set bits less one, at the width of the words it reads (the tile's mean, grown by each
-    earlier pass's largest row sum)."""
+    ``widths`` bits wide, ``shared``: the passes of one matrix share a 1D unit (as wide as the widest);
+    ``division``: the flat adder bits of an exact division after the last pass, once per lane. A model
+    (:data:`SERIAL_UNIT`, :data:`SERIAL_INPUT`): a unit adds, per row of its matrix, each coefficient's set
+    bits less one, at the width of the words it reads (the tile's mean, grown by each earlier pass's largest
+    row sum)."""
     units, width = {}, sum(widths) / max(1, len(widths))
-    for p in passes:
+    for i, p in enumerate(passes):
         rows = [[abs(c) for c in row if c] for row in p.matrix]
         grow = max(math.ceil(math.log2(max(1, sum(row)))) for row in rows)
         adds = sum(sum(bin(c).count("1") for c in row) - 1 for row in rows if row)
-        units.setdefault(tuple(map(tuple, p.matrix)), adds * (width + grow))
+        key = tuple(map(tuple, p.matrix)) if shared else i
+        units[key] = max(units.get(key, 0), adds * (width + grow))
         width += grow
     return SERIAL_UNIT * (sum(units.values()) + division / passes[-1].fibres) + SERIAL_INPUT * sum(widths)
 
