@@ -5,7 +5,7 @@ each weight memory as a ROM, which ``memory_libmap`` may lower to logic at a cos
 ties with LUT RAM and with a DP16KD filled to 2,048 bits, and a tie goes to logic. For each shape (the
 engines' weight memories: ResNet-8's first layer 32 x 72, direct 1x1 layers 64 x 8 .. 256 x 8, and larger),
 one ROM of seeded random int8 words read synchronously into a register, as :mod:`hdl.engine.weights` builds
-it, mapped by the project's flow (:data:`synth.yosys.SYNTH_SCRIPT`):
+it, mapped by the project's flow (:func:`synth.yosys.synthesise`):
 
 * ``mapped``: block RAM, LUT RAM cells and logic (the family's count) as Yosys put it;
 * ``plan``: :func:`winohdl.network.budget.memory_placed` of the same :class:`~winohdl.network.budget.Memory`
@@ -32,7 +32,7 @@ from amaranth.lib.memory import Memory as AmaranthMemory  # noqa: E402
 from amaranth.lib.wiring import In, Out  # noqa: E402
 
 from hdl.verilog import to_verilog  # noqa: E402
-from synth.yosys import SYNTH_SCRIPT, parse_stat, run_synth_script  # noqa: E402
+from synth.yosys import synthesise  # noqa: E402
 from winohdl.core.device import FAMILY_DEVICES  # noqa: E402
 from winohdl.network.budget import Memory, memory_placed  # noqa: E402
 
@@ -63,14 +63,9 @@ def mapped(depth: int, width: int, family: str, work: Path) -> dict:
     """Where ``family``'s flow puts the ROM: block RAM, LUT RAM cells and logic (the family's count)."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "top.v").write_text(to_verilog(Rom(depth, width), "top"))
-    script = SYNTH_SCRIPT[family].format(top="top")
-    run_synth_script(f"read_verilog top.v; {script}; tee -q -o stat.json stat -json", work, "yosys.log",
-                     f"{depth}x{width}")
-    cells = parse_stat(work / "stat.json")
+    r = synthesise(work / "top.v", "top", family, work)
     dev = FAMILY_DEVICES[family]
-    kinds = dev.cells_by_kind(cells)
-    return {"bram": dev.bram_count(cells), "lutram": sum(kinds.get("lutram", {}).values()),
-            "logic": dev.logic_count(cells)}
+    return {"bram": dev.bram_count(r.cells), "lutram": r.kind("lutram"), "logic": dev.logic_count(r.cells)}
 
 
 def main(argv=None) -> int:
