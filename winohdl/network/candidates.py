@@ -112,7 +112,8 @@ class Candidate:
         """Flip-flops, a model (:func:`flip_flops`), less the registers its fabric lanes' trees leave out, plus its
         operand copies (:attr:`hdl.engine.plan.EnginePlan.copy_bits`)."""
         cut = self.fabric_lanes * self.lane.unregistered if self.fabric_lanes else 0
-        plan = None if isinstance(self.decision, UnitDecision) else _decision_plan(self.decision)
+        from .shortcut import engine_plan
+        plan = None if isinstance(self.decision, UnitDecision) else engine_plan(self.decision)
         return flip_flops(self.decision, self.logic - self.memory_logic, self.dsp, plan) - cut + \
             (plan.copy_bits if plan is not None and self.decision.options.operand_fanout else 0)
 
@@ -364,13 +365,6 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
                      lambda: max(plan.performance.period, out_beats), lane, mem.logic)
-
-
-def _decision_plan(d: Decision):
-    """The engine plan of an engine decision (cached: :func:`_engine_plan`)."""
-    o = d.options
-    dp = None if d.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
-    return _engine_plan(o, dp, d.kind)
 
 
 @lru_cache(maxsize=16384)

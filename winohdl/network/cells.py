@@ -33,18 +33,14 @@ ADD_LOGIC = 270
 """An add's logic besides its lanes' sums: the shortcut FIFO's pointers and flags, the lane changer and the
 skid on its inputs (ResNet-8's three adds as Yosys mapped them: 296, 306 and 286 at one lane)."""
 REQUANT_LOGIC = 8                # per output word: the rounding shift and the clamp to 8 bits, beside its width
-FF_PER_LOGIC = {("winograd", DEEP): 0.525, ("direct", DEEP): 0.667, ("winograd", STAGES): 0.47,
-                ("direct", STAGES): 0.667}
-FF_PER_DSP = {("direct", DEEP): 28, ("direct", STAGES): 28}
-FF_PER_WORD_BIT = {DEEP: 3.44, STAGES: 3.10}
-FF_PER_KERNEL_BIT = {DEEP: 3.72, STAGES: 3.35}
-FF_BASE = {"winograd": 0, "direct": 800}
+DIRECT_FF = (800, 0.667, 28)
+WINOGRAD_FF = {DEEP: (0.525, 3.44, 3.72), STAGES: (0.47, 3.10, 3.35)}
 UNIT_FF = 200
-"""The flip-flop model (:func:`flip_flops`), per engine kind and pipeline: a direct engine, a base and
-flip-flops per logic cell outside memories (LUT RAM and ROMs in logic have none) and per DSP block; a
-Winograd engine, per logic cell, per bit of its lanes' transformed words and products (operand, product,
-stagger and sum registers: :func:`winograd_word_bits`) and per adder bit of the kernel transforms it builds;
-a unit, its logic and a constant. Deep: fitted on the engines of ResNet-8's 24,576- and 20,480-cycle networks
+"""The flip-flop model (:func:`flip_flops`): a direct engine, a base and flip-flops per logic cell outside
+memories (LUT RAM and ROMs in logic have none) and per DSP block, whatever its pipeline; a Winograd engine,
+per pipeline, flip-flops per logic cell, per bit of its lanes' transformed words and products (operand,
+product, stagger and sum registers: :func:`winograd_word_bits`) and per adder bit of the kernel transforms
+it builds; a unit, its logic and a constant. Deep: fitted on the engines of ResNet-8's 24,576- and 20,480-cycle networks
 and the digits network as Yosys mapped them, each with its requantisation and raster-order unit: Winograd
 within 17% of eight (F(2x6,3x3), F(4x4,3x3), F(2x2,3x3) at PK 4), direct within 13% of five
 (tests/test_network_cells.py). Stages: ResNet-8's 20,480-cycle network built with stages engines mapped its
@@ -63,18 +59,18 @@ def winograd_word_bits(plan) -> tuple[int, int]:
 
 def flip_flops(decision: Decision, logic: int, dsp: int, plan=None) -> int:
     """Flip-flops of a node built as ``decision`` with ``logic`` cells outside its memories and ``dsp`` blocks,
-    a model (see :data:`FF_PER_LOGIC`); ``plan``: a Winograd decision's engine plan, if at hand."""
+    a model (see :data:`UNIT_FF`); ``plan``: a Winograd decision's engine plan, if at hand."""
     if isinstance(decision, UnitDecision):
         return logic + UNIT_FF
-    pipe = decision.options.pipeline
     if decision.geometry is None:
-        return round(FF_BASE["direct"] + FF_PER_LOGIC["direct", pipe] * logic + FF_PER_DSP["direct", pipe] * dsp)
+        base, per_cell, per_dsp = DIRECT_FF
+        return round(base + per_cell * logic + per_dsp * dsp)
     if plan is None:
         from .shortcut import engine_plan
         plan = engine_plan(decision)
+    per_cell, per_word, per_kernel = WINOGRAD_FF[decision.options.pipeline]
     words, kernels = winograd_word_bits(plan)
-    return round(FF_PER_LOGIC["winograd", pipe] * logic + FF_PER_WORD_BIT[pipe] * words
-                 + FF_PER_KERNEL_BIT[pipe] * kernels)
+    return round(per_cell * logic + per_word * words + per_kernel * kernels)
 
 
 def engine_logic(plan) -> int:

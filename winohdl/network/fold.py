@@ -110,10 +110,7 @@ def exact(candidates: dict[str, list[Candidate]], budget: Budget, target: float)
     flat = [c for cs in options for c in cs]
     use = np.array([[c.use(r) for c in flat] for r in RESOURCES], dtype=float)
     limit = np.array([budget.get(r) for r in RESOURCES], dtype=float)
-    one = np.zeros((len(options), len(flat)))
-    at = 0
-    for i, cs in enumerate(options):
-        one[i, at:at + len(cs)], at = 1, at + len(cs)
+    one = np.repeat(np.eye(len(options)), [len(cs) for cs in options], axis=1)   # one candidate a node
     weights = np.array([1 / max(1, budget.get(r)) for r in RESOURCES]) @ use
     res = milp(weights, integrality=np.ones(len(flat)), bounds=Bounds(0, 1),
                constraints=[LinearConstraint(one, 1, 1), LinearConstraint(use, -np.inf, limit)],

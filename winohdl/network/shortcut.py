@@ -170,15 +170,12 @@ def shortcut_beats(pixels: int | None, channels: int, lanes: int, frame_pixels: 
 
 
 def engine_plan(decision):
-    """The :class:`hdl.engine.plan.EnginePlan` of a convolution's decision (no hardware elaborated)."""
-    from hdl.engine.options import MEMORY_BITS, MEMORY_DEPTH, MULTIPLIERS
-    from hdl.engine.plan import plan_engine
-    from winohdl.core.limits import lifted
-    from .candidates import datapath
+    """The :class:`hdl.engine.plan.EnginePlan` of a convolution's decision (no hardware elaborated; its size
+    limits lifted, a plan's size is the budget's to judge; cached with the candidates' plans)."""
+    from .candidates import _engine_plan, datapath
     o = decision.options
     dp = None if decision.geometry is None else datapath(o.geometry, o.data_width, o.kernel_width, o.data_values)
-    with lifted(MEMORY_DEPTH, MEMORY_BITS, MULTIPLIERS):   # a plan's size is the budget's to judge
-        return plan_engine(o, dp, decision.kind)
+    return _engine_plan(o, dp, decision.kind)
 
 
 def graph_terms(graph, decisions: dict, period: int) -> dict:
