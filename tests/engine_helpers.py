@@ -47,13 +47,15 @@ def block_sparse_mask() -> KernelMask:
     return KernelMask.from_array(m)
 
 
-def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000, events=None):
+def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=200_000, events=None, pace=0):
     """Stream layers [(x, w or None)] through ``engine`` in Amaranth's simulator, in the host's order
     (:class:`sim.streams.HostOrder`, as the cocotb testbench), with random gaps and back-pressure.
 
     Returns (output beats per layer [{data, keep, last}], cycles per layer from its first
     feature-map beat to its last output beat, inclusive). ``events``, a dict: filled with each layer's
-    cycle of its first feature-map beat (``first``) and of its last output beat (``last_out``)."""
+    cycle of its first feature-map beat (``first``) and of its last output beat (``last_out``). ``pace``:
+    a frame's feature-map beat ``b`` offered no sooner than ``pace * b // beats`` cycles after its first
+    was taken (an upstream engine's pace, :func:`hdl.engine.perf.schedule`)."""
     plan = engine.plan
     o = plan.opts
     model = EngineModel(o, plan.dp, plan.kind)
@@ -73,7 +75,7 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
             done = sum(map(len, got))
             if done == n_out * len(layers):
                 return
-            if offered is None and not order.done and rng.random() >= gaps:
+            if offered is None and not order.done and rng.random() >= gaps and _paced(order, first_fm, cycle, pace):
                 offered = order.stream
             for s, port in ports.items():
                 ctx.set(port.tvalid, int(offered == s))
@@ -102,6 +104,14 @@ def amaranth_run(engine, layers, seed=0, gaps=0.0, backpressure=0.0, max_cycles=
     if events is not None:
         events.update(first=[first_fm[k] for k in sorted(first_fm)], last_out=[last_out[k] for k in sorted(last_out)])
     return got, layer_cycles(first_fm, last_out)
+
+
+def _paced(order, first_fm: dict, cycle: int, pace: int) -> bool:
+    """Whether the beat ``order`` offers next may come at ``cycle`` at ``pace`` cycles a frame."""
+    frame = order.frames[order.frame]
+    if not pace or frame.stream != FEATURE_MAP or order.beat == 0:
+        return True
+    return cycle >= first_fm[frame.layer] + pace * order.beat // len(frame.beats)
 
 
 def read_registers(net: YosysNetlist, prefixes) -> list[str]:

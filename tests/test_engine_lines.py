@@ -10,7 +10,7 @@ import pytest
 
 from hdl.engine.model import EngineModel, decode_output, torch_reference
 from hdl.engine.options import EngineOptions
-from hdl.engine.perf import schedule
+from hdl.engine.perf import paced_period, schedule
 from hdl.engine.plan import plan_engine
 from sim.stimulus import random_layer
 from winohdl.core.errors import WinohdlError
@@ -117,3 +117,26 @@ def test_the_ring_holds_the_writer_back():
         s = schedule(o, plan.timing, 2)
         assert o.fm_beats == 80 and s[0]["streamed"] - s[0]["first"] + 1 == 92
         assert (s[1]["first"] < s[0]["walked"]) == overlap
+
+
+@pytest.mark.parametrize("buffering", ["lines", "rings"])
+def test_paced_input_cycle_for_cycle(buffering):
+    """Fed at an upstream engine's pace (a frame's beats spread over a period), the engine matches the
+    paced schedule cycle for cycle; one ring holds the next frame back until the walker is done, so the
+    tail of each frame adds to the pace and it cannot keep up with any pace near its own period, while
+    two rings take the next frame meanwhile and keep their own period."""
+    o = lines(TALL[3], buffering)                 # F(4x4): the last tile row waits for the frame's end
+    dp, plan, eng = build_engine(o, "winograd")
+    rng = np.random.default_rng(3)
+    w = random_layer(o, rng)
+    layers = [w] + [(random_layer(o, rng)[0], None) for _ in range(3)]
+    pace = plan.performance.period
+    events = {}
+    amaranth_run(eng, layers, events=events, pace=pace)
+    sched = schedule(o, plan.timing, len(layers), pace=pace)
+    for what in ("first", "last_out"):
+        assert [t - events["first"][0] for t in events[what]] == [s[what] - sched[0]["first"] for s in sched]
+    steady = sched[-1]["last_out"] - sched[-2]["last_out"]
+    assert (steady > pace) == (buffering == "lines")
+    assert (plan.paced_period > 2 * pace) == (buffering == "lines")
+    assert buffering == "lines" or plan.paced_period == pace == paced_period(o, plan.timing, pace)

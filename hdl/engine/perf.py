@@ -12,6 +12,9 @@ Rules, with every stream offered without gaps and no back-pressure on the output
   raster order (with a kernel mask only the visited blocks: :mod:`hdl.engine.sparsity`); a tile may start ``issue_delay + 1`` cycles after its last input pixel's last beat
   arrived (the engine pipelines its readiness: ``issue_delay`` 2);
 * a tile group's output beat leaves ``latency`` cycles after its last issue;
+* paced (``pace`` cycles a frame, an engine fed by another in a network): a frame's beat ``b`` also comes
+  no sooner than ``first + b * pace // beats``, the upstream delivering the frame over ``pace`` cycles
+  from when the engine takes its first beat (an upstream held back meanwhile resumes at its pace);
 * with the serial input transform (``lag``) the multipliers work one pass behind the walker's
   reads: one more pass of issues follows a frame's last tile, and its issues, not the reads, end
   the frame's work. That pass reads the next frame's first tile if that tile may start in its
@@ -78,10 +81,11 @@ class Timing:
 
 
 def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
-             reload: tuple[bool, ...] | None = None) -> list[dict]:
+             reload: tuple[bool, ...] | None = None, pace: int = 0) -> list[dict]:
     """Event times (cycles after the first weight beat) of ``frames`` layers streamed back to back.
 
-    ``reload[i]``: frame i is preceded by a weight load (frame 0 always is). Returns per frame:
+    ``reload[i]``: frame i is preceded by a weight load (frame 0 always is); ``pace``: each frame's
+    beats spread over that many cycles (module docstring; 0: offered without gaps). Returns per frame:
     ``weights`` (first weight beat or None), ``first`` (first feature-map beat), ``walked`` (the
     walker's last read of it), ``last_issue`` (its last multiplier issue) and ``last_out`` (the cycle
     of its last output beat)."""
@@ -110,7 +114,7 @@ def schedule(opts: EngineOptions, timing: Timing, frames: int = 1,
             first = max(first, out[-1]["walked"] + 2 + LINE_RELEASE.cycles)
         if f and lag and (reload[f] or one_ring or first + ready[0] + timing.issue_delay > issue + 1):
             issue += lag     # the previous frame's pass after its last tile only drained
-        beat = _Beats(opts, first)
+        beat = _Beats(opts, first, pace)
         for t, r in enumerate(ready):
             issue = max(issue + 1, beat.time(r - 1) + 1 + timing.issue_delay) + group - 1
             beat.walked(t, issue)
@@ -123,11 +127,12 @@ class _Beats:
     """A frame's feature-map beat times, one per cycle from ``first``; with line buffers a row's first
     beat also waits until the walker's tile row has come within ``line_rows`` rows of it (it has left
     the tile row before ``(y + P) // step - slots + 1``: :func:`hdl.engine.lines.line_space`); the rest
-    of a row follows it beat by beat. Kept per row, so a frame costs its rows, not its beats."""
+    of a row follows it beat by beat. Kept per row, so a frame costs its rows, not its beats. ``pace``:
+    beat ``b`` no sooner than ``first + b * pace // beats`` either (the upstream's pace)."""
 
-    def __init__(self, opts: EngineOptions, first: int):
+    def __init__(self, opts: EngineOptions, first: int, pace: int = 0):
         self.o, self.starts, self.row_left = opts, [], {}
-        self.first = first
+        self.first, self.pace = first, pace
         self.per_row = math.prod(opts.feature_map[1:]) * opts.channel_groups
         self.per_tile_row = math.prod(opts.tiles[1:])
 
@@ -149,7 +154,8 @@ class _Beats:
                 # in that cycle
                 t = max(t, self.row_left[before] + 3 + LINE_RELEASE.cycles)
             self.starts.append(t)
-        return self.starts[y] + b - y * self.per_row
+        t = self.starts[y] + b - y * self.per_row
+        return max(t, self.first + b * self.pace // o.fm_beats) if self.pace else t
 
 
 @dataclass(frozen=True)
@@ -190,3 +196,35 @@ def performance(opts: EngineOptions, kind: EngineKind, multipliers: int, timing:
     s = schedule(opts, timing, 4)
     return Performance(EngineKind(kind).value, opts.macs, multipliers, s[0]["last_out"] - s[0]["first"] + 1,
                        s[3]["last_out"] - s[2]["last_out"], ideal_cycles(opts), opts.weight_beats, timing.latency)
+
+
+PACE_FRAMES = 6
+"""Frames a paced schedule runs: its last two give the steady period (the fifth and sixth agree with the
+ninth and tenth on every ResNet-8 engine)."""
+
+
+def paced_period(opts: EngineOptions, timing: Timing, period: int) -> int:
+    """The fewest cycles a frame the engine keeps up with when its input comes at that pace (an engine fed
+    by another engine, at the network's period), from its own ``period`` (input without gaps): the least
+    ``S >= period`` whose paced schedule repeats every ``S`` cycles or sooner, to 1/256 of ``period``.
+
+    Two rings take the next frame while the walker finishes this one: their own period holds. One ring
+    takes no frame before the walker is done with the last, so the tail of a frame (its last tile rows,
+    which wait for the frame's last rows) adds to the upstream's pace; where that never closes by four
+    times ``period`` this returns the steady period there (more than that pace)."""
+    def holds(pace: int) -> int:
+        s = schedule(opts, timing, PACE_FRAMES, pace=pace)
+        return s[-1]["last_out"] - s[-2]["last_out"]
+
+    if holds(period) <= period:
+        return period
+    hi = 2 * period
+    while (got := holds(hi)) > hi:
+        if hi >= 4 * period:
+            return got
+        hi *= 2
+    lo, step = period, max(1, period // 256)
+    while hi - lo > step:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) <= mid else (mid, hi)
+    return hi

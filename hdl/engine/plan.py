@@ -24,7 +24,7 @@ from .copies import COPY_REGISTERS, copy_bits, direct_loads, winograd_loads
 from .latency import Latency
 from .modes import TileMemory, WeightStore
 from .options import MEMORY_BITS, MULTIPLIERS, EngineKind, EngineOptions, InputTransform, OutputTransform, bits_for
-from .perf import Performance, Timing, performance
+from .perf import Performance, Timing, paced_period, performance
 from .serial import Pass, lane_divisions, serial_latency, sharing_pays
 from .transforms import serial_input_passes, serial_output_passes
 
@@ -404,6 +404,12 @@ class EnginePlan:
     @cached_property
     def performance(self) -> Performance:
         return performance(self.options, self.kind, self.multipliers, self.timing)
+
+    @cached_property
+    def paced_period(self) -> int:
+        """Cycles a frame the engine keeps up with fed at that pace by another engine
+        (:func:`~hdl.engine.perf.paced_period`)."""
+        return paced_period(self.options, self.timing, self.performance.period)
 
     # ---- memories ----------------------------------------------------------------------------------
     @cached_property

@@ -17,7 +17,9 @@ and the lanes they build.
 
 Costs (every figure from the engine's plan, the device table, and the rules below):
 
-* cycles: ``EnginePlan.performance.period``, a frame's cycles back to back, or the raster-order
+* cycles: ``EnginePlan.performance.period``, a frame's cycles back to back (``paced_period`` where
+  another engine feeds it, ``Context.paced``: its input spread over the network's period, so one ring of
+  line buffers adds the tail of a frame to the pace; two rings do not), or the raster-order
   unit's beats after it (output positions x K/PK, a beat a cycle) where those are more (computed
   lazily; a bound, ``max(feature-map beats, tiles x K/PK x C/PC, output beats)``, orders the search
   first);
@@ -256,6 +258,7 @@ class Context:
     fabric_tree: FabricTree = FabricTree.EVERY_LEVEL     # how their trees are registered
     pipeline: EnginePipeline = EnginePipeline.DEEP       # the engines' adders: a register every level, or second
     data_values: DataValues = DataValues.SIGNED   # non-negative: an unsigned activation's words
+    paced: bool = False     # fed by another engine at the network's pace, not by the input without gaps
 
     @property
     def fabric_allowed(self) -> bool:
@@ -364,7 +367,8 @@ def _engine_candidate(node: Node, in_shape, geometry: Geometry | None, pk: int, 
     out_beats = raster_beats(opts)
     bound = max(engine_bound(opts), out_beats)
     return Candidate(node.name, decision, decision.algorithm, plan.multipliers, dsp, mem.bram, logic, bound,
-                     lambda: max(plan.performance.period, out_beats), lane, mem.logic)
+                     lambda: max(plan.paced_period if ctx.paced else plan.performance.period, out_beats), lane,
+                     mem.logic)
 
 
 @lru_cache(maxsize=16384)

@@ -257,7 +257,8 @@ def _candidates(graph: Graph, mode: PlanMode, ctx: Context, lazy: bool, tick) ->
         x = shapes[n.inputs[0]]
         # trained weights below 8 bits: narrower words; unsigned trained activations: a bit wider
         width, values = data_word(graph.node, n, ctx.data_width)
-        ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width), data_width=width, data_values=values)
+        ctx_n = replace(ctx, kernel_width=kernel_width(n, ctx.kernel_width), data_width=width, data_values=values,
+                        paced=graph.node(n.inputs[0]).kind != Kind.INPUT)
         if n.kind == Kind.CONV and n.attrs.winograd:      # trained U: only an engine of its own card computes it
             words = word_mask(graph.weights[f"{n.name}.weight"]) if graph.weights else None
             out[n.name] = conv_candidates(n, x, [n.attrs.card().geometry], ctx_n, words=words)

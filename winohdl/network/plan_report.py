@@ -80,7 +80,8 @@ def _rules(part: str) -> str:
     bram = "whole RAMB18E1 halves per memory (a RAMB36E1 counts 2)" if xc7 else f"whole {p.bram.cell} per memory"
     logic = ("LUT6 by the LUT4 + 2 x CCU2C model calibrated on the measured ECP5 engines" if xc7 else
              "LUT4 + 2 x CCU2C, a model calibrated on the measured engines")
-    return ("rules      cycles: each engine's EnginePlan.performance.period (frames back to back), or its raster-order "
+    return ("rules      cycles: each engine's EnginePlan.performance.period (frames back to back; paced_period where "
+            "another engine feeds it at the network's pace), or its raster-order "
             f"output's beats where more; a frame takes the slowest node's; DSP: {p.dsp.cell} per multiplier at its "
             f"operand widths (PK 4f2: the last 2 output lanes' multipliers in the fabric, counted in logic by "
             f"{'no rule: never planned on this part' if p.fabric is None else 'the rule of the device table, fitted on Yosys mappings'}); BRAM: {bram} (LUT RAM where Yosys would put it; an add's shortcut FIFO as deep as its "
