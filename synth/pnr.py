@@ -30,6 +30,7 @@ class FmaxResult:
     note: str = ""
     floorplan: str = ""  # what the seeds' netlist fixes (synth/floorplan.py), "" when nothing
     unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
+    unrouted: list = field(default_factory=list)  # [{"seed", "reason"}]: seeds past the time limit
 
     @property
     def placed(self) -> bool:
@@ -49,7 +50,7 @@ class FmaxResult:
                 "max_mhz": max(v) if v else None, "seeds": self.seeds,
                 "target_mhz": sorted({s["target_mhz"] for s in self.seeds}) if self.seeds else [],
                 "reason": self.reason, "note": self.note, "floorplan": self.floorplan,
-                "unconstrained": self.unconstrained}
+                "unconstrained": self.unconstrained, "unrouted": self.unrouted}
 
 
 def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path,
@@ -124,7 +125,9 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
     so a fast design is not held back by its constraint. ECP5 designs whose multipliers read block
     RAMs are first placed once unconstrained and then floorplanned (:mod:`synth.floorplan`): the seeds
     run on the floorplanned netlist (``floorplan=False``: on the netlist as synthesised). A run past
-    ``timeout`` seconds or a failing nextpnr gives a result that says "not placed" and why.
+    ``timeout`` seconds or a failing nextpnr gives a result that says "not placed" and why; a seed past the
+    limit while others route is listed in ``unrouted`` (nextpnr's router can circle on a few congested arcs
+    for hours on one seed and finish in minutes on the next), the Fmax is the others'.
     ``map_seeds(fn, items)``: how the seeds' runs are mapped (e.g. :func:`winohdl.fanout.run_all` over
     a process pool; ``on_run`` is then not called); by default one after another."""
     spec = FAMILY_SPECS[family]
@@ -152,20 +155,25 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
         results = [_seed_run(r, on_run) for r in runs]
     else:
         results = map_seeds(_seed_run, runs)
-    for run, reason in results:    # in seed order; the first failure is the result's reason
+    for seed, (run, reason, fatal) in enumerate(results, 1):    # the first fatal failure is the reason
         if run is not None:
             res.seeds.append(run)
-        if reason:
+        if fatal:
             res.reason = reason
             return res
+        if reason:
+            res.unrouted.append({"seed": seed, "reason": reason})
+    if not res.seeds and res.unrouted:
+        res.reason = res.unrouted[0]["reason"]
     return res
 
 
-def _seed_run(args: tuple, on_run=None) -> tuple[dict | None, str]:
+def _seed_run(args: tuple, on_run=None) -> tuple[dict | None, str, bool]:
     """One seed of :func:`measure_fmax` (a top-level function: a process pool maps it): its run, at the
-    target or above it, and the reason it failed ("" when it did not)."""
+    target or above it, the reason it failed ("" when it did not) and whether that fails the measurement
+    (a run past the time limit does not; one above a met target keeps the run that met it)."""
     netlist, family, workdir, name, seed, target, timeout = args
-    t = target
+    t, run = target, None
     for _ in range(3):
         t0 = time.perf_counter()
         if on_run:
@@ -173,15 +181,17 @@ def _seed_run(args: tuple, on_run=None) -> tuple[dict | None, str]:
         try:
             f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
         except WinohdlError as exc:
-            return None, _pnr_failure(exc, timeout, f"at seed {seed}")
+            if run is not None and isinstance(exc, ToolTimeout):
+                return run, "", False
+            return None, _pnr_failure(exc, timeout, f"at seed {seed}"), not isinstance(exc, ToolTimeout)
         run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
                "seconds": round(time.perf_counter() - t0, 1)}
         cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
         if cp is not None:
             run["critical_path"] = cp.to_json()
         if f is None:
-            return run, "nextpnr found no register-to-register path to time (no Fmax in its report)"
+            return run, "nextpnr found no register-to-register path to time (no Fmax in its report)", True
         if f < t:
             break
         t = round(t * 1.5)
-    return run, ""
+    return run, "", False

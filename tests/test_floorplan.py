@@ -115,3 +115,31 @@ def test_first_run_past_the_time_limit_is_not_placed(tmp_path):
     res = measure_fmax(tmp_path / "fp_top.v", "ecp5", tmp_path, "fp_top", seeds=1, timeout=0.05)
     assert not res.placed and res.seeds == [] and res.floorplan == ""
     assert res.reason == "place and route ran past the 0.05 s limit (--pnr-timeout) in the floorplan's first run"
+
+
+ADDER = """
+module add_top(input clk, input [7:0] a, input [7:0] b, output reg [8:0] s);
+  reg [7:0] ra, rb;
+  always @(posedge clk) begin ra <= a; rb <= b; s <= ra + rb; end
+endmodule
+"""
+
+
+@pytest.mark.slow(6)
+def test_a_seed_past_the_time_limit_leaves_the_others(tmp_path):
+    """nextpnr's router can circle for hours on one seed and finish in seconds on the next: a seed past
+    the limit is listed as not routed, the Fmax is the other seeds'; with every seed past it, not placed."""
+    (tmp_path / "add_top.v").write_text(ADDER)
+
+    def second_seed_cut_short(fn, runs):
+        return [fn(r[:-1] + (0.05,) if r[4] == 2 else r) for r in runs]
+
+    res = measure_fmax(tmp_path / "add_top.v", "ecp5", tmp_path, "add_top", seeds=3, target_mhz=1000,
+                       map_seeds=second_seed_cut_short)
+    assert res.placed and [s["seed"] for s in res.seeds] == [1, 3] and res.median > 50
+    assert res.unrouted == [{"seed": 2, "reason": "place and route ran past the 0.05 s limit (--pnr-timeout) "
+                                                  "at seed 2"}]
+    assert res.to_json()["unrouted"] == res.unrouted
+    none = measure_fmax(tmp_path / "add_top.v", "ecp5", tmp_path, "add_top", seeds=2, timeout=0.05)
+    assert not none.placed and none.seeds == [] and [u["seed"] for u in none.unrouted] == [1, 2]
+    assert none.reason == none.unrouted[0]["reason"]

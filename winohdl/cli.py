@@ -69,8 +69,8 @@ def _synth_args(p: argparse.ArgumentParser, family_default: str, family_help: st
                    help=f"nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default "
                         f"{DEFAULT_SEEDS})")
     p.add_argument("--pnr-timeout", type=positive_seconds, default=None,
-                   help=f"seconds one nextpnr run may take before the design is reported as not placed (default "
-                        f"{PNR_TIMEOUT:g})")
+                   help=f"seconds one nextpnr run may take: a seed past it is reported as not routed, the Fmax is "
+                        f"the other seeds' (the design is not placed when none routes; default {PNR_TIMEOUT:g})")
 
 
 def _folder_args(p: argparse.ArgumentParser, verb: str, build: str) -> None:

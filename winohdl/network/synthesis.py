@@ -67,6 +67,9 @@ class NetworkSynthesis:
         if f["placed"]:
             fm = (f"Fmax {f['median_mhz']:.1f} MHz (median of {len(f['seeds'])} seeds, {f['min_mhz']:.1f}-"
                   f"{f['max_mhz']:.1f}), {self.fps:,.0f} frames/s")
+            if f.get("unrouted"):
+                fm += (f" (seed{'s' if len(f['unrouted']) > 1 else ''} {', '.join(str(u['seed']) for u in f['unrouted'])} "
+                       f"not routed: {f['unrouted'][0]['reason']})")
         else:
             fm = f"not placed: {f['reason']}"
             if self.planned_fps is not None:
