@@ -203,6 +203,12 @@ PACE_FRAMES = 6
 ninth and tenth on every ResNet-8 engine)."""
 
 
+def paced_steady(opts: EngineOptions, timing: Timing, pace: int) -> int:
+    """Cycles between frames in steady state with each frame's input spread over ``pace`` cycles."""
+    s = schedule(opts, timing, PACE_FRAMES, pace=pace)
+    return s[-1]["last_out"] - s[-2]["last_out"]
+
+
 def paced_period(opts: EngineOptions, timing: Timing, period: int) -> int:
     """The fewest cycles a frame the engine keeps up with when its input comes at that pace (an engine fed
     by another engine, at the network's period), from its own ``period`` (input without gaps): the least
@@ -213,8 +219,7 @@ def paced_period(opts: EngineOptions, timing: Timing, period: int) -> int:
     which wait for the frame's last rows) adds to the upstream's pace; where that never closes by four
     times ``period`` this returns the steady period there (more than that pace)."""
     def holds(pace: int) -> int:
-        s = schedule(opts, timing, PACE_FRAMES, pace=pace)
-        return s[-1]["last_out"] - s[-2]["last_out"]
+        return paced_steady(opts, timing, pace)
 
     if holds(period) <= period:
         return period

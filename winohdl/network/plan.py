@@ -39,6 +39,7 @@ from .candidates import (EAGER_RANK, Candidate, Context, conv_candidates, other_
                          winograd_geometries)
 from .copies import with_copies
 from .fold import fold, least_dsp, over, totals
+from .pace import paced_cycles
 from .shortcut import sized_adds
 from .verdict import fits_text, verdict, weights_bits
 from .decision import Decision, decision_from_json, layer_mask, word_mask
@@ -280,12 +281,13 @@ def _mask(graph: Graph, n):
 
 
 def _layers(graph: Graph, chosen: dict) -> tuple[LayerPlan, ...]:
-    out = []
+    """The chosen candidates as the plan's layers, each node's cycles at its pace (:mod:`.pace`)."""
+    out, cycles = [], paced_cycles(graph, chosen)
     for n in graph.nodes:
         c = chosen.get(n.name)
         if c is None:
             continue
-        out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.decision, c.algorithm, c.cycles, c.multipliers,
+        out.append(LayerPlan(n.name, n.kind.value, _j(n.shape), c.decision, c.algorithm, cycles[n.name], c.multipliers,
                              c.dsp, c.bram, c.logic, n.weight_count, n.nonzeros, c.ff))
     return tuple(out)
 

@@ -96,10 +96,11 @@ class NetworkSynthesis:
 
 
 def frame_cycles(generated: GeneratedNetwork) -> int:
-    """Cycles between frames: the slowest layer engine's period, frames back to back (as the planner counts
-    it; the units between the engines stream a beat a cycle, far fewer beats than an engine's cycles)."""
-    from hdl.network.stages import ConvStage
-    return max(s.plan.performance.period for s in generated.stages if isinstance(s, ConvStage))
+    """Cycles between frames: the slowest layer engine's, each fed at the pace of the stages before it, frames
+    back to back (as the planner counts it, :mod:`.pace`; the units between the engines stream a beat a
+    cycle, far fewer beats than an engine's cycles)."""
+    from .pace import stage_cycles
+    return max(stage_cycles(generated.stages).values())
 
 
 def check_families(text: str) -> list[str]:
