@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from itertools import product
 
 from .model import ideal_cycles
@@ -218,9 +219,7 @@ def paced_period(opts: EngineOptions, timing: Timing, period: int) -> int:
     takes no frame before the walker is done with the last, so the tail of a frame (its last tile rows,
     which wait for the frame's last rows) adds to the upstream's pace; where that never closes by four
     times ``period`` this returns the steady period there (more than that pace)."""
-    def holds(pace: int) -> int:
-        return paced_steady(opts, timing, pace)
-
+    holds = partial(paced_steady, opts, timing)
     if holds(period) <= period:
         return period
     hi = 2 * period

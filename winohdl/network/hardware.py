@@ -24,13 +24,13 @@ from winohdl.core.errors import WinohdlError
 from hdl.engine.design import engine_datapath
 from hdl.engine.model import EngineModel
 from hdl.engine.plan import plan_engine
-from hdl.engine.raster import raster_beats
 from hdl.network.stages import AddStage, ConvStage, GlobalPoolStage, LinearStage, PoolKind, PoolStage
 from hdl.stream.axis import pack
 from hdl.stream.pool import PoolShape
 from winohdl.cards import best_card
 
 from .graph import Kind
+from .pace import own_cycles, stage_cycles
 from .quant import QuantLayer, QuantNetwork
 from .shortcut import main_and_shortcut
 from .winograd_weights import check_decision, u_beats
@@ -210,15 +210,13 @@ class GeneratedNetwork:
 
     def text(self) -> str:
         """One line per stage: what it is, its lanes, its engine or unit."""
-        lines = []
-        from .pace import stage_cycles
-        cycles = stage_cycles(self.stages)
+        lines, cycles = [], stage_cycles(self.stages)
         for s in self.stages:
             if isinstance(s, ConvStage):
                 o, p = s.plan.options, s.plan
                 buffers = (f"{o.line_rows} line-buffer rows{' x 2 rings' if o.line_rings == 2 else ''}"
                            if o.line_buffered else "two whole frames buffered")
-                own = max(p.performance.period, raster_beats(o))
+                own = own_cycles(p)
                 every = (f"{cycles[s.name]} cycles at the pace of the stages before it ({own} fed without gaps, "
                          if cycles[s.name] != own else f"{own} cycles (")
                 lines.append(f"{s.name:<14} conv     {p.kind.value} {o.geometry.describe()}; PK={o.PK} PC={o.PC}; "

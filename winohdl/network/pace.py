@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 
 from hdl.engine.perf import paced_steady
 from hdl.engine.raster import raster_beats
+from hdl.network.stages import ConvStage
 
 from .decision import EngineDecision
 from .shortcut import engine_plan
@@ -32,10 +33,15 @@ def paced(nodes: Iterable[tuple[str, tuple[str, ...], Callable[[int], int] | Non
     return out
 
 
-def engine_fed(plan, pace: int) -> int:
+def own_cycles(plan) -> int:
     """Cycles a frame of the engine of ``plan`` (:class:`hdl.engine.plan.EnginePlan`) and its raster-order
-    output, fed at ``pace`` (0: without gaps)."""
-    own = max(plan.performance.period, raster_beats(plan.options))
+    output (a beat a cycle), its input without gaps."""
+    return max(plan.performance.period, raster_beats(plan.options))
+
+
+def engine_fed(plan, pace: int) -> int:
+    """Cycles a frame of the engine of ``plan`` and its raster-order output fed at ``pace`` (0: without gaps)."""
+    own = own_cycles(plan)
     if not pace:
         return own
     steady = paced_steady(plan.options, plan.timing, pace)
@@ -56,6 +62,5 @@ def paced_cycles(graph, chosen: dict) -> dict[str, int]:
 
 def stage_cycles(stages) -> dict[str, int]:
     """Per layer engine of a generated network's ``stages`` its cycles a frame at its pace."""
-    from hdl.network.stages import ConvStage
     return paced((s.name, s.inputs, partial(engine_fed, s.plan) if isinstance(s, ConvStage) else None)
                  for s in stages)

@@ -14,6 +14,7 @@ from winohdl.core import progress
 from winohdl.core.errors import WinohdlError
 
 from .hardware import TOP, GeneratedNetwork
+from .pace import stage_cycles
 
 HARNESS = "network_harness"
 
@@ -99,7 +100,6 @@ def frame_cycles(generated: GeneratedNetwork) -> int:
     """Cycles between frames: the slowest layer engine's, each fed at the pace of the stages before it, frames
     back to back (as the planner counts it, :mod:`.pace`; the units between the engines stream a beat a
     cycle, far fewer beats than an engine's cycles)."""
-    from .pace import stage_cycles
     return max(stage_cycles(generated.stages).values())
 
 
