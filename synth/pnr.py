@@ -10,10 +10,11 @@ from pathlib import Path
 
 from winohdl.core.errors import WinohdlError
 from winohdl.core.netlist import YosysNetlist, edit_netlist
-from winohdl.core.tools import ToolTimeout, local_path, run_tool, tool, tool_available
+from winohdl.core.tools import ToolStopped, ToolTimeout, local_path, run_tool, tool, tool_available
 
 from .families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
 from .floorplan import operand_clusters, write_floorplanned
+from .nextpnr_log import RouterCircling
 from .nextpnr_report import parse_critical_path, parse_fmax, pnr_report, pnr_tag
 from .yosys import SYNTH_SCRIPT, absorb_ecp5_registers, run_synth_script
 
@@ -25,12 +26,12 @@ GOWIN_CST = 'IO_LOC "clk" H11;\nIO_LOC "rst" T10;\nIO_LOC "si" L14;\nIO_LOC "loa
 class FmaxResult:
     """Fmax over nextpnr seeds, or why there is none (``reason``)."""
 
-    seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds"}]
+    seeds: list = field(default_factory=list)  # [{"seed", "target_mhz", "fmax_mhz", "seconds", "routes"}]
     reason: str = ""
     note: str = ""
     floorplan: str = ""  # what the seeds' netlist fixes (synth/floorplan.py), "" when nothing
     unconstrained: dict | None = None  # the first run that chose the floorplan's sites (a seed's record)
-    unrouted: list = field(default_factory=list)  # [{"seed", "reason"}]: seeds past the time limit
+    unrouted: list = field(default_factory=list)  # [{"seed", "reason"}]: seeds past the limit or circling
 
     @property
     def placed(self) -> bool:
@@ -67,33 +68,70 @@ def synthesise_for_pnr(harness_verilog: Path, family: str, workdir: Path,
     return netlist, edit_netlist(netlist, absorb_ecp5_registers, name)[0]
 
 
+@dataclass(frozen=True)
+class PnrRun:
+    """One seed's place and route: the achieved Fmax (MHz; None when nextpnr timed no path) and the
+    routes that circled and were stopped before the one that finished (:mod:`synth.nextpnr_log`)."""
+
+    fmax_mhz: float | None
+    circled: tuple[str, ...] = ()
+
+
 def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: int, target_mhz: float,
-                    timeout: float, placed: Path | None = None) -> float | None:
-    """One nextpnr run; the achieved Fmax (MHz). Raises ToolTimeout past ``timeout`` seconds. Its
-    report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax); the
-    placed and routed netlist goes to ``placed`` when given. The log is nextpnr's full one (not -q):
+                    timeout: float, placed: Path | None = None) -> PnrRun:
+    """One seed, placed and routed within ``timeout`` seconds in all (else ToolTimeout). Where the
+    family reroutes (``FamilySpec.route_attempts`` > 1) nextpnr places once and routes the placement
+    with up to that many router seeds, each route stopped when it circles; otherwise one run does both.
+    Its report is :func:`pnr_report` (``parse_critical_path`` reads the path that set the Fmax); the
+    placed and routed netlist goes to ``placed`` when given. Logs are nextpnr's full ones (not -q):
     where a long run stands, placer or router, is read there."""
     spec = FAMILY_SPECS[family]
-    assert spec.pnr is not None
     tag = pnr_tag(name, family, seed, target_mhz)
-    report = pnr_report(workdir, tag)
+    deadline = time.monotonic() + timeout
+    tail = ["--report", pnr_report(workdir, tag).name, "--freq", f"{target_mhz:g}", "--timing-allow-fail"]
+    if placed is not None:
+        tail += ["--write", placed.name]
+    if spec.route_attempts == 1:
+        _nextpnr(family, ["--json", netlist.name, *tail, "--seed", str(seed)], workdir / f"{tag}_nextpnr.log",
+                 f"nextpnr ({family}, seed {seed})", deadline)
+        return PnrRun(parse_fmax(pnr_report(workdir, tag)))
+    placement = workdir / f"{tag}_placement.json"
+    _nextpnr(family, ["--json", netlist.name, "--no-route", "--write", placement.name, "--seed", str(seed)],
+             workdir / f"{tag}_place_nextpnr.log", f"nextpnr placing ({family}, seed {seed})", deadline)
+    circled = []
+    for k in range(spec.route_attempts):
+        try:
+            _nextpnr(family, ["--json", placement.name, "--no-place", *tail, "--seed", str(seed + 1000 * k)],
+                     workdir / f"{tag}_route{k}_nextpnr.log", f"nextpnr routing ({family}, seed {seed}, route {k})",
+                     deadline, watch=RouterCircling())
+        except ToolStopped as exc:
+            circled.append(exc.reason)
+            continue
+        placement.unlink()
+        return PnrRun(parse_fmax(pnr_report(workdir, tag)), tuple(circled))
+    raise ToolStopped(f"nextpnr's router circled on all {len(circled)} routes of the placement", circled[-1])
+
+
+def _nextpnr(family: str, args: list[str], log: Path, what: str, deadline: float, watch=None) -> None:
+    """nextpnr of ``family`` with ``args`` in the folder of ``log``, within what is left before ``deadline``."""
+    spec = FAMILY_SPECS[family]
     extra = []
     if family == "gowin":
-        cst = workdir / "harness_gowin.cst"
+        cst = log.parent / "harness_gowin.cst"
         cst.write_text(GOWIN_CST)
         extra = ["--vopt", f"cst={cst.name}"]
-    if placed is not None:
-        extra += ["--write", placed.name]
-    run_tool([tool(spec.pnr[0]), *spec.pnr[1:], *extra, "--json", netlist.name, "--report", report.name,
-              "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", str(seed)],
-             workdir / f"{tag}_nextpnr.log", f"nextpnr ({family}, seed {seed})", timeout=timeout)
-    return parse_fmax(report)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise ToolTimeout(f"{what} had no time left")
+    run_tool([tool(spec.pnr[0]), *spec.pnr[1:], *extra, *args], log, what, timeout=left, watch=watch)
 
 
 def _pnr_failure(exc: WinohdlError, timeout: float, where: str) -> str:
     """Why a place-and-route run gave no result (``where``: which run)."""
     if isinstance(exc, ToolTimeout):
         return f"place and route ran past the {timeout:g} s limit (--pnr-timeout) {where}"
+    if isinstance(exc, ToolStopped):
+        return f"{exc} {where} (the last: {exc.reason})"
     return f"nextpnr failed: {exc}"
 
 
@@ -108,7 +146,7 @@ def _floorplanned(netlist: Path, net: YosysNetlist | None, family: str, workdir:
     free = f"{name}_unconstrained"
     placed = workdir / f"{free}_{family}_placed.json"
     t0 = time.perf_counter()
-    f = place_and_route(netlist, family, workdir, free, 1, target, timeout, placed=placed)
+    f = place_and_route(netlist, family, workdir, free, 1, target, timeout, placed=placed).fmax_mhz
     res.unconstrained = {"seed": 1, "target_mhz": target, "fmax_mhz": None if f is None else round(f, 2),
                          "seconds": round(time.perf_counter() - t0, 1)}
     out = workdir / f"{name}_{family}_floorplanned.json"
@@ -126,8 +164,8 @@ def measure_fmax(harness_verilog: Path, family: str, workdir: Path, name: str, s
     RAMs are first placed once unconstrained and then floorplanned (:mod:`synth.floorplan`): the seeds
     run on the floorplanned netlist (``floorplan=False``: on the netlist as synthesised). A run past
     ``timeout`` seconds or a failing nextpnr gives a result that says "not placed" and why; a seed past the
-    limit while others route is listed in ``unrouted`` (nextpnr's router can circle on a few congested arcs
-    for hours on one seed and finish in minutes on the next), the Fmax is the others'.
+    limit, or whose every route circled (:func:`place_and_route`), while others route is listed in
+    ``unrouted``, the Fmax is the others'.
     ``map_seeds(fn, items)``: how the seeds' runs are mapped (e.g. :func:`winohdl.fanout.run_all` over
     a process pool; ``on_run`` is then not called); by default one after another."""
     spec = FAMILY_SPECS[family]
@@ -179,13 +217,15 @@ def _seed_run(args: tuple, on_run=None) -> tuple[dict | None, str, bool]:
         if on_run:
             on_run(seed, t)
         try:
-            f = place_and_route(netlist, family, workdir, name, seed, t, timeout)
+            pr = place_and_route(netlist, family, workdir, name, seed, t, timeout)
         except WinohdlError as exc:
-            if run is not None and isinstance(exc, ToolTimeout):
+            unrouted = isinstance(exc, (ToolTimeout, ToolStopped))
+            if run is not None and unrouted:
                 return run, "", False
-            return None, _pnr_failure(exc, timeout, f"at seed {seed}"), not isinstance(exc, ToolTimeout)
+            return None, _pnr_failure(exc, timeout, f"at seed {seed}"), not unrouted
+        f = pr.fmax_mhz
         run = {"seed": seed, "target_mhz": t, "fmax_mhz": None if f is None else round(f, 2),
-               "seconds": round(time.perf_counter() - t0, 1)}
+               "seconds": round(time.perf_counter() - t0, 1), "routes": len(pr.circled) + 1}
         cp = parse_critical_path(pnr_report(workdir, pnr_tag(name, family, seed, t)))
         if cp is not None:
             run["critical_path"] = cp.to_json()

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from synth.families import FAMILY_SPECS
 from synth.floorplan import Floorplan, operand_clusters, plan_floor, write_floorplanned
 from synth.pnr import measure_fmax, place_and_route
 from winohdl.core.netlist import YosysNetlist
@@ -143,3 +144,38 @@ def test_a_seed_past_the_time_limit_leaves_the_others(tmp_path):
     none = measure_fmax(tmp_path / "add_top.v", "ecp5", tmp_path, "add_top", seeds=2, timeout=0.05)
     assert not none.placed and none.seeds == [] and [u["seed"] for u in none.unrouted] == [1, 2]
     assert none.reason == none.unrouted[0]["reason"]
+
+
+class _StopFirstRoutes:
+    """A stand-in for the circling watch that stops the first ``n`` routes as soon as nextpnr writes to its
+    log (a real router1 circles only on a congested placement, minutes into its route)."""
+
+    def __init__(self, n: int):
+        self.n, self.made = n, 0
+
+    def __call__(self):
+        self.made += 1
+        stop = self.made <= self.n
+        return lambda text: "stopped by the test" if stop and text else ""
+
+
+@pytest.mark.slow(6)
+def test_a_route_stopped_as_circling_is_routed_again_from_the_same_placement(tmp_path, monkeypatch):
+    """ECP5 places a seed once and routes it again with the next router seed when a route circles; when
+    every route circles the seed is not routed, and says so."""
+    (tmp_path / "add_top.v").write_text(ADDER)
+    monkeypatch.setattr("winohdl.core.tools.WATCH_POLL_S", 0.05)    # the adder routes in a second or two
+    monkeypatch.setattr("synth.pnr.RouterCircling", _StopFirstRoutes(1))
+    res = measure_fmax(tmp_path / "add_top.v", "ecp5", tmp_path, "add_top", seeds=1, target_mhz=1000)
+    assert res.placed and res.seeds[0]["routes"] == 2 and res.median > 50
+    logs = sorted(p.name for p in tmp_path.glob("add_top_ecp5_s1_t1000_*nextpnr.log"))
+    assert logs == [f"add_top_ecp5_s1_t1000_{s}_nextpnr.log" for s in ("place", "route0", "route1")]
+    assert "stopped by the test" not in (tmp_path / logs[2]).read_text()
+    assert not list(tmp_path.glob("*_placement.json"))    # the placement goes once routed
+    attempts = FAMILY_SPECS["ecp5"].route_attempts
+    monkeypatch.setattr("synth.pnr.RouterCircling", _StopFirstRoutes(attempts))
+    res = measure_fmax(tmp_path / "add_top.v", "ecp5", tmp_path, "add_top", seeds=1, target_mhz=1000)
+    assert not res.placed and res.seeds == []
+    assert res.reason == res.unrouted[0]["reason"] == (
+        f"nextpnr's router circled on all {attempts} routes of the placement at seed 1 "
+        "(the last: stopped by the test)")

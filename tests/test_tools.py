@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
 from winohdl.core.errors import WinohdlError
-from winohdl.core.tools import ToolFailed, ToolTimeout, local_path, run_tool, tool, tool_available
+from winohdl.core.tools import ToolFailed, ToolStopped, ToolTimeout, local_path, run_tool, tool, tool_available
 
 
 def test_a_missing_tool_says_what_to_install():
@@ -38,3 +39,29 @@ def test_local_path_copies_into_the_work_folder(tmp_path):
     assert local_path(tmp_path / "src" / "a.v", tmp_path / "work") == "a.v"
     assert (tmp_path / "work" / "a.v").read_text() == "module a; endmodule\n"
     assert local_path(tmp_path / "work" / "a.v", tmp_path / "work") == "a.v"
+
+
+def test_a_watch_that_gives_a_reason_stops_the_tool(tmp_path):
+    """The watch sees the log as it grows, in order; its reason kills the tool well before it ends."""
+    seen = []
+
+    def watch(text):
+        seen.append(text)
+        return "saw stop" if "stop" in "".join(seen) else ""
+
+    code = "import time; print('a', flush=True); time.sleep(0.5); print('stop', flush=True); time.sleep(60)"
+    t0 = time.monotonic()
+    with pytest.raises(ToolStopped, match=r"sleeper stopped \(see .*w.log\): saw stop$") as exc:
+        run_tool([sys.executable, "-c", code], tmp_path / "w.log", "sleeper", timeout=120, watch=watch)
+    assert exc.value.reason == "saw stop" and time.monotonic() - t0 < 20
+    assert "".join(seen) == (tmp_path / "w.log").read_text() == "a\nstop\n"
+
+
+def test_a_watched_tool_that_ends_or_fails_is_reported_as_unwatched(tmp_path):
+    run_tool([sys.executable, "-c", "print('done')"], tmp_path / "ok.log", "python", watch=lambda text: "")
+    with pytest.raises(ToolFailed, match="ERROR: no"):
+        run_tool([sys.executable, "-c", "print('ERROR: no'); raise SystemExit(1)"], tmp_path / "bad.log", "python",
+                 watch=lambda text: "")
+    with pytest.raises(ToolTimeout, match="ran past 1 s"):
+        run_tool([sys.executable, "-c", "import time; time.sleep(30)"], tmp_path / "slow.log", "sleeper", timeout=1,
+                 watch=lambda text: "")

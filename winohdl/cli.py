@@ -20,7 +20,7 @@ from hdl.engine.modes import Buffering, EnginePipeline, InputTransform, OutputTr
 from hdl.options import DEFAULT_OBJECTIVE, OBJECTIVES, TARGETS, values
 from miner.methods import DEFAULT_SECONDS, DEVICES
 from winohdl.core.device import FAMILIES, FPGA_FAMILIES
-from synth.families import DEFAULT_SEEDS, PNR_TIMEOUT
+from synth.families import DEFAULT_SEEDS, FAMILY_SPECS, PNR_TIMEOUT
 from winohdl.network.frontend import DEFAULT_IMAGES
 
 from winohdl.core.arguments import (nonnegative_int, nonnegative_seconds, path, positive_int,
@@ -69,8 +69,10 @@ def _synth_args(p: argparse.ArgumentParser, family_default: str, family_help: st
                    help=f"nextpnr seeds per design: Fmax is their median, the spread is shown (1..20, default "
                         f"{DEFAULT_SEEDS})")
     p.add_argument("--pnr-timeout", type=positive_seconds, default=None,
-                   help=f"seconds one nextpnr run may take: a seed past it is reported as not routed, the Fmax is "
-                        f"the other seeds' (the design is not placed when none routes; default {PNR_TIMEOUT:g})")
+                   help=f"seconds one seed's place and route may take (on ECP5 its placement and up to "
+                        f"{FAMILY_SPECS['ecp5'].route_attempts} routes of it, each stopped when nextpnr's router "
+                        f"circles): a seed past it is reported as not routed, the Fmax is the other seeds' (the "
+                        f"design is not placed when none routes; default {PNR_TIMEOUT:g})")
 
 
 def _folder_args(p: argparse.ArgumentParser, verb: str, build: str) -> None:

@@ -68,6 +68,9 @@ class NetworkSynthesis:
         if f["placed"]:
             fm = (f"Fmax {f['median_mhz']:.1f} MHz (median of {len(f['seeds'])} seeds, {f['min_mhz']:.1f}-"
                   f"{f['max_mhz']:.1f}), {self.fps:,.0f} frames/s")
+            again = [f"{r['seed']} ({r['routes']} routes)" for r in f["seeds"] if r.get("routes", 1) > 1]
+            if again:
+                fm += f" (rerouted where the router circled: seed{'s' if len(again) > 1 else ''} {', '.join(again)})"
             if f.get("unrouted"):
                 fm += (f" (seed{'s' if len(f['unrouted']) > 1 else ''} {', '.join(str(u['seed']) for u in f['unrouted'])} "
                        f"not routed: {f['unrouted'][0]['reason']})")
