@@ -88,7 +88,8 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
     spec = FAMILY_SPECS[family]
     tag = pnr_tag(name, family, seed, target_mhz)
     deadline = time.monotonic() + timeout
-    tail = ["--report", pnr_report(workdir, tag).name, "--freq", f"{target_mhz:g}", "--timing-allow-fail"]
+    clock = ["--freq", f"{target_mhz:g}", "--timing-allow-fail"]    # the placer's timing target too
+    tail = ["--report", pnr_report(workdir, tag).name, *clock]
     if placed is not None:
         tail += ["--write", placed.name]
     if spec.route_attempts == 1:
@@ -96,7 +97,7 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
                  f"nextpnr ({family}, seed {seed})", deadline)
         return PnrRun(parse_fmax(pnr_report(workdir, tag)))
     placement = workdir / f"{tag}_placement.json"
-    _nextpnr(family, ["--json", netlist.name, "--no-route", "--write", placement.name, "--seed", str(seed)],
+    _nextpnr(family, ["--json", netlist.name, *clock, "--no-route", "--write", placement.name, "--seed", str(seed)],
              workdir / f"{tag}_place_nextpnr.log", f"nextpnr placing ({family}, seed {seed})", deadline)
     circled = []
     for k in range(spec.route_attempts):
