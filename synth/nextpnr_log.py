@@ -11,6 +11,7 @@ placement of seed 2: circling past 40 minutes, then routed in 5.6 at 133.2 MHz),
 from __future__ import annotations
 
 import re
+import time
 
 SLOW_BATCH_S = 60.0
 """A batch of 1000 arcs slower than this is slow: healthy batches take about a second (median 1.1 to 1.6 s
@@ -25,23 +26,35 @@ _PROGRESS = re.compile(r"^Info:\s+(\d+)\s+\|\s+\d+\s+\d+\s+\|\s+\d+\s+\d+\s+\|\s
 class RouterCircling:
     """A ``watch`` for :func:`winohdl.core.tools.run_tool` over a nextpnr log: router1's progress lines
     (``IterCnt | w/ripup wo/ripup | w/r wo/r | remaining arcs | batch(sec) total(sec)``), and the
-    reason to stop once :data:`SLOW_BATCHES` batches in a row each took more than :data:`SLOW_BATCH_S`."""
+    reason to stop once :data:`SLOW_BATCHES` batches in a row each took more than :data:`SLOW_BATCH_S`,
+    or once the batch under way has run as long as those together without a line (the digits
+    network's seed 3: a batch past 20 minutes after one of 211 s). ``clock``: seconds, monotonic."""
 
-    def __init__(self, slow_batch_s: float = SLOW_BATCH_S, slow_batches: int = SLOW_BATCHES):
-        self.slow_batch_s, self.slow_batches = slow_batch_s, slow_batches
+    def __init__(self, slow_batch_s: float = SLOW_BATCH_S, slow_batches: int = SLOW_BATCHES,
+                 clock=time.monotonic):
+        self.slow_batch_s, self.slow_batches, self.clock = slow_batch_s, slow_batches, clock
         self._rest = ""
         self._slow = 0
+        self._since = None    # when the last progress line was read (None: routing not started)
+        self._left = ""
+        self._done = False
 
     def __call__(self, text: str) -> str:
         lines = (self._rest + text).split("\n")
         self._rest = lines.pop()    # a line not yet ended
         for line in lines:
+            if "Routing complete" in line:    # then timing and writing the netlist: nothing to watch
+                self._since, self._done = None, True
             m = _PROGRESS.match(line)
-            if m is None:
+            if m is None or self._done:
                 continue
             self._slow = self._slow + 1 if float(m[3]) > self.slow_batch_s else 0
+            self._since, self._left = self.clock(), m[2]
             if self._slow >= self.slow_batches:
                 n = self._slow
                 return (f"router1 circling: {n} batch{'es' if n > 1 else ''} of 1000 arcs over {self.slow_batch_s:g} s"
                         f"{' each' if n > 1 else ''}, {m[2]} arcs left after {float(m[4]):.0f} s")
+        quiet = 0.0 if self._since is None else self.clock() - self._since
+        if quiet > self.slow_batch_s * self.slow_batches:
+            return (f"router1 circling: no batch of 1000 arcs done in {quiet:.0f} s, {self._left} arcs left")
         return ""

@@ -48,3 +48,30 @@ def test_a_line_split_between_two_reads_is_read_once_whole():
     assert watch(text[:50]) == "" and watch(text[50:]) == ("router1 circling: 1 batch of 1000 arcs over 100 s, "
                                                            "517 arcs left after 392 s")
     assert RouterCircling()("placer output\nInfo: iter=552 steplen=1.83\n") == ""
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_batch_under_way_as_long_as_three_slow_ones_is_circling():
+    clock = _Clock()
+    watch = RouterCircling(clock=clock)
+    assert watch(CIRCLING.splitlines(keepends=True)[0]) == ""
+    clock.now = SLOW_BATCH_S * SLOW_BATCHES
+    assert watch("") == ""
+    clock.now += 1
+    assert watch("") == "router1 circling: no batch of 1000 arcs done in 181 s, 1350 arcs left"
+
+
+def test_after_the_route_is_complete_a_quiet_log_is_not_circling():
+    """Timing analysis and the written netlist follow the last batch: minutes on ResNet-8."""
+    clock = _Clock()
+    watch = RouterCircling(clock=clock)
+    assert watch(FINISHED) == ""
+    clock.now = 3600
+    assert watch("") == ""
