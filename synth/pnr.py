@@ -97,20 +97,23 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
                  f"nextpnr ({family}, seed {seed})", deadline)
         return PnrRun(parse_fmax(pnr_report(workdir, tag)))
     placement = workdir / f"{tag}_placement.json"
-    _nextpnr(family, ["--json", netlist.name, *clock, "--no-route", "--write", placement.name, "--seed", str(seed)],
-             workdir / f"{tag}_place_nextpnr.log", f"nextpnr placing ({family}, seed {seed})", deadline)
-    circled = []
-    for k in range(spec.route_attempts):
-        try:
-            _nextpnr(family, ["--json", placement.name, "--no-place", *tail, "--seed", str(seed + 1000 * k)],
-                     workdir / f"{tag}_route{k}_nextpnr.log", f"nextpnr routing ({family}, seed {seed}, route {k})",
-                     deadline, watch=RouterCircling())
-        except ToolStopped as exc:
-            circled.append(exc.reason)
-            continue
-        placement.unlink()
-        return PnrRun(parse_fmax(pnr_report(workdir, tag)), tuple(circled))
-    raise ToolStopped(f"nextpnr's router circled on all {len(circled)} routes of the placement", circled[-1])
+    try:
+        _nextpnr(family, ["--json", netlist.name, *clock, "--no-route", "--write", placement.name, "--seed",
+                          str(seed)], workdir / f"{tag}_place_nextpnr.log", f"nextpnr placing ({family}, seed {seed})",
+                 deadline)
+        circled = []
+        for k in range(spec.route_attempts):
+            try:
+                _nextpnr(family, ["--json", placement.name, "--no-place", *tail, "--seed", str(seed + 1000 * k)],
+                         workdir / f"{tag}_route{k}_nextpnr.log",
+                         f"nextpnr routing ({family}, seed {seed}, route {k})", deadline, watch=RouterCircling())
+            except ToolStopped as exc:
+                circled.append(exc.reason)
+                continue
+            return PnrRun(parse_fmax(pnr_report(workdir, tag)), tuple(circled))
+        raise ToolStopped(f"nextpnr's router circled on all {len(circled)} routes of the placement", circled[-1])
+    finally:    # the placement only serves its routes (ResNet-8's: 150 MB)
+        placement.unlink(missing_ok=True)
 
 
 def _nextpnr(family: str, args: list[str], log: Path, what: str, deadline: float, watch=None) -> None:

@@ -176,7 +176,7 @@ def test_a_route_stopped_as_circling_is_routed_again_from_the_same_placement(tmp
     attempts = FAMILY_SPECS["ecp5"].route_attempts
     monkeypatch.setattr("synth.pnr.RouterCircling", _StopFirstRoutes(attempts))
     res = measure_fmax(tmp_path / "add_top.v", "ecp5", tmp_path, "add_top", seeds=1, target_mhz=1000)
-    assert not res.placed and res.seeds == []
+    assert not res.placed and res.seeds == [] and not list(tmp_path.glob("*_placement.json"))
     assert res.reason == res.unrouted[0]["reason"] == (
         f"nextpnr's router circled on all {attempts} routes of the placement at seed 1 "
         "(the last: stopped by the test)")
