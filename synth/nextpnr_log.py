@@ -35,18 +35,17 @@ class RouterCircling:
         self.slow_batch_s, self.slow_batches, self.clock = slow_batch_s, slow_batches, clock
         self._rest = ""
         self._slow = 0
-        self._since = None    # when the last progress line was read (None: routing not started)
+        self._since = None    # when the last progress line was read (None: not routing, or done)
         self._left = ""
-        self._done = False
 
     def __call__(self, text: str) -> str:
         lines = (self._rest + text).split("\n")
         self._rest = lines.pop()    # a line not yet ended
         for line in lines:
             if "Routing complete" in line:    # then timing and writing the netlist: nothing to watch
-                self._since, self._done = None, True
+                self._since = None
             m = _PROGRESS.match(line)
-            if m is None or self._done:
+            if m is None:
                 continue
             self._slow = self._slow + 1 if float(m[3]) > self.slow_batch_s else 0
             self._since, self._left = self.clock(), m[2]

@@ -87,15 +87,16 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
     where a long run stands, placer or router, is read there."""
     spec = FAMILY_SPECS[family]
     tag = pnr_tag(name, family, seed, target_mhz)
+    report = pnr_report(workdir, tag)
     deadline = time.monotonic() + timeout
     clock = ["--freq", f"{target_mhz:g}", "--timing-allow-fail"]    # the placer's timing target too
-    tail = ["--report", pnr_report(workdir, tag).name, *clock]
+    tail = ["--report", report.name, *clock]
     if placed is not None:
         tail += ["--write", placed.name]
     if spec.route_attempts == 1:
         _nextpnr(family, ["--json", netlist.name, *tail, "--seed", str(seed)], workdir / f"{tag}_nextpnr.log",
                  f"nextpnr ({family}, seed {seed})", deadline)
-        return PnrRun(parse_fmax(pnr_report(workdir, tag)))
+        return PnrRun(parse_fmax(report))
     placement = workdir / f"{tag}_placement.json"
     try:
         _nextpnr(family, ["--json", netlist.name, *clock, "--no-route", "--write", placement.name, "--seed",
@@ -110,7 +111,7 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
             except ToolStopped as exc:
                 circled.append(exc.reason)
                 continue
-            return PnrRun(parse_fmax(pnr_report(workdir, tag)), tuple(circled))
+            return PnrRun(parse_fmax(report), tuple(circled))
         raise ToolStopped(f"nextpnr's router circled on all {len(circled)} routes of the placement", circled[-1])
     finally:    # the placement only serves its routes (ResNet-8's: 150 MB)
         placement.unlink(missing_ok=True)
@@ -119,6 +120,7 @@ def place_and_route(netlist: Path, family: str, workdir: Path, name: str, seed: 
 def _nextpnr(family: str, args: list[str], log: Path, what: str, deadline: float, watch=None) -> None:
     """nextpnr of ``family`` with ``args`` in the folder of ``log``, within what is left before ``deadline``."""
     spec = FAMILY_SPECS[family]
+    assert spec.pnr is not None
     extra = []
     if family == "gowin":
         cst = log.parent / "harness_gowin.cst"
